@@ -1,0 +1,74 @@
+"""Answer balancing and the windows over which its counts live.
+
+Per template, an answer is refused while its count exceeds 1.1 times the second most common
+answer's count, or 5 times max(median count, 5), as in the reference generator. Counts (and
+the template use counts that order templates) start afresh at every multiple of
+``reset_counts_every`` in *absolute* scene positions, so any run that starts at a window
+boundary sees exactly the counts of a run over the whole file.
+
+>>> b = AnswerBalancer((True, False))
+>>> b.allows(True); b.add(True); b.allows(True), b.allows(False)
+True
+(False, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+__all__ = ["AnswerBalancer", "balancing_windows"]
+
+
+class AnswerBalancer:
+    """Answer counts of one template within one window, and the answers they refuse.
+
+    ``domain`` lists the answers counted from the start (for example 0..10 for counts); an
+    answer outside it is counted from its first acceptance on.
+
+    >>> b = AnswerBalancer(range(3))
+    >>> for answer in (0, 1, 0): b.add(answer)
+    >>> b.allows(0), b.allows(2)
+    (False, True)
+    """
+
+    __slots__ = ("counts", "_refused")
+
+    def __init__(self, domain: Iterable[Any]):
+        self.counts: dict[Any, int] = dict.fromkeys(domain, 0)
+        self._refused: frozenset = frozenset()
+
+    def allows(self, answer: Any) -> bool:
+        """Whether one more question with this answer keeps the distribution balanced."""
+        return answer not in self._refused
+
+    def add(self, answer: Any) -> None:
+        """Count an accepted answer."""
+        self.counts[answer] = self.counts.get(answer, 0) + 1
+        self._refused = self._compute_refused()
+
+    def _compute_refused(self) -> frozenset:
+        ordered = sorted(self.counts.values())
+        if len(ordered) < 2:
+            return frozenset()
+        second = ordered[-2]
+        median = max(ordered[len(ordered) // 2], 5)
+        return frozenset(a for a, c in self.counts.items() if c > 1.1 * second or c > 5.0 * median)
+
+
+def balancing_windows(num_scenes: int, reset_counts_every: int) -> list[tuple[int, int]]:
+    """The ``[start, stop)`` scene ranges over which counts accumulate; ``reset_counts_every``
+    of 0 means counts never reset (one window).
+
+    >>> balancing_windows(600, 250)
+    [(0, 250), (250, 500), (500, 600)]
+    >>> balancing_windows(3, 0)
+    [(0, 3)]
+    """
+    if num_scenes < 0 or reset_counts_every < 0:
+        raise ValueError("num_scenes and reset_counts_every must not be negative")
+    if num_scenes == 0:
+        return []
+    if reset_counts_every == 0:
+        return [(0, num_scenes)]
+    return [(a, min(a + reset_counts_every, num_scenes)) for a in range(0, num_scenes, reset_counts_every)]

@@ -1,0 +1,483 @@
+"""Chain-of-thought text for generated questions: a registry of per-function step renderers.
+
+A question's reasoning is written one template node at a time, in program order. Each node
+type (``filter_unique``, ``relate_filter_count``, ``query_color``, ``subtraction`` ...) has a
+renderer that turns the node's inputs, parameter values and output into zero or more
+sentences; the sentences are numbered ``Step k:`` and the text ends with ``Answer: <answer>.``
+
+Other modules add or replace renderers without touching this file::
+
+    from builder_utils.clevr.cot import register_step
+
+    @register_step("subtraction", replace=True)
+    def _subtraction(ctx):
+        a, b = ctx.inputs
+        return f"{a} - {b} = {ctx.output}."
+
+Modules named in :data:`PLUGINS` (for example ``builder_utils.clevr.math_cot``) are imported
+before the first question is rendered, so their registrations are always in effect.
+
+>>> "filter_unique" in registered_steps()
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .executor import SceneIndex, answer_text
+from .templates import ATTRIBUTE_TYPES, TemplateNode
+
+__all__ = [
+    "PLUGINS",
+    "NodeTrace",
+    "StepContext",
+    "register_step",
+    "registered_steps",
+    "render_cot",
+]
+
+PLUGINS: tuple[str, ...] = ("builder_utils.clevr.math_cot",)
+"""Modules imported before the first rendering, so that they can register renderers."""
+
+ATTRIBUTE_ORDER = ("size", "color", "material", "shape")
+RELATION_PHRASES = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
+
+StepRenderer = Callable[["StepContext"], "str | Sequence[str] | None"]
+_RENDERERS: dict[str, StepRenderer] = {}
+_plugins_loaded = False
+
+
+def register_step(function: str, renderer: StepRenderer | None = None, *, replace: bool = False):
+    """Register the step renderer of a function (usable as a decorator).
+
+    A renderer takes a :class:`StepContext` and returns one sentence, a list of sentences, or
+    ``None`` for no step. Registering a function twice is an error unless ``replace=True``.
+
+    >>> @register_step("my_function")
+    ... def _mine(ctx):
+    ...     return f"The result is {ctx.output}."
+    >>> "my_function" in registered_steps()
+    True
+    """
+
+    def add(fn: StepRenderer) -> StepRenderer:
+        if function in _RENDERERS and not replace and _RENDERERS[function] is not fn:
+            raise ValueError(f"a chain-of-thought renderer for {function!r} is already registered")
+        _RENDERERS[function] = fn
+        return fn
+
+    return add(renderer) if renderer is not None else add
+
+
+def registered_steps() -> tuple[str, ...]:
+    """Names of the functions that have a step renderer.
+
+    >>> "three_hop" in registered_steps()
+    False
+    """
+    _load_plugins()
+    return tuple(_RENDERERS)
+
+
+def _load_plugins() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for name in PLUGINS:
+        # Only a missing plugin is skipped; an error inside one must surface.
+        if importlib.util.find_spec(name) is not None:
+            importlib.import_module(name)
+
+
+@dataclass
+class NodeTrace:
+    """What one template node did in an accepted instantiation.
+
+    ``values`` maps the node's side-input params to their values (``None`` = null) and
+    ``by_type`` the same by param type; ``selected`` is the object set a filter or relate
+    node matched (a bitmask), before its ``unique``/``count``/``exist``.
+    """
+
+    node: TemplateNode
+    values: dict[str, Any]
+    by_type: dict[str, Any]
+    output: Any
+    selected: int | None = None
+
+
+@dataclass
+class StepContext:
+    """Everything a renderer may read about one node, plus wording helpers.
+
+    ``inputs`` are the raw outputs of the node's input nodes (ObjectSet = bitmask, Object =
+    index); ``trace`` holds every node of the program, so a renderer can look further back.
+    """
+
+    trace: Sequence[NodeTrace]
+    position: int
+    index: SceneIndex
+    step_number: int
+    subject: int | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def here(self) -> NodeTrace:
+        return self.trace[self.position]
+
+    @property
+    def node(self) -> TemplateNode:
+        return self.here.node
+
+    @property
+    def function(self) -> str:
+        return self.here.node.type
+
+    @property
+    def output(self) -> Any:
+        return self.here.output
+
+    @property
+    def inputs(self) -> list[Any]:
+        return [self.trace[i].output for i in self.here.node.inputs]
+
+    @property
+    def input_nodes(self) -> list[NodeTrace]:
+        return [self.trace[i] for i in self.here.node.inputs]
+
+    def describe(self, obj: int) -> str:
+        """``small yellow rubber cylinder``: every attribute of an object."""
+        o = self.index.objects[obj]
+        return " ".join(o[a] for a in ATTRIBUTE_ORDER)
+
+    def location(self, obj: int) -> str:
+        """``(190, 122)``: the object's rounded pixel coordinates."""
+        coords = self.index.scene["objects"][obj].get("pixel_coords") or [0, 0]
+        return f"({round(coords[0])}, {round(coords[1])})"
+
+    def the(self, obj: int) -> str:
+        """``the small yellow rubber cylinder, located near (190, 122)``."""
+        return f"the {self.describe(obj)}, located near {self.location(obj)}"
+
+    def listing(self, mask: int) -> str:
+        """The objects of a set, each with its location, joined with commas and "and"."""
+        items = [self.the(i) for i in _members(mask)]
+        if len(items) <= 2:
+            return " and ".join(items)
+        return ", ".join(items[:-1]) + ", and " + items[-1]
+
+    def refer(self, node_position: int) -> str:
+        """How to name the object output by an earlier node: ``that object`` when it was the
+        subject of the previous step, else its full description."""
+        obj = self.trace[node_position].output
+        if self.subject == node_position:
+            return "that object"
+        return f"the {self.describe(obj)}"
+
+    def filter_words(self, plural: bool = False) -> str:
+        """The node's attribute values as a noun phrase: ``small red cubes`` / ``object``."""
+        by_type = self.here.by_type
+        words = [by_type[t] for t in ("Size", "Color", "Material") if by_type.get(t) is not None]
+        noun = by_type.get("Shape") or "object"
+        words.append(noun + ("s" if plural else ""))
+        return " ".join(words)
+
+    def from_scene(self, input_position: int = 0) -> bool:
+        """Whether the node's input is the whole scene (a ``scene`` node)."""
+        return self.input_nodes[input_position].node.type == "scene"
+
+
+def _members(mask: int) -> list[int]:
+    out = []
+    i = 0
+    while mask:
+        if mask & 1:
+            out.append(i)
+        mask >>= 1
+        i += 1
+    return out
+
+
+def render_cot(trace: Sequence[NodeTrace], index: SceneIndex, answer: Any) -> str:
+    """The chain of thought of one instantiation: numbered steps, then ``Answer: <answer>.``
+
+    Nodes without a renderer get a plain step naming the function and its result, so the
+    text is never empty.
+    """
+    _load_plugins()
+    lines: list[str] = []
+    subject: int | None = None
+    for position, item in enumerate(trace):
+        renderer = _RENDERERS.get(item.node.type, _fallback)
+        ctx = StepContext(trace, position, index, len(lines) + 1, subject)
+        produced = renderer(ctx)
+        if produced is None:
+            continue
+        if isinstance(produced, str):
+            produced = [produced]
+        lines.extend(produced)
+        subject = position if isinstance(item.output, int) and _outputs_object(item) else None
+    steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
+    steps.append(f"Answer: {answer_text(answer)}.")
+    return "\n".join(steps)
+
+
+def _outputs_object(item: NodeTrace) -> bool:
+    t = item.node.type
+    return t.endswith("unique") or t == "unique"
+
+
+def _fallback(ctx: StepContext) -> str:
+    return f"Applying {ctx.function.replace('_', ' ')} gives {_value_text(ctx.output)}."
+
+
+def _value_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _plural(n: int, singular: str, plural: str | None = None) -> str:
+    return singular if n == 1 else (plural or singular + "s")
+
+
+# -- renderers for the CLEVR functions -------------------------------------------------------
+
+
+@register_step("scene")
+def _scene(ctx: StepContext) -> None:
+    return None
+
+
+@register_step("filter_unique")
+def _filter_unique(ctx: StepContext) -> str:
+    obj = ctx.output
+    if ctx.from_scene():
+        verb = "I first find" if ctx.step_number == 1 else "Next, I find"
+        return f"{verb} {ctx.the(obj)}."
+    return f"Among those objects, the only {ctx.filter_words()} is {ctx.the(obj)}."
+
+
+def _group_phrase(ctx: StepContext) -> str:
+    return "in the scene" if ctx.from_scene() else "among those objects"
+
+
+@register_step("filter")
+def _filter(ctx: StepContext) -> str:
+    found = ctx.output
+    n = found.bit_count()
+    where = _group_phrase(ctx)
+    if n == 0:
+        return f"There are no {ctx.filter_words(plural=True)} {where}."
+    noun = ctx.filter_words(plural=n != 1)
+    return f"There {_plural(n, 'is', 'are')} {n} {noun} {where}: {ctx.listing(found)}."
+
+
+@register_step("filter_count")
+def _filter_count(ctx: StepContext) -> str:
+    return _filter(_with_output(ctx, ctx.here.selected))
+
+
+@register_step("filter_exist")
+def _filter_exist(ctx: StepContext) -> str:
+    found = ctx.here.selected
+    where = _group_phrase(ctx)
+    if not found:
+        return f"There is no {ctx.filter_words()} {where}."
+    return f"There is at least one {ctx.filter_words()} {where}: {ctx.listing(found)}."
+
+
+def _with_output(ctx: StepContext, output: Any) -> StepContext:
+    """A view of ``ctx`` whose node output is replaced (to reuse a renderer)."""
+    here = ctx.here
+    trace = list(ctx.trace)
+    trace[ctx.position] = NodeTrace(here.node, here.values, here.by_type, output, here.selected)
+    return StepContext(trace, ctx.position, ctx.index, ctx.step_number, ctx.subject)
+
+
+def _relation(ctx: StepContext) -> str:
+    rel = ctx.here.by_type.get("Relation")
+    return RELATION_PHRASES.get(rel, f"{rel} of")
+
+
+@register_step("relate_filter_unique")
+def _relate_filter_unique(ctx: StepContext) -> str:
+    subject = ctx.filter_words()
+    return (
+        f"The {subject} {_relation(ctx)} {ctx.refer(ctx.node.inputs[0])} is {ctx.the(ctx.output)}."
+    )
+
+
+def _relate_matches(ctx: StepContext, found: int) -> str:
+    rel, anchor = _relation(ctx), ctx.refer(ctx.node.inputs[0])
+    n = found.bit_count()
+    if n == 0:
+        return f"No matching object is {rel} {anchor}."
+    return (
+        f"There {_plural(n, 'is', 'are')} {n} matching {_plural(n, 'object')} {rel} {anchor}: "
+        f"{ctx.listing(found)}."
+    )
+
+
+@register_step("relate_filter")
+def _relate_filter(ctx: StepContext) -> str:
+    return _relate_matches(ctx, ctx.output)
+
+
+@register_step("relate_filter_count")
+def _relate_filter_count(ctx: StepContext) -> str:
+    return _relate_matches(ctx, ctx.here.selected)
+
+
+@register_step("relate_filter_exist")
+def _relate_filter_exist(ctx: StepContext) -> str:
+    found = ctx.here.selected
+    if not found:
+        return _relate_matches(ctx, found)
+    return f"At least one matching object is {_relation(ctx)} {ctx.refer(ctx.node.inputs[0])}: {ctx.listing(found)}."
+
+
+@register_step("relate")
+def _relate(ctx: StepContext) -> str:
+    found = ctx.output
+    rel, anchor = _relation(ctx), ctx.refer(ctx.node.inputs[0])
+    if not found:
+        return f"No object is {rel} {anchor}."
+    n = found.bit_count()
+    return f"The {_plural(n, 'object')} {rel} {anchor} {_plural(n, 'is', 'are')}: {ctx.listing(found)}."
+
+
+def _same(attr: str):
+    def render(ctx: StepContext) -> str:
+        obj = ctx.inputs[0]
+        value = ctx.index.objects[obj][attr]
+        anchor = ctx.refer(ctx.node.inputs[0])
+        found = ctx.output
+        if not found:
+            return f"No other object has the same {attr} as {anchor} ({value})."
+        n = found.bit_count()
+        return (
+            f"The other {_plural(n, 'object')} with the same {attr} as {anchor} ({value}) "
+            f"{_plural(n, 'is', 'are')}: {ctx.listing(found)}."
+        )
+
+    return render
+
+
+def _query(attr: str):
+    def render(ctx: StepContext) -> str:
+        return f"The {attr} of {ctx.refer(ctx.node.inputs[0])} is {ctx.output}."
+
+    return render
+
+
+def _equal_attr(attr: str):
+    def render(ctx: StepContext) -> str:
+        a, b = ctx.inputs
+        if ctx.output:
+            return f"Both are {a}, so they have the same {attr}."
+        return f"One is {a} and the other is {b}, so their {attr}s differ."
+
+    return render
+
+
+def _filter_attr(attr: str):
+    def render(ctx: StepContext) -> str:
+        value = next(iter(ctx.here.values.values()), None)
+        found = ctx.output
+        n = found.bit_count()
+        if n == 0:
+            return f"None of them is {value}."
+        return f"Of those, {n} {_plural(n, 'is', 'are')} {value}: {ctx.listing(found)}."
+
+    return render
+
+
+for _attr in ATTRIBUTE_ORDER:
+    register_step(f"same_{_attr}", _same(_attr))
+    register_step(f"query_{_attr}", _query(_attr))
+    register_step(f"equal_{_attr}", _equal_attr(_attr))
+    register_step(f"filter_{_attr}", _filter_attr(_attr))
+
+
+@register_step("unique")
+def _unique(ctx: StepContext) -> str:
+    return f"Exactly one object remains: {ctx.the(ctx.output)}."
+
+
+@register_step("union")
+def _union(ctx: StepContext) -> str:
+    found = ctx.output
+    n = found.bit_count()
+    if n == 0:
+        return "Neither group has any object."
+    return f"Together, the two groups hold {n} {_plural(n, 'object')}: {ctx.listing(found)}."
+
+
+@register_step("intersect")
+def _intersect(ctx: StepContext) -> str:
+    found = ctx.output
+    n = found.bit_count()
+    if n == 0:
+        return "No object belongs to both groups."
+    return f"{n} {_plural(n, 'object')} {_plural(n, 'belongs', 'belong')} to both groups: {ctx.listing(found)}."
+
+
+@register_step("count")
+def _count(ctx: StepContext) -> str:
+    n = ctx.output
+    return f"Counting them gives {n}."
+
+
+@register_step("exist")
+def _exist(ctx: StepContext) -> str:
+    if ctx.output:
+        return "So at least one such object exists."
+    return "So no such object exists."
+
+
+@register_step("equal_integer")
+def _equal_integer(ctx: StepContext) -> str:
+    a, b = ctx.inputs
+    return f"{a} and {b} are equal." if ctx.output else f"{a} and {b} are not equal."
+
+
+@register_step("less_than")
+def _less_than(ctx: StepContext) -> str:
+    a, b = ctx.inputs
+    return f"{a} is less than {b}." if ctx.output else f"{a} is not less than {b}."
+
+
+@register_step("greater_than")
+def _greater_than(ctx: StepContext) -> str:
+    a, b = ctx.inputs
+    return f"{a} is greater than {b}." if ctx.output else f"{a} is not greater than {b}."
+
+
+@register_step("equal_object")
+def _equal_object(ctx: StepContext) -> str:
+    return "They are the same object." if ctx.output else "They are different objects."
+
+
+# Plain arithmetic wording; builder_utils.clevr.math_cot may replace these with richer text.
+@register_step("addition")
+def _addition(ctx: StepContext) -> str:
+    a, b = ctx.inputs
+    return f"{a} + {b} = {ctx.output}."
+
+
+@register_step("subtraction")
+def _subtraction(ctx: StepContext) -> str:
+    a, b = ctx.inputs
+    return f"{a} - {b} = {ctx.output}."
+
+
+@register_step("choose")
+def _choose(ctx: StepContext) -> str:
+    available = ctx.inputs[0].bit_count()
+    return f"The question takes {ctx.output} of the {available} such {_plural(available, 'object')}."

@@ -1,0 +1,377 @@
+"""The question generator's library API.
+
+>>> from builder_utils.clevr import load_scenes
+>>> from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+>>> gen = QuestionGenerator(GeneratorOptions(templates="clevr", seed=0))          # doctest: +SKIP
+>>> questions = list(gen.generate(load_scenes("CLEVR_val_scenes.json"), 0, 10))  # doctest: +SKIP
+>>> questions[0]["question"], questions[0]["answer"]                            # doctest: +SKIP
+('Are there any large rubber spheres?', 'no')
+
+Determinism: each scene draws from its own generator seeded from ``(seed, image_index)``
+through a stable hash; balancing counts reset at absolute multiples of
+``reset_counts_every``. A run over ``[start, stop)`` with ``start`` on a window boundary
+therefore yields exactly the questions that a run over the whole file yields for those
+scenes, whichever process computes them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from .balance import AnswerBalancer, balancing_windows
+from .cot import NodeTrace, render_cot
+from .engine import (
+    ARITHMETIC_FUNCTIONS,
+    CompiledTemplate,
+    Instance,
+    SceneData,
+    SearchStats,
+    compile_template,
+    expand_program,
+    search,
+    selected_sets,
+)
+from .executor import SceneIndex, answer_text
+from .metadata import Metadata, default_metadata, load_metadata
+from .question_types import select_templates
+from .templates import TEMPLATE_SETS, Template, load_synonyms, load_template_set
+from .text import realise, with_post_prompt
+
+__all__ = [
+    "DEFAULT_SEARCH_BUDGET",
+    "GeneratorOptions",
+    "QuestionGenerator",
+    "TemplateStats",
+    "balancing_windows",
+    "generate_parallel",
+    "scene_seed",
+]
+
+DEFAULT_SEARCH_BUDGET = 2000
+"""Options tried per template and image before the search moves on (see BENCHMARKS.md)."""
+
+
+@dataclass
+class GeneratorOptions:
+    """Everything that decides the generated questions (and nothing else does).
+
+    ``templates`` names a shipped set (``clevr``, ``clevr_math``, ``clevr_math_chains``) and
+    is ignored when ``template_dir`` is given; ``metadata_file`` / ``synonyms_json`` default
+    to the shipped files. ``max_answer`` refuses Integer answers above it (CLEVR-Math: 10);
+    ``search_budget`` bounds the options tried per template and image.
+
+    >>> GeneratorOptions(templates="clevr_math", max_answer=10).templates_per_image
+    10
+    >>> GeneratorOptions(templates_per_image=0)
+    Traceback (most recent call last):
+    ...
+    ValueError: templates_per_image must be at least 1, got 0
+    """
+
+    templates: str = "clevr"
+    template_dir: str | os.PathLike | None = None
+    metadata_file: str | os.PathLike | None = None
+    synonyms_json: str | os.PathLike | None = None
+    seed: int = 0
+    templates_per_image: int = 10
+    instances_per_template: int = 1
+    reset_counts_every: int = 250
+    question_types: str | Sequence[str] | None = None
+    add_post_prompt: bool = False
+    max_answer: int | None = None
+    search_budget: int = DEFAULT_SEARCH_BUDGET
+    verbose: bool = False
+    time_dfs: bool = False
+
+    def __post_init__(self) -> None:
+        if self.template_dir is None and self.templates not in TEMPLATE_SETS:
+            raise ValueError(f"unknown template set {self.templates!r}; choose from {', '.join(TEMPLATE_SETS)}")
+        for name, low in (("templates_per_image", 1), ("instances_per_template", 1), ("search_budget", 1),
+                          ("reset_counts_every", 0)):
+            value = getattr(self, name)
+            if type(value) is not int or value < low:
+                raise ValueError(f"{name} must be at least {low}, got {value!r}")
+        if type(self.seed) is not int:
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if self.max_answer is not None and (type(self.max_answer) is not int or self.max_answer < 0):
+            raise ValueError(f"max_answer must be a non-negative integer or None, got {self.max_answer!r}")
+
+
+@dataclass
+class TemplateStats:
+    """Per-template work and results over a generator's lifetime (for reports and tuning)."""
+
+    key: str
+    tried: int = 0
+    instantiated: int = 0
+    states: int = 0
+    budget_exhausted: int = 0
+    answers: dict[str, int] = field(default_factory=dict)
+
+
+def scene_seed(seed: int, image_index: int) -> int:
+    """The seed of one scene's random generator: a stable hash of (seed, image_index), the
+    same on every platform and Python version (unlike ``hash()``).
+
+    >>> scene_seed(0, 0) == scene_seed(0, 0), scene_seed(0, 0) == scene_seed(0, 1)
+    (True, False)
+    """
+    digest = hashlib.blake2b(f"{seed}:{image_index}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+class QuestionGenerator:
+    """Loads and validates metadata, templates and synonyms once, then generates questions.
+
+    >>> gen = QuestionGenerator(GeneratorOptions())                      # doctest: +SKIP
+    >>> [t.key for t in gen.templates][:2]                               # doctest: +SKIP
+    ['compare_integer:0', 'compare_integer:1']
+    """
+
+    def __init__(self, options: GeneratorOptions | None = None):
+        self.options = options = options or GeneratorOptions()
+        self.metadata: Metadata = (
+            load_metadata(options.metadata_file) if options.metadata_file is not None else default_metadata()
+        )
+        self.synonyms = load_synonyms(options.synonyms_json)
+        source = options.template_dir if options.template_dir is not None else options.templates
+        self.template_set = load_template_set(source, self.metadata, self.synonyms)
+        self.templates: list[Template] = select_templates(self.template_set.templates, options.question_types)
+        self.plans: list[CompiledTemplate] = [compile_template(t, self.metadata) for t in self.templates]
+        if options.max_answer is not None:
+            for plan in self.plans:
+                if plan.template.answer_type == "Integer":
+                    plan.answer_domain = tuple(range(options.max_answer + 1))
+        self.stats = [TemplateStats(t.key) for t in self.templates]
+        self._relations = self.metadata.values("Relation")
+        self._reset()
+
+    def _reset(self) -> None:
+        self._use_counts = [0] * len(self.plans)
+        self._balancers = [AnswerBalancer(p.answer_domain) for p in self.plans]
+        self._misses = [0] * len(self.plans)
+
+    def _budget(self, t: int) -> int:
+        """Search budget of template ``t`` on the next image: the full budget, halved for
+        each consecutive image of this window on which the template found nothing, down to
+        1/16. A template whose remaining answers balancing keeps refusing (or that a scene
+        cannot satisfy) thus stops eating the run, and recovers its budget on a success."""
+        full = self.options.search_budget
+        return max(full >> min(self._misses[t], 4), 1)
+
+    def generate(
+        self,
+        scenes: Sequence[dict],
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        progress: Callable[[int], None] | None = None,
+    ) -> Iterator[dict]:
+        """Yield the questions of scenes ``start`` to ``stop`` (exclusive) in order.
+
+        ``scenes`` is a :class:`~builder_utils.clevr.scenes.SceneFile` (read in windows) or a
+        list of scene dicts (validated here). Counts reset at ``start`` and at every absolute
+        multiple of ``reset_counts_every``. ``progress(1)`` is called after each scene.
+        """
+        return self._generate(scenes, start, stop, base=0, progress=progress)
+
+    def _generate(
+        self, scenes: Sequence[dict], start: int, stop: int | None, base: int,
+        progress: Callable[[int], None] | None = None,
+    ) -> Iterator[dict]:
+        """``generate`` over a sequence whose item 0 is absolute scene position ``base``."""
+        total = len(scenes)
+        stop = total if stop is None else min(stop, total)
+        if not 0 <= start <= total:
+            raise IndexError(f"start {start} out of range ({total} scenes)")
+        window_reader = getattr(scenes, "window", None)
+        info_split = (getattr(scenes, "info", None) or {}).get("split")
+        validate = window_reader is None
+        every = self.options.reset_counts_every
+        chunk = 256
+        for chunk_start in range(start, stop, chunk):
+            chunk_stop = min(chunk_start + chunk, stop)
+            batch = window_reader(chunk_start, chunk_stop) if window_reader else scenes[chunk_start:chunk_stop]
+            for offset, scene in enumerate(batch):
+                position = base + chunk_start + offset
+                if position == base + start or (every and position % every == 0):
+                    self._reset()
+                yield from self.generate_scene(scene, position, validate=validate, default_split=info_split)
+                if progress is not None:
+                    progress(1)
+
+    def generate_scene(
+        self, scene: dict, position: int = 0, *, validate: bool = True, default_split: str | None = None
+    ) -> list[dict]:
+        """The questions of one scene, continuing the current balancing window."""
+        index = SceneIndex(scene, validate=validate, metadata=self.metadata)
+        image_index = scene.get("image_index", position)
+        rng = random.Random(scene_seed(self.options.seed, image_index))
+        data = SceneData(index, self._relations)
+        order = list(range(len(self.plans)))
+        rng.shuffle(order)  # ties in use count are broken by the scene's own randomness
+        order.sort(key=self._use_counts.__getitem__)
+        questions: list[dict] = []
+        instantiated = 0
+        opts = self.options
+        for t in order:
+            plan, balancer, stats = self.plans[t], self._balancers[t], self.stats[t]
+            max_answer = opts.max_answer if plan.template.answer_type == "Integer" else None
+
+            def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
+                return balancer.allows(answer) and (max_answer is None or answer <= max_answer)
+
+            def on_accept(instance: Instance, plan=plan, balancer=balancer) -> None:
+                balancer.add(instance.answer)
+                # Text is drawn at acceptance so that the random stream stays in search order.
+                questions.append(self._question(plan, instance, index, scene, image_index, rng, default_split))
+
+            search_stats = SearchStats()
+            tic = time.perf_counter() if opts.time_dfs else 0.0
+            found = search(
+                plan, data, rng, admissible, on_accept,
+                max_instances=opts.instances_per_template, budget=self._budget(t), stats=search_stats,
+            )
+            self._misses[t] = 0 if found else self._misses[t] + 1
+            stats.tried += 1
+            stats.states += search_stats.states
+            stats.budget_exhausted += search_stats.exhausted_budget
+            if opts.verbose:
+                took = f" in {1000 * (time.perf_counter() - tic):.2f} ms" if opts.time_dfs else ""
+                outcome = f"{len(found)} question(s)" if found else "nothing"
+                _log(f"{scene.get('image_filename', position)}: {plan.template.key}: {outcome}, "
+                     f"{search_stats.states} states{took}")
+            if found:
+                stats.instantiated += 1
+                for instance in found:
+                    text = answer_text(instance.answer)
+                    stats.answers[text] = stats.answers.get(text, 0) + 1
+                self._use_counts[t] += 1
+                instantiated += 1
+                if instantiated >= opts.templates_per_image:
+                    break
+        return questions
+
+    def _question(self, plan: CompiledTemplate, instance: Instance, index: SceneIndex, scene: dict,
+                  image_index: int, rng: random.Random, default_split: str | None) -> dict:
+        template = plan.template
+        text = realise(template.text, plan.param_types, instance.values, self.synonyms, rng)
+        if self.options.add_post_prompt:
+            text = with_post_prompt(text, template.answer_type)
+        program = expand_program(plan, instance)
+        arithmetic = [
+            instance.outputs[k] for k, node in enumerate(template.nodes) if node.type in ARITHMETIC_FUNCTIONS
+        ]
+        selected = selected_sets(plan, instance)
+        trace = [
+            NodeTrace(
+                node,
+                {p: instance.values.get(p) for p in node.side_inputs},
+                {plan.param_types[p]: instance.values.get(p) for p in node.side_inputs},
+                instance.outputs[k],
+                selected[k],
+            )
+            for k, node in enumerate(template.nodes)
+        ]
+        return {
+            "image_filename": scene.get("image_filename"),
+            "image_index": image_index,
+            "split": scene.get("split", default_split),
+            "question": text,
+            "program": program,
+            "answer": answer_text(instance.answer),
+            "template_filename": template.family,
+            "question_family_index": template.family_index,
+            "template_index": template.index,
+            "category": template.category,
+            "cot": render_cot(trace, index, instance.answer),
+            "num_operations": len(arithmetic),
+            "intermediate_counts": arithmetic,
+        }
+
+
+def _log(message: str) -> None:
+    try:
+        from tqdm import tqdm
+
+        tqdm.write(message, file=sys.stderr)
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        print(message, file=sys.stderr)
+
+
+# -- several processes -----------------------------------------------------------------------
+
+_worker_generator: QuestionGenerator | None = None
+
+
+def _init_worker(options: GeneratorOptions) -> None:
+    global _worker_generator
+    _worker_generator = QuestionGenerator(options)
+
+
+def _run_window(scenes: Sequence[dict], base: int) -> list[dict]:
+    assert _worker_generator is not None
+    return list(_worker_generator._generate(scenes, 0, len(scenes), base))
+
+
+def generate_parallel(
+    options: GeneratorOptions,
+    scenes: Sequence[dict],
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    num_workers: int = 2,
+    on_window: Callable[[int, int], None] | None = None,
+) -> Iterator[dict]:
+    """Generate with ``num_workers`` processes, one balancing window per task, and yield the
+    questions in scene order: the same questions as ``QuestionGenerator(options).generate``.
+
+    Parallelism is over windows, so it needs at least ``num_workers`` windows of
+    ``reset_counts_every`` scenes. ``on_window(start, stop)`` is called as each window's
+    results arrive (in order), e.g. to move a progress bar.
+
+    >>> qs = list(generate_parallel(GeneratorOptions(), load_scenes("s.json"), num_workers=2))  # doctest: +SKIP
+    """
+    total = len(scenes)
+    stop = total if stop is None else min(stop, total)
+    tasks = _window_tasks(start, stop, options.reset_counts_every)
+    if num_workers <= 1 or len(tasks) <= 1:
+        generator = QuestionGenerator(options)
+        for a, b in tasks:
+            yield from generator.generate(scenes, a, b)
+            if on_window:
+                on_window(a, b)
+        return
+    # Validate everything in this process first, so bad input fails before workers start.
+    QuestionGenerator(options)
+    window_reader = getattr(scenes, "part", None)
+    with ProcessPoolExecutor(max_workers=min(num_workers, len(tasks)), initializer=_init_worker,
+                             initargs=(options,)) as pool:
+        futures = []
+        for a, b in tasks:
+            # A SceneFile part pickles as a path and offsets; the worker reads the scenes.
+            part = window_reader(a, b) if window_reader is not None else list(scenes[a:b])
+            futures.append(pool.submit(_run_window, part, a))
+        for (a, b), future in zip(tasks, futures):
+            questions = future.result()
+            yield from questions
+            if on_window:
+                on_window(a, b)
+
+
+def _window_tasks(start: int, stop: int, every: int) -> list[tuple[int, int]]:
+    """``[start, stop)`` cut at absolute window boundaries."""
+    if stop <= start:
+        return []
+    if every == 0:
+        return [(start, stop)]
+    cuts = [start] + [b for b in range(((start // every) + 1) * every, stop, every)] + [stop]
+    return list(zip(cuts[:-1], cuts[1:]))

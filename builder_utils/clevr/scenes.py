@@ -1,0 +1,432 @@
+"""Loading and validating CLEVR scene files (``{"info": ..., "scenes": [...]}``).
+
+The full CLEVR train scene file holds ~70,000 scenes (hundreds of MB); parsing all of it into
+Python objects costs several GB. :func:`load_scenes` therefore streams the file once, validates
+every scene as it goes and keeps only each scene's byte range. The returned :class:`SceneFile`
+is a read-only sequence that parses scenes on demand; pickling it sends a path and two integer
+arrays, so handing a window of scenes to a worker process is cheap.
+
+>>> scenes = load_scenes("CLEVR_val_scenes.json")        # doctest: +SKIP
+>>> len(scenes), scenes[0]["image_filename"]              # doctest: +SKIP
+(15000, 'CLEVR_val_000000.png')
+>>> batch = scenes.window(0, 100)                         # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from array import array
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .metadata import ATTRIBUTES, Metadata, default_metadata
+
+__all__ = ["SceneError", "SceneFile", "load_scenes", "validate_scene"]
+
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+_CHUNK = 1 << 22
+# A decode error this far before the end of the buffer cannot be caused by the buffer
+# ending early (scenes are a few KB), so it is reported instead of reading further.
+_TRUNCATION_MARGIN = 1 << 20
+_ITER_WINDOW = 256
+_REQUIRED_SCENE_KEYS = ("image_index", "image_filename", "objects", "relationships")
+
+
+class SceneError(ValueError):
+    """A malformed scene file or scene. The message names the file, the scene (its index in
+    the file and its ``image_filename``) and the field, e.g.
+    ``scenes.json: scene 3 (CLEVR_val_000003.png): objects[2].color: unknown color 'pink' ...``.
+    """
+
+
+class _Problem(Exception):
+    """Internal: a field-level problem, given file and scene context by the caller."""
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def _type_name(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float)
+
+
+class _Vocabulary:
+    """The value sets scenes are checked against, derived once from the metadata."""
+
+    def __init__(self, metadata: Metadata):
+        self.attributes = {attr: (frozenset(metadata.values(t)), metadata.values(t)) for attr, t in ATTRIBUTES.items()}
+        self.relations = metadata.values("Relation")
+
+
+def _check_coords(obj: dict, k: int, key: str, lengths: tuple[int, ...]) -> None:
+    coords = obj.get(key)
+    if coords is None and key not in obj:
+        raise _Problem(f"objects[{k}]", f"missing key {key!r}")
+    if not isinstance(coords, list) or len(coords) not in lengths or not all(map(_is_number, coords)):
+        expected = " or ".join(map(str, lengths))
+        raise _Problem(f"objects[{k}].{key}", f"expected a list of {expected} numbers, got {coords!r}")
+
+
+def _check_scene(scene: Any, vocab: _Vocabulary) -> None:
+    if not isinstance(scene, dict):
+        raise _Problem("scene", f"expected a JSON object, got {_type_name(scene)}")
+    for key in _REQUIRED_SCENE_KEYS:
+        if key not in scene:
+            raise _Problem(key, "missing key")
+    index = scene["image_index"]
+    if type(index) is not int or index < 0:
+        raise _Problem("image_index", f"expected a non-negative integer, got {index!r}")
+    if not isinstance(scene["image_filename"], str) or not scene["image_filename"]:
+        raise _Problem("image_filename", f"expected a non-empty string, got {scene['image_filename']!r}")
+    if "split" in scene and not isinstance(scene["split"], str):
+        raise _Problem("split", f"expected a string, got {_type_name(scene['split'])}")
+
+    objects = scene["objects"]
+    if not isinstance(objects, list):
+        raise _Problem("objects", f"expected a list, got {_type_name(objects)}")
+    for k, obj in enumerate(objects):
+        if not isinstance(obj, dict):
+            raise _Problem(f"objects[{k}]", f"expected a JSON object, got {_type_name(obj)}")
+        for attr, (allowed, ordered) in vocab.attributes.items():
+            if attr not in obj:
+                raise _Problem(f"objects[{k}]", f"missing key {attr!r}")
+            value = obj[attr]
+            if not isinstance(value, str) or value not in allowed:
+                raise _Problem(
+                    f"objects[{k}].{attr}", f"unknown {attr} {value!r} (expected one of {', '.join(ordered)})"
+                )
+        _check_coords(obj, k, "3d_coords", (3,))
+        # Real files store [x, y, depth]; some derived files keep only [x, y].
+        _check_coords(obj, k, "pixel_coords", (2, 3))
+
+    relationships = scene["relationships"]
+    if not isinstance(relationships, dict):
+        raise _Problem("relationships", f"expected a JSON object, got {_type_name(relationships)}")
+    extra = sorted(set(relationships) - set(vocab.relations))
+    if extra:
+        raise _Problem("relationships", f"unknown relations {extra} (expected exactly {', '.join(vocab.relations)})")
+    n = len(objects)
+    for rel in vocab.relations:
+        if rel not in relationships:
+            raise _Problem("relationships", f"missing relation {rel!r}")
+        per_object = relationships[rel]
+        if not isinstance(per_object, list) or len(per_object) != n:
+            got = f"{len(per_object)} entries" if isinstance(per_object, list) else _type_name(per_object)
+            raise _Problem(f"relationships.{rel}", f"expected one list per object ({n}), got {got}")
+        for i, related in enumerate(per_object):
+            if not isinstance(related, list):
+                raise _Problem(f"relationships.{rel}[{i}]", f"expected a list of object indices, got {_type_name(related)}")
+            if not related:
+                continue
+            if not all(type(j) is int for j in related):
+                raise _Problem(f"relationships.{rel}[{i}]", f"object indices must be integers, got {related!r}")
+            if min(related) < 0 or max(related) >= n:
+                bad = next(j for j in related if not 0 <= j < n)
+                raise _Problem(
+                    f"relationships.{rel}[{i}]", f"object index {bad} out of range (the scene has {n} objects)"
+                )
+            if i in related:
+                raise _Problem(f"relationships.{rel}[{i}]", f"object {i} is listed in relation to itself")
+            if len(set(related)) != len(related):
+                raise _Problem(f"relationships.{rel}[{i}]", f"duplicate object indices in {related!r}")
+
+
+def _scene_label(position: int, scene: Any) -> str:
+    name = scene.get("image_filename") if isinstance(scene, dict) else None
+    return f"scene {position} ({name})" if isinstance(name, str) and name else f"scene {position}"
+
+
+def validate_scene(scene: Any, *, metadata: Metadata | None = None, where: str = "scene") -> None:
+    """Check one scene dict against the CLEVR scene format and the metadata vocabulary.
+
+    Raises :class:`SceneError` naming ``where`` and the field. :func:`load_scenes` runs this
+    on every scene; call it directly for scenes built in memory.
+
+    >>> validate_scene({"image_index": 0})
+    Traceback (most recent call last):
+    ...
+    builder_utils.clevr.scenes.SceneError: scene: image_filename: missing key
+    """
+    try:
+        _check_scene(scene, _Vocabulary(metadata or default_metadata()))
+    except _Problem as problem:
+        raise SceneError(f"{where}: {problem}") from None
+
+
+class _Reader:
+    """Streams a JSON document in chunks, decoding one value at a time with byte offsets.
+
+    Text is decoded as latin-1 so that character offsets equal byte offsets; UTF-8 multi-byte
+    sequences never contain JSON's structural ASCII characters, so the structure is read
+    correctly, and any scene that is not pure ASCII is re-decoded from its bytes as UTF-8.
+    """
+
+    def __init__(self, fh, path: str):
+        self.fh = fh
+        self.path = path
+        self.text = ""
+        self.base = 0  # byte offset of text[0] in the file
+        self.pos = 0
+        self.eof = False
+        self.text_is_ascii = True
+        head = fh.read(3)
+        if head != b"\xef\xbb\xbf":  # tolerate a UTF-8 byte order mark
+            self.text = head.decode("latin-1")
+        else:
+            self.base = 3
+        self.text_is_ascii = self.text.isascii()
+
+    def _read_more(self, at_least: int = 0) -> bool:
+        if self.eof:
+            return False
+        data = self.fh.read(max(at_least, _CHUNK))
+        if not data:
+            self.eof = True
+            return False
+        self.base += self.pos
+        self.text = self.text[self.pos :] + data.decode("latin-1")
+        self.pos = 0
+        self.text_is_ascii = self.text.isascii()
+        return True
+
+    def byte_offset(self) -> int:
+        return self.base + self.pos
+
+    def peek(self) -> str:
+        """Skip whitespace and return the next character ('' at the end of the file)."""
+        while True:
+            self.pos = _WHITESPACE.match(self.text, self.pos).end()
+            if self.pos < len(self.text) or not self._read_more():
+                return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def value(self) -> tuple[Any, int, int, bool]:
+        """Decode the next JSON value; return it, its start and end byte offsets, and whether
+        its text holds non-ASCII bytes (then it was decoded as latin-1 and must be re-read)."""
+        self.peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as exc:
+                near_end = exc.pos >= len(self.text) - _TRUNCATION_MARGIN
+                if near_end and self._read_more(2 * (len(self.text) - self.pos)):
+                    continue
+                raise _JSONSyntax(self.base + exc.pos, exc.msg) from None
+            # A number ending exactly at the buffer's end may continue in the next chunk.
+            if end == len(self.text) and not self.eof and self._read_more():
+                continue
+            start = self.base + self.pos
+            non_ascii = not self.text_is_ascii and not self.text[self.pos : end].isascii()
+            self.pos = end
+            return value, start, self.base + end, non_ascii
+
+    def expect(self, chars: str, what: str) -> str:
+        char = self.peek()
+        if char == "" or char not in chars:
+            found = "the end of the file" if char == "" else repr(char)
+            raise _JSONSyntax(self.byte_offset(), f"expected {what}, found {found}")
+        self.pos += 1
+        return char
+
+
+class _JSONSyntax(Exception):
+    def __init__(self, byte_offset: int, message: str):
+        super().__init__(message)
+        self.byte_offset = byte_offset
+        self.message = message
+
+
+def _line_column(path: str, byte_offset: int) -> tuple[int, int]:
+    with open(path, "rb") as fh:
+        head = fh.read(byte_offset)
+    line = head.count(b"\n") + 1
+    return line, byte_offset - (head.rfind(b"\n") + 1) + 1
+
+
+class SceneFile(Sequence):
+    """A validated CLEVR scene file, read on demand: ``len``, integer indexing and slices
+    return parsed scene dicts (parsed anew on every access; keep what you need).
+
+    ``info`` is the file's ``info`` block, ``path`` the file as given. Pickling sends only the
+    path and the byte offsets, so a ``SceneFile`` (or a :meth:`part` of it) is cheap to hand
+    to worker processes, which then read their scenes with :meth:`window`.
+
+    >>> scenes = load_scenes("scenes.json")                   # doctest: +SKIP
+    >>> first_hundred = scenes.window(0, 100)                 # doctest: +SKIP
+    >>> worker_share = scenes.part(100, 200)                  # doctest: +SKIP
+    """
+
+    def __init__(self, path: str, info: dict, starts: array, ends: array, stamp: tuple[int, int]):
+        self.path = path
+        self.info = info
+        self._abspath = os.path.abspath(path)
+        self._starts = starts
+        self._ends = ends
+        self._stamp = stamp
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __repr__(self) -> str:
+        return f"SceneFile({self.path!r}, {len(self)} scenes)"
+
+    def __getitem__(self, item):
+        if isinstance(item, slice):
+            start, stop, step = item.indices(len(self))
+            if step == 1:
+                return self.window(start, max(start, stop))
+            return [self[i] for i in range(start, stop, step)]
+        index = item.__index__()
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"{self.path}: scene index {item} out of range ({len(self)} scenes)")
+        return self.window(index, index + 1)[0]
+
+    def __iter__(self) -> Iterator[dict]:
+        for start in range(0, len(self), _ITER_WINDOW):
+            yield from self.window(start, min(len(self), start + _ITER_WINDOW))
+
+    def _check_unchanged(self) -> None:
+        st = os.stat(self._abspath)
+        if (st.st_size, st.st_mtime_ns) != self._stamp:
+            raise SceneError(f"{self.path}: the file changed after load_scenes indexed it; load it again")
+
+    def window(self, start: int, stop: int) -> list[dict]:
+        """Parse scenes ``start`` (inclusive) to ``stop`` (exclusive) with one read.
+
+        >>> load_scenes("scenes.json").window(10, 20)   # doctest: +SKIP
+        """
+        if not 0 <= start <= stop <= len(self):
+            raise IndexError(f"{self.path}: window [{start}, {stop}) out of range ({len(self)} scenes)")
+        if start == stop:
+            return []
+        self._check_unchanged()
+        first = self._starts[start]
+        with open(self._abspath, "rb") as fh:
+            fh.seek(first)
+            blob = fh.read(self._ends[stop - 1] - first)
+        starts, ends = self._starts, self._ends
+        return [json.loads(blob[starts[k] - first : ends[k] - first]) for k in range(start, stop)]
+
+    def part(self, start: int, stop: int) -> SceneFile:
+        """A ``SceneFile`` over scenes ``[start, stop)`` of the same file (offsets only).
+
+        >>> load_scenes("scenes.json").part(0, 1000)     # doctest: +SKIP
+        SceneFile('scenes.json', 1000 scenes)
+        """
+        if not 0 <= start <= stop <= len(self):
+            raise IndexError(f"{self.path}: part [{start}, {stop}) out of range ({len(self)} scenes)")
+        return SceneFile(self.path, self.info, self._starts[start:stop], self._ends[start:stop], self._stamp)
+
+
+def load_scenes(path: str | os.PathLike, *, metadata: Metadata | None = None) -> SceneFile:
+    """Read and validate a CLEVR scene file; return a :class:`SceneFile`.
+
+    Every scene is checked (required keys, object attributes in the metadata vocabulary,
+    coordinates, one list of valid object indices per object for each of the four relations).
+    Problems raise :class:`SceneError` naming the file, the scene and the field.
+
+    >>> scenes = load_scenes("CLEVR_val_scenes.json")   # doctest: +SKIP
+    >>> scenes.info["split"], len(scenes)               # doctest: +SKIP
+    ('val', 15000)
+    """
+    path = os.fspath(path)
+    vocab = _Vocabulary(metadata or default_metadata())
+    with open(path, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        stamp = (st.st_size, st.st_mtime_ns)
+        reader = _Reader(fh, path)
+        try:
+            info, starts, ends = _index_document(reader, path, vocab)
+        except _JSONSyntax as exc:
+            line, column = _line_column(path, exc.byte_offset)
+            raise SceneError(f"{path}: line {line} column {column}: not valid JSON ({exc.message})") from None
+    return SceneFile(path, info, starts, ends, stamp)
+
+
+def _index_document(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[dict, array, array]:
+    first = reader.peek()
+    if first == "":
+        raise SceneError(f'{path}: empty file (expected a CLEVR scene file {{"info": ..., "scenes": [...]}})')
+    if first != "{":
+        raise SceneError(f'{path}: top level: expected a JSON object {{"info": ..., "scenes": [...]}}')
+    reader.expect("{", "'{'")
+    info: dict = {}
+    found: tuple[array, array] | None = None
+    if reader.peek() == "}":
+        reader.expect("}", "'}'")
+    else:
+        while True:
+            if reader.peek() != '"':
+                reader.expect('"', "a key string")
+            key = reader.value()[0]
+            reader.expect(":", "':'")
+            if key == "scenes":
+                if found is not None:
+                    raise SceneError(f"{path}: top level: duplicate key 'scenes'")
+                found = _index_scenes(reader, path, vocab)
+            elif key == "info":
+                info, start, end, non_ascii = reader.value()
+                if non_ascii:
+                    info = _reparse_utf8(path, "info", start, end)
+                if not isinstance(info, dict):
+                    raise SceneError(f"{path}: info: expected a JSON object, got {_type_name(info)}")
+            else:
+                reader.value()
+            if reader.expect(",}", "',' or '}'") == "}":
+                break
+    if reader.peek() != "":
+        raise _JSONSyntax(reader.byte_offset(), "unexpected data after the top-level object")
+    if found is None:
+        raise SceneError(f"{path}: top level: missing key 'scenes'")
+    return info, found[0], found[1]
+
+
+def _index_scenes(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[array, array]:
+    starts, ends = array("q"), array("q")
+    if reader.peek() != "[":
+        value = reader.value()[0]
+        raise SceneError(f"{path}: scenes: expected a list of scenes, got {_type_name(value)}")
+    reader.expect("[", "'['")
+    if reader.peek() == "]":
+        reader.expect("]", "']'")
+        return starts, ends
+    position = 0
+    while True:
+        try:
+            scene, start, end, non_ascii = reader.value()
+        except _JSONSyntax as exc:
+            line, column = _line_column(path, exc.byte_offset)
+            raise SceneError(
+                f"{path}: scene {position}: line {line} column {column}: not valid JSON ({exc.message})"
+            ) from None
+        if non_ascii:
+            scene = _reparse_utf8(path, f"scene {position}", start, end)
+        try:
+            _check_scene(scene, vocab)
+        except _Problem as problem:
+            raise SceneError(f"{path}: {_scene_label(position, scene)}: {problem}") from None
+        starts.append(start)
+        ends.append(end)
+        position += 1
+        if reader.expect(",]", "',' or ']' after a scene") == "]":
+            return starts, ends
+
+
+def _reparse_utf8(path: str, where: str, start: int, end: int) -> Any:
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        blob = fh.read(end - start)
+    try:
+        return json.loads(blob.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise SceneError(f"{path}: {where}: not UTF-8 text at byte {start + exc.start}") from None

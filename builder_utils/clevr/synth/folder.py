@@ -1,0 +1,219 @@
+"""Write a synthetic CLEVR release shaped like ``CLEVR_v1.0`` (scenes JSON + PNG images).
+
+Layout::
+
+    <out>/scenes/CLEVR_<split>_scenes.json
+    <out>/images/<split>/CLEVR_<split>_NNNNNN.png
+
+Every file is written to a temporary name and renamed, and the scene file of a split is written
+last, so an interrupted run never leaves a scene file that points at missing images. Scenes and
+images depend only on (seed, split, index), so the output is byte-identical for a seed whatever
+``num_proc`` is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from tqdm import tqdm
+
+from .render import render_scene
+from .scenes import SPLITS, check_split, generate_scene
+
+LICENSE = "Creative Commons Attribution (CC BY 4.0)"
+VERSION = "1.0"
+# a fixed stamp rather than today's date, so that one seed always gives the same bytes
+DATE = "synthetic"
+CHUNK_SIZE = 64
+
+
+def scene_file_info(split: str) -> dict[str, str]:
+    """The ``info`` block of a synthetic scene file.
+
+    Example:
+        >>> scene_file_info("val")["split"]
+        'val'
+    """
+    return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE}
+
+
+def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[str, int]:
+    if isinstance(num_scenes, Mapping):
+        counts = dict(num_scenes)
+    else:
+        if isinstance(splits, str):
+            splits = [s for s in splits.split(",") if s]
+        counts = {split: num_scenes for split in splits}
+    if not counts:
+        raise ValueError("no split to write: give at least one of " + ", ".join(SPLITS))
+    for split, count in counts.items():
+        check_split(split)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ValueError(f"number of scenes for split {split!r} must be a non-negative integer, got {count!r}")
+    return counts
+
+
+def _make_chunk(task: tuple[int, str, int, int, str | None]) -> list[dict]:
+    seed, split, start, stop, image_dir = task
+    scenes = []
+    for index in range(start, stop):
+        scene = generate_scene(seed, split, index)
+        if image_dir is not None:
+            render_scene(scene, Path(image_dir) / scene["image_filename"])
+        scenes.append(scene)
+    return scenes
+
+
+def _chunks(seed: int, split: str, count: int, image_dir: Path | None) -> list[tuple]:
+    where = None if image_dir is None else str(image_dir)
+    return [(seed, split, start, min(start + CHUNK_SIZE, count), where) for start in range(0, count, CHUNK_SIZE)]
+
+
+def _counted(chunks: Iterator[list[dict]], bar: tqdm) -> Iterator[dict]:
+    for chunk in chunks:
+        bar.update(len(chunk))
+        yield from chunk
+
+
+def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
+    # streamed scene by scene so that 70,000 scenes never sit in memory at once; the bytes equal
+    # json.dumps({"info": ..., "scenes": [...]}) with the default separators
+    head = json.dumps({"info": scene_file_info(split), "scenes": []})[: -len("[]}")]
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(head + "[")
+            for i, scene in enumerate(scenes):
+                fh.write((", " if i else "") + json.dumps(scene, allow_nan=False))
+            fh.write("]}")
+        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; outputs are meant to be shared
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_clevr_folder(
+    out_dir: str | os.PathLike,
+    num_scenes: int | Mapping[str, int],
+    seed: int,
+    splits: Sequence[str] = ("train", "val"),
+    render: bool = True,
+    progress: bool = True,
+    num_proc: int = 1,
+) -> Path:
+    """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
+
+    ``num_scenes`` is either one count for every split in ``splits`` or a dict split -> count
+    (then its keys are the splits written). ``render=False`` writes only the scene files.
+
+    Example:
+        >>> import tempfile
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 2}, seed=0, progress=False)
+        >>> sorted(p.name for p in (root / "images" / "val").iterdir())
+        ['CLEVR_val_000000.png', 'CLEVR_val_000001.png']
+    """
+    counts = _counts(num_scenes, splits)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
+        raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
+    root = Path(out_dir)
+    (root / "scenes").mkdir(parents=True, exist_ok=True)
+    bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress, desc="synthetic CLEVR")
+    pool = ProcessPoolExecutor(max_workers=num_proc) if num_proc > 1 else None
+    try:
+        for split, count in counts.items():
+            image_dir = root / "images" / split if render else None
+            if image_dir is not None:
+                image_dir.mkdir(parents=True, exist_ok=True)
+            tasks = _chunks(seed, split, count, image_dir)
+            # map() yields chunks in submission order, so the file does not depend on scheduling
+            results = pool.map(_make_chunk, tasks) if pool else map(_make_chunk, tasks)
+            _write_scene_file(root / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+        bar.close()
+    return root
+
+
+def _parse_counts(text: str) -> int | dict[str, int]:
+    """``"100"`` or ``"train=100,val=20"``."""
+    text = text.strip()
+    if "=" not in text:
+        return int(text)
+    counts = {}
+    for part in text.split(","):
+        split, _, value = part.partition("=")
+        counts[split.strip()] = int(value)
+    return counts
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The command-line interface of the synthetic CLEVR writer.
+
+    Example:
+        >>> build_parser().parse_args(["--out", "x", "--num_scenes", "5"]).splits
+        'train,val'
+    """
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="Write a synthetic CLEVR_v1.0-shaped folder: scenes/CLEVR_<split>_scenes.json "
+        "and images/<split>/CLEVR_<split>_NNNNNN.png, identical for a given seed.",
+    )
+    parser.add_argument("--out", required=True, help="output folder (created if missing)")
+    parser.add_argument(
+        "--num_scenes",
+        required=True,
+        help="scenes per split: one number for every split in --splits, or per split as train=100,val=20 (then --splits is not needed)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (non-negative integer, default 0)")
+    parser.add_argument("--splits", default="train,val", help=f"comma-separated splits among {', '.join(SPLITS)}")
+    parser.add_argument("--no_render", action="store_true", help="write only the scene files, no images")
+    parser.add_argument("--num_proc", type=int, default=1, help="worker processes (output does not depend on it)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Entry point: ``python -m builder_utils.clevr.synth --out DIR --num_scenes N --seed S``.
+
+    Example:
+        >>> import tempfile
+        >>> main(["--out", tempfile.mkdtemp(), "--num_scenes", "1", "--splits", "val", "--quiet"])
+        0
+    """
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    try:
+        counts = _parse_counts(args.num_scenes)
+    except ValueError:
+        parser.error(f"--num_scenes: expected a number or split=number pairs, got {args.num_scenes!r}")
+    splits = [s.strip() for s in args.splits.split(",") if s.strip()]
+    named = list(counts) if isinstance(counts, dict) else splits
+    for split in named:
+        if split not in SPLITS:
+            parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
+    try:
+        root = write_clevr_folder(
+            args.out,
+            counts,
+            seed=args.seed,
+            splits=splits,
+            render=not args.no_render,
+            progress=not args.quiet,
+            num_proc=args.num_proc,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not args.quiet:
+        print(f"wrote synthetic CLEVR to {root}", file=sys.stderr)
+    return 0

@@ -1,0 +1,187 @@
+"""Random CLEVR scene graphs in the exact format of the official ``CLEVR_<split>_scenes.json``.
+
+Placement follows the rules CLEVR's renderer used: 3 to 10 objects on the ground plane within
+[-3, 3] x [-3, 3], at least ``MIN_GAP`` between object surfaces, and at least ``MARGIN`` apart
+along the left/right and front/behind axes so that every spatial relation is unambiguous. A
+scene whose objects cannot be placed (or where a near object hides a far one) is redrawn.
+
+Every scene draws from its own generator, seeded from ``(seed, split, image_index)``, so scene
+k is the same whatever the number of scenes asked for and whichever worker process makes it.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+
+import numpy as np
+
+from .camera import CARDINAL_DIRECTIONS, DEFAULT_CAMERA, Camera
+from .vocabulary import SIZE_RADIUS, load_vocabulary
+
+SPLITS = ("train", "val", "test")
+MIN_OBJECTS = 3
+MAX_OBJECTS = 10
+COORD_LIMIT = 3.0
+MIN_GAP = 0.25  # free space between two object surfaces (world units)
+MARGIN = 0.4  # minimum offset along each cardinal axis, so relations are never borderline
+RELATION_EPS = 0.2  # CLEVR: j is <dir> of i when dot(c_j - c_i, dir) > 0.2
+MAX_PLACEMENT_TRIES = 50
+MAX_SCENE_TRIES = 1000
+# A far object counts as hidden when its central half lies inside a nearer object's screen disc.
+HIDDEN_CORE = 0.5
+
+
+def check_split(split: str) -> str:
+    """Return ``split`` if it is a CLEVR split name, else raise ValueError naming the choices.
+
+    Example:
+        >>> check_split("val")
+        'val'
+    """
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
+    return split
+
+
+def image_filename(split: str, image_index: int) -> str:
+    """CLEVR's image file name for a split and index.
+
+    Example:
+        >>> image_filename("val", 7)
+        'CLEVR_val_000007.png'
+    """
+    return f"CLEVR_{split}_{image_index:06d}.png"
+
+
+def scene_rng(seed: int, split: str, image_index: int) -> np.random.Generator:
+    """The random generator of one scene, independent of every other scene's.
+
+    Example:
+        >>> float(scene_rng(0, "train", 3).random()) == float(scene_rng(0, "train", 3).random())
+        True
+    """
+    # crc32 is a stable split code; Python's hash() is salted per process.
+    split_code = zlib.crc32(split.encode("utf-8"))
+    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(split_code, image_index)))
+
+
+def compute_relationships(coords: list[list[float]], directions: dict[str, list[float]]) -> dict[str, list[list[int]]]:
+    """CLEVR's ``relationships``: for each relation and object i, the sorted j in that relation to i.
+
+    Example:
+        >>> dirs = {"left": [-1, 0, 0], "right": [1, 0, 0], "front": [0, -1, 0], "behind": [0, 1, 0]}
+        >>> compute_relationships([[0, 0, 0], [1, 0, 0]], dirs)["right"]
+        [[1], []]
+    """
+    relationships: dict[str, list[list[int]]] = {}
+    for name in CARDINAL_DIRECTIONS:
+        dx, dy, dz = directions[name]
+        relationships[name] = [
+            [
+                j
+                for j, cj in enumerate(coords)
+                if j != i and (cj[0] - ci[0]) * dx + (cj[1] - ci[1]) * dy + (cj[2] - ci[2]) * dz > RELATION_EPS
+            ]
+            for i, ci in enumerate(coords)
+        ]
+    return relationships
+
+
+def _place(rng: np.random.Generator, radii: list[float], axes: np.ndarray) -> list[tuple[float, float, float]] | None:
+    """Positions for objects of the given radii, or None when one finds no free spot."""
+    placed = np.empty((len(radii), 2))
+    placed_r = np.asarray(radii, dtype=np.float64)
+    for k, r in enumerate(radii):
+        # all candidate spots for this object are drawn in one call; the first free one wins
+        cand = rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(MAX_PLACEMENT_TRIES, 2))
+        diff = cand[:, None, :] - placed[None, :k, :]
+        gap_ok = np.hypot(diff[..., 0], diff[..., 1]) - (r + placed_r[:k]) >= MIN_GAP
+        axis_ok = (np.abs(diff @ axes.T) >= MARGIN).all(axis=-1)
+        free = (gap_ok & axis_ok).all(axis=1).nonzero()[0]
+        if free.size == 0:
+            return None
+        placed[k] = cand[free[0]]
+    return [(float(x), float(y), r) for (x, y), r in zip(placed, radii)]
+
+
+def _someone_hidden(pixels: list[tuple[float, float, float]], radii: list[float], camera: Camera) -> bool:
+    discs = [(px, py, depth, camera.focal_px * r / depth) for (px, py, depth), r in zip(pixels, radii)]
+    for ax, ay, ad, ar in discs:
+        for bx, by, bd, br in discs:
+            if bd > ad and math.hypot(ax - bx, ay - by) + HIDDEN_CORE * br <= ar:
+                return True
+    return False
+
+
+def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA) -> dict:
+    """One random scene in the official CLEVR scene format.
+
+    Example:
+        >>> scene = generate_scene(0, "val", 5)
+        >>> scene["image_filename"], 3 <= len(scene["objects"]) <= 10
+        ('CLEVR_val_000005.png', True)
+    """
+    check_split(split)
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    if isinstance(image_index, bool) or not isinstance(image_index, (int, np.integer)) or image_index < 0:
+        raise ValueError(f"image_index must be a non-negative integer, got {image_index!r}")
+    vocab = load_vocabulary()
+    rng = scene_rng(int(seed), split, int(image_index))
+    directions = camera.directions()
+    axes = np.array([directions[name][:2] for name in ("right", "behind")])
+
+    # the object count is drawn once, as CLEVR does, so redraws do not bias it towards few objects
+    count = int(rng.integers(MIN_OBJECTS, MAX_OBJECTS + 1))
+    for _ in range(MAX_SCENE_TRIES):
+        sizes = [vocab.sizes[int(i)] for i in rng.integers(len(vocab.sizes), size=count)]
+        radii = [SIZE_RADIUS[s] for s in sizes]
+        placed = _place(rng, radii, axes)
+        if placed is None:
+            continue
+        pixels = [camera.project_point((x, y, r)) for x, y, r in placed]
+        if _someone_hidden(pixels, radii, camera):
+            continue
+        break
+    else:  # practically unreachable: a 10-object scene fits with high probability
+        raise RuntimeError(f"could not place objects for scene {split}/{image_index} (seed {seed})")
+
+    objects = []
+    for size, (x, y, r), (px, py, depth) in zip(sizes, placed, pixels):
+        objects.append(
+            {
+                "color": vocab.colors[int(rng.integers(len(vocab.colors)))],
+                "size": size,
+                "material": vocab.materials[int(rng.integers(len(vocab.materials)))],
+                "shape": vocab.shapes[int(rng.integers(len(vocab.shapes)))],
+                "3d_coords": [x, y, r],
+                "rotation": float(rng.uniform(0.0, 360.0)),
+                "pixel_coords": [int(round(px)), int(round(py)), float(depth)],
+            }
+        )
+    return {
+        "image_index": int(image_index),
+        "image_filename": image_filename(split, int(image_index)),
+        "split": split,
+        "objects": objects,
+        "relationships": compute_relationships([o["3d_coords"] for o in objects], directions),
+        "directions": directions,
+    }
+
+
+def generate_scenes(num_scenes: int, seed: int, split: str = "train", start_index: int = 0) -> list[dict]:
+    """``num_scenes`` random scenes with image indices ``start_index, start_index + 1, ...``.
+
+    Example:
+        >>> scenes = generate_scenes(3, seed=1, split="val", start_index=10)
+        >>> [s["image_index"] for s in scenes]
+        [10, 11, 12]
+        >>> generate_scenes(1, seed=1, split="val", start_index=11) == scenes[1:2]
+        True
+    """
+    if isinstance(num_scenes, bool) or not isinstance(num_scenes, (int, np.integer)) or num_scenes < 0:
+        raise ValueError(f"num_scenes must be a non-negative integer, got {num_scenes!r}")
+    if isinstance(start_index, bool) or not isinstance(start_index, (int, np.integer)) or start_index < 0:
+        raise ValueError(f"start_index must be a non-negative integer, got {start_index!r}")
+    return [generate_scene(seed, split, start_index + i) for i in range(int(num_scenes))]

@@ -1,0 +1,263 @@
+"""Write the ``clevr_math_chains`` template set: chains of k operations, k = 2..max.
+
+CLEVR-Math's paper names longer chains, and chains that alternate removal and insertion, as its
+future work; this script writes them as ordinary template files so that the template engine
+needs nothing special. Each chain alternates removal and insertion, and ends with "how many
+objects are there now?". There are four templates per length k: starting with a removal or with
+an insertion, and with removals written as "all <C> <S>s" or as "<X> of the <C> <S>s" (the chain
+then alternates between the two forms, so both occur from k = 3).
+
+Semantics that keep every step exact with the counting functions of the CLEVR language:
+- Every operation names its own colour and the colours are pairwise different (``NEQ``), so the
+  groups never overlap: a removal never takes away objects an earlier insertion put in, and the
+  count of a group is its count in the original scene.
+- A removal always takes away at least one object (``OUT_RANGE`` min 1 on the removed group, or
+  ``choose`` which draws X in 1..|group|).
+- An insertion adds X in 1..N objects (``choose`` over the whole scene); the group's filter only
+  describes the new objects, so its output is not used by the arithmetic.
+- The program is a chain of ``subtraction``/``addition`` nodes starting from ``count(scene)``;
+  the state after operation i is the output of the i-th arithmetic node, so the engine's
+  ``intermediate_counts`` are the counts after each operation.
+
+Answers may exceed 10; the generator's ``max_answer`` option decides which are kept.
+
+Regenerate the committed set (the default, k = 2..5) from the repository root with::
+
+    python builder_utils/clevr/templates/make_chain_templates.py
+
+or write longer chains elsewhere and use them with ``generate-questions --template_dir DIR``::
+
+    python builder_utils/clevr/templates/make_chain_templates.py --max-operations 8 --output-dir my_chains
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+DEFAULT_MAX_OPERATIONS = 5
+MIN_OPERATIONS = 2
+# Colours must be pairwise different, and CLEVR has eight of them.
+MAX_OPERATIONS = 8
+CATEGORY = "multihop"
+DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "clevr_math_chains"
+
+REMOVE_ALL = "remove_all"
+REMOVE_SOME = "remove_some"
+ADD = "add"
+
+
+def operation_sequence(num_operations: int, start: str, first_removal: str) -> list[str]:
+    """The operations of one chain: removal and insertion alternate, and so do the removal forms.
+
+    >>> operation_sequence(4, "remove", REMOVE_ALL)
+    ['remove_all', 'add', 'remove_some', 'add']
+    >>> operation_sequence(3, "add", REMOVE_SOME)
+    ['add', 'remove_some', 'add']
+    """
+    if start not in ("remove", "add"):
+        raise ValueError(f"start must be 'remove' or 'add', got {start!r}")
+    if first_removal not in (REMOVE_ALL, REMOVE_SOME):
+        raise ValueError(f"first_removal must be {REMOVE_ALL!r} or {REMOVE_SOME!r}, got {first_removal!r}")
+    other_removal = REMOVE_SOME if first_removal == REMOVE_ALL else REMOVE_ALL
+    ops: list[str] = []
+    removals = 0
+    for i in range(num_operations):
+        is_removal = (i % 2 == 0) == (start == "remove")
+        if is_removal:
+            ops.append(first_removal if removals % 2 == 0 else other_removal)
+            removals += 1
+        else:
+            ops.append(ADD)
+    return ops
+
+
+def _clause(op: str, i: int, verb_slot: str) -> str:
+    group = f"<C{i}> <S{i}>s"
+    if op == REMOVE_ALL:
+        return f"{{{verb_slot}}} all {group}"
+    if op == REMOVE_SOME:
+        return f"{{{verb_slot}}} <X{i}> of the {group}"
+    return f"{{{verb_slot}}} <X{i}> {group}"
+
+
+def _slot(op: str, capital: bool) -> str:
+    verb = "Add" if op == ADD else "Remove"
+    return verb if capital else verb.lower()
+
+
+def _texts(ops: Sequence[str]) -> list[str]:
+    n = range(1, len(ops) + 1)
+    sentences = " ".join(_clause(op, i, _slot(op, True)) + "." for op, i in zip(ops, n))
+    then = " ".join(
+        (_clause(op, i, _slot(op, True)) if i == 1 else "Then " + _clause(op, i, _slot(op, False))) + "."
+        for op, i in zip(ops, n)
+    )
+    one_sentence = ", then ".join(
+        _clause(op, i, _slot(op, i == 1)) for op, i in zip(ops, n)
+    ) + "."
+    return [
+        f"{sentences} How many objects are there now?",
+        f"{then} How many objects are left?",
+        f"{one_sentence} How many objects remain?",
+    ]
+
+
+def chain_template(ops: Sequence[str]) -> dict:
+    """One chain template for a sequence of operations (see :func:`operation_sequence`).
+
+    >>> t = chain_template(["remove_all", "add"])
+    >>> t["text"][0]
+    '{Remove} all <C1> <S1>s. {Add} <X2> <C2> <S2>s. How many objects are there now?'
+    >>> [n["type"] for n in t["nodes"]]
+    ['scene', 'count', 'filter', 'count', 'subtraction', 'filter', 'choose', 'addition']
+    """
+    if not MIN_OPERATIONS <= len(ops) <= MAX_OPERATIONS:
+        raise ValueError(f"a chain has {MIN_OPERATIONS} to {MAX_OPERATIONS} operations, got {len(ops)}")
+    params: list[dict] = []
+    nodes: list[dict] = [{"type": "scene", "inputs": []}, {"type": "count", "inputs": [0]}]
+    constraints: list[dict] = []
+    state = 1
+    for i, op in enumerate(ops, start=1):
+        params += [{"type": "Color", "name": f"<C{i}>"}, {"type": "Shape", "name": f"<S{i}>"}]
+        nodes.append({"type": "filter", "inputs": [0], "side_inputs": [f"<C{i}>", f"<S{i}>"]})
+        group = len(nodes) - 1
+        if op == REMOVE_ALL:
+            nodes.append({"type": "count", "inputs": [group]})
+            constraints.append({"type": "OUT_RANGE", "node": group, "min": 1})
+        else:
+            params.append({"type": "Integer", "name": f"<X{i}>"})
+            source = group if op == REMOVE_SOME else 0
+            nodes.append({"type": "choose", "inputs": [source], "side_inputs": [f"<X{i}>"]})
+        amount = len(nodes) - 1
+        nodes.append({"type": "addition" if op == ADD else "subtraction", "inputs": [state, amount]})
+        state = len(nodes) - 1
+    names = [f"<C{i}>" for i in range(1, len(ops) + 1)]
+    shapes = [f"<S{i}>" for i in range(1, len(ops) + 1)]
+    constraints.insert(0, {"type": "NOT_NULL", "params": names + shapes})
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            constraints.append({"type": "NEQ", "params": [names[a], names[b]]})
+    return {"category": CATEGORY, "params": params, "text": _texts(ops), "nodes": nodes, "constraints": constraints}
+
+
+def chain_templates(num_operations: int) -> list[dict]:
+    """The four templates of chains with ``num_operations`` operations.
+
+    >>> len(chain_templates(3))
+    4
+    """
+    return [
+        chain_template(operation_sequence(num_operations, start, first_removal))
+        for start in ("remove", "add")
+        for first_removal in (REMOVE_ALL, REMOVE_SOME)
+    ]
+
+
+def file_name(num_operations: int) -> str:
+    """The file (and so the family) holding the chains of one length.
+
+    >>> file_name(3)
+    'chain_3.json'
+    """
+    return f"chain_{num_operations}.json"
+
+
+def render(templates: list[dict]) -> str:
+    """Stable JSON text of a template file: one template per block, one node per line."""
+    blocks = []
+    for t in templates:
+        lines = ["  {", f'    "category": {json.dumps(t["category"])},', '    "params": [']
+        lines.append(",\n".join(f"      {json.dumps(p)}" for p in t["params"]))
+        lines += ["    ],", '    "text": [']
+        lines.append(",\n".join(f"      {json.dumps(s)}" for s in t["text"]))
+        lines += ["    ],", '    "nodes": [']
+        lines.append(",\n".join(f"      {json.dumps(n)}" for n in t["nodes"]))
+        lines += ["    ],", '    "constraints": [']
+        lines.append(",\n".join(f"      {json.dumps(c)}" for c in t["constraints"]))
+        lines += ["    ]", "  }"]
+        blocks.append("\n".join(lines))
+    return "[\n" + ",\n".join(blocks) + "\n]\n"
+
+
+def chain_files(max_operations: int = DEFAULT_MAX_OPERATIONS) -> dict[str, str]:
+    """File name -> JSON text for chains of 2..``max_operations`` operations.
+
+    >>> sorted(chain_files(3))
+    ['chain_2.json', 'chain_3.json']
+    """
+    if not MIN_OPERATIONS <= max_operations <= MAX_OPERATIONS:
+        raise ValueError(
+            f"max_operations must be in {MIN_OPERATIONS}..{MAX_OPERATIONS} "
+            f"(each operation needs its own colour), got {max_operations}"
+        )
+    return {file_name(k): render(chain_templates(k)) for k in range(MIN_OPERATIONS, max_operations + 1)}
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def write_chain_set(output_dir: str | os.PathLike, max_operations: int = DEFAULT_MAX_OPERATIONS) -> list[Path]:
+    """Write the chain files into ``output_dir`` (created if needed); returns their paths.
+
+    Stale ``chain_*.json`` files of lengths above ``max_operations`` are removed so that the
+    folder holds exactly one template set.
+
+    >>> import tempfile
+    >>> [p.name for p in write_chain_set(tempfile.mkdtemp(), 2)]
+    ['chain_2.json']
+    """
+    out = Path(output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = chain_files(max_operations)
+    written = []
+    for name, text in files.items():
+        _write_atomic(out / name, text)
+        written.append(out / name)
+    for stale in out.glob("chain_*.json"):
+        if stale.name not in files:
+            stale.unlink()
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: write (or with ``--check`` compare) the chain template set."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--max-operations", type=int, default=DEFAULT_MAX_OPERATIONS,
+                        help=f"longest chain, {MIN_OPERATIONS}..{MAX_OPERATIONS} (default {DEFAULT_MAX_OPERATIONS})")
+    parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR),
+                        help="folder to write (default: the shipped clevr_math_chains set)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if the folder differs from what would be written")
+    args = parser.parse_args(argv)
+    try:
+        files = chain_files(args.max_operations)
+    except ValueError as exc:
+        parser.error(str(exc))
+    out = Path(args.output_dir)
+    if args.check:
+        present = {p.name: p.read_text(encoding="utf-8") for p in out.glob("chain_*.json")}
+        if present != files:
+            print(f"{out}: chain templates are out of date; rerun {Path(__file__).name}", file=sys.stderr)
+            return 1
+        return 0
+    for path in write_chain_set(out, args.max_operations):
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

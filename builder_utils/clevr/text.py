@@ -1,0 +1,139 @@
+"""Turning an instantiated template into question text.
+
+All random choices draw from the scene's ``random.Random`` through :func:`pick` and
+``rng.random()`` only, whose sequences are fixed for a given seed across Python versions, so
+the same seed gives the same words everywhere.
+
+>>> import random
+>>> realise(["How many <C> <S>s are there?"], {"<C>": "Color", "<S>": "Shape"},
+...         {"<C>": "red", "<S>": None}, {}, random.Random(0))
+'How many red things are there?'
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .templates import ATTRIBUTE_TYPES, slot_synonyms
+
+__all__ = ["POST_PROMPTS", "null_word", "pick", "realise", "with_post_prompt"]
+
+# Appended by --add_post_prompt, by the type of the answer (seed 001's sentences).
+POST_PROMPTS: Mapping[str, str] = {
+    "Bool": "Answer with only yes or no in curly braces, e.g. {yes}.",
+    "Integer": "Answer with only the number in curly braces, e.g. {1}.",
+    "Shape": "Answer with only the shape name in curly braces, e.g. {sphere}.",
+    "Color": "Answer with only the color name in curly braces, e.g. {red}.",
+    "Size": "Answer with only the size name in curly braces, e.g. {small}.",
+    "Material": "Answer with only the material name in curly braces, e.g. {rubber}.",
+}
+
+_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
+_WORD_SLOT = re.compile(r"\{([A-Za-z][A-Za-z _'-]*)\}")
+_OTHER = re.compile(r"\b([Oo])ther\s+")
+_ANOTHER = re.compile(r"\b([Aa])nother\b")
+_ARTICLE = re.compile(r"\b([Aa])n?(\s+)(?=([A-Za-z0-9]))")
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.,;:!])")
+_SPACES = re.compile(r"\s+")
+
+
+def pick(rng: random.Random, options: Sequence[Any]) -> Any:
+    """One uniformly drawn element, using only ``rng.random()`` (stable across versions).
+
+    >>> pick(random.Random(1), ["a", "b", "c"])
+    'a'
+    """
+    return options[int(rng.random() * len(options))]
+
+
+def null_word(param_type: str) -> str:
+    """How a null param reads: ``thing`` for a Shape, nothing for the other attributes.
+
+    >>> null_word("Shape"), null_word("Color")
+    ('thing', '')
+    """
+    return "thing" if param_type == "Shape" else ""
+
+
+def realise(
+    texts: Sequence[str],
+    param_types: Mapping[str, str],
+    values: Mapping[str, Any],
+    synonyms: Mapping[str, Sequence[str]],
+    rng: random.Random,
+) -> str:
+    """Render one question: a random text variant, one synonym draw per param (so a param
+    written twice reads the same), ``{Word}`` slots, ``[optional]`` segments kept with
+    probability 0.5, the "other" rule, article agreement and tidy whitespace.
+
+    >>> realise(["Is there another <C2> <S2> [that is] the same size as the <C> <S>?"],
+    ...         {"<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<S2>": "Shape"},
+    ...         {"<C>": "red", "<S>": "cube", "<C2>": "blue", "<S2>": None}, {}, random.Random(3))
+    'Is there a blue thing the same size as the red cube?'
+    """
+    text = pick(rng, texts)
+    for name, ptype in param_types.items():
+        value = values.get(name)
+        word = null_word(ptype) if value is None else str(value)
+        options = synonyms.get(word)
+        if options:
+            word = pick(rng, options)
+        text = text.replace(name, word)
+    text = _WORD_SLOT.sub(lambda m: _slot_word(m.group(1), synonyms, rng), text)
+    text = _OPTIONAL.sub(lambda m: m.group(1) if rng.random() < 0.5 else "", text)
+    text = _SPACES.sub(" ", text).strip()
+    if _objects_already_differ(param_types, values):
+        text = _OTHER.sub("", text)
+        text = _ANOTHER.sub(lambda m: m.group(1), text)
+    text = _ARTICLE.sub(_agree, text)
+    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+    text = _SPACES.sub(" ", text).strip()
+    return text[:1].upper() + text[1:]
+
+
+def with_post_prompt(question: str, answer_type: str) -> str:
+    """Append seed 001's answer-format sentence for the answer type.
+
+    >>> with_post_prompt("How many cubes are there?", "Integer")
+    'How many cubes are there? Answer with only the number in curly braces, e.g. {1}.'
+    """
+    return f"{question} {POST_PROMPTS[answer_type]}"
+
+
+def _slot_word(word: str, synonyms: Mapping[str, Sequence[str]], rng: random.Random) -> str:
+    options = slot_synonyms(synonyms, word)
+    if not options:  # validation rejects this; kept readable rather than crashing mid-run
+        return word
+    chosen = pick(rng, options)
+    # The slot's own first letter decides the case: {Remove} starts a sentence, {remove} not.
+    return (chosen[:1].upper() if word[:1].isupper() else chosen[:1].lower()) + chosen[1:]
+
+
+def _objects_already_differ(param_types: Mapping[str, str], values: Mapping[str, Any]) -> bool:
+    """True when a template describing two objects gives them different stated values of one
+    attribute, so "other"/"another" is redundant (and misleading) and is dropped.
+
+    Only templates with at most two params of each attribute type qualify: with three object
+    descriptions it is unclear which two "other" contrasts.
+    """
+    by_type: dict[str, list[str]] = {}
+    for name, ptype in param_types.items():
+        if ptype in ATTRIBUTE_TYPES:
+            by_type.setdefault(ptype, []).append(name)
+    if not by_type or any(len(names) > 2 for names in by_type.values()):
+        return False
+    for names in by_type.values():
+        if len(names) == 2:
+            a, b = values.get(names[0]), values.get(names[1])
+            if a is not None and b is not None and a != b:
+                return True
+    return False
+
+
+def _agree(match: re.Match) -> str:
+    article = match.group(1)
+    vowel = match.group(3).lower() in "aeiou"
+    return (article + "n" if vowel else article) + match.group(2)

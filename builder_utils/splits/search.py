@@ -1,0 +1,225 @@
+"""The Clotho-AQA paper's two-stage split search over iterative stratification.
+
+Stage 1 draws ``candidates`` train-vs-rest splits (60/40 for ratios 60/20/20) and keeps the
+``keep`` best: first those meeting the constraint (every label with at least two samples in
+train and in the rest), then by allocation error. Stage 2 splits each kept rest part over the
+remaining ratios (50/50) and picks the final split the same way, now by the allocation error of
+the whole three-way split. Ties go to the lower candidate number, so a seed fixes the result.
+
+Seeds: ``SeedSequence(seed).spawn(2)`` gives one root per stage; candidate i uses child i of
+each root, so candidate i's splits do not depend on how many candidates or kept splits there are
+(``iterative_stratification(labels, (0.6, 0.4), seed=stage_seeds(seed, n)[0][i])`` repeats its
+first stage).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from .allocation import _deviations, _label_names, constraint_violations, fold_label_counts
+from .labels import LabelMatrix, as_label_matrix, normalise_ratios
+from .stratify import seed_sequence, stratify_batch
+
+__all__ = ["SplitSearchResult", "search_split", "stage_seeds", "default_split_names"]
+
+# Candidates per lockstep batch: large enough to amortise numpy's per-call cost, small enough
+# that the per-candidate state (a few arrays of candidates x labels) stays in cache.
+_BATCH = 256
+
+
+def default_split_names(n_folds: int) -> tuple[str, ...]:
+    """Names of the folds in reports: train/validation/test for three folds.
+
+    Example:
+        >>> default_split_names(3), default_split_names(2)
+        (('train', 'validation', 'test'), ('train', 'test'))
+    """
+    if n_folds == 3:
+        return ("train", "validation", "test")
+    if n_folds == 2:
+        return ("train", "test")
+    return ("train",) + tuple(f"fold{i}" for i in range(1, n_folds))
+
+
+def stage_seeds(seed, candidates: int) -> tuple[list, list]:
+    """Per-candidate SeedSequences of the first and the second stage.
+
+    Example:
+        >>> first, second = stage_seeds(0, 3)
+        >>> len(first), len(second)
+        (3, 3)
+    """
+    first_root, second_root = seed_sequence(seed).spawn(2)
+    return first_root.spawn(candidates), second_root.spawn(candidates)
+
+
+@dataclass
+class SplitSearchResult:
+    """The chosen split of :func:`search_split` and what it took to find it.
+
+    ``folds[s]`` is 0 (train), 1 (validation) or 2 (test) for ratios of three folds.
+    ``violations`` names every label (by ``label_names`` or index) with at least two samples
+    that is missing from train or from validation-and-test; empty when the constraint holds.
+    """
+
+    folds: np.ndarray
+    error: float
+    label_deviation: float
+    size_deviation: float
+    violations: list
+    ratios: tuple[float, ...]
+    seed: int | None
+    candidates: int
+    keep: int
+    chosen_candidate: int
+    first_stage: dict
+    second_stage: dict
+    split_names: tuple[str, ...]
+    label_names: list = field(repr=False)
+    label_counts: np.ndarray = field(repr=False)
+
+    def report(self) -> dict:
+        """A JSON-able summary: sizes, error, both stages, constraint check, per-label counts.
+
+        Example:
+            >>> result = search_split([[0], [0], [0, 1], [1], [1]], candidates=4, keep=2, progress=False)
+            >>> sorted(result.report())[:4]
+            ['allocation_error', 'candidates', 'chosen_candidate', 'constraint']
+        """
+        names = self.split_names
+        sizes = np.bincount(self.folds, minlength=len(names))
+        present = self.label_counts > 0
+        totals = self.label_counts.sum(axis=1)
+        labels = []
+        for label in np.flatnonzero(totals):
+            row = {"label": self.label_names[label], "total": int(totals[label])}
+            row.update({name: int(self.label_counts[label, f]) for f, name in enumerate(names)})
+            labels.append(row)
+        return {
+            "ratios": dict(zip(names, (round(r, 6) for r in self.ratios))),
+            "seed": self.seed,
+            "candidates": self.candidates,
+            "keep": self.keep,
+            "chosen_candidate": self.chosen_candidate,
+            "metric": "label_deviation + size_deviation (L1 distances of label and fold shares from the ratios)",
+            "allocation_error": round(self.error, 6),
+            "label_deviation": round(self.label_deviation, 6),
+            "size_deviation": round(self.size_deviation, 6),
+            "sizes": {name: int(sizes[f]) for f, name in enumerate(names)},
+            "unique_labels": {name: int(present[:, f].sum()) for f, name in enumerate(names)},
+            "first_stage": self.first_stage,
+            "second_stage": self.second_stage,
+            "constraint": {
+                "rule": f"every label with at least 2 samples is in {names[0]} and in "
+                + " or ".join(names[1:]),
+                "labels_checked": int((totals >= 2).sum()),
+                "satisfied": not self.violations,
+                "violations": list(self.violations),
+            },
+            "labels": labels,
+        }
+
+
+def search_split(
+    labels,
+    ratios=(0.6, 0.2, 0.2),
+    candidates: int = 2000,
+    keep: int = 50,
+    seed=0,
+    progress: bool = True,
+    label_names=None,
+    num_labels: int | None = None,
+) -> SplitSearchResult:
+    """Find a train/validation/test split by the paper's two-stage stratified search.
+
+    ``labels``: a dense 0/1 matrix (samples x labels) or per-sample label-index lists.
+    ``ratios``: the fold ratios, train first (at least two). ``candidates`` first-stage splits
+    are drawn, the ``keep`` best are split again, the best final split wins. Violations of the
+    constraint are reported in ``result.violations``, never dropped silently.
+
+    Example:
+        >>> import numpy as np
+        >>> rng = np.random.default_rng(0)
+        >>> labels = [rng.choice(12, size=3, replace=False) for _ in range(60)]
+        >>> result = search_split(labels, candidates=20, keep=5, seed=1, progress=False)
+        >>> np.bincount(result.folds).tolist(), result.violations
+        ([36, 12, 12], [])
+    """
+    matrix = as_label_matrix(labels, num_labels)
+    names = _label_names(matrix, label_names)
+    ratios = normalise_ratios(ratios)
+    if not isinstance(candidates, (int, np.integer)) or candidates < 1:
+        raise ValueError(f"candidates: expected a positive int, got {candidates!r}")
+    if not isinstance(keep, (int, np.integer)) or not 1 <= keep:
+        raise ValueError(f"keep: expected a positive int, got {keep!r}")
+    if matrix.num_samples < len(ratios):
+        raise ValueError(f"labels: {matrix.num_samples} samples cannot fill {len(ratios)} folds")
+    keep = min(int(keep), int(candidates))
+    first_seeds, second_seeds = stage_seeds(seed, int(candidates))
+    first_ratios = np.array([ratios[0], ratios[1:].sum()])
+    rest_ratios = ratios[1:]
+    bar = tqdm(total=int(candidates) + keep, desc="split search", unit="split", disable=not progress)
+    try:
+        first_folds = np.empty((int(candidates), matrix.num_samples), dtype=np.int8)
+        first_error = np.empty(int(candidates))
+        first_bad = np.empty(int(candidates), dtype=np.int64)
+        for start in range(0, int(candidates), _BATCH):
+            stop = min(start + _BATCH, int(candidates))
+            folds = stratify_batch(matrix, first_ratios, first_seeds[start:stop])
+            counts, sizes = fold_label_counts(matrix, folds, 2)
+            label_dev, size_dev = _deviations(counts, sizes, first_ratios)
+            first_folds[start:stop] = folds
+            first_error[start:stop] = label_dev + size_dev
+            first_bad[start:stop] = constraint_violations(counts).sum(axis=1)
+            bar.update(stop - start)
+        kept = np.lexsort((np.arange(int(candidates)), first_error, first_bad))[:keep]
+
+        final = np.zeros((keep, matrix.num_samples), dtype=np.int8)
+        if len(rest_ratios) > 1:
+            rest = first_folds[kept] == 1
+            second = stratify_batch(matrix, rest_ratios, [second_seeds[i] for i in kept], active=rest)
+            final[rest] = 1 + second[rest]
+        else:
+            final[:] = first_folds[kept]
+        counts, sizes = fold_label_counts(matrix, final, len(ratios))
+        label_dev, size_dev = _deviations(counts, sizes, ratios)
+        final_error = label_dev + size_dev
+        final_bad = constraint_violations(counts).sum(axis=1)
+        best = int(np.lexsort((kept, final_error, final_bad))[0])
+        bar.update(keep)
+    finally:
+        bar.close()
+
+    violating = np.flatnonzero(constraint_violations(counts[best : best + 1])[0])
+    return SplitSearchResult(
+        folds=final[best].astype(np.int64),
+        error=float(final_error[best]),
+        label_deviation=float(label_dev[best]),
+        size_deviation=float(size_dev[best]),
+        violations=[names[i] for i in violating],
+        ratios=tuple(float(r) for r in ratios),
+        seed=int(seed) if not isinstance(seed, np.random.SeedSequence) else None,
+        candidates=int(candidates),
+        keep=keep,
+        chosen_candidate=int(kept[best]),
+        first_stage=_stage_stats(first_error, first_bad, kept),
+        second_stage=_stage_stats(final_error, final_bad, np.arange(keep)),
+        split_names=default_split_names(len(ratios)),
+        label_names=names,
+        label_counts=counts[best],
+    )
+
+
+def _stage_stats(errors: np.ndarray, violating_labels: np.ndarray, kept: np.ndarray) -> dict:
+    return {
+        "splits": int(len(errors)),
+        "meeting_constraint": int((violating_labels == 0).sum()),
+        "error_min": round(float(errors.min()), 6),
+        "error_median": round(float(np.median(errors)), 6),
+        "error_max": round(float(errors.max()), 6),
+        "kept": int(len(kept)),
+        "kept_error_max": round(float(errors[kept].max()), 6),
+    }

@@ -1,0 +1,142 @@
+"""Finding the splits of a CLEVR_v1.0-shaped folder and the images its scenes name.
+
+The layout is the official archive's::
+
+    CLEVR_v1.0/
+      scenes/CLEVR_train_scenes.json   scenes/CLEVR_val_scenes.json   [scenes/CLEVR_test_scenes.json]
+      images/train/CLEVR_train_000000.png ...   images/val/...   [images/test/...]
+
+The official archive has ``images/test`` but no test scenes (CLEVR's test scenes were never
+released), so a test split exists only when ``scenes/CLEVR_test_scenes.json`` does: CLEVR-Math's
+own 1,000 test scenes, or the synthetic ones of ``clevr-math synth --splits train,val,test``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+# (Hugging Face split name, CLEVR split name); train and validation are required.
+SPLITS: tuple[tuple[str, str], ...] = (("train", "train"), ("validation", "val"), ("test", "test"))
+REQUIRED_SPLITS = ("train", "val")
+
+CHECKSUMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checksums.tsv")
+
+
+@dataclass(frozen=True)
+class Download:
+    """One downloadable file as recorded in ``checksums.tsv`` (url, size, sha256, file name)."""
+
+    url: str
+    size: int
+    sha256: str
+    filename: str
+
+
+def recorded_downloads(path: str = CHECKSUMS_FILE) -> dict[str, Download]:
+    """The downloads recorded in ``checksums.tsv`` (the TFDS format), by file name.
+
+    Example:
+        >>> recorded_downloads()["CLEVR_v1.0.zip"].size
+        19021600724
+    """
+    downloads = {}
+    with open(path, encoding="utf-8") as fh:
+        for number, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            fields = line.rstrip("\n").split("\t")
+            if len(fields) != 4 or not fields[1].isdigit():
+                raise ValueError(f"{path}: line {number}: expected url, size, sha256 and file name separated by tabs")
+            downloads[fields[3]] = Download(fields[0], int(fields[1]), fields[2], fields[3])
+    return downloads
+
+
+CLEVR_ZIP = recorded_downloads()["CLEVR_v1.0.zip"]
+CLEVR_ZIP_URL = CLEVR_ZIP.url
+
+# How to get data, repeated in every "no data" error so the user never has to search.
+DATA_OPTIONS = (
+    "Options: (1) data_dir=<folder in the CLEVR_v1.0 layout: scenes/CLEVR_train_scenes.json, "
+    "scenes/CLEVR_val_scenes.json, images/train/, images/val/, optionally scenes/CLEVR_test_scenes.json "
+    f"and images/test/>; (2) no data_dir and network access, to download the official {CLEVR_ZIP_URL} "
+    "(19 GB); (3) a synthetic CLEVR world: `clevr-math synth --out DIR --splits train,val,test` then "
+    "data_dir=DIR, or `clevr-math demo` to see the whole pipeline offline."
+)
+
+
+class ClevrDataError(FileNotFoundError):
+    """Input data is missing or not in the expected layout; the message names the path."""
+
+
+@dataclass(frozen=True)
+class SplitSource:
+    """Where one split's scenes and images live.
+
+    Example:
+        >>> SplitSource("validation", "val", "/d/scenes/CLEVR_val_scenes.json", "/d/images/val").clevr_split
+        'val'
+    """
+
+    hf_split: str
+    clevr_split: str
+    scenes_path: str
+    images_dir: str
+
+
+def clevr_root(path: str) -> str:
+    """The CLEVR_v1.0 folder itself, given it or its parent (what extracting the zip gives).
+
+    Example:
+        >>> clevr_root("/nonexistent/CLEVR_v1.0")
+        '/nonexistent/CLEVR_v1.0'
+    """
+    nested = os.path.join(path, "CLEVR_v1.0")
+    if not os.path.isdir(os.path.join(path, "scenes")) and os.path.isdir(nested):
+        return nested
+    return path
+
+
+def find_splits(root: str) -> list[SplitSource]:
+    """The splits present under ``root`` (train and validation required, test optional).
+
+    Raises :class:`ClevrDataError` naming the missing file or folder.
+
+    Example:
+        >>> [s.hf_split for s in find_splits("CLEVR_v1.0")]  # doctest: +SKIP
+        ['train', 'validation', 'test']
+    """
+    if not os.path.isdir(root):
+        raise ClevrDataError(f"CLEVR data folder {root} does not exist. {DATA_OPTIONS}")
+    sources = []
+    for hf_split, clevr_split in SPLITS:
+        scenes = os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")
+        images = os.path.join(root, "images", clevr_split)
+        if not os.path.isfile(scenes):
+            if clevr_split in REQUIRED_SPLITS:
+                raise ClevrDataError(f"{scenes}: scene file not found (the {hf_split} split needs it). {DATA_OPTIONS}")
+            continue
+        if not os.path.isdir(images):
+            raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
+        sources.append(SplitSource(hf_split, clevr_split, scenes, images))
+    return sources
+
+
+def image_path(source: SplitSource, image_filename: str, where: str) -> str:
+    """The image file of one scene; :class:`ClevrDataError` naming the file and ``where`` if absent.
+
+    ``image_filename`` comes from a scene file, so it is refused if it would leave the split's
+    image folder (a guard against path traversal in untrusted scene files).
+
+    Example:
+        >>> image_path(SplitSource("train", "train", "s.json", "/no"), "CLEVR_train_000000.png", "s.json: scene 0")
+        Traceback (most recent call last):
+        ...
+        clevr_math.clevr_folder.ClevrDataError: s.json: scene 0: image /no/CLEVR_train_000000.png not found
+    """
+    if os.path.basename(image_filename) != image_filename or image_filename in ("", ".", ".."):
+        raise ClevrDataError(f"{where}: image_filename {image_filename!r} must be a plain file name")
+    path = os.path.join(source.images_dir, image_filename)
+    if not os.path.isfile(path):
+        raise ClevrDataError(f"{where}: image {path} not found")
+    return path

@@ -1,0 +1,352 @@
+"""CLEVR-Math: arithmetic word problems about CLEVR scenes, as a ``datasets`` builder.
+
+Questions are regenerated from the CLEVR scene graphs by the template engine of
+``builder_utils.clevr`` (or read from the originally released question files). Use the class
+directly (``datasets`` 5.x)::
+
+    from clevr_math import ClevrMath
+    builder = ClevrMath(config_name="multihop", data_dir="CLEVR_v1.0")
+    builder.download_and_prepare(num_proc=2)
+    ds = builder.as_dataset()
+
+or, under ``datasets`` < 4, as a loading script::
+
+    load_dataset("<checkout>/clevr_math/clevr_math.py", "multihop", data_dir=..., trust_remote_code=True)
+
+This module doubles as that loading script, so it imports only installed packages, absolutely
+(a loading script is copied alone into a modules cache, where relative imports break).
+"""
+
+import collections
+import logging
+import os
+
+import datasets
+
+from builder_utils.clevr import load_metadata, load_scenes
+from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
+from builder_utils.clevr.templates import load_template_set
+from clevr_math.cache_key import cache_hash
+from clevr_math.clevr_folder import (
+    CLEVR_ZIP,
+    DATA_OPTIONS,
+    ClevrDataError,
+    SplitSource,
+    clevr_root,
+    find_splits,
+    image_path,
+)
+from clevr_math.config import (
+    BUILDER_CONFIGS,
+    CATEGORIES,
+    DEFAULT_CONFIG_NAME,
+    VERSION,
+    ClevrMathConfig,
+    ConfigError,
+    config_field_names,
+)
+from clevr_math.released import load_released_questions, released_file, released_row
+
+logger = logging.getLogger(__name__)
+
+# Released question files are sharded in windows of this many questions.
+RELEASED_WINDOW = 10000
+
+_DESCRIPTION = """\
+CLEVR-Math: addition, subtraction, counting backwards, adversarial and multi-hop word problems
+about CLEVR scenes, each with its image, integer answer, functional program and chain of thought.
+Questions are regenerated from the CLEVR scene graphs by an open template engine, with the defects
+of the original release fixed (attribute slots bound by type, no "subtract 0" questions, real
+constraints, a question id and the category of every question).
+"""
+
+_CITATION = """\
+@inproceedings{lindstrom2022clevrmath,
+  title     = {{CLEVR-Math}: A Dataset for Compositional Language, Visual and Mathematical Reasoning},
+  author    = {Dahlgren Lindstr{\\"o}m, Adam and Abraham, Savitha Sam},
+  booktitle = {International Joint Conference on Learning and Reasoning (IJCLR)},
+  year      = {2022},
+  eprint    = {2208.05358},
+  archivePrefix = {arXiv}
+}
+@inproceedings{johnson2017clevr,
+  title     = {{CLEVR}: A Diagnostic Dataset for Compositional Language and Elementary Visual Reasoning},
+  author    = {Johnson, Justin and Hariharan, Bharath and van der Maaten, Laurens and Fei-Fei, Li
+               and Zitnick, C. Lawrence and Girshick, Ross},
+  booktitle = {CVPR},
+  year      = {2017}
+}
+"""
+
+_HOMEPAGE = "https://arxiv.org/abs/2208.05358"
+_LICENSE = "CC BY 4.0 (CLEVR images and scenes)"
+
+
+def category_names(template_set: str) -> list[str]:
+    """ClassLabel names of the ``category`` feature: the paper's six, then any other category a
+    custom template set declares (sorted), so ids of the six never move.
+
+    Example:
+        >>> category_names("clevr_math")
+        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop']
+    """
+    declared = {t.category for t in load_template_set(template_set, load_metadata()).templates}
+    return list(CATEGORIES) + sorted(declared - set(CATEGORIES))
+
+
+def holdout_question_types(template_set: str, category: str, keep: bool) -> tuple[str, ...]:
+    """``family:index`` tokens of the templates of ``category`` (``keep``) or of the others.
+
+    Example:
+        >>> holdout_question_types("clevr_math", "multihop", keep=True)
+        ('subtraction-multihop:0',)
+    """
+    templates = load_template_set(template_set, load_metadata()).templates
+    return tuple(t.key for t in templates if (t.category == category) == keep)
+
+
+class ClevrMath(datasets.GeneratorBasedBuilder):
+    """CLEVR-Math, regenerated from CLEVR scenes (configs ``general``, ``multihop``, ``chains``).
+
+    Data comes from ``data_dir`` (the CLEVR_v1.0 layout, test split when
+    ``scenes/CLEVR_test_scenes.json`` exists) or, without it, from the official CLEVR_v1.0.zip.
+    Any field of :class:`ClevrMathConfig` can be overridden as a keyword argument.
+
+    Example:
+        >>> builder = ClevrMath(config_name="multihop", data_dir="CLEVR_v1.0", seed=1)  # doctest: +SKIP
+        >>> builder.download_and_prepare(num_proc=2)                                    # doctest: +SKIP
+        >>> builder.as_dataset(split="test")[0]["category"]                             # doctest: +SKIP
+        5
+    """
+
+    VERSION = VERSION
+    BUILDER_CONFIG_CLASS = ClevrMathConfig
+    BUILDER_CONFIGS = BUILDER_CONFIGS
+    DEFAULT_CONFIG_NAME = DEFAULT_CONFIG_NAME
+    # Rows are small (the image is a path in the Arrow cache); big batches write faster.
+    DEFAULT_WRITER_BATCH_SIZE = 10000
+
+    def _create_builder_config(self, config_name=None, custom_features=None, **config_kwargs):
+        # `datasets` reports unknown names/keys without the valid ones, and applies keyword
+        # overrides with setattr (skipping __post_init__), so both are checked here.
+        if isinstance(config_name, str) and config_name not in self.builder_configs:
+            raise ConfigError(
+                f"unknown CLEVR-Math config {config_name!r}; valid: {', '.join(self.builder_configs)}"
+            )
+        known = set(config_field_names())
+        unknown = sorted(k for k in config_kwargs if k not in known and k != "config_id")
+        if unknown:
+            raise ConfigError(
+                f"unknown CLEVR-Math config option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
+            )
+        builder_config, config_id = super()._create_builder_config(
+            config_name=config_name, custom_features=custom_features, **config_kwargs
+        )
+        builder_config.validate()
+        self.hash = self._cache_hash(builder_config, inherited=self.hash)
+        return builder_config, config_id
+
+    @staticmethod
+    def _cache_hash(config: ClevrMathConfig, inherited: str | None) -> str:
+        code = [os.path.abspath(__file__)]
+        if os.path.isdir(str(config.template_set)):
+            code += sorted(
+                os.path.join(config.template_set, f) for f in os.listdir(config.template_set) if f.endswith(".json")
+            )
+        inputs = []
+        if config.data_dir:
+            root = clevr_root(config.data_dir)
+            inputs += [os.path.join(root, "scenes", f"CLEVR_{s}_scenes.json") for s in ("train", "val", "test")]
+        if config.released_questions_dir:
+            inputs += [released_file(config.released_questions_dir, s) for s in ("train", "val", "test")]
+        return cache_hash(config.content(), code_files=code, input_files=inputs, inherited=inherited)
+
+    def _info(self):
+        program_node = {
+            "function": datasets.Value("string"),
+            "inputs": [datasets.Value("int32")],
+            "value_inputs": [datasets.Value("string")],
+        }
+        # Python lists (not Sequence) so the features mean "list of" under datasets 3.x too.
+        features = datasets.Features(
+            {
+                "template": datasets.Value("string"),
+                "id": datasets.Value("string"),
+                "question": datasets.Value("string"),
+                "image": datasets.Image(),
+                "label": datasets.Value("int64"),
+                "question_id": datasets.Value("string"),
+                "image_filename": datasets.Value("string"),
+                "category": datasets.ClassLabel(names=category_names(self.config.template_set)),
+                "question_family_index": datasets.Value("int32"),
+                "template_index": datasets.Value("int32"),
+                "program": [program_node],
+                "cot": datasets.Value("string"),
+                "num_operations": datasets.Value("int32"),
+            }
+        )
+        return datasets.DatasetInfo(
+            description=_DESCRIPTION,
+            features=features,
+            homepage=_HOMEPAGE,
+            license=_LICENSE,
+            citation=_CITATION,
+        )
+
+    # -- data -------------------------------------------------------------------------------
+
+    def _data_root(self, dl_manager) -> str:
+        if self.config.data_dir:
+            return clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir)))
+        try:
+            archive = dl_manager.download(CLEVR_ZIP.url)
+        except (ConnectionError, OSError) as exc:
+            raise ClevrDataError(
+                f"CLEVR-Math: no data_dir was given and downloading {CLEVR_ZIP.url} failed ({exc}). {DATA_OPTIONS}"
+            ) from None
+        # The size check is instant; the sha256 in checksums.tsv is there for a full verification.
+        size = os.path.getsize(archive)
+        if size != CLEVR_ZIP.size:
+            raise ClevrDataError(
+                f"{archive}: downloaded {CLEVR_ZIP.filename} has {size} bytes, expected {CLEVR_ZIP.size}; "
+                "delete it and download again"
+            )
+        return clevr_root(dl_manager.extract(archive))
+
+    def _split_generators(self, dl_manager):
+        sources = find_splits(self._data_root(dl_manager))
+        if self.config.holdout_category and not any(s.clevr_split == "test" for s in sources):
+            logger.warning(
+                "CLEVR-Math config %r holds %s questions out for a test split, but the data has no "
+                "scenes/CLEVR_test_scenes.json: building train and validation only",
+                self.config.name,
+                self.config.holdout_category,
+            )
+        if self.config.released_questions_dir:
+            return [self._released_split(source) for source in sources]
+        return [self._generated_split(source) for source in sources]
+
+    def _generated_split(self, source: SplitSource) -> datasets.SplitGenerator:
+        scenes = load_scenes(source.scenes_path)
+        windows = balancing_windows(len(scenes), self.config.reset_counts_every)
+        # One list entry per balancing window: `num_proc` hands contiguous runs of windows to
+        # the workers, and the generator restarts its balancing counts on window boundaries,
+        # so any number of workers yields exactly the rows of one.
+        return datasets.SplitGenerator(
+            name=source.hf_split,
+            gen_kwargs={
+                "source": source,
+                "scenes": scenes,
+                "windows": list(windows),
+                "options": self._generator_options(source),
+            },
+        )
+
+    def _generator_options(self, source: SplitSource) -> GeneratorOptions:
+        config = self.config
+        question_types = config.question_types
+        if config.holdout_category and question_types is None:
+            # Generating only the wanted templates (rather than filtering afterwards) lets every
+            # test image get its held-out question and spends the train budget on the others.
+            keep = source.clevr_split == "test"
+            question_types = holdout_question_types(config.template_set, config.holdout_category, keep)
+        options = dict(
+            templates=config.template_set,
+            seed=config.seed,
+            templates_per_image=config.templates_per_image,
+            instances_per_template=config.instances_per_template,
+            reset_counts_every=config.reset_counts_every,
+            question_types=list(question_types) if question_types else None,
+            add_post_prompt=config.add_post_prompt,
+            max_answer=config.max_answer,
+        )
+        if config.max_operations is not None:
+            options["max_operations"] = config.max_operations
+        return GeneratorOptions(**options)
+
+    def _released_split(self, source: SplitSource) -> datasets.SplitGenerator:
+        path = released_file(self.config.released_questions_dir, source.clevr_split)
+        if not os.path.isfile(path):
+            raise ClevrDataError(f"{path}: released question file not found (the {source.hf_split} split needs it)")
+        # Counting questions means parsing the file; one shard per split keeps it to one parse.
+        return datasets.SplitGenerator(
+            name=source.hf_split,
+            gen_kwargs={"source": source, "released_path": path},
+        )
+
+    # -- rows -------------------------------------------------------------------------------
+
+    def _keeps(self, category: str, clevr_split: str) -> bool:
+        holdout = self.config.holdout_category
+        if holdout is None:
+            return True
+        return (category == holdout) == (clevr_split == "test")
+
+    def _generate_examples(self, source, scenes=None, windows=None, options=None, released_path=None):
+        if released_path is not None:
+            yield from self._released_examples(source, released_path)
+            return
+        generator = QuestionGenerator(options)
+        per_image = collections.Counter()
+        checked_image = None
+        for start, stop in windows:
+            for question in generator.generate(scenes, start=start, stop=stop):
+                if not self._keeps(question["category"], source.clevr_split):
+                    continue
+                filename = question["image_filename"]
+                if filename != checked_image:
+                    where = f"{source.scenes_path}: scene {question['image_index']} ({filename})"
+                    path = image_path(source, filename, where)
+                    checked_image = filename
+                key, row = self._row(source, question, path, per_image)
+                yield key, row
+
+    def _row(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter):
+        image_index = question["image_index"]
+        k = per_image[image_index]
+        per_image[image_index] += 1
+        question_id = f"{source.clevr_split}_{image_index:06d}_{k}"
+        return question_id, {
+            "template": question["template_filename"],
+            "id": question["image_filename"],
+            "question": question["question"],
+            "image": path,
+            "label": int(question["answer"]),
+            "question_id": question_id,
+            "image_filename": question["image_filename"],
+            "category": question["category"],
+            "question_family_index": question["question_family_index"],
+            "template_index": question["template_index"],
+            "program": [
+                {"function": n["function"], "inputs": list(n["inputs"]), "value_inputs": list(n["value_inputs"])}
+                for n in question["program"]
+            ],
+            "cot": question.get("cot"),
+            "num_operations": question["num_operations"],
+        }
+
+    def _released_examples(self, source: SplitSource, path: str):
+        per_image = collections.Counter()
+        for position, question in enumerate(load_released_questions(path)):
+            where = f"{path}: question {position}"
+            row = released_row(question, where)
+            if not self._keeps(row["category"], source.clevr_split):
+                continue
+            if row["image_index"] is None:
+                row["image_index"] = _index_from_filename(row["image_filename"], where)
+            image = image_path(source, row["image_filename"], where)
+            key, example = self._row(
+                source,
+                {**row, "template_filename": row["template"], "answer": row["label"]},
+                image,
+                per_image,
+            )
+            yield key, example
+
+
+def _index_from_filename(image_filename: str, where: str) -> int:
+    """``CLEVR_val_000042.png`` -> 42, for question files that omit ``image_index``."""
+    digits = os.path.splitext(image_filename)[0].rsplit("_", 1)[-1]
+    if not digits.isdigit():
+        raise ClevrDataError(f"{where}: no image_index and none in the file name {image_filename!r}")
+    return int(digits)

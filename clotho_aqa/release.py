@@ -1,0 +1,519 @@
+"""Reading and validating the official Clotho-AQA release (Zenodo record 6473207).
+
+The release is three QA tables (``clotho_aqa_{train,val,test}.csv``), an optional
+per-clip metadata table (``clotho_aqa_metadata.csv``) and a flat ``audio_files/``
+folder of WAV clips. Everything here is plain Python over those files, so the
+builder, the CLI and the tests share one reader and one set of error messages.
+
+Quirks of the official files that this module handles on purpose:
+
+- the three annotator rows of a question are grouped by *position* (every 3 rows),
+  because one train clip asks the same question twice;
+- literal HTML entities in file names (``&#39;``, ``&amp;``) are kept as written:
+  the audio files carry them too;
+- a file name may be spelt with ``_`` in one place and ``.`` in another
+  (``souffle_me_tallique`` vs ``souffle_me.tallique``, ``18_44`` vs ``18.44``):
+  names are resolved against the audio files that exist;
+- confidences come as ``yes``/``Yes``/``maybe``/``Maybe``/``no``/``No`` and are
+  lower-cased;
+- text is read as UTF-8 and nothing else, so upstream mojibake stays as is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import logging
+import os
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Mapping
+
+logger = logging.getLogger(__name__)
+
+#: Official split name -> official CSV file name.
+SPLIT_CSVS: dict[str, str] = {
+    "train": "clotho_aqa_train.csv",
+    "validation": "clotho_aqa_val.csv",
+    "test": "clotho_aqa_test.csv",
+}
+METADATA_CSV = "clotho_aqa_metadata.csv"
+AUDIO_DIR = "audio_files"
+AUDIO_ZIP = "audio_files.zip"
+
+QA_COLUMNS = ("file_name", "QuestionText", "answer", "confidence")
+METADATA_COLUMNS = ("file_name", "keywords", "sound_link", "start_end_samples", "manufacturer", "license")
+ANNOTATORS_PER_QUESTION = 3
+CONFIDENCES = ("yes", "maybe", "no")
+YES_NO = ("yes", "no")
+
+
+class ReleaseError(ValueError):
+    """A release file that cannot be used as it is; the message names the file and the line.
+
+    Example:
+        >>> str(ReleaseError("empty answer", "clotho_aqa_val.csv", 12))
+        'clotho_aqa_val.csv, line 12: empty answer'
+    """
+
+    def __init__(self, message: str, path: str | os.PathLike | None = None, line: int | None = None):
+        self.path = None if path is None else str(path)
+        self.line = line
+        where = self.path or ""
+        if line is not None:
+            where = f"{where}, line {line}" if where else f"line {line}"
+        super().__init__(f"{where}: {message}" if where else message)
+
+
+class MissingAudioError(FileNotFoundError):
+    """Clips referenced by the QA tables that are not in the audio folder.
+
+    Example:
+        >>> err = MissingAudioError(["a.wav"], "/data/audio_files")
+        >>> err.missing
+        ['a.wav']
+    """
+
+    def __init__(self, missing: list[str], audio_dir: str | os.PathLike, shown: int = 20):
+        self.missing = list(missing)
+        self.audio_dir = str(audio_dir)
+        listed = "\n".join(f"  {name}" for name in self.missing[:shown])
+        more = f"\n  ... and {len(self.missing) - shown} more" if len(self.missing) > shown else ""
+        super().__init__(
+            f"{len(self.missing)} audio file(s) referenced by the QA CSVs are missing from {self.audio_dir}:\n"
+            f"{listed}{more}\n"
+            "Pass skip_missing_audio=True to build without them (their questions are dropped with a warning)."
+        )
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question about one clip with its three annotator answers, as read from a QA CSV.
+
+    ``file_name`` is spelt as in the QA CSV; ``position`` is the question's index among the
+    clip's questions (0-5 in the official release), which makes ``question_id`` unique even
+    when a clip asks the same question twice.
+
+    Example:
+        >>> q = Question("a.wav", 0, "Is it raining?", ("yes", "yes", "no"), ("yes", "maybe", "no"), "train", 2)
+        >>> q.answer_type, q.majority_answer, q.unanimous, q.question_id
+        ('yes_no', 'yes', False, 'a.wav#0')
+    """
+
+    file_name: str
+    position: int
+    question: str
+    answers: tuple[str, ...]
+    confidences: tuple[str, ...]
+    split: str
+    line: int
+
+    @property
+    def question_id(self) -> str:
+        return f"{self.file_name}#{self.position}"
+
+    @property
+    def answer_type(self) -> str:
+        """``yes_no`` when every annotator answered yes or no, otherwise ``single_word``."""
+        return "yes_no" if all(a in YES_NO for a in self.answers) else "single_word"
+
+    @property
+    def majority_answer(self) -> str | None:
+        """The answer given by at least 2 of the 3 annotators, or None when all three differ."""
+        answer, votes = Counter(self.answers).most_common(1)[0]
+        return answer if votes * 2 > len(self.answers) else None
+
+    @property
+    def unanimous(self) -> bool:
+        return len(set(self.answers)) == 1
+
+
+@dataclass(frozen=True)
+class ClipMetadata:
+    """One row of ``clotho_aqa_metadata.csv``; empty cells are None (keywords: empty tuple).
+
+    Example:
+        >>> ClipMetadata(("rain", "roof"), None, (0, 44100), None, "CC0").start_end_samples
+        (0, 44100)
+    """
+
+    keywords: tuple[str, ...]
+    sound_link: str | None
+    start_end_samples: tuple[int, int] | None
+    manufacturer: str | None
+    license: str | None
+
+
+def _decode_utf8(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise ReleaseError(
+            f"not valid UTF-8 (byte {err.start}: {data[err.start:err.start + 1]!r}); "
+            "the release is UTF-8 and is never read with another encoding",
+            path,
+            line,
+        ) from None
+    # A BOM added by a spreadsheet program would otherwise hide the first column name.
+    return text.removeprefix("\ufeff")
+
+
+def _records(path: Path, required: Iterable[str]) -> Iterable[tuple[int, dict[str, str]]]:
+    """Yield (first line number, row dict) for each data record, after checking the header."""
+    text = _decode_utf8(path)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ReleaseError("the file is empty; expected a header row", path, 1) from None
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise ReleaseError(
+            f"missing column(s) {', '.join(repr(m) for m in missing)} in header {header!r}", path, 1
+        )
+    index = {name: header.index(name) for name in required}
+    line = reader.line_num + 1
+    for record in reader:
+        first_line, line = line, reader.line_num + 1
+        if not record:
+            continue
+        if len(record) != len(header):
+            raise ReleaseError(f"{len(record)} fields where the header has {len(header)}", path, first_line)
+        yield first_line, {name: record[i] for name, i in index.items()}
+
+
+def _group_key(row: dict[str, str]) -> tuple[str, str]:
+    return row["file_name"], row["QuestionText"]
+
+
+def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
+    """Read one official QA table into questions, grouping annotators by position.
+
+    Every question must be exactly 3 consecutive rows with the same file name and text;
+    answers must be non-empty and confidences one of yes/maybe/no in any case.
+
+    Example:
+        >>> questions = read_qa_csv("data/clotho_aqa_val.csv", "validation")  # doctest: +SKIP
+        >>> questions[0].answers
+        ('yes', 'yes', 'yes')
+    """
+    path = Path(path)
+    rows = list(_records(path, QA_COLUMNS))
+    questions: list[Question] = []
+    per_file: Counter[str] = Counter()
+    n = ANNOTATORS_PER_QUESTION
+    # Runs of consecutive rows about the same clip and text must come in whole groups of 3;
+    # a run of 6 is a question asked twice, which the release does once.
+    run_start = 0
+    for i in range(1, len(rows) + 1):
+        if i < len(rows) and _group_key(rows[i][1]) == _group_key(rows[run_start][1]):
+            continue
+        if (i - run_start) % n:
+            line, row = rows[run_start]
+            raise ReleaseError(
+                f"the question {row['QuestionText']!r} about {row['file_name']!r} starting here has "
+                f"{i - run_start} consecutive row(s); every question needs exactly {n} annotator rows",
+                path,
+                line,
+            )
+        run_start = i
+    for start in range(0, len(rows), n):
+        group = rows[start : start + n]
+        first_line, first = group[0]
+        answers, confidences = [], []
+        for line, row in group:
+            for column in ("file_name", "QuestionText"):
+                if not row[column].strip():
+                    raise ReleaseError(f"empty {column}", path, line)
+            answer = row["answer"]
+            if not answer.strip():
+                raise ReleaseError(f"empty answer for {row['file_name']!r} / {row['QuestionText']!r}", path, line)
+            confidence = row["confidence"].strip().lower()
+            if confidence not in CONFIDENCES:
+                raise ReleaseError(
+                    f"confidence {row['confidence']!r} is not one of {', '.join(CONFIDENCES)} (any case)", path, line
+                )
+            answers.append(answer)
+            confidences.append(confidence)
+        name = first["file_name"]
+        questions.append(
+            Question(
+                file_name=name,
+                position=per_file[name],
+                question=first["QuestionText"],
+                answers=tuple(answers),
+                confidences=tuple(confidences),
+                split=split,
+                line=first_line,
+            )
+        )
+        per_file[name] += 1
+    return questions
+
+
+def _parse_start_end(cell: str, path: Path, line: int) -> tuple[int, int] | None:
+    cell = cell.strip()
+    if not cell:
+        return None
+    inner = cell.removeprefix("[").removesuffix("]")
+    try:
+        values = tuple(int(v) for v in inner.split(","))
+    except ValueError:
+        values = ()
+    if len(values) != 2 or not cell.startswith("["):
+        raise ReleaseError(f"start_end_samples {cell!r} is not of the form '[start, end]'", path, line)
+    return values  # type: ignore[return-value]
+
+
+def read_metadata_csv(path: str | os.PathLike) -> dict[str, ClipMetadata]:
+    """Read ``clotho_aqa_metadata.csv`` into a dict keyed by file name as written there.
+
+    Example:
+        >>> meta = read_metadata_csv("data/clotho_aqa_metadata.csv")  # doctest: +SKIP
+        >>> meta["river_mouth3.wav"].keywords[:2]
+        ('river', 'water')
+    """
+    path = Path(path)
+    result: dict[str, ClipMetadata] = {}
+    for line, row in _records(path, METADATA_COLUMNS):
+        name = row["file_name"]
+        if not name.strip():
+            raise ReleaseError("empty file_name", path, line)
+        if name in result:
+            raise ReleaseError(f"file {name!r} is listed twice", path, line)
+        result[name] = ClipMetadata(
+            keywords=tuple(k.strip() for k in row["keywords"].split(";") if k.strip()),
+            sound_link=row["sound_link"].strip() or None,
+            start_end_samples=_parse_start_end(row["start_end_samples"], path, line),
+            manufacturer=row["manufacturer"].strip() or None,
+            license=row["license"].strip() or None,
+        )
+    return result
+
+
+def spelling_key(file_name: str) -> str:
+    """A key under which the release's alternative spellings of one file name coincide.
+
+    The release writes some names with ``_`` in one file and ``.`` in another, so the stem's
+    dots become underscores (the extension is kept).
+
+    Example:
+        >>> spelling_key("souffle_me.tallique.wav") == spelling_key("souffle_me_tallique.wav")
+        True
+    """
+    name = unicodedata.normalize("NFC", file_name)
+    stem, dot, ext = name.rpartition(".")
+    if not dot:
+        return name
+    return f"{stem.replace('.', '_')}.{ext}"
+
+
+class AudioIndex:
+    """The audio files present in one folder, looked up by exact name or alternative spelling.
+
+    Only names listed in the folder can resolve, so a CSV cell like ``../x.wav`` can never
+    point outside it.
+
+    Example:
+        >>> index = AudioIndex("data/audio_files")  # doctest: +SKIP
+        >>> index.resolve("souffle_me_tallique.wav").name
+        'souffle_me.tallique.wav'
+    """
+
+    def __init__(self, audio_dir: str | os.PathLike):
+        self.audio_dir = Path(audio_dir)
+        if not self.audio_dir.is_dir():
+            raise FileNotFoundError(f"audio folder {self.audio_dir} does not exist (expected {AUDIO_DIR}/ of the release)")
+        with os.scandir(self.audio_dir) as entries:
+            self.names = {e.name for e in entries if e.is_file()}
+        self._by_key: dict[str, list[str]] = {}
+        for name in sorted(self.names):
+            self._by_key.setdefault(spelling_key(name), []).append(name)
+
+    def resolve(self, file_name: str) -> Path | None:
+        """Path of the file spelt ``file_name`` (or an alternative spelling), None if absent."""
+        if file_name in self.names:
+            return self.audio_dir / file_name
+        candidates = self._by_key.get(spelling_key(file_name), [])
+        if len(candidates) > 1:
+            raise ReleaseError(
+                f"{file_name!r} is ambiguous: it could be any of {candidates}", self.audio_dir
+            )
+        return self.audio_dir / candidates[0] if candidates else None
+
+
+def match_metadata(file_names: Iterable[str], metadata: Mapping[str, ClipMetadata]) -> dict[str, ClipMetadata]:
+    """Metadata per QA file name, matching exact names first, then alternative spellings.
+
+    Example:
+        >>> meta = {"gulls 18_44.wav": ClipMetadata((), None, None, None, "CC0")}
+        >>> match_metadata(["gulls 18.44.wav"], meta)["gulls 18.44.wav"].license
+        'CC0'
+    """
+    by_key: dict[str, list[str]] = {}
+    for name in metadata:
+        by_key.setdefault(spelling_key(name), []).append(name)
+    matched = {}
+    for name in file_names:
+        if name in metadata:
+            matched[name] = metadata[name]
+        elif len(by_key.get(spelling_key(name), [])) == 1:
+            matched[name] = metadata[by_key[spelling_key(name)][0]]
+    return matched
+
+
+@dataclass
+class Release:
+    """Everything the builder needs from one release: questions, audio paths, metadata.
+
+    ``questions`` are in official order (train, validation, test; CSV order within each).
+    ``audio`` maps each QA file name to its resolved path; ``metadata`` is None when the
+    release has no metadata CSV.
+    """
+
+    questions: list[Question]
+    audio: dict[str, Path]
+    metadata: dict[str, ClipMetadata] | None = None
+    skipped_files: list[str] = field(default_factory=list)
+
+    def file_names(self) -> list[str]:
+        """Distinct clip names in official order."""
+        return list(dict.fromkeys(q.file_name for q in self.questions))
+
+    def official_splits(self) -> dict[str, str]:
+        """Clip name -> official split."""
+        return {q.file_name: q.split for q in self.questions}
+
+
+def read_questions(csv_paths: Mapping[str, str | os.PathLike]) -> list[Question]:
+    """Read several QA tables (split name -> path) and check that no clip is in two splits.
+
+    Example:
+        >>> questions = read_questions(find_release_files("my_release")["csv"])  # doctest: +SKIP
+        >>> len(questions)
+        11946
+    """
+    questions: list[Question] = []
+    first_seen: dict[str, tuple[str, Path, int]] = {}
+    for split, csv_path in csv_paths.items():
+        csv_path = Path(csv_path)
+        split_questions = read_qa_csv(csv_path, split)
+        for q in split_questions:
+            seen = first_seen.setdefault(q.file_name, (split, csv_path, q.line))
+            if seen[0] != split:
+                raise ReleaseError(
+                    f"clip {q.file_name!r} is also in split {seen[0]!r} ({seen[1]}, line {seen[2]}); "
+                    "a clip must belong to one split",
+                    csv_path,
+                    q.line,
+                )
+        questions.extend(split_questions)
+    return questions
+
+
+def load_release(
+    csv_paths: Mapping[str, str | os.PathLike],
+    audio_dir: str | os.PathLike,
+    metadata_path: str | os.PathLike | None = None,
+    skip_missing_audio: bool = False,
+) -> Release:
+    """Read and cross-check a release: QA tables, audio folder and optional metadata.
+
+    ``csv_paths`` maps split names (train, validation, test) to QA CSV paths. A clip in more
+    than one split is an error; missing audio raises :class:`MissingAudioError` unless
+    ``skip_missing_audio`` is set, in which case their questions are dropped and a warning
+    gives the count.
+
+    Example:
+        >>> release = load_release(find_release_files("my_release")["csv"], "my_release/audio_files")  # doctest: +SKIP
+        >>> len(release.file_names())
+        1991
+    """
+    questions = read_questions(csv_paths)
+    index = AudioIndex(audio_dir)
+    audio: dict[str, Path] = {}
+    missing: list[str] = []
+    for name in dict.fromkeys(q.file_name for q in questions):
+        path = index.resolve(name)
+        if path is None:
+            missing.append(name)
+        else:
+            audio[name] = path
+    if missing and not skip_missing_audio:
+        raise MissingAudioError(missing, audio_dir)
+    if missing:
+        dropped = set(missing)
+        n_dropped = sum(q.file_name in dropped for q in questions)
+        logger.warning(
+            "skip_missing_audio: %d audio file(s) missing from %s; dropped their %d question(s)",
+            len(missing), audio_dir, n_dropped,
+        )
+        questions = [q for q in questions if q.file_name not in dropped]
+
+    metadata = None
+    if metadata_path is not None:
+        table = read_metadata_csv(metadata_path)
+        metadata = match_metadata(audio, table)
+        unmatched = [name for name in audio if name not in metadata]
+        if unmatched:
+            logger.warning(
+                "%d clip(s) have no row in %s (metadata columns are empty for them), e.g. %r",
+                len(unmatched), metadata_path, unmatched[0],
+            )
+    return Release(questions=questions, audio=audio, metadata=metadata, skipped_files=missing)
+
+
+def find_release_files(data_dir: str | os.PathLike) -> dict:
+    """Locate the official files in a local folder laid out like the Zenodo record.
+
+    Returns ``{"csv": {split: path}, "metadata": path or None, "audio_dir": path or None,
+    "audio_zip": path or None}``; a missing QA CSV is an error naming the expected path.
+
+    Example:
+        >>> files = find_release_files("my_release")  # doctest: +SKIP
+        >>> sorted(files["csv"])
+        ['test', 'train', 'validation']
+    """
+    root = Path(data_dir)
+    if not root.is_dir():
+        raise FileNotFoundError(f"data_dir {root} does not exist")
+    csvs = {split: root / name for split, name in SPLIT_CSVS.items()}
+    absent = [str(p) for p in csvs.values() if not p.is_file()]
+    if absent:
+        raise FileNotFoundError(
+            f"data_dir {root} lacks the official QA table(s) {absent}; expected "
+            f"{', '.join(SPLIT_CSVS.values())} next to {AUDIO_DIR}/"
+        )
+    metadata = root / METADATA_CSV
+    audio_dir = root / AUDIO_DIR
+    audio_zip = root / AUDIO_ZIP
+    return {
+        "csv": csvs,
+        "metadata": metadata if metadata.is_file() else None,
+        "audio_dir": audio_dir if audio_dir.is_dir() else None,
+        "audio_zip": audio_zip if audio_zip.is_file() else None,
+    }
+
+
+def file_answer_sets(questions: Iterable[Question]) -> tuple[list[str], list[str], list[list[int]]]:
+    """Per clip, the set of answer words (yes/no included) as indices into a sorted vocabulary.
+
+    This is what the paper stratifies on. Returns (file names in first-seen order,
+    vocabulary, per-file sorted label indices).
+
+    Example:
+        >>> qs = [Question("a.wav", 0, "Q?", ("yes", "no", "yes"), ("yes",) * 3, "train", 2)]
+        >>> file_answer_sets(qs)
+        (['a.wav'], ['no', 'yes'], [[0, 1]])
+    """
+    words: dict[str, set[str]] = {}
+    for q in questions:
+        words.setdefault(q.file_name, set()).update(q.answers)
+    vocabulary = sorted(set().union(*words.values())) if words else []
+    position = {w: i for i, w in enumerate(vocabulary)}
+    labels = [sorted(position[w] for w in ws) for ws in words.values()]
+    return list(words), vocabulary, labels

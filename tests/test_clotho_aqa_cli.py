@@ -1,0 +1,106 @@
+"""The clotho-aqa command: synth (official format, determinism), demo, splits."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+import soundfile
+
+from clotho_aqa.cli import main, run_demo
+from clotho_aqa.clotho_aqa import CONFIG_NAMES
+from clotho_aqa.release import AUDIO_DIR, METADATA_CSV, SPLIT_CSVS
+
+
+def _tree(root):
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_synth_writes_the_official_layout(tmp_path, capsys):
+    out = tmp_path / "rel"
+    assert main(["synth", "--out", str(out), "--num_files", "8", "--seed", "3"]) == 0
+    assert "wrote" in capsys.readouterr().out
+    assert sorted(p.name for p in out.iterdir()) == sorted([AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
+    clips = set()
+    for name in SPLIT_CSVS.values():
+        raw = (out / name).read_bytes()
+        assert raw.startswith(b"file_name,QuestionText,answer,confidence\n")
+        assert b"\r" not in raw and raw.endswith(b"\n")
+        rows = list(csv.reader(raw.decode("utf-8").splitlines()))[1:]
+        assert len(rows) % 18 == 0 or name == SPLIT_CSVS["train"]
+        clips |= {r[0] for r in rows}
+    assert any(b'"' in (out / n).read_bytes() for n in SPLIT_CSVS.values())  # quoted commas
+    meta = (out / METADATA_CSV).read_bytes()
+    assert meta.startswith(b",file_name,keywords,sound_link,start_end_samples,manufacturer,license\n")
+    wavs = sorted((out / AUDIO_DIR).iterdir())
+    assert len(wavs) == len(clips) + 1  # one unused clip, as in the official zip
+    info = soundfile.info(wavs[0])
+    assert (info.samplerate, info.channels, info.subtype) == (44_100, 1, "PCM_16")
+
+
+def test_synth_is_deterministic(tmp_path):
+    for name, seed in (("a", 5), ("b", 5), ("c", 6)):
+        assert main(["synth", "--out", str(tmp_path / name), "--num_files", "5", "--seed", str(seed)]) == 0
+    a, b, c = (_tree(tmp_path / n) for n in "abc")
+    assert a == b
+    assert a != c
+
+
+def test_synth_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "rel"
+    out.mkdir()
+    (out / "keep.txt").write_text("mine")
+    assert main(["synth", "--out", str(out), "--num_files", "5"]) == 2
+    assert "overwrite" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["rel"]  # no temporary folder left behind
+    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 0
+    assert not (out / "keep.txt").exists()
+
+
+def test_synth_rejects_too_few_files(tmp_path, capsys):
+    assert main(["synth", "--out", str(tmp_path / "rel"), "--num_files", "2"]) == 2
+    assert "at least 3" in capsys.readouterr().err
+    assert not (tmp_path / "rel").exists()
+
+
+def test_demo_builds_saves_and_reloads_every_config(tmp_path, capsys):
+    sizes = run_demo(tmp_path / "demo", num_files=5, seed=1)
+    printed = capsys.readouterr().out
+    assert list(sizes) == list(CONFIG_NAMES)
+    assert sizes["all"] == {"train": 54, "validation": 18, "test": 18}
+    assert sizes["questions"] == {"train": 18, "validation": 6, "test": 6}
+    for name in CONFIG_NAMES:
+        assert f"[{name}]" in printed
+        assert (tmp_path / "demo" / "saved" / name / "dataset_dict.json").is_file()
+    assert "@ 44100 Hz" in printed
+    assert not list((tmp_path / "demo" / "saved").glob(".*"))  # no staging folder left
+
+
+def test_splits_command(tmp_path, capsys):
+    pytest.importorskip("builder_utils.splits", reason="the split search has not landed yet")
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "15", "--seed", "9"]) == 0
+    out, report = tmp_path / "out" / "splits.csv", tmp_path / "out" / "report.json"
+    args = ["splits", "--data_dir", str(rel), "--out", str(out), "--report", str(report)]
+    assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
+    with open(out, encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    clips = [r for name in SPLIT_CSVS.values() for r in csv.DictReader(open(rel / name, encoding="utf-8", newline=""))]
+    assert [r["file_name"] for r in rows] == list(dict.fromkeys(r["file_name"] for r in clips))
+    assert {r["split"] for r in rows} == {"train", "validation", "test"}
+    summary = json.loads(report.read_text(encoding="utf-8"))
+    assert summary["files"] == {s: sum(r["split"] == s for r in rows) for s in ("train", "validation", "test")}
+    assert (summary["seed"], summary["candidates"], summary["keep"]) == (2, 30, 5)
+    assert "search" in summary
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "splits.csv"]  # no temp files
+    first = out.read_bytes()
+    assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
+    assert out.read_bytes() == first
+
+
+def test_splits_command_reports_bad_input(tmp_path, capsys):
+    assert main(["splits", "--data_dir", str(tmp_path / "missing"), "--out", str(tmp_path / "s.csv")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "s.csv").exists()
