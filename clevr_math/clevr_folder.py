@@ -140,3 +140,21 @@ def image_path(source: SplitSource, image_filename: str, where: str) -> str:
     if not os.path.isfile(path):
         raise ClevrDataError(f"{where}: image {path} not found")
     return path
+
+
+def check_images(source: SplitSource, scenes) -> None:
+    """Every scene's image exists; else :class:`ClevrDataError` naming the first missing file,
+    its scene and how many are missing. Run before generating, so the user gets this error
+    directly rather than wrapped in a generation error from a worker.
+
+    Example:
+        >>> check_images(source, load_scenes(source.scenes_path))  # doctest: +SKIP
+    """
+    present = set(os.listdir(source.images_dir))
+    missing = [(i, scene["image_filename"]) for i, scene in enumerate(scenes) if scene["image_filename"] not in present]
+    if missing:
+        position, name = missing[0]
+        raise ClevrDataError(
+            f"{source.scenes_path}: scene {position} ({name}): image {os.path.join(source.images_dir, name)} "
+            f"not found ({len(missing)} of {len(scenes)} images of this split are missing)"
+        )

@@ -24,14 +24,17 @@ import os
 import datasets
 
 from builder_utils.clevr import load_metadata, load_scenes
+from builder_utils.clevr.engine import ARITHMETIC_FUNCTIONS
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
-from builder_utils.clevr.templates import load_template_set
+from builder_utils.clevr.question_types import QuestionTypeError, select_templates
+from builder_utils.clevr.templates import TEMPLATE_SETS, Template, TemplateError, TemplateSet, load_template_set
 from clevr_math.cache_key import cache_hash
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
     DATA_OPTIONS,
     ClevrDataError,
     SplitSource,
+    check_images,
     clevr_root,
     find_splits,
     image_path,
@@ -82,27 +85,61 @@ _HOMEPAGE = "https://arxiv.org/abs/2208.05358"
 _LICENSE = "CC BY 4.0 (CLEVR images and scenes)"
 
 
-def category_names(template_set: str) -> list[str]:
-    """ClassLabel names of the ``category`` feature: the paper's six, then any other category a
-    custom template set declares (sorted), so ids of the six never move.
+def template_set(config: ClevrMathConfig) -> TemplateSet:
+    """The configuration's template set (a shipped name or a folder), validated.
 
     Example:
-        >>> category_names("clevr_math")
+        >>> len(template_set(ClevrMathConfig(name="x")).templates)
+        13
+    """
+    try:
+        return load_template_set(config.template_set, load_metadata())
+    except TemplateError as exc:
+        raise ConfigError(f"CLEVR-Math config {config.name!r}: template_set: {exc}") from None
+
+
+def category_names(config: ClevrMathConfig) -> list[str]:
+    """ClassLabel names of the ``category`` feature: the paper's six, then any other category a
+    custom template set declares (sorted), so the ids of the six never move.
+
+    Example:
+        >>> category_names(ClevrMathConfig(name="x"))
         ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop']
     """
-    declared = {t.category for t in load_template_set(template_set, load_metadata()).templates}
+    declared = {t.category for t in template_set(config).templates}
     return list(CATEGORIES) + sorted(declared - set(CATEGORIES))
 
 
-def holdout_question_types(template_set: str, category: str, keep: bool) -> tuple[str, ...]:
-    """``family:index`` tokens of the templates of ``category`` (``keep``) or of the others.
+def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Template]:
+    """The templates that generate the questions of one split: ``question_types``, then
+    ``max_operations``, then the held-out category (only it in test, never elsewhere).
 
     Example:
-        >>> holdout_question_types("clevr_math", "multihop", keep=True)
-        ('subtraction-multihop:0',)
+        >>> [t.key for t in selected_templates(BUILDER_CONFIGS[1], "test")]
+        ['subtraction-multihop:0']
     """
-    templates = load_template_set(template_set, load_metadata()).templates
-    return tuple(t.key for t in templates if (t.category == category) == keep)
+    where = f"CLEVR-Math config {config.name!r}"
+    templates = template_set(config).templates
+    try:
+        templates = select_templates(templates, config.question_types)
+    except QuestionTypeError as exc:
+        raise ConfigError(f"{where}: question_types: {exc}") from None
+    if config.max_operations is not None:
+        templates = [t for t in templates if _operations(t) <= config.max_operations]
+    if config.holdout_category is not None:
+        is_test = clevr_split == "test"
+        templates = [t for t in templates if (t.category == config.holdout_category) == is_test]
+    if not templates:
+        raise ConfigError(
+            f"{where}: no template of set {config.template_set!r} is left for the {clevr_split} split "
+            f"(question_types={config.question_types!r}, max_operations={config.max_operations!r}, "
+            f"holdout_category={config.holdout_category!r})"
+        )
+    return templates
+
+
+def _operations(template: Template) -> int:
+    return sum(node.type in ARITHMETIC_FUNCTIONS for node in template.nodes)
 
 
 class ClevrMath(datasets.GeneratorBasedBuilder):
@@ -143,6 +180,8 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             config_name=config_name, custom_features=custom_features, **config_kwargs
         )
         builder_config.validate()
+        for split in ("train", "test"):  # bad selections fail here, not deep in a worker
+            selected_templates(builder_config, split)
         self.hash = self._cache_hash(builder_config, inherited=self.hash)
         return builder_config, config_id
 
@@ -177,7 +216,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
                 "label": datasets.Value("int64"),
                 "question_id": datasets.Value("string"),
                 "image_filename": datasets.Value("string"),
-                "category": datasets.ClassLabel(names=category_names(self.config.template_set)),
+                "category": datasets.ClassLabel(names=category_names(self.config)),
                 "question_family_index": datasets.Value("int32"),
                 "template_index": datasets.Value("int32"),
                 "program": [program_node],
@@ -228,6 +267,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
 
     def _generated_split(self, source: SplitSource) -> datasets.SplitGenerator:
         scenes = load_scenes(source.scenes_path)
+        check_images(source, scenes)
         windows = balancing_windows(len(scenes), self.config.reset_counts_every)
         # One list entry per balancing window: `num_proc` hands contiguous runs of windows to
         # the workers, and the generator restarts its balancing counts on window boundaries,
@@ -244,31 +284,36 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
 
     def _generator_options(self, source: SplitSource) -> GeneratorOptions:
         config = self.config
-        question_types = config.question_types
-        if config.holdout_category and question_types is None:
-            # Generating only the wanted templates (rather than filtering afterwards) lets every
-            # test image get its held-out question and spends the train budget on the others.
-            keep = source.clevr_split == "test"
-            question_types = holdout_question_types(config.template_set, config.holdout_category, keep)
-        options = dict(
-            templates=config.template_set,
+        every = set(t.key for t in template_set(config).templates)
+        keys = [t.key for t in selected_templates(config, source.clevr_split)]
+        # Generating only the wanted templates (rather than filtering afterwards) lets every
+        # test image get its held-out question and spends the train budget on the others.
+        question_types = None if set(keys) == every else keys
+        shipped = config.template_set in TEMPLATE_SETS
+        return GeneratorOptions(
+            templates=config.template_set if shipped else "clevr_math",
+            template_dir=None if shipped else config.template_set,
             seed=config.seed,
             templates_per_image=config.templates_per_image,
             instances_per_template=config.instances_per_template,
             reset_counts_every=config.reset_counts_every,
-            question_types=list(question_types) if question_types else None,
+            question_types=question_types,
             add_post_prompt=config.add_post_prompt,
             max_answer=config.max_answer,
         )
-        if config.max_operations is not None:
-            options["max_operations"] = config.max_operations
-        return GeneratorOptions(**options)
 
     def _released_split(self, source: SplitSource) -> datasets.SplitGenerator:
         path = released_file(self.config.released_questions_dir, source.clevr_split)
         if not os.path.isfile(path):
             raise ClevrDataError(f"{path}: released question file not found (the {source.hf_split} split needs it)")
-        # Counting questions means parsing the file; one shard per split keeps it to one parse.
+        # Checked in full here so that a bad question or a missing image is reported directly,
+        # not wrapped in a generation error; one shard per split (the file is one JSON document).
+        present = set(os.listdir(source.images_dir))
+        for position, question in enumerate(load_released_questions(path)):
+            where = f"{path}: question {position}"
+            filename = released_row(question, where)["image_filename"]
+            if filename not in present:
+                raise ClevrDataError(f"{where}: image {os.path.join(source.images_dir, filename)} not found")
         return datasets.SplitGenerator(
             name=source.hf_split,
             gen_kwargs={"source": source, "released_path": path},
@@ -291,8 +336,6 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
         checked_image = None
         for start, stop in windows:
             for question in generator.generate(scenes, start=start, stop=stop):
-                if not self._keeps(question["category"], source.clevr_split):
-                    continue
                 filename = question["image_filename"]
                 if filename != checked_image:
                     where = f"{source.scenes_path}: scene {question['image_index']} ({filename})"

@@ -59,10 +59,12 @@ class ClevrMathConfig(datasets.BuilderConfig):
         templates_per_image: at most this many templates are instantiated per image.
         instances_per_template: accepted questions per template and image.
         reset_counts_every: answer-balancing counts reset every this many scenes; it is also
-            the shard size for ``num_proc`` (sharding on these windows is exact).
+            the shard size for ``num_proc`` (sharding on these windows is exact); 0 never
+            resets (one shard).
         add_post_prompt: append the answer-format sentence to each question.
         max_answer: largest answer a question may have (the paper: 10).
-        max_operations: longest chain of operations (``clevr_math_chains`` only).
+        max_operations: keep only templates with at most this many arithmetic operations
+            (``chains``: 5, the longest committed chains).
         question_types: restrict the templates (family stems, ``stem:index`` or coarse types).
         released_questions_dir: read the originally released ``clevr-math-{train,val,test}.json``
             from this folder instead of regenerating questions (for comparability).
@@ -108,7 +110,7 @@ class ClevrMathConfig(datasets.BuilderConfig):
         _check_int(where, "seed", self.seed, minimum=0)
         _check_int(where, "templates_per_image", self.templates_per_image, minimum=1)
         _check_int(where, "instances_per_template", self.instances_per_template, minimum=1)
-        _check_int(where, "reset_counts_every", self.reset_counts_every, minimum=1)
+        _check_int(where, "reset_counts_every", self.reset_counts_every, minimum=0)
         _check_int(where, "max_answer", self.max_answer, minimum=0)
         if not isinstance(self.add_post_prompt, bool):
             raise ConfigError(f"{where}: add_post_prompt must be True or False, got {self.add_post_prompt!r}")
@@ -182,7 +184,7 @@ BUILDER_CONFIGS: list[ClevrMathConfig] = [
         name="chains",
         version=VERSION,
         template_set="clevr_math_chains",
-        max_operations=4,
+        max_operations=5,
         description="Longer chains of operations (the paper's future work), every split.",
     ),
 ]

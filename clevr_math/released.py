@@ -30,8 +30,8 @@ RELEASED_TEMPLATES: dict[str, tuple[str, ...]] = {
     ),
     "subtraction-multihop": ("multihop",),
 }
-# Operations a question states (adversarial 0 removes two groups, multihop removes two).
-_OPERATIONS = {("adversarial", 0): 2, ("subtraction-multihop", 0): 2}
+# As the generator counts them: the arithmetic nodes of the program.
+_ARITHMETIC = ("addition", "subtraction")
 # Position of each file's first template in the whole set, files in sorted order (as ours).
 _FAMILY_OFFSET = {}
 _offset = 0
@@ -120,5 +120,5 @@ def released_row(question: dict, where: str) -> dict:
         "template_index": index,
         "program": program,
         "cot": None,
-        "num_operations": _OPERATIONS.get((stem, index), 1),
+        "num_operations": sum(node["function"] in _ARITHMETIC for node in program),
     }

@@ -62,7 +62,7 @@ def _text_pattern(text: str) -> tuple[re.Pattern, dict[str, list[str]]]:
     for k, token in enumerate(tokens):
         last = k == len(tokens) - 1
         m = re.fullmatch(r"<([ZCMSX])(\d*)>", token)
-        slot = re.fullmatch(r"\{(\w+)\}", token)
+        slot = re.fullmatch(r"(.*?)\{(\w+)\}(.*)", token)
         if m and m.group(1) in "ZCM":
             letter, suffix = m.groups()
             group = f"p{letter}{suffix}_{len(groups[token])}"
@@ -88,8 +88,9 @@ def _text_pattern(text: str) -> tuple[re.Pattern, dict[str, list[str]]]:
             parts.append(re.escape(before) + body + after + ("" if last else "\\s+"))
             continue
         if slot:
-            verbs = "|".join(sorted(map(re.escape, _words(slot.group(1))), key=len, reverse=True))
-            parts.append(f"(?:{verbs})" + ("" if last else "\\s+"))
+            before, word, after = slot.groups()
+            verbs = "|".join(sorted(map(re.escape, _words(word)), key=len, reverse=True))
+            parts.append(f"{re.escape(before)}(?:{verbs}){re.escape(after)}" + ("" if last else "\\s+"))
             continue
         parts.append(re.escape(token) + ("" if last else "\\s+"))
     return re.compile("".join(parts), re.IGNORECASE), dict(groups)
@@ -145,40 +146,44 @@ def _named(p, *names):
         assert p[name] is not None, f"the text does not name {name}"
 
 
-def oracle(family: str, index: int, p: dict, objects: list[dict]) -> tuple[int, list[int]]:
-    """(answer, amounts moved by each operation) for one clevr_math template."""
+def oracle(family: str, index: int, p: dict, objects: list[dict]) -> tuple[int, list[int], list[int] | None]:
+    """(answer, amounts moved by each operation, counts after each operation or None) for one
+    clevr_math template, from the paper's definition of the template."""
     n = len(objects)
     if family == "subtraction":
         if index in (0, 4):
             _named(p, "<C>", "<S>")
             removed = len(_matching(objects, color=p["<C>"], shape=p["<S>"]))
-            left = len(_matching(objects, shape=p["<S>"])) if index == 0 else n
-            return left - removed, [removed]
+            before = len(_matching(objects, shape=p["<S>"])) if index == 0 else n
+            return before - removed, [removed], [before - removed]
         if index == 1:
             _named(p, "<S>")
             assert any(p[k] is not None for k in ("<Z>", "<C>", "<M>")), "removes a whole shape class"
             removed = len(_matching(objects, p["<Z>"], p["<C>"], p["<M>"], p["<S>"]))
-            return len(_matching(objects, shape=p["<S>"])) - removed, [removed]
+            before = len(_matching(objects, shape=p["<S>"]))
+            return before - removed, [removed], [before - removed]
         if index == 2:
-            _named(p, "<C>", "<S>")
-            assert p["<X>"] <= len(_matching(objects, color=p["<C>"], shape=p["<S>"]))
-            return n - p["<X>"], [p["<X>"]]
+            _named(p, "<S>")
+            group = len(_matching(objects, color=p["<C>"], shape=p["<S>"]))
+            assert 1 <= p["<X>"] <= group and group >= 2, "not a subset of a group"
+            return n - p["<X>"], [p["<X>"]], [n - p["<X>"]]
         if index == 3:
-            _named(p, "<C>", "<S>")
-            removed = len(_matching(objects, color=p["<C>"], shape=p["<S>"])) - p["<X>"]
+            _named(p, "<S>")
+            group = len(_matching(objects, color=p["<C>"], shape=p["<S>"]))
             assert p["<X>"] >= 1
-            return removed, [removed]
+            return group - p["<X>"], [group - p["<X>"]], [group - p["<X>"]]
         if index == 5:
             _named(p, "<S>")
             group = len(_matching(objects, shape=p["<S>"]))
-            assert p["<X>"] <= group
-            return group - p["<X>"], [p["<X>"]]
+            assert 1 <= p["<X>"] <= group and group >= 2, "not a subset of a group"
+            return group - p["<X>"], [p["<X>"]], [group - p["<X>"]]
     if family == "addition":
         _named(p, "<S>")
         group = len(_matching(objects, p["<Z>"], p["<C>"], p["<M>"], p["<S>"]))
         if index == 0:
             assert group >= 1, "'more' of a group that is not in the scene"
-        return (n if index == 2 else group) + p["<X>"], [p["<X>"]]
+        result = (n if index == 2 else group) + p["<X>"]
+        return result, [p["<X>"]], [result]
     if family == "adversarial":
         _named(p, "<C1>", "<S1>", "<C2>", "<S2>")
         assert p["<S1>"] != p["<S2>"], "the action touches the asked-about group"
@@ -187,20 +192,19 @@ def oracle(family: str, index: int, p: dict, objects: list[dict]) -> tuple[int, 
         assert acted >= 1, "adversarial action on objects that are not in the image"
         if index == 0:
             # both removals act on objects of the image; the second never touches <S1>
-            return len(_matching(objects, shape=p["<S1>"])) - acted, [acted, other]
-        asked = other
+            left = len(_matching(objects, shape=p["<S1>"])) - acted
+            return left, [acted, other], [left]
         if index == 1:
-            return asked, [acted]
+            return other, [acted], []
         if index == 2:
             assert p["<X>"] <= acted
-            return asked, [p["<X>"]]
+            return other, [p["<X>"]], []
     if family == "subtraction-multihop":
         first = _matching(objects, p["<Z>"], p["<C>"], p["<M>"], p["<S>"])
         second = _matching(objects, p["<Z2>"], p["<C2>"], p["<M2>"], p["<S2>"])
-        for name in (("<Z>", "<C>", "<M>", "<S>"), ("<Z2>", "<C2>", "<M2>", "<S2>")):
-            assert any(p[k] is not None for k in name), "removes every object"
-        assert first, "the first removal is empty"
-        return n - len(first | second), [len(first), len(second - first)]
+        for names in (("<Z>", "<C>", "<M>", "<S>"), ("<Z2>", "<C2>", "<M2>", "<S2>")):
+            assert any(p[k] is not None for k in names), "removes every object"
+        return n - len(first | second), [len(first), len(second - first)], [n - len(first), n - len(first | second)]
     raise AssertionError(f"no oracle for {family}[{index}]")
 
 
@@ -320,9 +324,10 @@ def test_math_answers_match_program_and_independent_count(math_questions, scenes
         assert q["category"] == templates[key]["category"]
         assert execute_answer(q["program"], scene) == str(q["answer"])
         params = readers[key].read(q["question"])
-        expected, amounts = oracle(*key, params, scene["objects"])
+        expected, amounts, states = oracle(*key, params, scene["objects"])
         assert str(expected) == str(q["answer"]), (q["question"], scene["image_index"])
         assert all(a >= 1 for a in amounts), f"moves 0 objects: {q['question']!r}"
+        assert list(q["intermediate_counts"]) == states, (q["question"], q["intermediate_counts"])
         assert 0 <= int(q["answer"]) <= 10
         seen_templates.add(key)
         seen_categories.add(q["category"])
@@ -351,9 +356,12 @@ def test_math_cot_states_counts_and_arithmetic(math_questions):
         cot = q["cot"]
         assert cot.endswith(f"Answer: {q['answer']}."), cot
         equations = re.findall(r"(\d+) ([+-]) (\d+) = (\d+)", cot)
-        assert equations, cot
         for a, op, b, result in equations:
             assert (int(a) + int(b) if op == "+" else int(a) - int(b)) == int(result), cot
+        # every count after an operation is the result of a stated equation
+        assert [int(r) for *_, r in equations] == list(q["intermediate_counts"]), cot
+        if q["category"] == "adversarial":
+            assert "does not change the number of" in cot, cot
 
 
 def test_chains_alternate_and_keep_intermediate_counts(chain_questions, scenes):
@@ -373,8 +381,8 @@ def test_chains_alternate_and_keep_intermediate_counts(chain_questions, scenes):
         assert list(q["intermediate_counts"]) == states, (q["question"], q["intermediate_counts"], states)
         assert all(a >= 1 for a in amounts), q["question"]
         assert q["category"] == "multihop" and q["num_operations"] == k
-        for state in states:
-            assert str(state) in q["cot"]
+        results = [int(r) for r in re.findall(r"\d+ [+-] \d+ = (\d+)", q["cot"])]
+        assert results == states, q["cot"]
         assert q["cot"].endswith(f"Answer: {q['answer']}.")
         lengths.add(k)
         above_ten |= int(q["answer"]) > 10
@@ -382,8 +390,8 @@ def test_chains_alternate_and_keep_intermediate_counts(chain_questions, scenes):
     assert above_ten, "max_answer=30 should let some chains go above 10"
 
 
-def test_default_max_answer_keeps_chains_within_ten(scenes):
-    options = GeneratorOptions(templates="clevr_math_chains", seed=5)
+def test_max_answer_ten_keeps_chains_within_the_paper_range(scenes):
+    options = GeneratorOptions(templates="clevr_math_chains", seed=5, max_answer=10)
     questions = list(QuestionGenerator(options).generate(scenes[:20]))
     assert questions
     assert all(0 <= int(q["answer"]) <= 10 for q in questions)

@@ -165,6 +165,7 @@ SCENE_CASES = [
     ("relation unknown", lambda s: s[1]["relationships"].__setitem__("above", []), r"relationships: unknown relations \['above'\]"),
     ("object related to itself", lambda s: s[0]["relationships"]["left"][2].append(2), r"relationships\.left\[2\]: object 2 is listed in relation to itself"),
     ("index not an integer", lambda s: s[0]["relationships"]["left"][0].append(1.0), r"relationships\.left\[0\]: object indices must be integers"),
+    ("boolean index", lambda s: s[0]["relationships"]["left"][0].append(True), r"relationships\.left\[0\]: object indices must be integers"),
     ("duplicate index", lambda s: s[0]["relationships"]["left"][0].extend([1, 1]), r"relationships\.left\[0\]: duplicate object indices"),
     ("scene not an object", lambda s: s.__setitem__(2, [1, 2]), r"scene 2: scene: expected a JSON object, got list"),
     ("bad image index", lambda s: s[1].__setitem__("image_index", "1"), r"scene 1 \(CLEVR_val_000001\.png\): image_index: expected a non-negative integer"),
@@ -232,6 +233,15 @@ def test_invalid_utf8_names_the_scene(tmp_path):
 def test_missing_file_is_a_file_not_found_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="nope.json"):
         load_scenes(tmp_path / "nope.json")
+
+
+def test_relationship_lists_need_not_be_sorted(tmp_path):
+    scenes = varied_scenes(3)
+    for per_object in scenes[2]["relationships"].values():
+        for related in per_object:
+            related.reverse()
+    path = write_scene_file(tmp_path / "scenes.json", scenes)
+    assert load_scenes(path)[2] == scenes[2]
 
 
 def test_validate_scene_on_a_dict():

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import datasets
+from builder_test_helpers import BuilderSpec, check_builder, make_builder
 from clotho_aqa import CONFIG_NAMES, ClothoAQA, ClothoAQAConfig, MissingAudioError, decode_audio, without_decoding
 from clotho_aqa.clotho_aqa import ZENODO_URL, verify_download
 from clotho_aqa.release import AUDIO_DIR, METADATA_CSV, SPLIT_CSVS, ReleaseError
@@ -87,10 +88,29 @@ def release(tmp_path_factory):
     return write_synthetic_release(tmp_path_factory.mktemp("clotho") / "release", num_files=10, seed=7)
 
 
+PER_QUESTION = ("questions", "yes_no_unanimous", "yes_no_majority", "single_word_majority")
+
+
 @pytest.fixture(scope="module")
 def built(release, tmp_path_factory):
+    """Every config through the shared declarative check (sizes, info, disjoint clips, cache reuse)."""
     cache = tmp_path_factory.mktemp("cache")
-    return {name: build(name, release.root, cache) for name in CONFIG_NAMES}
+    groups = csv_groups(release.root)
+    result = {}
+    for names, unique in ((PER_QUESTION, "question_id"), (tuple(n for n in CONFIG_NAMES if n not in PER_QUESTION), None)):
+        spec = BuilderSpec(
+            builder_class=ClothoAQA,
+            data_dir=str(release.root),
+            configs={name: expected_rows(name, groups) for name in names},
+            unique_column=unique,
+            disjoint_column="file_name",
+        )
+        checked = check_builder(spec, cache)
+        for name in names:
+            builder = make_builder(spec, name, cache)
+            builder.download_and_prepare()  # served from the cache check_builder filled
+            result[name] = (builder, checked[name])
+    return result
 
 
 @pytest.mark.parametrize("config", CONFIG_NAMES)
@@ -204,18 +224,16 @@ def test_same_input_same_arrow_bytes(release, tmp_path):
     assert [f.read_bytes() for f in files[0]] == [f.read_bytes() for f in files[1]]
 
 
-def test_num_proc_gives_the_same_rows(tmp_path_factory, tmp_path):
+def test_num_proc_gives_the_same_rows(tmp_path, monkeypatch):
     import clotho_aqa.clotho_aqa as module
 
     root = write_synthetic_release(tmp_path / "rel", num_files=6, seed=2).root
-    single, one = build("all", root, tmp_path / "one")
-    shard_size, module.FILES_PER_SHARD = module.FILES_PER_SHARD, 2  # several shards for 2 workers
-    try:
-        builder = ClothoAQA(config_name="all", data_dir=str(root), cache_dir=str(tmp_path / "two"))
-        builder.download_and_prepare(num_proc=2)
-        two = builder.as_dataset()
-    finally:
-        module.FILES_PER_SHARD = shard_size
+    _, one = build("all", root, tmp_path / "one")
+    monkeypatch.setattr(module, "FILES_PER_SHARD", 2)  # several shards for the 2 workers
+    builder = ClothoAQA(config_name="all", data_dir=str(root), cache_dir=str(tmp_path / "two"))
+    builder.download_and_prepare(num_proc=2)
+    two = builder.as_dataset()
+    assert len(builder.info.splits["train"].shard_lengths or []) > 1
     for split in SPLITS:
         assert one[split].remove_columns("audio").to_list() == two[split].remove_columns("audio").to_list()
 

@@ -38,6 +38,7 @@ __all__ = [
     "StepContext",
     "register_step",
     "registered_steps",
+    "step_renderer",
     "render_cot",
 ]
 
@@ -72,6 +73,17 @@ def register_step(function: str, renderer: StepRenderer | None = None, *, replac
         return fn
 
     return add(renderer) if renderer is not None else add
+
+
+def step_renderer(function: str) -> StepRenderer | None:
+    """The renderer currently registered for a function (``None`` if there is none), e.g. to
+    delegate to it from a replacement.
+
+    >>> step_renderer("count") is not None
+    True
+    """
+    _load_plugins()
+    return _RENDERERS.get(function)
 
 
 def registered_steps() -> tuple[str, ...]:

@@ -43,7 +43,7 @@ from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .question_types import select_templates
 from .templates import TEMPLATE_SETS, Template, load_synonyms, load_template_set
-from .text import realise, with_post_prompt
+from .text import number_agreement, realise, with_post_prompt
 
 __all__ = [
     "DEFAULT_SEARCH_BUDGET",
@@ -151,6 +151,7 @@ class QuestionGenerator:
                 if plan.template.answer_type == "Integer":
                     plan.answer_domain = tuple(range(options.max_answer + 1))
         self.stats = [TemplateStats(t.key) for t in self.templates]
+        self._agreement = _number_agreement(self.metadata, self.synonyms)
         self._relations = self.metadata.values("Relation")
         self._reset()
 
@@ -263,7 +264,8 @@ class QuestionGenerator:
     def _question(self, plan: CompiledTemplate, instance: Instance, index: SceneIndex, scene: dict,
                   image_index: int, rng: random.Random, default_split: str | None) -> dict:
         template = plan.template
-        text = realise(template.text, plan.param_types, instance.values, self.synonyms, rng)
+        text = realise(template.text, plan.param_types, instance.values, self.synonyms, rng,
+                       agreement=self._agreement)
         if self.options.add_post_prompt:
             text = with_post_prompt(text, template.answer_type)
         program = expand_program(plan, instance)
@@ -296,6 +298,15 @@ class QuestionGenerator:
             "num_operations": len(arithmetic),
             "intermediate_counts": arithmetic,
         }
+
+
+def _number_agreement(metadata: Metadata, synonyms) -> Callable[[str], str]:
+    def spelled(values):
+        return [w for v in values for w in (v, *synonyms.get(v, ()))]
+
+    adjectives = spelled([v for t in ("Size", "Color", "Material") for v in metadata.values(t)])
+    nouns = spelled([*metadata.values("Shape"), "thing", "object"])
+    return number_agreement(adjectives, nouns)
 
 
 def _log(message: str) -> None:

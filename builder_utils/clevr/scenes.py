@@ -65,6 +65,75 @@ class _Vocabulary:
     def __init__(self, metadata: Metadata):
         self.attributes = {attr: (frozenset(metadata.values(t)), metadata.values(t)) for attr, t in ATTRIBUTES.items()}
         self.relations = metadata.values("Relation")
+        self.relation_set = frozenset(self.relations)
+        self.attribute_sets = tuple((attr, allowed) for attr, (allowed, _) in self.attributes.items())
+        self.excluding: dict[int, tuple[frozenset, ...]] = {}
+
+    def indices_excluding(self, n: int) -> tuple[frozenset, ...]:
+        """For each object i of an n-object scene, the other valid object indices."""
+        table = self.excluding.get(n)
+        if table is None:
+            table = self.excluding[n] = tuple(frozenset(range(n)) - {i} for i in range(n))
+        return table
+
+
+_VOCABULARIES: dict[int, tuple[Metadata, _Vocabulary]] = {}
+
+
+def _vocabulary(metadata: Metadata | None) -> _Vocabulary:
+    metadata = metadata or default_metadata()
+    cached = _VOCABULARIES.get(id(metadata))
+    if cached is None or cached[0] is not metadata:
+        cached = _VOCABULARIES[id(metadata)] = (metadata, _Vocabulary(metadata))
+    return cached[1]
+
+
+_NUMBER_TYPES = frozenset({int, float})
+_INT_TYPE = frozenset({int})
+
+
+def _looks_valid(scene: Any, vocab: _Vocabulary) -> bool:
+    """A fast exact check for the common case of a valid scene (C-level set operations
+    instead of per-element Python loops). False means "explain": :func:`_explain_scene` then
+    finds the problem, or accepts the scene if this check was merely conservative."""
+    try:
+        if type(scene) is not dict:
+            return False
+        index, name, objects, relationships = (
+            scene["image_index"], scene["image_filename"], scene["objects"], scene["relationships"]
+        )
+        if type(index) is not int or index < 0 or type(name) is not str or not name:
+            return False
+        if type(objects) is not list or type(relationships) is not dict:
+            return False
+        if "split" in scene and type(scene["split"]) is not str:
+            return False
+        for obj in objects:
+            for attr, allowed in vocab.attribute_sets:
+                if obj[attr] not in allowed:
+                    return False
+            coords, pixels = obj["3d_coords"], obj["pixel_coords"]
+            if type(coords) is not list or len(coords) != 3 or not _NUMBER_TYPES.issuperset(map(type, coords)):
+                return False
+            if type(pixels) is not list or not 2 <= len(pixels) <= 3 or not _NUMBER_TYPES.issuperset(map(type, pixels)):
+                return False
+        if relationships.keys() != vocab.relation_set:
+            return False
+        n = len(objects)
+        others = vocab.indices_excluding(n)
+        for per_object in relationships.values():
+            if type(per_object) is not list or len(per_object) != n:
+                return False
+            for related, allowed in zip(per_object, others):
+                # The intersection is smaller than the list when an index repeats, is out
+                # of range or is the object itself; the type check rules out 1.0 and True.
+                if type(related) is not list or len(allowed.intersection(related)) != len(related):
+                    return False
+                if related and not _INT_TYPE.issuperset(map(type, related)):
+                    return False
+        return True
+    except (KeyError, TypeError):
+        return False
 
 
 def _check_coords(obj: dict, k: int, key: str, lengths: tuple[int, ...]) -> None:
@@ -77,6 +146,11 @@ def _check_coords(obj: dict, k: int, key: str, lengths: tuple[int, ...]) -> None
 
 
 def _check_scene(scene: Any, vocab: _Vocabulary) -> None:
+    if not _looks_valid(scene, vocab):
+        _explain_scene(scene, vocab)
+
+
+def _explain_scene(scene: Any, vocab: _Vocabulary) -> None:
     if not isinstance(scene, dict):
         raise _Problem("scene", f"expected a JSON object, got {_type_name(scene)}")
     for key in _REQUIRED_SCENE_KEYS:
@@ -157,7 +231,7 @@ def validate_scene(scene: Any, *, metadata: Metadata | None = None, where: str =
     builder_utils.clevr.scenes.SceneError: scene: image_filename: missing key
     """
     try:
-        _check_scene(scene, _Vocabulary(metadata or default_metadata()))
+        _check_scene(scene, _vocabulary(metadata))
     except _Problem as problem:
         raise SceneError(f"{where}: {problem}") from None
 
@@ -340,7 +414,7 @@ def load_scenes(path: str | os.PathLike, *, metadata: Metadata | None = None) ->
     ('val', 15000)
     """
     path = os.fspath(path)
-    vocab = _Vocabulary(metadata or default_metadata())
+    vocab = _vocabulary(metadata)
     with open(path, "rb") as fh:
         st = os.fstat(fh.fileno())
         stamp = (st.st_size, st.st_mtime_ns)

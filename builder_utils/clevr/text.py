@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from .templates import ATTRIBUTE_TYPES, slot_synonyms
 
-__all__ = ["POST_PROMPTS", "null_word", "pick", "realise", "with_post_prompt"]
+__all__ = ["POST_PROMPTS", "null_word", "number_agreement", "pick", "realise", "with_post_prompt"]
 
 # Appended by --add_post_prompt, by the type of the answer (seed 001's sentences).
 POST_PROMPTS: Mapping[str, str] = {
@@ -64,6 +64,8 @@ def realise(
     values: Mapping[str, Any],
     synonyms: Mapping[str, Sequence[str]],
     rng: random.Random,
+    *,
+    agreement: Callable[[str], str] | None = None,
 ) -> str:
     """Render one question: a random text variant, one synonym draw per param (so a param
     written twice reads the same), ``{Word}`` slots, ``[optional]`` segments kept with
@@ -88,10 +90,33 @@ def realise(
     if _objects_already_differ(param_types, values):
         text = _OTHER.sub("", text)
         text = _ANOTHER.sub(lambda m: m.group(1), text)
+    if agreement is not None:
+        text = agreement(text)
     text = _ARTICLE.sub(_agree, text)
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _SPACES.sub(" ", text).strip()
     return text[:1].upper() + text[1:]
+
+
+def number_agreement(
+    adjectives: Iterable[str], nouns: Iterable[str], fillers: Iterable[str] = ("more", "other", "extra", "new")
+) -> Callable[[str], str]:
+    """A text fix-up that makes "1 <adjectives> <noun>s" singular, for templates that write
+    ``<X> <C> <S>s`` with a drawn count: "Add 1 red balls" -> "Add 1 red ball". Only the
+    given attribute words (and a few fillers such as "more") may stand between the number and
+    the noun, so "1 of the red balls" is left alone.
+
+    >>> fix = number_agreement(["red", "small"], ["ball", "thing"])
+    >>> fix("Add 1 small red balls. Remove 1 of the balls. Add 3 balls.")
+    'Add 1 small red ball. Remove 1 of the balls. Add 3 balls.'
+    """
+    adjective_words = sorted({w for w in adjectives if w} | set(fillers), key=len, reverse=True)
+    noun_words = sorted({w for w in nouns if w}, key=len, reverse=True)
+    pattern = re.compile(
+        r"\b(1|one|One) ((?:(?:%s) )*)(%s)s\b"
+        % ("|".join(map(re.escape, adjective_words)), "|".join(map(re.escape, noun_words)))
+    )
+    return lambda text: pattern.sub(r"\1 \2\3", text)
 
 
 def with_post_prompt(question: str, answer_type: str) -> str:

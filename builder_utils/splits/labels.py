@@ -115,7 +115,7 @@ def _from_dense(matrix: np.ndarray, num_labels: int | None) -> LabelMatrix:
         if len(bad):
             row, col = (int(v) for v in bad[0])
             raise ValueError(
-                f"labels: the matrix must hold only 0/1 values; found {matrix[row, col]!r} "
+                f"labels: the matrix must hold only 0/1 values; found {matrix[row, col].item()!r} "
                 f"at row {row}, column {col}"
             )
     rows, cols = np.nonzero(matrix)

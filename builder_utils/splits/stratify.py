@@ -90,7 +90,6 @@ class _Batch:
     unassigned: np.ndarray  # (C, n) active samples without a fold yet
     folds: np.ndarray  # (C, n) fold per sample, -1 while unassigned or outside the subset
     unit: int
-    weights: np.ndarray
 
 
 def stratify_batch(matrix: LabelMatrix, ratios, seeds, active: np.ndarray | None = None) -> np.ndarray:
@@ -155,7 +154,6 @@ def _start(matrix: LabelMatrix, weights: np.ndarray, seeds, active: np.ndarray) 
         unassigned=active.copy(),
         folds=np.full((len(seeds), n), -1, dtype=np.int64),
         unit=int(weights.sum()),
-        weights=weights,
     )
 
 
@@ -196,7 +194,7 @@ def _place(matrix: LabelMatrix, batch: _Batch, cand, samp, label_pull) -> None:
     # Option (j, f) is "the step-th sample this fold receives": what it still wants then.
     taken = step[:, None] * batch.unit
     by_label = label_pull - taken
-    by_size = (batch.want_size[cand] - taken) / batch.weights
+    by_size = batch.want_size[cand] - taken
     noise = batch.fold_noise[cand, samp]
     ranking = np.lexsort((noise.ravel(), -by_size.ravel(), -by_label.ravel(), np.repeat(group, n_folds)))
     fold = ranking[n_folds * first[group] + step] % n_folds

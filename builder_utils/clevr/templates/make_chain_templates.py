@@ -11,8 +11,9 @@ Semantics that keep every step exact with the counting functions of the CLEVR la
 - Every operation names its own colour and the colours are pairwise different (``NEQ``), so the
   groups never overlap: a removal never takes away objects an earlier insertion put in, and the
   count of a group is its count in the original scene.
-- A removal always takes away at least one object (``OUT_RANGE`` min 1 on the removed group, or
-  ``choose`` which draws X in 1..|group|).
+- A removal always takes away at least one object: "all <C> <S>s" needs the group to be present
+  (``OUT_RANGE`` min 1), "<X> of the <C> <S>s" needs a group of two or more (``OUT_RANGE`` min 2)
+  and ``choose`` draws X in 1..|group|.
 - An insertion adds X in 1..N objects (``choose`` over the whole scene); the group's filter only
   describes the new objects, so its output is not used by the arithmetic.
 - The program is a chain of ``subtraction``/``addition`` nodes starting from ``count(scene)``;
@@ -132,6 +133,9 @@ def chain_template(ops: Sequence[str]) -> dict:
             constraints.append({"type": "OUT_RANGE", "node": group, "min": 1})
         else:
             params.append({"type": "Integer", "name": f"<X{i}>"})
+            if op == REMOVE_SOME:
+                # "<X> of the <C> <S>s" reads as a choice only from a group of two or more.
+                constraints.append({"type": "OUT_RANGE", "node": group, "min": 2})
             source = group if op == REMOVE_SOME else 0
             nodes.append({"type": "choose", "inputs": [source], "side_inputs": [f"<X{i}>"]})
         amount = len(nodes) - 1

@@ -1,0 +1,162 @@
+"""Benchmark of builder_utils.splits on the real Clotho-AQA tables.
+
+Reads the three official QA CSVs (labels of a file = the set of answer words over its rows,
+yes/no included; the official split = the CSV the file is in) and reports:
+
+* the full two-stage search (2,000 candidates, 50 kept) timed, run twice with the same seed;
+* the official split and ours side by side: sizes, unique answers, allocation error, constraint;
+* one 60/40 split by the `iterative-stratification` package vs one of ours, and the average
+  first-stage allocation error of both over a few seeds.
+
+Usage:
+    python benchmarks/bench_splits.py --data_dir ../shared/data/clotho_aqa [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from builder_utils.splits import (
+    allocation_error,
+    as_label_matrix,
+    batch_allocation_errors,
+    constraint_violations,
+    iterative_stratification,
+    search_split,
+    stratify_batch,
+)
+from builder_utils.splits.allocation import fold_label_counts
+
+SPLITS = ("train", "val", "test")
+NAMES = ("train", "validation", "test")
+RATIOS = (0.6, 0.2, 0.2)
+
+
+def read_tables(data_dir: Path) -> tuple[list[str], list[str], list[set[int]], np.ndarray]:
+    answers: dict[str, set[str]] = {}
+    official: dict[str, int] = {}
+    for fold, split in enumerate(SPLITS):
+        path = data_dir / f"clotho_aqa_{split}.csv"
+        with open(path, encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle):
+                answers.setdefault(row["file_name"], set()).add(row["answer"])
+                official[row["file_name"]] = fold
+    files = sorted(answers)
+    vocabulary = sorted(set().union(*answers.values()))
+    index = {word: i for i, word in enumerate(vocabulary)}
+    labels = [{index[word] for word in answers[name]} for name in files]
+    return files, vocabulary, labels, np.array([official[name] for name in files])
+
+
+def describe(matrix, folds: np.ndarray, ratios=RATIOS) -> dict:
+    counts, sizes = fold_label_counts(matrix, folds[None, :], len(ratios))
+    label_dev, size_dev = batch_allocation_errors(matrix, folds[None, :], ratios)
+    return {
+        "sizes": sizes[0].tolist(),
+        "unique_answers": (counts[0] > 0).sum(axis=0).tolist(),
+        "label_deviation": float(label_dev[0]),
+        "size_deviation": float(size_dev[0]),
+        "allocation_error": float(label_dev[0] + size_dev[0]),
+        "violations": int(constraint_violations(counts)[0].sum()),
+    }
+
+
+def package_split(matrix: np.ndarray, seed: int) -> np.ndarray:
+    from iterstrat.ml_stratifiers import MultilabelStratifiedShuffleSplit
+
+    splitter = MultilabelStratifiedShuffleSplit(n_splits=1, test_size=0.4, random_state=seed)
+    _, test = next(splitter.split(np.zeros(len(matrix)), matrix))
+    folds = np.zeros(len(matrix), dtype=int)
+    folds[test] = 1
+    return folds
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data_dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/clotho_aqa")
+    parser.add_argument("--candidates", type=int, default=2000)
+    parser.add_argument("--keep", type=int, default=50)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--package_seeds", type=int, default=5, help="package splits to time and score")
+    parser.add_argument("--json", type=Path, help="also write the figures here")
+    args = parser.parse_args(argv)
+
+    files, vocabulary, labels, official = read_tables(args.data_dir)
+    matrix = as_label_matrix(labels, num_labels=len(vocabulary))
+    dense = matrix.dense()
+    print(f"{len(files)} files x {len(vocabulary)} answers, {int(dense.sum())} file-answer pairs")
+
+    runs = []
+    for _ in range(2):
+        start = time.perf_counter()
+        result = search_split(labels, RATIOS, args.candidates, args.keep, args.seed, progress=False,
+                              label_names=vocabulary)
+        runs.append((time.perf_counter() - start, result))
+    same = bool((runs[0][1].folds == runs[1][1].folds).all())
+    result = runs[0][1]
+    ours, theirs = describe(matrix, result.folds), describe(matrix, official)
+
+    start = time.perf_counter()
+    single = iterative_stratification(matrix, (0.6, 0.4), seed=args.seed)
+    our_single = time.perf_counter() - start
+    start = time.perf_counter()
+    batch = stratify_batch(matrix, (0.6, 0.4), np.random.SeedSequence(args.seed).spawn(256))
+    our_batched = (time.perf_counter() - start) / 256
+    package_times, package_errors = [], []
+    for seed in range(args.package_seeds):
+        start = time.perf_counter()
+        folds = package_split(dense, seed)
+        package_times.append(time.perf_counter() - start)
+        package_errors.append(allocation_error(matrix, folds, (0.6, 0.4)))
+    our_errors = [allocation_error(matrix, row.astype(int), (0.6, 0.4)) for row in batch]
+    del single
+
+    figures = {
+        "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
+        "search": {"candidates": args.candidates, "keep": args.keep, "seed": args.seed,
+                   "seconds": [round(t, 2) for t, _ in runs], "same_split_twice": same,
+                   "chosen_candidate": result.chosen_candidate, "violations": result.violations},
+        "official": theirs,
+        "ours": ours,
+        "one_60_40_split": {
+            "package_seconds_mean": round(float(np.mean(package_times)), 3),
+            "ours_single_seconds": round(our_single, 3),
+            "ours_batched_seconds_per_split": round(our_batched, 4),
+            "package_error_mean": round(float(np.mean(package_errors)), 4),
+            "package_splits": len(package_errors),
+            "ours_error_mean": round(float(np.mean(our_errors)), 4),
+            "ours_splits": len(our_errors),
+        },
+    }
+
+    print(f"\nsearch {args.candidates}/{args.keep}, seed {args.seed}: "
+          f"{runs[0][0]:.1f} s and {runs[1][0]:.1f} s; same split both times: {same}")
+    print("\n| | official | ours |\n|---|---|---|")
+    for name, key in (("files train / validation / test", "sizes"), ("unique answers", "unique_answers")):
+        print(f"| {name} | {' / '.join(map(str, theirs[key]))} | {' / '.join(map(str, ours[key]))} |")
+    for key in ("allocation_error", "label_deviation", "size_deviation"):
+        print(f"| {key.replace('_', ' ')} | {theirs[key]:.4f} | {ours[key]:.4f} |")
+    print(f"| labels violating the constraint | {theirs['violations']} | {ours['violations']} |")
+    one = figures["one_60_40_split"]
+    print(f"\none 60/40 split: package {one['package_seconds_mean']:.3f} s (mean of {len(package_times)}), "
+          f"ours {one['ours_single_seconds']:.3f} s alone, {one['ours_batched_seconds_per_split'] * 1000:.1f} ms "
+          "each in a batch of 256")
+    print(f"mean 60/40 allocation error: package {one['package_error_mean']:.4f} ({len(package_errors)} seeds), "
+          f"ours {one['ours_error_mean']:.4f} ({len(our_errors)} seeds)")
+    if args.json:
+        tmp = args.json.with_name(args.json.name + ".tmp")
+        tmp.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        tmp.replace(args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

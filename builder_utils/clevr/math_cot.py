@@ -1,0 +1,249 @@
+"""Chain-of-thought steps for CLEVR-Math programs, registered into the engine's CoT registry.
+
+A math question's reasoning states the count before each operation, the operation, the
+arithmetic and the count after it, e.g. for "Remove all red cubes. Add 3 blue spheres. How many
+objects are there now?"::
+
+    Step 1: There are 7 objects in the scene.
+    Step 2: There are 2 red cubes in the scene: the large red metal cube, located near (...) ...
+    Step 3: Counting them gives 2.
+    Step 4: Removing the 2 red cubes leaves 7 - 2 = 5 objects.
+    Step 5: Adding 3 blue spheres gives 5 + 3 = 8 objects.
+    Answer: 8.
+
+The renderers read the meaning of an operation from the shape of the program (which node an
+arithmetic node's inputs come from), so they work for any template written in the style of the
+shipped ``clevr_math`` and ``clevr_math_chains`` sets:
+
+- removal of a group: ``subtraction(<count before>, count(filter ...))``;
+- removal of X objects: ``subtraction(<count before>, choose(filter ...))``;
+- insertion of X objects: ``addition(<count before>, choose(...))``, the new objects described
+  by the ``filter`` node just before the ``choose`` (or by the counted group itself);
+- an action that does not touch the asked-about group (adversarial questions): a ``filter`` or
+  ``choose`` node whose output nothing uses.
+
+Programs without these functions (the nine CLEVR families) keep the engine's own wording: this
+module only takes over ``filter`` and ``count`` steps inside math programs.
+
+>>> import builder_utils.clevr.math_cot
+>>> from builder_utils.clevr.cot import registered_steps
+>>> {"addition", "subtraction", "choose"} <= set(registered_steps())
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from . import cot
+from .cot import NodeTrace, StepContext, register_step
+
+__all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
+
+MATH_FUNCTIONS = frozenset({"addition", "subtraction", "choose"})
+_ARITHMETIC = frozenset({"addition", "subtraction"})
+_FILTERS = frozenset({"filter", "filter_size", "filter_color", "filter_material", "filter_shape"})
+_ATTRIBUTE_TYPES = ("Size", "Color", "Material")
+
+
+def _engine_step(function: str):
+    """The renderer the engine registered before this module (delegated to outside math programs)."""
+    # The registry has no public getter; read it once, at import, before we replace entries.
+    registry = getattr(cot, "_RENDERERS", {})
+    return registry.get(function)
+
+
+_ENGINE_FILTER = _engine_step("filter")
+_ENGINE_COUNT = _engine_step("count")
+
+
+def _plural(n: int, singular: str, plural: str | None = None) -> str:
+    return singular if n == 1 else (plural or singular + "s")
+
+
+def _consumers(trace: Sequence[NodeTrace], position: int) -> list[int]:
+    return [k for k in range(position + 1, len(trace)) if position in trace[k].node.inputs]
+
+
+def is_math_program(trace: Sequence[NodeTrace]) -> bool:
+    """Whether a traced program is a CLEVR-Math one: it uses addition, subtraction or choose,
+    or it has an unused node (the action of an adversarial question).
+
+    >>> is_math_program([])
+    False
+    """
+    if any(item.node.type in MATH_FUNCTIONS for item in trace):
+        return True
+    last = len(trace) - 1
+    return any(not _consumers(trace, k) for k in range(last) if trace[k].node.type != "scene")
+
+
+def _attributes(trace: Sequence[NodeTrace], position: int) -> dict[str, str]:
+    """Attribute values that select node ``position``'s set, gathered along its filter chain."""
+    values: dict[str, str] = {}
+    item = trace[position]
+    while item.node.type in _FILTERS:
+        for ptype, value in item.by_type.items():
+            if value is not None:
+                values.setdefault(ptype, value)
+        if not item.node.inputs:
+            break
+        item = trace[item.node.inputs[0]]
+    return values
+
+
+def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
+    """Noun phrase for the set made by node ``position`` (agreeing with ``n`` objects):
+    ``red cubes``, ``large metal objects``, ``objects``.
+
+    >>> from builder_utils.clevr.templates import TemplateNode
+    >>> trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 0b11),
+    ...          NodeTrace(TemplateNode(1, "filter", (0,), ("<C>", "<S>")), {},
+    ...                    {"Color": "red", "Shape": "cube"}, 0b11)]
+    >>> describe_set(trace, 1), describe_set(trace, 1, n=1), describe_set(trace, 0)
+    ('red cubes', 'red cube', 'objects')
+    """
+    values = _attributes(trace, position)
+    words = [values[t] for t in _ATTRIBUTE_TYPES if t in values]
+    words.append(_plural(n, values.get("Shape", "object")))
+    return " ".join(words)
+
+
+def _asked(trace: Sequence[NodeTrace]) -> str:
+    """What the question counts in the end, followed back from the final node."""
+    k = len(trace) - 1
+    while trace[k].node.type in _ARITHMETIC:
+        k = trace[k].node.inputs[0]
+    if trace[k].node.type == "count":
+        k = trace[k].node.inputs[0]
+    if trace[k].node.type == "scene":
+        return "objects"
+    return describe_set(trace, k)
+
+
+def _counted_set(trace: Sequence[NodeTrace], position: int) -> int | None:
+    """The node whose set an Integer node counts (``count`` -> its input), else ``None``."""
+    item = trace[position]
+    return item.node.inputs[0] if item.node.type == "count" else None
+
+
+def _after_noun(trace: Sequence[NodeTrace], position: int, n: int) -> str:
+    """How to name what is left after an operation whose first input is node ``position``."""
+    counted = _counted_set(trace, position)
+    if counted is None or trace[counted].node.type == "scene":
+        return _plural(n, "object")
+    return describe_set(trace, counted, n)
+
+
+def _insertion_description(trace: Sequence[NodeTrace], choose_position: int) -> int | None:
+    """The unused filter node that describes the objects an insertion adds: the nearest one
+    before its ``choose``."""
+    for k in range(choose_position - 1, 0, -1):
+        if trace[k].node.type in _FILTERS:
+            return k if not _consumers(trace, k) else None
+    return None
+
+
+def _is_insertion_description(trace: Sequence[NodeTrace], position: int) -> bool:
+    """Whether the unused filter ``position`` describes the objects of the next insertion."""
+    chooses = [k for k in range(position + 1, len(trace)) if trace[k].node.type == "choose"]
+    if not chooses or _insertion_description(trace, chooses[0]) != position:
+        return False
+    return any(trace[k].node.type == "addition" for k in _consumers(trace, chooses[0]))
+
+
+def _listing_sentence(ctx: StepContext, position: int) -> str:
+    found = ctx.trace[position].output
+    n = found.bit_count()
+    if n == 0:
+        return f"There are no {describe_set(ctx.trace, position)} in the scene."
+    return f"There {_plural(n, 'is', 'are')} {n} {describe_set(ctx.trace, position, n)} in the scene: {ctx.listing(found)}."
+
+
+@register_step("filter", replace=True)
+def _filter(ctx: StepContext):
+    if not is_math_program(ctx.trace):
+        return _ENGINE_FILTER(ctx) if _ENGINE_FILTER else None
+    position = ctx.position
+    if _consumers(ctx.trace, position):
+        return _listing_sentence(ctx, position)
+    if _is_insertion_description(ctx.trace, position):
+        return None  # the addition step names the new objects
+    # An action on a group the question does not count: the adversarial trick.
+    n = ctx.output.bit_count()
+    pronoun = _plural(n, "it", "them")
+    return f"{_listing_sentence(ctx, position)[:-1]}. Removing {pronoun} does not change the number of {_asked(ctx.trace)}."
+
+
+@register_step("count", replace=True)
+def _count(ctx: StepContext):
+    source = ctx.node.inputs[0]
+    n = ctx.output
+    if ctx.trace[source].node.type == "scene":
+        return f"There {_plural(n, 'is', 'are')} {n} {_plural(n, 'object')} in the scene."
+    if not is_math_program(ctx.trace) or source == ctx.position - 1:
+        return _ENGINE_COUNT(ctx) if _ENGINE_COUNT else f"Counting them gives {n}."
+    return f"There {_plural(n, 'is', 'are')} {n} {describe_set(ctx.trace, source, n)}."
+
+
+@register_step("choose", replace=True)
+def _choose(ctx: StepContext):
+    if _consumers(ctx.trace, ctx.position):
+        return None  # the arithmetic step that uses X states it
+    x = ctx.output
+    group = describe_set(ctx.trace, ctx.node.inputs[0], x)
+    return f"Adding {x} {group} does not change the number of {_asked(ctx.trace)}."
+
+
+@register_step("subtraction", replace=True)
+def _subtraction(ctx: StepContext) -> str:
+    trace = ctx.trace
+    a, b = ctx.inputs
+    before, amount = ctx.node.inputs
+    out = ctx.output
+    arithmetic = f"{a} - {b} = {out}"
+    amount_node = trace[amount].node
+    if amount_node.type == "count" and trace[amount_node.inputs[0]].node.type == "union":
+        union = trace[amount_node.inputs[0]].node
+        second = describe_set(trace, union.inputs[1])
+        return (
+            f"Removing the {second} as well ({b} {_plural(b, 'object')} in the two groups together) "
+            f"leaves {arithmetic} {_after_noun(trace, before, out)}."
+        )
+    if amount_node.type == "count":
+        group = describe_set(trace, amount_node.inputs[0], b)
+        removed = f"the {group}" if b == 1 else f"the {b} {group}"
+        return f"Removing {removed} leaves {arithmetic} {_after_noun(trace, before, out)}."
+    if amount_node.type == "choose":
+        chosen_from = amount_node.inputs[0]
+        if _counted_set(trace, before) == chosen_from:
+            # |group| - X is both "remove X of them" and "how many must go to leave X"; only
+            # the template's category tells them apart (when the engine passes it).
+            group = describe_set(trace, chosen_from, a)
+            category = ctx.extra.get("category")
+            if category == "count_backwards":
+                return f"To leave {b} of the {a} {group}, {arithmetic} must be removed."
+            if category == "remove_subset":
+                return f"Removing {b} of the {a} {group} leaves {arithmetic}."
+            return f"There {_plural(a, 'is', 'are')} {a} {group}, and {arithmetic}."
+        group = describe_set(trace, chosen_from)
+        return f"Removing {b} of the {group} leaves {arithmetic} {_after_noun(trace, before, out)}."
+    return f"{arithmetic}."
+
+
+@register_step("addition", replace=True)
+def _addition(ctx: StepContext) -> str:
+    trace = ctx.trace
+    a, b = ctx.inputs
+    before, amount = ctx.node.inputs
+    out = ctx.output
+    arithmetic = f"{a} + {b} = {out}"
+    if trace[amount].node.type == "choose":
+        counted = _counted_set(trace, before)
+        if counted is not None and trace[counted].node.type != "scene":
+            added = describe_set(trace, counted, b)
+        else:
+            described = _insertion_description(trace, amount)
+            added = describe_set(trace, described, b) if described is not None else _plural(b, "object")
+        return f"Adding {b} {added} gives {arithmetic} {_after_noun(trace, before, out)}."
+    return f"{arithmetic}."

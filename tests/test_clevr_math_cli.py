@@ -1,0 +1,66 @@
+"""The ``clevr-math`` command: dispatch, ``synth`` and ``demo``."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+
+from clevr_math.cli import COMMANDS, main
+
+
+def test_help_lists_every_command(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert name in out
+
+
+def test_unknown_command_is_an_error_naming_the_choices(capsys):
+    with pytest.raises(SystemExit) as exited:
+        main(["bake"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'bake'" in err and "synth" in err and "demo" in err
+
+
+def test_synth_writes_a_clevr_folder(tmp_path):
+    assert main(["synth", "--out", str(tmp_path), "--num_scenes", "3", "--splits", "val,test", "--quiet"]) == 0
+    scenes = json.loads((tmp_path / "scenes" / "CLEVR_test_scenes.json").read_text())["scenes"]
+    assert [s["image_filename"] for s in scenes] == [f"CLEVR_test_00000{i}.png" for i in range(3)]
+    assert sorted(p.name for p in (tmp_path / "images" / "val").iterdir()) == [
+        f"CLEVR_val_00000{i}.png" for i in range(3)
+    ]
+
+
+def test_demo_builds_saves_and_reloads_both_configs(tmp_path, capsys):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--num_scenes", "6", "--rows", "1"]) == 0
+    printed = capsys.readouterr().out
+    for config in ("general", "multihop"):
+        assert f"== {config} ==" in printed
+        reloaded = datasets.load_from_disk(str(out / config))
+        assert sorted(reloaded) == ["test", "train", "validation"]
+        for split, ds in reloaded.items():
+            assert f"{split}: {ds.num_rows} questions on" in printed
+    names = reloaded["test"].features["category"].names
+    assert {names[c] for c in reloaded["test"]["category"]} == {"multihop"}
+    # Images are embedded: the reloaded rows do not need the synthetic world any more.
+    world = out / "CLEVR_v1.0"
+    for png in (world / "images" / "test").iterdir():
+        png.unlink()
+    assert datasets.load_from_disk(str(out / "multihop"))["test"][0]["image"].size == (320, 240)
+    # No temporary folders are left behind.
+    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "general", "multihop"]
+
+
+def test_demo_rerun_replaces_its_outputs(tmp_path):
+    out = tmp_path / "demo"
+    assert main(["demo", "--out", str(out), "--num_scenes", "2", "--rows", "0"]) == 0
+    assert main(["demo", "--out", str(out), "--num_scenes", "3", "--rows", "0"]) == 0
+    reloaded = datasets.load_from_disk(str(out / "general"))
+    assert len(set(reloaded["train"]["image_filename"])) == 3
+    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "general", "multihop"]
