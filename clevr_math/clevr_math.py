@@ -23,11 +23,9 @@ import os
 
 import datasets
 
-from builder_utils.clevr import load_metadata, load_scenes
-from builder_utils.clevr.engine import ARITHMETIC_FUNCTIONS
+from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
-from builder_utils.clevr.question_types import QuestionTypeError, select_templates
-from builder_utils.clevr.templates import TEMPLATE_SETS, Template, TemplateError, TemplateSet, load_template_set
+from builder_utils.clevr.templates import TEMPLATE_SETS
 from clevr_math.cache_key import cache_hash
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -41,7 +39,6 @@ from clevr_math.clevr_folder import (
 )
 from clevr_math.config import (
     BUILDER_CONFIGS,
-    CATEGORIES,
     DEFAULT_CONFIG_NAME,
     VERSION,
     ClevrMathConfig,
@@ -49,11 +46,9 @@ from clevr_math.config import (
     config_field_names,
 )
 from clevr_math.released import load_released_questions, released_file, released_row
+from clevr_math.template_selection import category_names, selected_templates, template_set
 
 logger = logging.getLogger(__name__)
-
-# Released question files are sharded in windows of this many questions.
-RELEASED_WINDOW = 10000
 
 _DESCRIPTION = """\
 CLEVR-Math: addition, subtraction, counting backwards, adversarial and multi-hop word problems
@@ -83,63 +78,6 @@ _CITATION = """\
 
 _HOMEPAGE = "https://arxiv.org/abs/2208.05358"
 _LICENSE = "CC BY 4.0 (CLEVR images and scenes)"
-
-
-def template_set(config: ClevrMathConfig) -> TemplateSet:
-    """The configuration's template set (a shipped name or a folder), validated.
-
-    Example:
-        >>> len(template_set(ClevrMathConfig(name="x")).templates)
-        13
-    """
-    try:
-        return load_template_set(config.template_set, load_metadata())
-    except TemplateError as exc:
-        raise ConfigError(f"CLEVR-Math config {config.name!r}: template_set: {exc}") from None
-
-
-def category_names(config: ClevrMathConfig) -> list[str]:
-    """ClassLabel names of the ``category`` feature: the paper's six, then any other category a
-    custom template set declares (sorted), so the ids of the six never move.
-
-    Example:
-        >>> category_names(ClevrMathConfig(name="x"))
-        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop']
-    """
-    declared = {t.category for t in template_set(config).templates}
-    return list(CATEGORIES) + sorted(declared - set(CATEGORIES))
-
-
-def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Template]:
-    """The templates that generate the questions of one split: ``question_types``, then
-    ``max_operations``, then the held-out category (only it in test, never elsewhere).
-
-    Example:
-        >>> [t.key for t in selected_templates(BUILDER_CONFIGS[1], "test")]
-        ['subtraction-multihop:0']
-    """
-    where = f"CLEVR-Math config {config.name!r}"
-    templates = template_set(config).templates
-    try:
-        templates = select_templates(templates, config.question_types)
-    except QuestionTypeError as exc:
-        raise ConfigError(f"{where}: question_types: {exc}") from None
-    if config.max_operations is not None:
-        templates = [t for t in templates if _operations(t) <= config.max_operations]
-    if config.holdout_category is not None:
-        is_test = clevr_split == "test"
-        templates = [t for t in templates if (t.category == config.holdout_category) == is_test]
-    if not templates:
-        raise ConfigError(
-            f"{where}: no template of set {config.template_set!r} is left for the {clevr_split} split "
-            f"(question_types={config.question_types!r}, max_operations={config.max_operations!r}, "
-            f"holdout_category={config.holdout_category!r})"
-        )
-    return templates
-
-
-def _operations(template: Template) -> int:
-    return sum(node.type in ARITHMETIC_FUNCTIONS for node in template.nodes)
 
 
 class ClevrMath(datasets.GeneratorBasedBuilder):

@@ -42,8 +42,8 @@ def decode_audio(value: Any, mono: bool = False) -> tuple[np.ndarray, int]:
 
     Example:
         >>> ds = without_decoding(builder.as_dataset("train"))  # doctest: +SKIP
-        >>> array, sr = decode_audio(ds[0])
-        >>> array.shape, sr
+        >>> array, sr = decode_audio(ds[0])  # doctest: +SKIP
+        >>> array.shape, sr  # doctest: +SKIP
         ((882000,), 44100)
     """
     if isinstance(value, dict) and "audio" in value:
@@ -76,7 +76,7 @@ def without_decoding(dataset, column: str = "audio"):
 
     Example:
         >>> row = without_decoding(ds)[0]  # doctest: +SKIP
-        >>> sorted(row["audio"])
+        >>> sorted(row["audio"])  # doctest: +SKIP
         ['bytes', 'path']
     """
     from datasets import Audio

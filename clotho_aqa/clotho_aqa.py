@@ -239,7 +239,7 @@ def recompute_splits(
 
     Example:
         >>> assignment, result = recompute_splits(release.questions, seed=0, candidates=200, keep=10)  # doctest: +SKIP
-        >>> sorted(set(assignment.values()))
+        >>> sorted(set(assignment.values()))  # doctest: +SKIP
         ['test', 'train', 'validation']
     """
     from builder_utils.splits import search_split  # imported late: only this strategy needs it

@@ -198,7 +198,7 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
 
     Example:
         >>> questions = read_qa_csv("data/clotho_aqa_val.csv", "validation")  # doctest: +SKIP
-        >>> questions[0].answers
+        >>> questions[0].answers  # doctest: +SKIP
         ('yes', 'yes', 'yes')
     """
     path = Path(path)
@@ -274,7 +274,7 @@ def read_metadata_csv(path: str | os.PathLike) -> dict[str, ClipMetadata]:
 
     Example:
         >>> meta = read_metadata_csv("data/clotho_aqa_metadata.csv")  # doctest: +SKIP
-        >>> meta["river_mouth3.wav"].keywords[:2]
+        >>> meta["river_mouth3.wav"].keywords[:2]  # doctest: +SKIP
         ('river', 'water')
     """
     path = Path(path)
@@ -320,7 +320,7 @@ class AudioIndex:
 
     Example:
         >>> index = AudioIndex("data/audio_files")  # doctest: +SKIP
-        >>> index.resolve("souffle_me_tallique.wav").name
+        >>> index.resolve("souffle_me_tallique.wav").name  # doctest: +SKIP
         'souffle_me.tallique.wav'
     """
 
@@ -384,17 +384,13 @@ class Release:
         """Distinct clip names in official order."""
         return list(dict.fromkeys(q.file_name for q in self.questions))
 
-    def official_splits(self) -> dict[str, str]:
-        """Clip name -> official split."""
-        return {q.file_name: q.split for q in self.questions}
-
 
 def read_questions(csv_paths: Mapping[str, str | os.PathLike]) -> list[Question]:
     """Read several QA tables (split name -> path) and check that no clip is in two splits.
 
     Example:
         >>> questions = read_questions(find_release_files("my_release")["csv"])  # doctest: +SKIP
-        >>> len(questions)
+        >>> len(questions)  # doctest: +SKIP
         11946
     """
     questions: list[Question] = []
@@ -430,7 +426,7 @@ def load_release(
 
     Example:
         >>> release = load_release(find_release_files("my_release")["csv"], "my_release/audio_files")  # doctest: +SKIP
-        >>> len(release.file_names())
+        >>> len(release.file_names())  # doctest: +SKIP
         1991
     """
     questions = read_questions(csv_paths)
@@ -475,7 +471,7 @@ def find_release_files(data_dir: str | os.PathLike) -> dict:
 
     Example:
         >>> files = find_release_files("my_release")  # doctest: +SKIP
-        >>> sorted(files["csv"])
+        >>> sorted(files["csv"])  # doctest: +SKIP
         ['test', 'train', 'validation']
     """
     root = Path(data_dir)

@@ -56,7 +56,7 @@ class SyntheticRelease:
 
     Example:
         >>> rel = write_synthetic_release("/tmp/rel", num_files=5, seed=0)  # doctest: +SKIP
-        >>> rel.num_rows["train"], rel.num_questions["train"]
+        >>> rel.num_rows["train"], rel.num_questions["train"]  # doctest: +SKIP
         (54, 18)
     """
 
@@ -151,7 +151,7 @@ def write_synthetic_release(
 
     Example:
         >>> rel = write_synthetic_release("/tmp/clotho_synth", num_files=10, seed=1)  # doctest: +SKIP
-        >>> sorted(p.name for p in rel.root.iterdir())[:2]
+        >>> sorted(p.name for p in rel.root.iterdir())[:2]  # doctest: +SKIP
         ['audio_files', 'clotho_aqa_metadata.csv']
     """
     if num_files < 3:

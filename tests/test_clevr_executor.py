@@ -231,7 +231,8 @@ def test_arithmetic_and_choose():
         run(*counts, ("subtraction", [3, 1]))
     chosen = [S, ("filter_color", [0], "red"), ("choose", [1], "2"), ("count", [0]), ("subtraction", [3, 2])]
     assert run(*chosen)[2:] == [2, 4, 2]
-    for x in ("0", "3", "-1"):
+    assert run(S, ("filter_color", [0], "red"), ("choose", [1], "0"))[-1] == 0
+    for x in ("3", "-1"):
         with pytest.raises(InvalidProgram, match=rf"node 2 \(choose\): cannot choose {x} out of a set of 2"):
             run(S, ("filter_color", [0], "red"), ("choose", [1], x))
 
@@ -399,7 +400,7 @@ def reference_execute(nodes, scene):
                 raise _Invalid(len(outputs))
         elif f == "choose":
             r = int(v[0])
-            if not 1 <= r <= len(a[0]):
+            if not 0 <= r <= len(a[0]):
                 raise _Invalid(len(outputs))
         else:
             raise AssertionError(f)

@@ -208,23 +208,24 @@ def oracle(family: str, index: int, p: dict, objects: list[dict]) -> tuple[int, 
     raise AssertionError(f"no oracle for {family}[{index}]")
 
 
-def chain_oracle(ops: list[str], p: dict, objects: list[dict]) -> tuple[int, list[int], list[int]]:
+def chain_oracle(ops: list[str], p: dict, objects: list[dict], max_insert: int = 3) -> tuple[int, list[int], list[int]]:
     """(answer, count after each operation, amounts) for one chain, counted on the scene."""
     colors = [p[f"<C{i}>"] for i in range(1, len(ops) + 1)]
     assert None not in colors and len(set(colors)) == len(colors), f"colours must differ: {colors}"
     state, states, amounts = len(objects), [], []
     for i, op in enumerate(ops, start=1):
-        _named(p, f"<C{i}>", f"<S{i}>")
+        _named(p, f"<C{i}>", *([f"<S{i}>"] if op == "add" else []))
         group = len(_matching(objects, color=p[f"<C{i}>"], shape=p[f"<S{i}>"]))
         if op == "remove_all":
             amount = group
             state -= amount
         elif op == "remove_some":
             amount = p[f"<X{i}>"]
-            assert amount <= group
+            assert amount <= group and group >= 2
             state -= amount
         else:
             amount = p[f"<X{i}>"]
+            assert amount <= min(len(objects), max_insert)
             state += amount
         assert state >= 0
         amounts.append(amount)
@@ -312,6 +313,10 @@ def test_committed_chain_set_is_what_the_script_writes(tmp_path):
         "add", "remove_all", "add", "remove_some", "add", "remove_all", "add"]
     with pytest.raises(ValueError, match="each operation needs its own colour"):
         CHAINS.chain_files(9)
+    uncapped = CHAINS.chain_template(["add", "remove_all"], max_insert=None)
+    assert not [c for c in uncapped["constraints"] if c.get("max")]
+    assert CHAINS.main(["--max-operations", "2", "--max-insert", "0", "--output-dir", str(tmp_path / "u")]) == 0
+    assert "max" not in (tmp_path / "u" / "chain_2.json").read_text(encoding="utf-8")
 
 
 def test_math_answers_match_program_and_independent_count(math_questions, scenes):
@@ -402,3 +407,30 @@ def test_same_seed_same_questions(scenes):
         return list(QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=3)).generate(scenes[:8]))
 
     assert json.dumps(run(), sort_keys=True) == json.dumps(run(), sort_keys=True)
+
+
+def test_generate_questions_command_serves_both_math_sets(tmp_path, scenes):
+    from builder_utils.clevr.generate_questions import main as generate_questions
+
+    scene_file = tmp_path / "scenes.json"
+    scene_file.write_text(json.dumps({"info": {"split": "val"}, "scenes": scenes[:6]}), encoding="utf-8")
+    longer = tmp_path / "chains_up_to_6"
+    CHAINS.write_chain_set(longer, max_operations=6)
+    runs = {
+        "clevr_math": ["--templates", "clevr_math"],
+        "clevr_math_chains": ["--templates", "clevr_math_chains", "--max_answer", "10"],
+        "template_dir": ["--template_dir", str(longer)],
+    }
+    for name, flags in runs.items():
+        out = tmp_path / f"{name}.json"
+        status = generate_questions(["--input_scene_file", str(scene_file), "--output_questions_file", str(out),
+                                     "--seed", "2", *flags])
+        assert status == 0, name
+        questions = json.loads(out.read_text(encoding="utf-8"))["questions"]
+        assert questions, name
+        by_index = {s["image_index"]: s for s in scenes}
+        for q in questions:
+            assert execute_answer(q["program"], by_index[q["image_index"]]) == q["answer"]
+            assert q["category"] in CATEGORIES
+        if name != "template_dir":
+            assert all(int(q["answer"]) <= 10 for q in questions), name

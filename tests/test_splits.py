@@ -126,7 +126,7 @@ def one_by_one(matrix: np.ndarray, ratios, seed) -> np.ndarray:
     rng = np.random.default_rng(seed)
     sample_rank = rng.permutation(n)
     label_rank = rng.permutation(n_labels)
-    noise = rng.random((n, len(weights)))
+    noise = rng.integers(0, 2**16, (n, len(weights)))
     want_label = matrix.sum(axis=0)[:, None] * weights
     want_size = n * weights
     folds = np.full(n, -1)
@@ -137,7 +137,7 @@ def one_by_one(matrix: np.ndarray, ratios, seed) -> np.ndarray:
         for sample in block:
             fold = min(
                 range(len(weights)),
-                key=lambda f: (-pull(f), -want_size[f], noise[block[received[f]], f]),
+                key=lambda f: (-pull(f), -want_size[f], noise[block[received[f]], f], received[f], f),
             )
             received[fold] += 1
             folds[sample] = fold

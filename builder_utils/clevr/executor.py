@@ -1,7 +1,7 @@
 """Running CLEVR functional programs on scenes, fast.
 
-Question generation executes millions of partial programs, so the work per node is a dict
-dispatch and a few integer operations on a per-scene :class:`SceneIndex`:
+Question generation executes millions of partial programs, so the work per node is one call
+and a few integer operations on a per-scene :class:`SceneIndex`:
 
 * ObjectSet values are ``int`` bitmasks (bit ``i`` set = object ``i`` in the set). Every set
   the language can build is in index order, so a bitmask loses nothing; the public form is the
@@ -16,7 +16,7 @@ A program is a list of nodes written either as released CLEVR question files do,
   (unknown or template-only function, wrong number or type of inputs, an input that is not an
   earlier node, an unknown value).
 * :class:`InvalidProgram`: the program is well formed but has no answer on this scene
-  (``unique`` over zero or several objects, ``choose`` out of range, negative ``subtraction``).
+  (``unique`` over zero or several objects, ``choose`` outside 0..|set|, negative ``subtraction``).
 
 Adding a function to the language takes one entry in ``metadata.json`` and one
 ``@register("name")`` implementation below.
@@ -258,7 +258,9 @@ def _subtraction(index, inputs, values):
 def _choose(index, inputs, values):
     chosen = int(values[0])
     available = inputs[0].bit_count()
-    if not 1 <= chosen <= available:
+    # 0 is a legal choice ("choose none"); whether a template may draw it is the
+    # generator's business (choose nodes draw from 1..|set| unless they allow zero).
+    if not 0 <= chosen <= available:
         raise InvalidProgram(f"cannot choose {chosen} out of a set of {available} objects")
     return chosen
 

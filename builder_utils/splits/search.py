@@ -26,8 +26,14 @@ from .stratify import seed_sequence, stratify_batch
 __all__ = ["SplitSearchResult", "search_split", "stage_seeds", "default_split_names"]
 
 # Candidates per lockstep batch: large enough to amortise numpy's per-call cost, small enough
-# that the per-candidate state (a few arrays of candidates x labels) stays in cache.
+# that the per-candidate state stays in cache on Clotho-sized inputs and in memory on big ones.
 _BATCH = 256
+_BATCH_BYTES = 64 * 2**20
+
+
+def _batch_size(matrix: LabelMatrix, n_folds: int) -> int:
+    per_candidate = matrix.num_samples * (8 * n_folds + 32) + (matrix.num_labels + 1) * (8 * n_folds + 16)
+    return max(1, min(_BATCH, _BATCH_BYTES // per_candidate))
 
 
 def default_split_names(n_folds: int) -> tuple[str, ...]:
@@ -163,53 +169,60 @@ def search_split(
     rest_ratios = ratios[1:]
     bar = tqdm(total=int(candidates) + keep, desc="split search", unit="split", disable=not progress)
     try:
-        first_folds = np.empty((int(candidates), matrix.num_samples), dtype=np.int8)
         first_error = np.empty(int(candidates))
         first_bad = np.empty(int(candidates), dtype=np.int64)
-        for start in range(0, int(candidates), _BATCH):
-            stop = min(start + _BATCH, int(candidates))
+        step = _batch_size(matrix, len(ratios))
+        for start in range(0, int(candidates), step):
+            stop = min(start + step, int(candidates))
             folds = stratify_batch(matrix, first_ratios, first_seeds[start:stop])
             counts, sizes = fold_label_counts(matrix, folds, 2)
             label_dev, size_dev = _deviations(counts, sizes, first_ratios)
-            first_folds[start:stop] = folds
             first_error[start:stop] = label_dev + size_dev
             first_bad[start:stop] = constraint_violations(counts).sum(axis=1)
             bar.update(stop - start)
         kept = np.lexsort((np.arange(int(candidates)), first_error, first_bad))[:keep]
 
-        final = np.zeros((keep, matrix.num_samples), dtype=np.int8)
-        if len(rest_ratios) > 1:
-            rest = first_folds[kept] == 1
-            second = stratify_batch(matrix, rest_ratios, [second_seeds[i] for i in kept], active=rest)
-            final[rest] = 1 + second[rest]
-        else:
-            final[:] = first_folds[kept]
-        counts, sizes = fold_label_counts(matrix, final, len(ratios))
-        label_dev, size_dev = _deviations(counts, sizes, ratios)
-        final_error = label_dev + size_dev
-        final_bad = constraint_violations(counts).sum(axis=1)
-        best = int(np.lexsort((kept, final_error, final_bad))[0])
-        bar.update(keep)
+        final_error = np.empty(keep)
+        final_bad = np.empty(keep, dtype=np.int64)
+        best = None
+        for start in range(0, keep, step):
+            ids = kept[start : start + step]
+            # Only scores were kept from stage 1; the kept splits are cheaper to redo than to store.
+            final = stratify_batch(matrix, first_ratios, [first_seeds[i] for i in ids])
+            if len(rest_ratios) > 1:
+                rest = final == 1
+                second = stratify_batch(matrix, rest_ratios, [second_seeds[i] for i in ids], active=rest)
+                final[rest] = 1 + second[rest]
+            counts, sizes = fold_label_counts(matrix, final, len(ratios))
+            label_dev, size_dev = _deviations(counts, sizes, ratios)
+            final_error[start : start + len(ids)] = label_dev + size_dev
+            final_bad[start : start + len(ids)] = constraint_violations(counts).sum(axis=1)
+            for row, candidate in enumerate(ids):
+                rank = (final_bad[start + row], final_error[start + row], candidate)
+                if best is None or rank < best[0]:
+                    best = (rank, final[row].astype(np.int64), counts[row], label_dev[row], size_dev[row])
+            bar.update(len(ids))
     finally:
         bar.close()
 
-    violating = np.flatnonzero(constraint_violations(counts[best : best + 1])[0])
+    (bad, error, chosen), folds, label_counts, label_dev, size_dev = best
+    violating = np.flatnonzero(constraint_violations(label_counts[None])[0])
     return SplitSearchResult(
-        folds=final[best].astype(np.int64),
-        error=float(final_error[best]),
-        label_deviation=float(label_dev[best]),
-        size_deviation=float(size_dev[best]),
+        folds=folds,
+        error=float(error),
+        label_deviation=float(label_dev),
+        size_deviation=float(size_dev),
         violations=[names[i] for i in violating],
         ratios=tuple(float(r) for r in ratios),
         seed=int(seed) if not isinstance(seed, np.random.SeedSequence) else None,
         candidates=int(candidates),
         keep=keep,
-        chosen_candidate=int(kept[best]),
+        chosen_candidate=int(chosen),
         first_stage=_stage_stats(first_error, first_bad, kept),
         second_stage=_stage_stats(final_error, final_bad, np.arange(keep)),
         split_names=default_split_names(len(ratios)),
         label_names=names,
-        label_counts=counts[best],
+        label_counts=label_counts,
     )
 
 

@@ -12,7 +12,7 @@ Two things make this fast enough for a 2,000-candidate search:
 
 * a label's block is placed in one step: handing m samples one by one to "the fold that wants
   most, minus one" is the same as taking the m largest of the values ``want[f] - k``
-  (k = 0, 1, ...), so one lexsort gives the whole sequence of folds;
+  (k = 0, 1, ...), so one sort gives the whole sequence of folds;
 * many candidate splits run in lockstep, one row of state each, so every numpy call serves a
   whole batch of candidates. Each row only ever reads its own state and its own random draws,
   so a candidate's split does not depend on the batch it ran in.
@@ -33,6 +33,8 @@ __all__ = ["iterative_stratification", "stratify_batch", "seed_sequence"]
 
 _SCALE = 1_000_000
 _INACTIVE = np.iinfo(np.int64).max // 2
+_NOISE = 2**16
+_KEY_LIMIT = 2**62
 
 
 def seed_sequence(seed) -> np.random.SeedSequence:
@@ -83,7 +85,7 @@ class _Batch:
     """Per-candidate state of a lockstep run; row c belongs to candidate c only."""
 
     sample_rank: np.ndarray  # (C, n) processing order of samples within a block
-    fold_noise: np.ndarray  # (C, n, F) last-resort tie break between folds
+    fold_noise: np.ndarray  # (C, n, F) last-resort tie break between folds, ints below _NOISE
     want_label: np.ndarray  # (C, L+1, F) wanted samples of each label per fold, integer units
     want_size: np.ndarray  # (C, F) wanted samples per fold, integer units
     key: np.ndarray  # (C, L+1) remaining * (L+1) + random rank; _INACTIVE when nothing remains
@@ -107,7 +109,7 @@ def stratify_batch(matrix: LabelMatrix, ratios, seeds, active: np.ndarray | None
     ratios = normalise_ratios(ratios)
     weights = integer_weights(ratios)
     seeds = list(seeds)
-    n, num_labels = matrix.num_samples, matrix.num_labels
+    n = matrix.num_samples
     if active is None:
         active = np.ones((len(seeds), n), dtype=bool)
     active = np.asarray(active, dtype=bool)
@@ -128,12 +130,12 @@ def _start(matrix: LabelMatrix, weights: np.ndarray, seeds, active: np.ndarray) 
     n, num_labels, n_folds = matrix.num_samples, matrix.num_labels, len(weights)
     sample_rank = np.empty((len(seeds), n), dtype=np.int64)
     label_rank = np.empty((len(seeds), num_labels + 1), dtype=np.int64)
-    fold_noise = np.empty((len(seeds), n, n_folds))
+    fold_noise = np.empty((len(seeds), n, n_folds), dtype=np.int64)
     for row, seed in enumerate(seeds):
         rng = np.random.default_rng(seed)
         sample_rank[row] = rng.permutation(n)
         label_rank[row, :num_labels] = rng.permutation(num_labels)
-        fold_noise[row] = rng.random((n, n_folds))
+        fold_noise[row] = rng.integers(0, _NOISE, (n, n_folds))
     label_rank[:, num_labels] = 0
     width = num_labels + 1
     if active.all():
@@ -186,7 +188,7 @@ def _place(matrix: LabelMatrix, batch: _Batch, cand, samp, label_pull) -> None:
     n_folds = label_pull.shape[1]
     if len(cand) == 0:
         return
-    order = np.lexsort((batch.sample_rank[cand, samp], cand))
+    order = np.argsort(cand * matrix.num_samples + batch.sample_rank[cand, samp], kind="stable")
     cand, samp, label_pull = cand[order], samp[order], label_pull[order]
     first = np.flatnonzero(np.r_[True, cand[1:] != cand[:-1]])
     group = np.repeat(np.arange(len(first)), np.diff(np.r_[first, len(cand)]))
@@ -196,7 +198,7 @@ def _place(matrix: LabelMatrix, batch: _Batch, cand, samp, label_pull) -> None:
     by_label = label_pull - taken
     by_size = batch.want_size[cand] - taken
     noise = batch.fold_noise[cand, samp]
-    ranking = np.lexsort((noise.ravel(), -by_size.ravel(), -by_label.ravel(), np.repeat(group, n_folds)))
+    ranking = _rank_options(np.repeat(group, n_folds), by_label.ravel(), by_size.ravel(), noise.ravel())
     fold = ranking[n_folds * first[group] + step] % n_folds
 
     batch.folds[cand, samp] = fold
@@ -209,3 +211,20 @@ def _place(matrix: LabelMatrix, batch: _Batch, cand, samp, label_pull) -> None:
     slots = slots.ravel()
     np.subtract.at(key, slots, width)
     key[slots[key[slots] < width]] = _INACTIVE
+
+
+def _rank_options(group, by_label, by_size, noise) -> np.ndarray:
+    """Order of options by group, then most wanted by label, by size, then noise.
+
+    Two stable integer argsorts over packed keys are several times faster than a four-key
+    lexsort; the packing is exact, and the lexsort remains for ranges that would not fit.
+    """
+    label_span = int(by_label.max()) - int(by_label.min()) + 1
+    size_span = int(by_size.max()) - int(by_size.min()) + 1
+    groups = int(group[-1]) + 1
+    if groups * label_span >= _KEY_LIMIT or size_span * _NOISE >= _KEY_LIMIT:
+        return np.lexsort((noise, -by_size, -by_label, group))
+    low = (by_size.max() - by_size) * _NOISE + noise
+    high = group * label_span + (by_label.max() - by_label)
+    first = np.argsort(low, kind="stable")
+    return first[np.argsort(high[first], kind="stable")]

@@ -14,8 +14,11 @@ Semantics that keep every step exact with the counting functions of the CLEVR la
 - A removal always takes away at least one object: "all <C> <S>s" needs the group to be present
   (``OUT_RANGE`` min 1), "<X> of the <C> <S>s" needs a group of two or more (``OUT_RANGE`` min 2)
   and ``choose`` draws X in 1..|group|.
-- An insertion adds X in 1..N objects (``choose`` over the whole scene); the group's filter only
-  describes the new objects, so its output is not used by the arithmetic.
+- A removal names a colour and, optionally, a shape ("all red things"); an insertion names both.
+- An insertion adds X objects, X in 1..min(N, 3) (``choose`` over the whole scene, capped by
+  ``OUT_RANGE``; ``--max-insert``): without the cap chains drift upwards, since a removal takes
+  away one or two objects on average, and most answers would pile up at the top of 0..10. The
+  group's filter only describes the new objects, so its output is not used by the arithmetic.
 - The program is a chain of ``subtraction``/``addition`` nodes starting from ``count(scene)``;
   the state after operation i is the output of the i-th arithmetic node, so the engine's
   ``intermediate_counts`` are the counts after each operation.
@@ -43,6 +46,7 @@ from typing import Sequence
 
 DEFAULT_MAX_OPERATIONS = 5
 MIN_OPERATIONS = 2
+DEFAULT_MAX_INSERT = 3
 # Colours must be pairwise different, and CLEVR has eight of them.
 MAX_OPERATIONS = 8
 CATEGORY = "multihop"
@@ -109,7 +113,7 @@ def _texts(ops: Sequence[str]) -> list[str]:
     ]
 
 
-def chain_template(ops: Sequence[str]) -> dict:
+def chain_template(ops: Sequence[str], max_insert: int | None = DEFAULT_MAX_INSERT) -> dict:
     """One chain template for a sequence of operations (see :func:`operation_sequence`).
 
     >>> t = chain_template(["remove_all", "add"])
@@ -138,11 +142,14 @@ def chain_template(ops: Sequence[str]) -> dict:
                 constraints.append({"type": "OUT_RANGE", "node": group, "min": 2})
             source = group if op == REMOVE_SOME else 0
             nodes.append({"type": "choose", "inputs": [source], "side_inputs": [f"<X{i}>"]})
+            if op == ADD and max_insert is not None:
+                constraints.append({"type": "OUT_RANGE", "node": len(nodes) - 1, "max": max_insert})
         amount = len(nodes) - 1
         nodes.append({"type": "addition" if op == ADD else "subtraction", "inputs": [state, amount]})
         state = len(nodes) - 1
     names = [f"<C{i}>" for i in range(1, len(ops) + 1)]
-    shapes = [f"<S{i}>" for i in range(1, len(ops) + 1)]
+    # A removal may name only a colour ("all red things"); new objects always have a shape.
+    shapes = [f"<S{i}>" for i, op in enumerate(ops, start=1) if op == ADD]
     constraints.insert(0, {"type": "NOT_NULL", "params": names + shapes})
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
@@ -150,14 +157,14 @@ def chain_template(ops: Sequence[str]) -> dict:
     return {"category": CATEGORY, "params": params, "text": _texts(ops), "nodes": nodes, "constraints": constraints}
 
 
-def chain_templates(num_operations: int) -> list[dict]:
+def chain_templates(num_operations: int, max_insert: int | None = DEFAULT_MAX_INSERT) -> list[dict]:
     """The four templates of chains with ``num_operations`` operations.
 
     >>> len(chain_templates(3))
     4
     """
     return [
-        chain_template(operation_sequence(num_operations, start, first_removal))
+        chain_template(operation_sequence(num_operations, start, first_removal), max_insert)
         for start in ("remove", "add")
         for first_removal in (REMOVE_ALL, REMOVE_SOME)
     ]
@@ -189,7 +196,7 @@ def render(templates: list[dict]) -> str:
     return "[\n" + ",\n".join(blocks) + "\n]\n"
 
 
-def chain_files(max_operations: int = DEFAULT_MAX_OPERATIONS) -> dict[str, str]:
+def chain_files(max_operations: int = DEFAULT_MAX_OPERATIONS, max_insert: int | None = DEFAULT_MAX_INSERT) -> dict[str, str]:
     """File name -> JSON text for chains of 2..``max_operations`` operations.
 
     >>> sorted(chain_files(3))
@@ -200,7 +207,9 @@ def chain_files(max_operations: int = DEFAULT_MAX_OPERATIONS) -> dict[str, str]:
             f"max_operations must be in {MIN_OPERATIONS}..{MAX_OPERATIONS} "
             f"(each operation needs its own colour), got {max_operations}"
         )
-    return {file_name(k): render(chain_templates(k)) for k in range(MIN_OPERATIONS, max_operations + 1)}
+    if max_insert is not None and max_insert < 1:
+        raise ValueError(f"max_insert must be at least 1 (or None for no cap), got {max_insert}")
+    return {file_name(k): render(chain_templates(k, max_insert)) for k in range(MIN_OPERATIONS, max_operations + 1)}
 
 
 def _write_atomic(path: Path, text: str) -> None:
@@ -214,7 +223,11 @@ def _write_atomic(path: Path, text: str) -> None:
         raise
 
 
-def write_chain_set(output_dir: str | os.PathLike, max_operations: int = DEFAULT_MAX_OPERATIONS) -> list[Path]:
+def write_chain_set(
+    output_dir: str | os.PathLike,
+    max_operations: int = DEFAULT_MAX_OPERATIONS,
+    max_insert: int | None = DEFAULT_MAX_INSERT,
+) -> list[Path]:
     """Write the chain files into ``output_dir`` (created if needed); returns their paths.
 
     Stale ``chain_*.json`` files of lengths above ``max_operations`` are removed so that the
@@ -226,7 +239,7 @@ def write_chain_set(output_dir: str | os.PathLike, max_operations: int = DEFAULT
     """
     out = Path(output_dir)
     out.mkdir(parents=True, exist_ok=True)
-    files = chain_files(max_operations)
+    files = chain_files(max_operations, max_insert)
     written = []
     for name, text in files.items():
         _write_atomic(out / name, text)
@@ -242,13 +255,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-operations", type=int, default=DEFAULT_MAX_OPERATIONS,
                         help=f"longest chain, {MIN_OPERATIONS}..{MAX_OPERATIONS} (default {DEFAULT_MAX_OPERATIONS})")
+    parser.add_argument("--max-insert", type=int, default=DEFAULT_MAX_INSERT,
+                        help=f"most objects one insertion adds (default {DEFAULT_MAX_INSERT}; 0 = up to the "
+                             "scene's object count)")
     parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR),
                         help="folder to write (default: the shipped clevr_math_chains set)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if the folder differs from what would be written")
     args = parser.parse_args(argv)
     try:
-        files = chain_files(args.max_operations)
+        files = chain_files(args.max_operations, args.max_insert or None)
     except ValueError as exc:
         parser.error(str(exc))
     out = Path(args.output_dir)
@@ -258,7 +274,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{out}: chain templates are out of date; rerun {Path(__file__).name}", file=sys.stderr)
             return 1
         return 0
-    for path in write_chain_set(out, args.max_operations):
+    for path in write_chain_set(out, args.max_operations, args.max_insert or None):
         print(path)
     return 0
 

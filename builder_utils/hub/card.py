@@ -1,0 +1,388 @@
+"""Dataset cards: our templates filled with what was exported, merged with an existing card.
+
+A template (``dataset_cards/<name>.md``) is a Markdown file with YAML front matter holding the
+static Hub metadata (``license``, ``pretty_name``, ``task_categories``, ``language``, ``tags``,
+``source_datasets``, ...) and a body with ``{{placeholder}}`` fields filled at export time:
+
+- ``{{configs_table}}``: every configuration with its description and rows per split;
+- ``{{features_table}}``: every column, its type and the configurations that have it;
+- ``{{statistics}}``: per configuration, the answer and template/category distributions as
+  tables and as PNG bar charts (written to ``assets/``);
+- ``{{total_rows}}``, ``{{default_config}}``, ``{{generator}}``.
+
+Export adds ``size_categories``, ``configs`` (data files per split, ``default: true``) and
+``dataset_info`` to the YAML, in the form ``push_to_hub`` writes them.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import datasets
+import yaml
+from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard, DatasetCardData
+
+from builder_utils.hub.plots import bar_chart
+from builder_utils.hub.stats import ConfigStats, Distribution
+
+REQUIRED_KEYS = ("license", "pretty_name", "task_categories", "language", "tags", "source_datasets")
+# Keys export computes; a template must not set them.
+COMPUTED_KEYS = ("configs", "dataset_info", "size_categories")
+PLACEHOLDERS = ("configs_table", "features_table", "statistics", "total_rows", "default_config", "generator")
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+ASSETS_DIR = "assets"
+TABLE_ROWS = 15  # values shown in an answer table; the rest is one "other" row
+PLOT_ROWS = 25
+SPLIT_ORDER = ("train", "validation", "test")
+
+
+class CardError(ValueError):
+    """A card template or an existing README that cannot be used; the message names the file."""
+
+
+@dataclass(frozen=True)
+class CardTemplate:
+    """A parsed card template: its file, YAML metadata and Markdown body."""
+
+    path: str
+    metadata: dict
+    body: str
+
+
+def template_path(name_or_path: str | os.PathLike) -> str:
+    """The file of a shipped card template (``"clevr_math"``, ``"clotho_aqa"``) or a path.
+
+    Example:
+        >>> os.path.basename(template_path("clevr_math"))
+        'clevr_math.md'
+    """
+    text = os.fspath(name_or_path)
+    if os.path.sep in text or text.endswith(".md") or os.path.exists(text):
+        return text
+    shipped = importlib.resources.files("dataset_cards") / f"{text}.md"
+    if not shipped.is_file():
+        available = sorted(p.name[:-3] for p in importlib.resources.files("dataset_cards").iterdir() if p.name.endswith(".md"))
+        raise CardError(f"no card template named {text!r}; shipped: {', '.join(available)} (or pass a path to a .md file)")
+    return str(shipped)
+
+
+def load_card_template(name_or_path: str | os.PathLike) -> CardTemplate:
+    """Read and check a card template: YAML front matter with the required keys, known placeholders.
+
+    Example:
+        >>> sorted(load_card_template("clotho_aqa").metadata)[:2]
+        ['annotations_creators', 'language']
+    """
+    path = template_path(name_or_path)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise CardError(f"{path}: cannot read the card template ({exc.strerror})") from None
+    lines = text.split("\n")
+    if not lines or lines[0].strip() != "---" or "---" not in [line.strip() for line in lines[1:]]:
+        raise CardError(f"{path}: line 1: a card template starts with YAML front matter between '---' lines")
+    end = [line.strip() for line in lines[1:]].index("---") + 1
+    try:
+        metadata = yaml.safe_load("\n".join(lines[1:end])) or {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 2}" if mark is not None else "front matter"
+        raise CardError(f"{path}: {where}: invalid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(metadata, dict):
+        raise CardError(f"{path}: the front matter must be a YAML mapping")
+    missing = [key for key in REQUIRED_KEYS if not metadata.get(key)]
+    if missing:
+        raise CardError(f"{path}: front matter lacks {', '.join(missing)} (required: {', '.join(REQUIRED_KEYS)})")
+    computed = [key for key in COMPUTED_KEYS if key in metadata]
+    if computed:
+        raise CardError(f"{path}: front matter sets {', '.join(computed)}, which export computes; remove them")
+    body = "\n".join(lines[end + 1 :])
+    for number, line in enumerate(lines[end + 1 :], start=end + 2):
+        for match in _PLACEHOLDER.finditer(line):
+            if match.group(1) not in PLACEHOLDERS:
+                raise CardError(
+                    f"{path}: line {number}: unknown placeholder {{{{{match.group(1)}}}}}; "
+                    f"known: {', '.join(PLACEHOLDERS)}"
+                )
+    return CardTemplate(path=path, metadata=metadata, body=body)
+
+
+def read_card(path: str | os.PathLike) -> DatasetCard | None:
+    """The dataset card at ``path`` (None if there is none); an unreadable one is an error.
+
+    Example:
+        >>> read_card("/nonexistent/README.md") is None
+        True
+    """
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        card = DatasetCard(path.read_text(encoding="utf-8"))
+        MetadataConfigs.from_dataset_card_data(card.data)
+        DatasetInfosDict.from_dataset_card_data(card.data)
+    except Exception as exc:  # huggingface_hub and datasets raise several types for bad YAML
+        raise CardError(
+            f"{path}: the existing card cannot be parsed ({exc}); fix or remove it, "
+            "export will not overwrite a card whose configs it cannot keep"
+        ) from None
+    return card
+
+
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` bucket for a number of rows.
+
+    Example:
+        >>> size_category(120), size_category(73_000)
+        ('n<1K', '10K<n<100K')
+    """
+    buckets = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M"),
+               (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M"), (1_000_000_000, "100M<n<1B")]
+    for limit, name in buckets:
+        if rows < limit:
+            return name
+    return "n>1T" if rows > 1_000_000_000_000 else "1B<n<10B"
+
+
+def config_entry(config_name: str, splits: Iterable[str]) -> dict:
+    """The ``configs`` entry ``push_to_hub`` writes for a configuration's splits.
+
+    Example:
+        >>> config_entry("multihop", ["train", "test"])
+        {'data_files': [{'split': 'train', 'path': 'multihop/train-*'}, {'split': 'test', 'path': 'multihop/test-*'}]}
+    """
+    return {"data_files": [{"split": split, "path": f"{config_name}/{split}-*"} for split in splits]}
+
+
+def merge_metadata(
+    template: CardTemplate | None,
+    existing: DatasetCardData | None,
+    configs: Mapping[str, dict],
+    infos: Mapping[str, datasets.DatasetInfo],
+    default_config: str | None,
+) -> DatasetCardData:
+    """The card's YAML: the template's keys over the existing card's, with ``configs`` and
+    ``dataset_info`` of the existing card kept for every configuration not in ``configs``.
+
+    ``default_config`` gets ``default: true`` when it is among the merged configurations;
+    otherwise the existing default (if any) stays.
+
+    Example:
+        >>> data = merge_metadata(None, None, {"a": config_entry("a", ["train"])}, {}, "a")
+        >>> data["configs"]
+        [{'config_name': 'a', 'data_files': [{'split': 'train', 'path': 'a/train-*'}], 'default': True}]
+    """
+    old = existing.to_dict() if existing is not None else {}
+    merged_configs = MetadataConfigs.from_dataset_card_data(existing) if existing is not None else MetadataConfigs()
+    merged_infos = DatasetInfosDict.from_dataset_card_data(existing) if existing is not None else DatasetInfosDict()
+    for name, entry in configs.items():
+        merged_configs[name] = {key: value for key, value in entry.items() if key != "default"}
+    merged_infos.update(infos)
+    if default_config in merged_configs:
+        for entry in merged_configs.values():
+            entry.pop("default", None)
+        merged_configs[default_config]["default"] = True
+
+    data = {key: value for key, value in old.items() if key not in ("configs", "dataset_info")}
+    if template is not None:
+        data.update(template.metadata)
+    totals = [info.splits.total_num_examples for info in merged_infos.values() if info.splits]
+    if totals:
+        data["size_categories"] = [size_category(max(totals))]
+    card_data = DatasetCardData(**data)
+    # Through the libraries' own writers, so the YAML is exactly what push_to_hub would write.
+    DatasetInfosDict({name: merged_infos[name] for name in sorted(merged_infos)}).to_dataset_card_data(card_data)
+    MetadataConfigs(merged_configs).to_dataset_card_data(card_data)
+    return card_data
+
+
+# -- body -----------------------------------------------------------------------------------
+
+
+def feature_type(feature) -> str:
+    """A short human name for a ``datasets`` feature type.
+
+    Example:
+        >>> feature_type(datasets.List(datasets.Value("int64")))
+        'list of int64'
+    """
+    if isinstance(feature, datasets.Value):
+        return feature.dtype
+    if isinstance(feature, datasets.ClassLabel):
+        names = feature.names
+        shown = ", ".join(names[:6]) + (", …" if len(names) > 6 else "")
+        return f"ClassLabel ({len(names)}: {shown})"
+    if isinstance(feature, datasets.Audio):
+        return f"Audio ({feature.sampling_rate} Hz)" if feature.sampling_rate else "Audio"
+    if isinstance(feature, datasets.Image):
+        return "Image"
+    if isinstance(feature, dict):
+        return "{" + ", ".join(f"{k}: {feature_type(v)}" for k, v in feature.items()) + "}"
+    if isinstance(feature, list):
+        return f"list of {feature_type(feature[0])}"
+    inner = getattr(feature, "feature", None)
+    if inner is not None:
+        return f"list of {feature_type(inner)}"
+    return type(feature).__name__
+
+
+def ordered_splits(names: Iterable[str]) -> list[str]:
+    """Split names in the usual order (train, validation, test), then any others sorted.
+
+    Example:
+        >>> ordered_splits(["test", "extra", "train"])
+        ['train', 'test', 'extra']
+    """
+    names = list(dict.fromkeys(names))
+    return [s for s in SPLIT_ORDER if s in names] + sorted(s for s in names if s not in SPLIT_ORDER)
+
+
+def _cell(text) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _count(value: int | None) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+def configs_table(
+    configs: Sequence[str],
+    stats: Mapping[str, ConfigStats],
+    descriptions: Mapping[str, str],
+    default_config: str | None,
+) -> str:
+    """Markdown table: configuration, description and rows per split.
+
+    Example:
+        >>> print(configs_table(["a"], {}, {"a": "All rows."}, "a").splitlines()[2])
+        | `a` (default) | All rows. |  |
+    """
+    splits = ordered_splits(s for c in configs if c in stats for s in stats[c].rows)
+    rows = []
+    for name in configs:
+        label = f"`{name}`" + (" (default)" if name == default_config else "")
+        counts = stats[name].rows if name in stats else {}
+        total = stats[name].total if name in stats else None
+        rows.append([label, descriptions.get(name, ""), *[_count(counts.get(s)) for s in splits], _count(total)])
+    return _table(["configuration", "description", *splits, "total"], rows)
+
+
+def features_table(stats: Mapping[str, ConfigStats]) -> str:
+    """Markdown table: every column, its type, and the configurations that have it.
+
+    Example:
+        >>> features_table({})
+        '| column | type | configurations |\\n|---|---|---|'
+    """
+    seen: dict[str, dict[str, list[str]]] = {}
+    for name, config in stats.items():
+        for column, feature in config.features.items():
+            seen.setdefault(column, {}).setdefault(feature_type(feature), []).append(name)
+    rows = []
+    for column, types in seen.items():
+        for kind, names in types.items():
+            where = "all" if len(names) == len(stats) else ", ".join(f"`{n}`" for n in names)
+            rows.append([f"`{column}`", kind, where])
+    return _table(["column", "type", "configurations"], rows)
+
+
+def _distribution_table(distribution: Distribution, splits: Sequence[str], limit: int) -> str:
+    rows = [
+        [f"`{value}`" if value and not value.startswith("(") else value, *[_count(c.get(s, 0)) for s in splits], _count(sum(c.values()))]
+        for value, c in distribution.top(limit)
+    ]
+    return _table([distribution.column, *splits, "total"], rows)
+
+
+def plot_name(config_name: str, column: str) -> str:
+    """The card-relative path of a configuration's plot of one column.
+
+    Example:
+        >>> plot_name("general", "label")
+        'assets/general-label.png'
+    """
+    return f"{ASSETS_DIR}/{config_name}-{column}.png"
+
+
+def draw_plots(folder: str | os.PathLike, stats: ConfigStats) -> list[str]:
+    """Draw a configuration's distribution plots under ``folder``; return their relative paths.
+
+    Example:
+        >>> draw_plots("staging", stats)  # doctest: +SKIP
+        ['assets/general-label.png', 'assets/general-category.png', 'assets/general-template.png']
+    """
+    splits = ordered_splits(stats.rows)
+    written = []
+    for distribution in [d for d in [stats.answers, *stats.groups] if d is not None]:
+        name = plot_name(stats.name, distribution.column)
+        title = f"{stats.name}: {distribution.column} (rows per split)"
+        bar_chart(Path(folder) / name, title, distribution.top(PLOT_ROWS), splits)
+        written.append(name)
+    return written
+
+
+def statistics_section(configs: Sequence[str], stats: Mapping[str, ConfigStats], plots: Mapping[str, list[str]]) -> str:
+    """Per configuration: the answer and group distributions as tables and plots.
+
+    Example:
+        >>> statistics_section(["x"], {}, {})
+        '### `x`\\n\\nNo data files of this configuration are in the exported folder.'
+    """
+    parts = []
+    for name in configs:
+        parts.append(f"### `{name}`")
+        if name not in stats:
+            parts.append("No data files of this configuration are in the exported folder.")
+            continue
+        config = stats[name]
+        splits = ordered_splits(config.rows)
+        parts.append(", ".join(f"{split}: {config.rows[split]:,} rows" for split in splits) + f" (total {config.total:,}).")
+        for distribution in [d for d in [config.answers, *config.groups] if d is not None]:
+            kind = "answer" if distribution is config.answers else "group"
+            title = f"**{distribution.column}**" + (" (the answer)" if kind == "answer" else "")
+            parts.append(f"{title}, {len(distribution.values)} distinct values:")
+            image = plot_name(name, distribution.column)
+            if image in plots.get(name, []):
+                parts.append(f"![{name}: {distribution.column} distribution]({image})")
+            parts.append(_distribution_table(distribution, splits, TABLE_ROWS))
+    return "\n\n".join(parts)
+
+
+def render_card(
+    template: CardTemplate,
+    card_data: DatasetCardData,
+    configs: Sequence[str],
+    stats: Mapping[str, ConfigStats],
+    descriptions: Mapping[str, str],
+    plots: Mapping[str, list[str]],
+    default_config: str | None,
+    generator: str,
+) -> DatasetCard:
+    """Fill the template's body and put ``card_data`` on top; the result parses as a DatasetCard.
+
+    Example:
+        >>> card = render_card(t, data, ["general"], stats, {}, {}, "general", "builder_utils.hub")  # doctest: +SKIP
+    """
+    values = {
+        "configs_table": configs_table(configs, stats, descriptions, default_config),
+        "features_table": features_table(stats),
+        "statistics": statistics_section(configs, stats, plots),
+        "total_rows": f"{sum(s.total for s in stats.values()):,}",
+        "default_config": default_config or "",
+        "generator": generator,
+    }
+    body = _PLACEHOLDER.sub(lambda m: values[m.group(1)], template.body)
+    return DatasetCard(f"---\n{card_data.to_yaml()}\n---\n{body}")

@@ -1,0 +1,397 @@
+"""Export a builder's configurations to a local folder in the layout ``push_to_hub`` writes.
+
+::
+
+    OUT/README.md                                  card: YAML (configs, dataset_info, ...) + body
+    OUT/<config>/<split>-00000-of-00002.parquet    shards of at most --max_shard_size, media embedded
+    OUT/assets/<config>-<column>.png               the distribution plots the card shows
+
+Each shard is written exactly as ``push_to_hub`` writes it: the split is cut into contiguous
+shards, image and audio files are embedded with ``datasets.table.embed_table_storage`` and the
+shard is written with ``Dataset.to_parquet``. ``datasets.load_dataset(OUT, config)`` then loads it
+with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
+
+Everything is written in a hidden staging folder inside ``OUT`` and moved into place by renames
+once complete, so a failure leaves ``OUT`` as it was. Configurations already in ``OUT`` (and
+listed by its card) are kept: their files stay, and the card keeps their ``configs`` entry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import importlib.metadata
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import datasets
+import pyarrow.compute as pc
+from datasets.data_files import sanitize_patterns
+from datasets.features.features import require_decoding
+from datasets.table import embed_table_storage
+from datasets.utils.metadata import MetadataConfigs
+from datasets.utils.py_utils import convert_file_size_to_int
+from tqdm.auto import tqdm
+
+from builder_utils.hub.card import (
+    ASSETS_DIR,
+    CardTemplate,
+    config_entry,
+    draw_plots,
+    load_card_template,
+    merge_metadata,
+    ordered_splits,
+    read_card,
+    render_card,
+)
+from builder_utils.hub.stats import ConfigStats, config_statistics
+
+DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
+README = "README.md"
+_STAGING_PREFIX = ".export-"
+
+
+class ExportError(ValueError):
+    """An export that cannot be done (bad option, missing media file); the message says where."""
+
+
+@dataclass
+class SplitExport:
+    """What was written for one split: rows, shard files (relative to the folder) and sizes."""
+
+    rows: int
+    shards: list[str]
+    parquet_bytes: int
+    arrow_bytes: int
+    media_bytes: int
+
+
+@dataclass
+class ExportResult:
+    """The outcome of :func:`export_builder`: the folder, per config and split what was written."""
+
+    folder: Path
+    configs: dict[str, dict[str, SplitExport]] = field(default_factory=dict)
+    seconds: float = 0.0
+    build_seconds: float = 0.0
+
+    @property
+    def parquet_bytes(self) -> int:
+        return sum(s.parquet_bytes for splits in self.configs.values() for s in splits.values())
+
+    @property
+    def media_bytes(self) -> int:
+        return sum(s.media_bytes for splits in self.configs.values() for s in splits.values())
+
+    def summary(self) -> str:
+        """One line per configuration, for the command line.
+
+        Example:
+            >>> ExportResult(Path("out")).summary()
+            'exported nothing to out'
+        """
+        if not self.configs:
+            return f"exported nothing to {self.folder}"
+        lines = []
+        for name, splits in self.configs.items():
+            parts = ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
+            lines.append(f"{name}: {parts}")
+        mib = self.parquet_bytes / 2**20
+        lines.append(f"wrote {mib:,.1f} MiB of Parquet to {self.folder} in {self.seconds:.1f} s")
+        return "\n".join(lines)
+
+
+def config_dir(config_name: str) -> str:
+    """The folder of a configuration inside the export (``push_to_hub``: ``data`` for ``default``).
+
+    Example:
+        >>> config_dir("general"), config_dir("default")
+        ('general', 'data')
+    """
+    return "data" if config_name == "default" else config_name
+
+
+@contextlib.contextmanager
+def _datasets_bars_off() -> Iterator[None]:
+    # Our own bar reports the export; datasets' per-map/per-file bars would interleave with it.
+    was_disabled = datasets.utils.tqdm.are_progress_bars_disabled()
+    datasets.disable_progress_bars()
+    try:
+        yield
+    finally:
+        if not was_disabled:
+            datasets.enable_progress_bars()
+
+
+def _media_columns(features: datasets.Features) -> list[str]:
+    return [name for name, feature in features.items() if require_decoding(feature, ignore_decode_attribute=True)]
+
+
+def media_bytes(dataset: datasets.Dataset, columns: Sequence[str], where: str) -> int:
+    """Bytes that embedding adds: stored bytes, or the size of the file each row points to.
+
+    A file that does not exist is an :class:`ExportError` naming it and the first row using it.
+    Only top-level media columns are counted (nested ones are embedded all the same).
+
+    Example:
+        >>> media_bytes(ds, ["image"], "general/train")  # doctest: +SKIP
+        1843200
+    """
+    total = 0
+    sizes: dict[str, int] = {}
+    for column in columns:
+        storage = dataset.data.column(column)
+        if not hasattr(storage.type, "get_field_index") or storage.type.get_field_index("path") < 0:
+            continue
+        for chunk_start, chunk in _chunks(storage):
+            stored = chunk.field("bytes")
+            paths = chunk.field("path").to_pylist()
+            lengths = pc.binary_length(stored).to_pylist()
+            for offset, (path, length) in enumerate(zip(paths, lengths)):
+                if length is not None:
+                    total += length
+                    continue
+                if path is None:
+                    continue
+                if path not in sizes:
+                    try:
+                        sizes[path] = os.path.getsize(path)
+                    except OSError:
+                        raise ExportError(
+                            f"{path}: {column} file of {where} row {chunk_start + offset} not found; "
+                            "export embeds every file, so the source images/audio must exist"
+                        ) from None
+                total += sizes[path]
+    return total
+
+
+def _chunks(column) -> Iterator[tuple[int, object]]:
+    start = 0
+    for chunk in column.chunks:
+        yield start, chunk
+        start += len(chunk)
+
+
+def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int | None:
+    # The batch size push_to_hub derives (small for media, so a batch of embedded files stays small).
+    try:
+        from datasets.arrow_writer import get_writer_batch_size_from_data_size, get_writer_batch_size_from_features
+    except ImportError:
+        return None
+    return get_writer_batch_size_from_features(dataset.features) or get_writer_batch_size_from_data_size(
+        len(dataset), nbytes
+    )
+
+
+def write_split(
+    dataset: datasets.Dataset,
+    folder: str | os.PathLike,
+    config_name: str,
+    split: str,
+    max_shard_size: int | str = DEFAULT_MAX_SHARD_SIZE,
+    bar: tqdm | None = None,
+) -> SplitExport:
+    """Write one split as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards under ``folder``.
+
+    The number of shards follows ``push_to_hub``: ``int(bytes / max_shard_size) + 1``, where
+    bytes counts the Arrow data plus the media files that get embedded.
+
+    Example:
+        >>> write_split(ds["train"], "staging", "general", "train", "50MB").shards  # doctest: +SKIP
+        ['general/train-00000-of-00001.parquet']
+    """
+    where = f"{config_name}/{split}"
+    media = _media_columns(dataset.features)
+    embedded_media = media_bytes(dataset, media, where)
+    nbytes = dataset.data.nbytes + embedded_media
+    limit = convert_file_size_to_int(max_shard_size)
+    if limit <= 0:
+        raise ExportError(f"max_shard_size must be positive, got {max_shard_size!r}")
+    num_shards = max(1, min(len(dataset), int(nbytes / limit) + 1))
+    batch_size = _writer_batch_size(dataset, nbytes)
+    directory = Path(folder) / config_dir(config_name)
+    directory.mkdir(parents=True, exist_ok=True)
+    result = SplitExport(rows=len(dataset), shards=[], parquet_bytes=0, arrow_bytes=0, media_bytes=embedded_media)
+    with _datasets_bars_off():
+        for index in range(num_shards):
+            shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
+            if media:
+                shard = shard.with_format("arrow").map(
+                    embed_table_storage, batched=True, batch_size=batch_size, keep_in_memory=True
+                )
+            name = f"{config_dir(config_name)}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
+            shard.to_parquet(str(Path(folder) / name), batch_size=batch_size)
+            result.shards.append(name)
+            result.parquet_bytes += (Path(folder) / name).stat().st_size
+            result.arrow_bytes += shard.data.nbytes
+            if bar is not None:
+                bar.update(len(shard))
+    return result
+
+
+def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str]]:
+    """The files a card's ``configs`` entry names under ``folder``, by split (globs expanded).
+
+    Example:
+        >>> split_files("out", {"data_files": [{"split": "train", "path": "general/train-*"}]})  # doctest: +SKIP
+        {'train': ['out/general/train-00000-of-00001.parquet']}
+    """
+    data_files = entry.get("data_files")
+    if not data_files:
+        return {}
+    found: dict[str, list[str]] = {}
+    for split, patterns in sanitize_patterns(data_files).items():
+        files: list[str] = []
+        for pattern in patterns:
+            files += sorted(glob.glob(os.path.join(os.fspath(folder), pattern), recursive=True))
+        found[split] = files
+    return found
+
+
+def _generator_name() -> str:
+    try:
+        version = importlib.metadata.version("clevr-clotho-qa")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    return f"`builder_utils.hub` of clevr-clotho-qa {version}"
+
+
+def _check_configs(builder_cls, configs: Sequence[str] | None) -> list[str]:
+    available = [c.name for c in builder_cls.BUILDER_CONFIGS]
+    if not configs:
+        return available
+    unknown = [c for c in configs if c not in available]
+    if unknown:
+        raise ExportError(
+            f"unknown {builder_cls.__name__} config(s) {', '.join(map(repr, unknown))}; valid: {', '.join(available)}"
+        )
+    reserved = [c for c in configs if c == ASSETS_DIR or c.startswith(".")]
+    if reserved:
+        raise ExportError(f"config name(s) {', '.join(reserved)} collide with the export's own folders")
+    return list(dict.fromkeys(configs))
+
+
+def export_builder(
+    builder_cls: type[datasets.DatasetBuilder],
+    out_dir: str | os.PathLike,
+    *,
+    card_template: str | os.PathLike | CardTemplate,
+    data_dir: str | os.PathLike | None = None,
+    configs: Sequence[str] | None = None,
+    num_proc: int | None = None,
+    max_shard_size: int | str = DEFAULT_MAX_SHARD_SIZE,
+    cache_dir: str | os.PathLike | None = None,
+    builder_kwargs: Mapping | None = None,
+    progress: bool = True,
+) -> ExportResult:
+    """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
+
+    ``cache_dir`` is the builders' cache; by default a temporary one, removed afterwards (the
+    builders' caches are keyed by path, and a fresh build is cheap next to embedding).
+    ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
+    :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see :func:`merge_metadata`).
+
+    Example:
+        >>> from clevr_math import ClevrMath
+        >>> result = export_builder(ClevrMath, "hub/clevr_math", card_template="clevr_math",
+        ...                         data_dir="CLEVR_v1.0", configs=["multihop"])   # doctest: +SKIP
+        >>> sorted(result.configs["multihop"])                                       # doctest: +SKIP
+        ['test', 'train', 'validation']
+    """
+    started = time.perf_counter()
+    names = _check_configs(builder_cls, configs)
+    template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
+    convert_file_size_to_int(max_shard_size)  # a bad size fails before any build
+    out = Path(out_dir).expanduser().resolve()
+    if out.exists() and not out.is_dir():
+        raise ExportError(f"{out}: --out exists and is not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    existing = read_card(out / README)  # unparsable -> error now, before any work
+    result = ExportResult(folder=out)
+
+    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out))
+    own_cache = None
+    if cache_dir is None:
+        own_cache = tempfile.mkdtemp(prefix=".cache-", dir=staging)
+        cache_dir = own_cache
+    try:
+        infos: dict[str, datasets.DatasetInfo] = {}
+        entries: dict[str, dict] = {}
+        for name in names:
+            build_started = time.perf_counter()
+            builder = builder_cls(config_name=name, data_dir=None if data_dir is None else os.fspath(data_dir),
+                                  cache_dir=os.fspath(cache_dir), **dict(builder_kwargs or {}))
+            builder.download_and_prepare(num_proc=num_proc)
+            built = builder.as_dataset()
+            result.build_seconds += time.perf_counter() - build_started
+            splits = ordered_splits(built)
+            total = sum(len(built[s]) for s in splits)
+            result.configs[name] = {}
+            with tqdm(total=total, unit=" rows", desc=f"export {name}", disable=not progress, leave=True) as bar:
+                for split in splits:
+                    result.configs[name][split] = write_split(built[split], staging, name, split, max_shard_size, bar)
+            infos[name] = _dataset_info(name, built, result.configs[name])
+            entries[name] = config_entry(config_dir(name), splits)
+            del built, builder
+
+        card_data = merge_metadata(
+            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME
+        )
+        all_configs = _display_order(builder_cls, MetadataConfigs.from_dataset_card_data(card_data))
+        stats: dict[str, ConfigStats] = {}
+        plots: dict[str, list[str]] = {}
+        card_configs = MetadataConfigs.from_dataset_card_data(card_data)
+        for name in all_configs:
+            root = staging if name in entries else out
+            files = split_files(root, card_configs[name])
+            files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
+            if files:
+                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
+                plots[name] = draw_plots(staging, stats[name])
+        descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
+        card = render_card(
+            template, card_data, all_configs, stats, descriptions, plots,
+            card_configs.get_default_config_name(), _generator_name(),
+        )
+        (staging / README).write_text(str(card), encoding="utf-8")
+        _move_into_place(staging, out, [config_dir(n) for n in names])
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _dataset_info(name: str, built: datasets.DatasetDict, written: Mapping[str, SplitExport]) -> datasets.DatasetInfo:
+    # The fields push_to_hub records: sizes of the embedded Arrow data and of the Parquet files.
+    split_dict = datasets.SplitDict()
+    for split, export in written.items():
+        split_dict.add(datasets.SplitInfo(name=split, num_bytes=export.arrow_bytes, num_examples=export.rows))
+    download = sum(s.parquet_bytes for s in written.values())
+    arrow = sum(s.arrow_bytes for s in written.values())
+    features = next(iter(built.values())).features
+    return datasets.DatasetInfo(
+        config_name=name, features=features, splits=split_dict, download_size=download, dataset_size=arrow,
+    )
+
+
+def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
+    ours = [c.name for c in builder_cls.BUILDER_CONFIGS if c.name in configs]
+    return ours + sorted(c for c in configs if c not in ours)
+
+
+def _move_into_place(staging: Path, out: Path, folders: Sequence[str]) -> None:
+    # Every file is complete before the first rename; the renames themselves cannot half-write.
+    retired = staging / ".retired"
+    retired.mkdir()
+    for folder in [*folders, ASSETS_DIR]:
+        new, final = staging / folder, out / folder
+        if final.exists():
+            os.rename(final, retired / folder)
+        if new.exists():
+            os.rename(new, final)
+    os.replace(staging / README, out / README)

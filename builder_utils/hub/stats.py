@@ -1,0 +1,149 @@
+"""Statistics of exported configurations, read back from their Parquet shards.
+
+The card is filled from the files that will be uploaded, not from the builder, so what the
+card says and what users download cannot drift apart, and the configurations exported by an
+earlier run are described from their own files.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import datasets
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+#: Column holding a row's answer, first present wins (CLEVR-Math: ``label``; Clotho-AQA:
+#: ``answer``, or ``label`` / ``majority_answer`` in the per-question configurations).
+ANSWER_COLUMNS = ("answer", "label", "majority_answer")
+#: Columns whose distribution the card shows next to the answers.
+GROUP_COLUMNS = ("category", "template", "answer_type", "confidence")
+NO_LABEL = "(no label)"
+MISSING = "(none)"
+
+
+@dataclass
+class Distribution:
+    """How often each value of one column occurs, per split.
+
+    ``values`` is ``[(value, {split: count})]`` in display order: ClassLabel names in label
+    order, integers ascending, anything else most frequent first.
+    """
+
+    column: str
+    values: list[tuple[str, dict[str, int]]]
+
+    def top(self, limit: int) -> list[tuple[str, dict[str, int]]]:
+        """The first ``limit`` values, the rest summed into one ``(k other values)`` row.
+
+        Example:
+            >>> Distribution("x", [("a", {"train": 2}), ("b", {"train": 1}), ("c", {"train": 1})]).top(1)
+            [('a', {'train': 2}), ('(2 other values)', {'train': 2})]
+        """
+        if len(self.values) <= limit:
+            return list(self.values)
+        rest: dict[str, int] = {}
+        for _, counts in self.values[limit:]:
+            for split, count in counts.items():
+                rest[split] = rest.get(split, 0) + count
+        return list(self.values[:limit]) + [(f"({len(self.values) - limit} other values)", rest)]
+
+
+@dataclass
+class ConfigStats:
+    """Rows per split, features and distributions of one exported configuration."""
+
+    name: str
+    rows: dict[str, int]
+    features: datasets.Features
+    answers: Distribution | None = None
+    groups: list[Distribution] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(self.rows.values())
+
+
+def _column_values(table: pa.Table, column: str) -> pa.ChunkedArray:
+    values = table.column(column)
+    # CLEVR-Math's `template` is the file stem; with `template_index` it names one template.
+    if column == "template" and "template_index" in table.column_names:
+        index = pc.cast(table.column("template_index"), pa.string())
+        values = pc.binary_join_element_wise(pc.cast(values, pa.string()), index, ":")
+    return values
+
+
+def _counts(values: pa.ChunkedArray) -> dict:
+    counted = pc.value_counts(values)
+    return dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
+
+
+def _distribution(column: str, feature, per_split: Mapping[str, dict]) -> Distribution:
+    totals: dict = {}
+    for counts in per_split.values():
+        for value, count in counts.items():
+            totals[value] = totals.get(value, 0) + count
+    if isinstance(feature, datasets.ClassLabel):
+        order = sorted(totals, key=lambda v: (v is None or v < 0, -1 if v is None else v))
+        name = lambda v: MISSING if v is None else NO_LABEL if v < 0 else feature.int2str(v)  # noqa: E731
+    elif all(isinstance(v, int) for v in totals if v is not None):
+        order = sorted(totals, key=lambda v: (v is None, v if v is not None else 0))
+        name = lambda v: MISSING if v is None else str(v)  # noqa: E731
+    else:
+        order = sorted(totals, key=lambda v: (-totals[v], v is None, str(v)))
+        name = lambda v: MISSING if v is None else str(v)  # noqa: E731
+    values = [(name(v), {split: counts[v] for split, counts in per_split.items() if v in counts}) for v in order]
+    return Distribution(column, values)
+
+
+def config_statistics(
+    name: str,
+    split_files: Mapping[str, Sequence[str | os.PathLike]],
+    answer_columns: Sequence[str] = ANSWER_COLUMNS,
+    group_columns: Sequence[str] = GROUP_COLUMNS,
+) -> ConfigStats:
+    """Count rows and the answer / group distributions of one configuration's Parquet files.
+
+    ``split_files`` maps each split to its shards, in split order. Only the needed columns
+    are read.
+
+    Example:
+        >>> stats = config_statistics("general", {"train": ["out/general/train-00000-of-00001.parquet"]})  # doctest: +SKIP
+        >>> stats.rows, stats.answers.values[0]                                                            # doctest: +SKIP
+        ({'train': 40}, ('0', {'train': 5}))
+    """
+    features = None
+    rows: dict[str, int] = {}
+    for split, files in split_files.items():
+        rows[split] = 0
+        for path in files:
+            parquet = pq.ParquetFile(path)
+            rows[split] += parquet.metadata.num_rows
+            if features is None:
+                features = datasets.Features.from_arrow_schema(parquet.schema_arrow)
+    if features is None:
+        raise ValueError(f"configuration {name!r} has no Parquet files")
+    answer = next((c for c in answer_columns if c in features), None)
+    groups = [c for c in group_columns if c in features and c != answer]
+    wanted = [c for c in [answer, *groups] if c is not None]
+    if "template" in groups and "template_index" in features:
+        wanted.append("template_index")
+    per_column: dict[str, dict[str, dict]] = {column: {} for column in [answer, *groups] if column}
+    for split, files in split_files.items():
+        for path in files:
+            table = pq.read_table(path, columns=wanted)
+            for column in per_column:
+                split_counts = per_column[column].setdefault(split, {})
+                for value, count in _counts(_column_values(table, column)).items():
+                    split_counts[value] = split_counts.get(value, 0) + count
+    distributions = {c: _distribution(c, features[c], per_column[c]) for c in per_column}
+    return ConfigStats(
+        name=name,
+        rows=rows,
+        features=features,
+        answers=distributions.get(answer) if answer else None,
+        groups=[distributions[c] for c in groups],
+    )

@@ -1,0 +1,73 @@
+"""Which templates a CLEVR-Math configuration uses, and the category names they declare.
+
+Example:
+    >>> from clevr_math.config import BUILDER_CONFIGS
+    >>> [t.key for t in selected_templates(BUILDER_CONFIGS[1], "test")]
+    ['subtraction-multihop:0']
+"""
+
+from __future__ import annotations
+
+from builder_utils.clevr import load_metadata
+from builder_utils.clevr.engine import ARITHMETIC_FUNCTIONS
+from builder_utils.clevr.question_types import QuestionTypeError, select_templates
+from builder_utils.clevr.templates import Template, TemplateError, TemplateSet, load_template_set
+from clevr_math.config import CATEGORIES, ClevrMathConfig, ConfigError
+
+
+def template_set(config: ClevrMathConfig) -> TemplateSet:
+    """The configuration's template set (a shipped name or a folder), validated.
+
+    Example:
+        >>> len(template_set(ClevrMathConfig(name="x")).templates)
+        13
+    """
+    try:
+        return load_template_set(config.template_set, load_metadata())
+    except TemplateError as exc:
+        raise ConfigError(f"CLEVR-Math config {config.name!r}: template_set: {exc}") from None
+
+
+def category_names(config: ClevrMathConfig) -> list[str]:
+    """ClassLabel names of the ``category`` feature: the paper's six, then any other category a
+    custom template set declares (sorted), so the ids of the six never move.
+
+    Example:
+        >>> category_names(ClevrMathConfig(name="x"))
+        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop']
+    """
+    declared = {t.category for t in template_set(config).templates}
+    return list(CATEGORIES) + sorted(declared - set(CATEGORIES))
+
+
+def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Template]:
+    """The templates that generate the questions of one split: ``question_types``, then
+    ``max_operations``, then the held-out category (only it in test, never elsewhere).
+
+    Example:
+        >>> from clevr_math.config import BUILDER_CONFIGS
+        >>> [t.key for t in selected_templates(BUILDER_CONFIGS[1], "test")]
+        ['subtraction-multihop:0']
+    """
+    where = f"CLEVR-Math config {config.name!r}"
+    templates = template_set(config).templates
+    try:
+        templates = select_templates(templates, config.question_types)
+    except QuestionTypeError as exc:
+        raise ConfigError(f"{where}: question_types: {exc}") from None
+    if config.max_operations is not None:
+        templates = [t for t in templates if _operations(t) <= config.max_operations]
+    if config.holdout_category is not None:
+        is_test = clevr_split == "test"
+        templates = [t for t in templates if (t.category == config.holdout_category) == is_test]
+    if not templates:
+        raise ConfigError(
+            f"{where}: no template of set {config.template_set!r} is left for the {clevr_split} split "
+            f"(question_types={config.question_types!r}, max_operations={config.max_operations!r}, "
+            f"holdout_category={config.holdout_category!r})"
+        )
+    return templates
+
+
+def _operations(template: Template) -> int:
+    return sum(node.type in ARITHMETIC_FUNCTIONS for node in template.nodes)

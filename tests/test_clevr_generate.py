@@ -1,0 +1,545 @@
+"""The question generator (builder_utils/clevr/generate.py, engine.py, text.py, cot.py) and the
+``generate-questions`` command, on synthetic scenes and hand-made ones.
+
+Answers are checked with the executor (builder_utils/clevr/executor.py), which is written
+independently of the search, and the chain of thought against the scene graph.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from builder_utils.clevr.balance import AnswerBalancer, balancing_windows
+from builder_utils.clevr.cot import NodeTrace, register_step, render_cot, step_renderer
+from builder_utils.clevr.executor import SceneIndex, answer, execute
+from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, generate_parallel, scene_seed
+from builder_utils.clevr.generate_questions import main
+from builder_utils.clevr.synth import generate_scenes
+from builder_utils.clevr.templates import TemplateNode
+from builder_utils.clevr.text import POST_PROMPTS, realise
+from clevr_scene_factory import make_scene
+
+REFERENCE = Path(__file__).parent / "data" / "templates" / "reference"
+FIELDS = [
+    "image_filename", "image_index", "split", "question", "program", "answer", "template_filename",
+    "question_family_index", "template_index", "category", "cot", "num_operations", "intermediate_counts",
+]
+RELATION_PHRASE = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
+
+
+@pytest.fixture(scope="module")
+def scenes():
+    return generate_scenes(24, seed=3, split="val")
+
+
+@pytest.fixture(scope="module")
+def questions(scenes):
+    return list(QuestionGenerator(GeneratorOptions(seed=1)).generate(scenes))
+
+
+def scene_file(tmp_path: Path, scenes: list[dict], name: str = "scenes.json") -> Path:
+    path = tmp_path / name
+    info = {"split": "val", "license": "CC BY 4.0", "version": "1.0", "date": "today"}
+    path.write_text(json.dumps({"info": info, "scenes": scenes}), encoding="utf-8")
+    return path
+
+
+def template_dir(tmp_path: Path, templates: list[dict], name: str = "family") -> Path:
+    folder = tmp_path / f"templates_{name}"
+    folder.mkdir(exist_ok=True)
+    (folder / f"{name}.json").write_text(json.dumps(templates), encoding="utf-8")
+    return folder
+
+
+# -- the questions ---------------------------------------------------------------------------
+
+
+def test_questions_have_every_field_in_released_form(questions, scenes):
+    assert len(questions) == 10 * len(scenes)  # 10 templates per image on these scenes
+    by_index = {s["image_index"]: s for s in scenes}
+    for q in questions:
+        assert list(q) == FIELDS
+        assert q["image_filename"] == by_index[q["image_index"]]["image_filename"]
+        assert q["split"] == "val"
+        assert isinstance(q["answer"], str) and isinstance(q["cot"], str)
+        for node in q["program"]:
+            assert set(node) == {"function", "inputs", "value_inputs"}
+            assert all(isinstance(v, str) for v in node["value_inputs"])
+        assert q["num_operations"] == 0 and q["intermediate_counts"] == []
+        assert q["category"] == q["template_filename"]
+
+
+def test_every_program_reexecutes_to_its_answer_and_every_unique_sees_one_object(questions, scenes):
+    by_index = {s["image_index"]: s for s in scenes}
+    for q in questions:
+        scene = by_index[q["image_index"]]
+        assert answer(q["program"], scene) == q["answer"], q["question"]
+        outputs = execute(q["program"], scene)
+        for node in q["program"]:
+            if node["function"] == "unique":
+                assert len(outputs[node["inputs"][0]]) == 1
+
+
+def test_question_text_is_clean(questions):
+    for q in questions:
+        text = q["question"]
+        assert not re.search(r"[<>\[\]{}]", text), text
+        assert "  " not in text and text == text.strip()
+        assert text[0].isupper() and text[-1] in "?.", text
+        assert not re.search(r"\s[?.,;]", text), text
+
+
+def test_all_nine_families_are_used_and_answers_are_balanced(questions):
+    families = {q["template_filename"] for q in questions}
+    assert families == {
+        "zero_hop", "one_hop", "two_hop", "three_hop", "same_relate",
+        "comparison", "compare_integer", "single_and", "single_or",
+    }
+    by_template: dict[int, dict[str, int]] = {}
+    for q in questions:
+        counts = by_template.setdefault(q["question_family_index"], {})
+        counts[q["answer"]] = counts.get(q["answer"], 0) + 1
+    for counts in by_template.values():
+        ordered = sorted(counts.values())
+        # An answer is only accepted while its count is at most 1.1x the runner-up's.
+        assert len(ordered) == 1 or ordered[-1] <= 1.1 * ordered[-2] + 1
+
+
+def test_same_seed_gives_the_same_questions_and_another_seed_others(scenes):
+    first = list(QuestionGenerator(GeneratorOptions(seed=5)).generate(scenes, 0, 8))
+    again = list(QuestionGenerator(GeneratorOptions(seed=5)).generate(scenes, 0, 8))
+    other = list(QuestionGenerator(GeneratorOptions(seed=6)).generate(scenes, 0, 8))
+    assert json.dumps(first) == json.dumps(again)
+    assert [q["question"] for q in first] != [q["question"] for q in other]
+
+
+def test_slices_cut_at_window_boundaries_concatenate_to_the_full_run(scenes):
+    options = GeneratorOptions(seed=2, reset_counts_every=6)
+    full = list(QuestionGenerator(options).generate(scenes))
+    pieces = []
+    for start, stop in [(0, 6), (6, 18), (18, 24)]:
+        pieces += list(QuestionGenerator(options).generate(scenes, start, stop))
+    assert pieces == full
+    # One generator reused across slices gives the same, since counts reset at window starts.
+    reused = QuestionGenerator(options)
+    assert list(reused.generate(scenes, 12, 24)) + list(reused.generate(scenes, 0, 12)) == full[120:] + full[:120]
+
+
+def test_parallel_generation_equals_one_process(scenes):
+    options = GeneratorOptions(seed=4, reset_counts_every=6)
+    serial = list(QuestionGenerator(options).generate(scenes))
+    windows = []
+    parallel = list(generate_parallel(options, scenes, num_workers=2, on_window=lambda a, b: windows.append((a, b))))
+    assert parallel == serial
+    assert windows == balancing_windows(len(scenes), 6)
+
+
+def test_scene_randomness_depends_on_seed_and_image_index_only():
+    assert scene_seed(0, 7) == scene_seed(0, 7)
+    assert len({scene_seed(s, i) for s in range(3) for i in range(50)}) == 150
+    assert scene_seed(0, 7) == 1735517397771561436  # fixed forever: a stable hash, not hash()
+
+
+# -- chain of thought ------------------------------------------------------------------------
+
+
+def _index(objects):
+    scene = make_scene([(z, c, m, s, 0, 0) for z, c, m, s, _, _ in objects])
+    for obj, (*_, px, py) in zip(scene["objects"], objects):
+        obj["pixel_coords"] = [px, py, 10.0]
+    return SceneIndex(scene)
+
+
+def _relate_node(k, rel_param="<R>"):
+    return TemplateNode(k, "relate_filter_unique", (k - 1,), (rel_param, "<Z2>", "<C2>", "<M2>", "<S2>"))
+
+
+def test_three_hop_chain_of_thought_has_seed_001_format():
+    index = _index([
+        ("small", "yellow", "rubber", "cylinder", 190, 122),
+        ("small", "blue", "rubber", "sphere", 231, 104),
+        ("small", "brown", "rubber", "cube", 69, 97),
+    ])
+    none = {"Size": None, "Color": None, "Material": None, "Shape": None}
+    trace = [
+        NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 0b111),
+        NodeTrace(TemplateNode(1, "filter_unique", (0,), ("<Z>", "<C>", "<M>", "<S>")), {},
+                  {"Size": None, "Color": "yellow", "Material": None, "Shape": "cylinder"}, 0, 0b1),
+        NodeTrace(_relate_node(2), {}, {"Relation": "right", **none}, 1, 0b10),
+        NodeTrace(_relate_node(3), {}, {"Relation": "behind", **none}, 2, 0b100),
+        NodeTrace(TemplateNode(4, "relate_filter_count", (3,), ("<R>", "<Z2>", "<C2>", "<M2>", "<S2>")), {},
+                  {"Relation": "right", **none, "Shape": "sphere"}, 0, 0),
+    ]
+    assert render_cot(trace, index, 0) == (
+        "Step 1: I first find the small yellow rubber cylinder, located near (190, 122).\n"
+        "Step 2: The object to the right of that object is the small blue rubber sphere, located near (231, 104).\n"
+        "Step 3: The object behind that object is the small brown rubber cube, located near (69, 97).\n"
+        "Step 4: No matching object is to the right of that object.\n"
+        "Answer: 0."
+    )
+
+
+def test_generated_three_hop_chains_follow_the_program(questions, scenes):
+    by_index = {s["image_index"]: s for s in scenes}
+    three_hop = [q for q in questions if q["template_filename"] == "three_hop"]
+    assert three_hop
+    for q in three_hop:
+        scene = by_index[q["image_index"]]
+        outputs = execute(q["program"], scene)
+        objects = [outputs[k] for k, n in enumerate(q["program"]) if n["function"] == "unique"]
+        relations = [n["value_inputs"][0] for n in q["program"] if n["function"] == "relate"]
+        lines = q["cot"].split("\n")
+
+        def seen(obj):
+            o = scene["objects"][obj]
+            x, y = o["pixel_coords"][:2]
+            return f"the {o['size']} {o['color']} {o['material']} {o['shape']}, located near ({round(x)}, {round(y)})"
+
+        assert lines[0] == f"Step 1: I first find {seen(objects[0])}."
+        for k, (obj, rel) in enumerate(zip(objects[1:], relations), start=2):
+            assert re.fullmatch(rf"Step {k}: The [a-z ]+ {RELATION_PHRASE[rel]} that object is {re.escape(seen(obj))}\.",
+                                lines[k - 1]), lines[k - 1]
+        assert lines[3].startswith(f"Step 4: ") and RELATION_PHRASE[relations[2]] + " that object" in lines[3]
+        assert lines[-1] == f"Answer: {q['answer']}."
+
+
+def test_every_family_gets_a_concrete_chain_of_thought(questions):
+    for q in questions:
+        lines = q["cot"].split("\n")
+        assert lines[-1] == f"Answer: {q['answer']}."
+        assert len(lines) >= 2
+        assert all(re.match(rf"Step {k}: \S", line) for k, line in enumerate(lines[:-1], 1)), q["cot"]
+        assert "Applying" not in q["cot"]  # the generic fallback is never needed for our families
+    comparisons = [q for q in questions if q["template_filename"] == "comparison"]
+    assert all("Next, I find" in q["cot"] or "of the" in q["cot"] for q in comparisons)
+    counts = [q for q in questions if q["template_filename"] == "compare_integer"]
+    assert all(re.search(r"\d+ (is|and|is not)", q["cot"]) for q in counts)
+
+
+def test_other_modules_can_register_step_renderers():
+    previous = step_renderer("count")
+    try:
+        register_step("count", lambda ctx: f"Counted {ctx.output}.", replace=True)
+        index = _index([("small", "red", "metal", "cube", 1, 2)])
+        trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 1),
+                 NodeTrace(TemplateNode(1, "count", (0,)), {}, {}, 1)]
+        assert render_cot(trace, index, 1) == "Step 1: Counted 1.\nAnswer: 1."
+        with pytest.raises(ValueError, match="already registered"):
+            register_step("count", lambda ctx: "")
+    finally:
+        register_step("count", previous, replace=True)
+
+
+# -- text ------------------------------------------------------------------------------------
+
+
+def test_text_realisation_rules():
+    types = {"<Z>": "Size", "<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<S2>": "Shape", "<R>": "Relation"}
+    synonyms = {"thing": ["thing", "object"], "cube": ["cube", "block"], "left": ["left of", "to the left of"],
+                "remove": ["remove", "take away"]}
+    texts = ["{Remove} the <Z> <C> <S>s [that are] <R> another <C2> <S2>; is <S> a <S> [really]?"]
+    values = {"<Z>": None, "<C>": "red", "<S>": "cube", "<C2>": "blue", "<S2>": None, "<R>": "left"}
+    outcomes = {realise(texts, types, values, synonyms, random.Random(seed)) for seed in range(40)}
+    for text in outcomes:
+        # one synonym draw per param, so both <S> read the same; <Z> null reads as nothing
+        assert re.fullmatch(
+            r"(Remove|Take away) the red (cube|block)s (that are )?(left of|to the left of) "
+            r"a blue (thing|object); is (cube|block) a \2( really)?\?", text), text
+        assert text.count("cube") in (0, 3)
+    assert any("that are" in t for t in outcomes) and any("that are" not in t for t in outcomes)
+    # "another" stays when the two objects are not told apart by a stated attribute
+    same = dict(values, **{"<C2>": None})
+    assert "another" in realise(texts, types, same, synonyms, random.Random(0))
+    # a/an agree with the next word and "1 ... balls" is singular
+    assert realise(["Is there a <S>?"], {"<S>": "Shape"}, {"<S>": None}, {"thing": ["object"]},
+                   random.Random(0)) == "Is there an object?"
+
+
+def test_post_prompt_changes_only_the_question(tmp_path, scenes):
+    path = scene_file(tmp_path, scenes[:6])
+    plain, prompted = tmp_path / "plain.json", tmp_path / "prompted.json"
+    assert main(["--input_scene_file", str(path), "--output_questions_file", str(plain)]) == 0
+    assert main(["--input_scene_file", str(path), "--output_questions_file", str(prompted), "--add_post_prompt"]) == 0
+    a = json.loads(plain.read_text())["questions"]
+    b = json.loads(prompted.read_text())["questions"]
+    assert len(a) == len(b) == 60
+    kinds = set()
+    for x, y in zip(a, b):
+        suffix = y["question"][len(x["question"]):]
+        assert y["question"].startswith(x["question"] + " ")
+        assert suffix.strip() in POST_PROMPTS.values()
+        kinds.add(suffix.strip())
+        assert {k: v for k, v in x.items() if k != "question"} == {k: v for k, v in y.items() if k != "question"}
+    for y in b:
+        (kind,) = [k for k, sentence in POST_PROMPTS.items() if y["question"].endswith(" " + sentence)]
+        if kind == "Bool":
+            assert y["answer"] in ("yes", "no")
+        elif kind == "Integer":
+            assert y["answer"].isdigit()
+    assert len(kinds) >= 5
+
+
+# -- constraints, params and the search ------------------------------------------------------
+
+
+def _params(*pairs):
+    return [{"type": t, "name": n} for t, n in pairs]
+
+
+def test_extension_constraints_hold_and_params_bind_by_type(tmp_path, scenes):
+    templates = [
+        {   # NEQ, NOT_NULL, a filter listing only color and shape, OUT_RANGE on a set
+            "params": _params(("Shape", "<S1>"), ("Color", "<C1>"), ("Shape", "<S2>"), ("Color", "<C2>")),
+            "text": ["{Remove} all <C1> <S1>s. How many <C2> <S2>s are there?"],
+            "nodes": [
+                {"type": "scene", "inputs": []},
+                {"type": "filter", "inputs": [0], "side_inputs": ["<S1>", "<C1>"]},
+                {"type": "filter_count", "inputs": [0], "side_inputs": ["<C2>", "<S2>"]},
+            ],
+            "constraints": [
+                {"type": "NOT_NULL", "params": ["<C1>", "<S1>", "<C2>", "<S2>"]},
+                {"type": "NEQ", "params": ["<S1>", "<S2>"]},
+                {"type": "OUT_RANGE", "node": 1, "min": 1},
+            ],
+            "category": "adversarial",
+        },
+        {   # choose binds an Integer param; a param shared by two nodes reads one value
+            "params": _params(("Shape", "<S>"), ("Integer", "<X>")),
+            "text": ["{Remove} <X> <S>s. How many <S>s are left?"],
+            "nodes": [
+                {"type": "scene", "inputs": []},
+                {"type": "filter", "inputs": [0], "side_inputs": ["<S>"]},
+                {"type": "choose", "inputs": [1], "side_inputs": ["<X>"]},
+                {"type": "filter_count", "inputs": [0], "side_inputs": ["<S>"]},
+                {"type": "subtraction", "inputs": [3, 2]},
+            ],
+            "constraints": [{"type": "NOT_NULL", "params": ["<S>"]}],
+        },
+    ]
+    folder = template_dir(tmp_path, templates, "math")
+    options = GeneratorOptions(template_dir=str(folder), seed=9, max_answer=3)
+    found = list(QuestionGenerator(options).generate(scenes))
+    by_index = {s["image_index"]: s for s in scenes}
+    kinds = {q["template_index"] for q in found}
+    assert kinds == {0, 1}
+    for q in found:
+        scene = by_index[q["image_index"]]
+        assert answer(q["program"], scene) == q["answer"]
+        assert int(q["answer"]) <= 3
+        values = [n["value_inputs"] for n in q["program"]]
+        if q["template_index"] == 0:
+            assert q["category"] == "adversarial"
+            filters = [n for n in q["program"] if n["function"].startswith("filter_")]
+            assert [n["function"] for n in filters] == ["filter_shape", "filter_color", "filter_color", "filter_shape"]
+            assert filters[0]["value_inputs"] != filters[3]["value_inputs"]  # NEQ on the shapes
+            removed = execute(q["program"], scene)[2]
+            assert len(removed) >= 1  # OUT_RANGE min 1
+            assert re.match(r"(Remove|Subtract|Take away|Withdraw) all ", q["question"])
+        else:
+            choose = next(n for n in q["program"] if n["function"] == "choose")
+            x = int(choose["value_inputs"][0])
+            shapes = [v[0] for v, n in zip(values, q["program"]) if n["function"] == "filter_shape"]
+            assert len(set(shapes)) == 1  # shared param
+            available = len(execute(q["program"], scene)[choose["inputs"][0]])
+            assert 1 <= x <= available
+            assert f" {x} " in q["question"]
+            assert q["num_operations"] == 1 and q["intermediate_counts"] == [int(q["answer"])]
+            assert "-" in q["cot"] and q["cot"].endswith(f"Answer: {q['answer']}.")
+
+
+def test_single_and_questions_are_not_degenerate(questions, scenes):
+    """Replacing either relate of an intersection by the whole scene must change the result."""
+    by_index = {s["image_index"]: s for s in scenes}
+    checked = 0
+    for q in (q for q in questions if q["template_filename"] == "single_and"):
+        scene = by_index[q["image_index"]]
+        program = q["program"]
+        outputs = execute(program, scene)
+        final = program[-1]
+        for k, node in enumerate(program):
+            if node["function"] != "relate":
+                continue
+            changed = [dict(n) for n in program]
+            changed[k] = {"function": "scene", "inputs": [], "value_inputs": []}
+            try:
+                new_outputs = execute(changed, scene)
+            except Exception:
+                continue  # the question has no answer without the relation: it matters
+            same_answer = new_outputs[-1] == outputs[-1]
+            if final["function"] in ("count", "exist"):
+                same_answer = same_answer and new_outputs[final["inputs"][0]] == outputs[final["inputs"][0]]
+            assert not same_answer, q["question"]
+            checked += 1
+    assert checked
+
+
+def test_an_unsatisfiable_template_costs_a_bounded_search(tmp_path, scenes):
+    never = {
+        "params": _params(("Color", "<C>")),
+        "text": ["How many <C> things are there?"],
+        "nodes": [{"type": "scene", "inputs": []}, {"type": "filter_count", "inputs": [0], "side_inputs": ["<C>"]}],
+        "constraints": [{"type": "OUT_RANGE", "node": 1, "min": 99}],
+    }
+    folder = template_dir(tmp_path, [never])
+    generator = QuestionGenerator(GeneratorOptions(template_dir=str(folder), search_budget=50))
+    assert list(generator.generate(scenes)) == []
+    (stats,) = generator.stats
+    assert stats.tried == len(scenes) and stats.instantiated == 0
+    assert stats.states <= 50 * len(scenes)
+
+
+def test_answer_balancer_follows_the_reference_rules():
+    b = AnswerBalancer(range(11))
+    b.add(3)
+    assert not b.allows(3) and b.allows(4)  # 1 > 1.1 * 0
+    b.add(4)
+    assert b.allows(3) and b.allows(4)
+    for _ in range(5):
+        b.add(3)
+        b.add(4)
+    assert b.allows(3)  # counts 6 and 6, both far below 5 * max(median, 5)
+    pair = AnswerBalancer(["yes", "no"])
+    for _ in range(30):
+        pair.add("yes")
+        pair.add("no")
+    assert pair.allows("yes") and pair.allows("no")  # 30 <= 1.1 * 30 and 30 <= 5 * 30
+    wide = AnswerBalancer(range(11))
+    for _ in range(26):
+        wide.add(0)
+        wide.add(1)
+    # the median count is 0, so 5 * max(0, 5) = 25 caps both frequent answers
+    assert not wide.allows(0) and not wide.allows(1) and wide.allows(2)
+    assert balancing_windows(10, 4) == [(0, 4), (4, 8), (8, 10)]
+
+
+def test_reference_format_templates_metadata_and_synonyms_generate(scenes):
+    options = GeneratorOptions(
+        template_dir=str(REFERENCE / "templates"),
+        metadata_file=str(REFERENCE / "metadata.json"),
+        synonyms_json=str(REFERENCE / "synonyms.json"),
+        seed=3,
+    )
+    found = list(QuestionGenerator(options).generate(scenes))
+    by_index = {s["image_index"]: s for s in scenes}
+    assert {q["template_filename"] for q in found} == {"counting", "relating"}
+    assert len({(q["template_filename"], q["template_index"]) for q in found}) == 8
+    for q in found:
+        assert answer(q["program"], by_index[q["image_index"]]) == q["answer"]
+        assert not re.search(r"[<>\[\]]", q["question"])
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def test_cli_writes_the_file_and_workers_do_not_change_it(tmp_path, scenes):
+    path = scene_file(tmp_path, scenes)
+    outputs = {}
+    for workers in (1, 2):
+        out = tmp_path / f"q{workers}.json"
+        argv = ["--input_scene_file", str(path), "--output_questions_file", str(out), "--seed", "7",
+                "--reset_counts_every", "6", "--num_workers", str(workers)]
+        assert main(argv) == 0
+        outputs[workers] = out.read_bytes()
+    assert outputs[1] == outputs[2]
+    doc = json.loads(outputs[1])
+    assert doc["info"]["split"] == "val"
+    assert [q["question_index"] for q in doc["questions"]] == list(range(len(doc["questions"])))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["q1.json", "q2.json", "scenes.json"]
+
+
+def test_cli_slices_at_window_boundaries_concatenate(tmp_path, scenes):
+    path = scene_file(tmp_path, scenes)
+    common = ["--input_scene_file", str(path), "--reset_counts_every", "8"]
+    main(common + ["--output_questions_file", str(tmp_path / "all.json")])
+    main(common + ["--output_questions_file", str(tmp_path / "a.json"), "--num_scenes", "8"])
+    main(common + ["--output_questions_file", str(tmp_path / "b.json"), "--scene_start_idx", "8"])
+    full = json.loads((tmp_path / "all.json").read_text())["questions"]
+    parts = json.loads((tmp_path / "a.json").read_text())["questions"] + json.loads(
+        (tmp_path / "b.json").read_text())["questions"]
+    strip = lambda qs: [{k: v for k, v in q.items() if k != "question_index"} for q in qs]  # noqa: E731
+    assert strip(parts) == strip(full)
+
+
+def test_cli_question_types_and_named_sets(tmp_path, scenes):
+    path = scene_file(tmp_path, scenes[:8])
+    out = tmp_path / "q.json"
+    assert main(["--input_scene_file", str(path), "--output_questions_file", str(out),
+                 "--question_types", "Zero-Hop:0,", "exist"]) == 0
+    found = json.loads(out.read_text())["questions"]
+    assert found
+    for q in found:
+        assert (q["template_filename"], q["template_index"]) == ("zero_hop", 0) or q["answer"] in ("yes", "no")
+    assert main(["--input_scene_file", str(path), "--output_questions_file", str(out),
+                 "--templates", "clevr_math", "--max_answer", "10"]) == 0
+    math = json.loads(out.read_text())["questions"]
+    assert {q["template_filename"] for q in math} <= {"subtraction", "addition", "adversarial", "subtraction-multihop"}
+    assert all(0 <= int(q["answer"]) <= 10 for q in math)
+
+
+def _error_of(argv, capsys) -> str:
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    lines = [line for line in err.splitlines() if "error" in line]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]
+
+
+def test_cli_bad_input_is_one_clear_line_and_no_output(tmp_path, scenes, capsys):
+    out = tmp_path / "out.json"
+    missing = _error_of(["--input_scene_file", str(tmp_path / "nope.json"), "--output_questions_file", str(out)], capsys)
+    assert "nope.json" in missing
+    bad_scene = [dict(scenes[0])]
+    bad_scene[0]["objects"] = [dict(o) for o in scenes[0]["objects"]]
+    bad_scene[0]["objects"][1]["color"] = "pink"
+    path = scene_file(tmp_path, bad_scene, "bad_scenes.json")
+    message = _error_of(["--input_scene_file", str(path), "--output_questions_file", str(out)], capsys)
+    assert "bad_scenes.json" in message and "scene 0" in message and "pink" in message
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"info": {}, "scenes": [', encoding="utf-8")
+    assert "broken.json" in _error_of(["--input_scene_file", str(broken), "--output_questions_file", str(out)], capsys)
+    good = scene_file(tmp_path, scenes[:2], "good.json")
+    folder = template_dir(tmp_path, [{"params": [], "text": ["Q?"], "nodes": [{"type": "scenery", "inputs": []}]}])
+    message = _error_of(["--input_scene_file", str(good), "--output_questions_file", str(out),
+                         "--template_dir", str(folder)], capsys)
+    assert "family.json: template 0: node 0 (scenery)" in message
+    message = _error_of(["--input_scene_file", str(good), "--output_questions_file", str(out),
+                         "--question_types", "four_hop"], capsys)
+    assert "four_hop" in message and "zero_hop" in message
+    message = _error_of(["--input_scene_file", str(good), "--output_questions_file", str(out),
+                         "--templates", "clevr_math", "--question_types", "query"], capsys)
+    assert "matches no template" in message
+    assert not out.exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+
+
+def test_cli_output_does_not_depend_on_the_hash_seed(tmp_path, scenes):
+    path = scene_file(tmp_path, scenes[:6])
+    root = Path(__file__).resolve().parent.parent
+    digests = []
+    for hash_seed in ("1", "2"):
+        out = tmp_path / f"h{hash_seed}.json"
+        env = dict(os.environ, PYTHONHASHSEED=hash_seed, PYTHONPATH=str(root))
+        subprocess.run(
+            [sys.executable, "-m", "builder_utils.clevr.generate_questions", "--input_scene_file", str(path),
+             "--output_questions_file", str(out), "--seed", "3"],
+            check=True, env=env, cwd=tmp_path, capture_output=True,
+        )
+        digests.append(out.read_bytes())
+    assert digests[0] == digests[1]
+
+
+def test_cli_verbose_reports_each_template_search(tmp_path, scenes, capsys):
+    path = scene_file(tmp_path, scenes[:2])
+    assert main(["--input_scene_file", str(path), "--output_questions_file", str(tmp_path / "q.json"),
+                 "--verbose", "--time_dfs", "--templates_per_image", "2"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"CLEVR_val_000000\.png: \w+:\d+: (1 question\(s\)|nothing), \d+ states in [\d.]+ ms", err)
+    assert "wrote 4 questions for 2 scenes" in err
