@@ -298,7 +298,7 @@ class ClothoAQA(datasets.ArrowBasedBuilder):
     configs.
 
     Example:
-        >>> builder = ClothoAQA(config_name="yes_no_majority", data_dir="release", cache_dir="cache")
+        >>> builder = ClothoAQA(config_name="yes_no_majority", data_dir="release", cache_dir="cache")  # doctest: +SKIP
         >>> builder.download_and_prepare()  # doctest: +SKIP
         >>> builder.as_dataset(split="train").features["label"].names  # doctest: +SKIP
         ['yes', 'no']

@@ -23,6 +23,7 @@ from builder_utils.clevr.executor import answer, execute
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 from builder_utils.clevr.synth import generate_scenes
 from builder_utils.clevr.templates import ATTRIBUTE_TYPES, FILTER_FAMILY, RELATE_FAMILY, Template
+from builder_utils.clevr.text import POST_PROMPTS
 
 REFERENCE = Path(__file__).parent / "data" / "templates" / "reference"
 SETS = {
@@ -36,7 +37,7 @@ SETS = {
     },
 }
 PROPERTY_SETTINGS = settings(
-    max_examples=12, deadline=None, derandomize=True,
+    max_examples=20, deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 
@@ -93,7 +94,7 @@ def locate(template: Template, program: list[dict]) -> tuple[list[int], dict]:
     return positions, values
 
 
-def check_question(q: dict, template: Template, scene: dict) -> None:
+def check_question(q: dict, template: Template, scene: dict, post_prompt: bool = False) -> None:
     program = q["program"]
     assert answer(program, scene) == q["answer"]
     outputs = execute(program, scene)
@@ -101,6 +102,9 @@ def check_question(q: dict, template: Template, scene: dict) -> None:
         if node["function"] == "unique":
             assert len(outputs[node["inputs"][0]]) == 1
     text = q["question"]
+    if post_prompt:  # the answer-format sentence has its own braces: "e.g. {yes}."
+        assert text.endswith(POST_PROMPTS[template.answer_type])
+        text = text[: -len(POST_PROMPTS[template.answer_type])]
     assert not re.search(r"[<>\[\]{}]", text), text
     assert q["cot"].endswith(f"Answer: {q['answer']}.")
     positions, values = locate(template, program)
@@ -147,7 +151,7 @@ def test_generated_questions_are_correct(set_name, scene_seed, num_scenes, seed,
     for q in found:
         template = by_family_index[q["question_family_index"]]
         assert (q["template_filename"], q["template_index"]) == (template.family, template.index)
-        check_question(q, template, by_image[q["image_index"]])
+        check_question(q, template, by_image[q["image_index"]], add_post_prompt)
         per_image.setdefault(q["image_index"], {}).setdefault(template.key, 0)
         per_image[q["image_index"]][template.key] += 1
     for used in per_image.values():

@@ -119,7 +119,7 @@ def config_dir(config_name: str) -> str:
 @contextlib.contextmanager
 def _datasets_bars_off() -> Iterator[None]:
     # Our own bar reports the export; datasets' per-map/per-file bars would interleave with it.
-    was_disabled = datasets.utils.tqdm.are_progress_bars_disabled()
+    was_disabled = not datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
     try:
         yield

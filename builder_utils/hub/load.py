@@ -1,0 +1,41 @@
+"""Load an exported folder back with ``datasets.load_dataset``, checked against its card."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import datasets
+from datasets.info import DatasetInfosDict
+
+from builder_utils.hub.card import read_card
+from builder_utils.hub.export import README, ExportError
+
+
+def load_exported(
+    folder: str | os.PathLike, config: str | None = None, cache_dir: str | os.PathLike | None = None
+) -> datasets.DatasetDict:
+    """``datasets.load_dataset(folder, config)``, then check the rows per split the card records.
+
+    This is how users load the pushed dataset (``load_dataset(repo_id, config)``), so the demo
+    and the tests go through it. A mismatch with the card is an :class:`ExportError`.
+
+    Example:
+        >>> ds = load_exported("demo_output/hub/clevr_math", "multihop")  # doctest: +SKIP
+        >>> sorted(ds)                                                     # doctest: +SKIP
+        ['test', 'train', 'validation']
+    """
+    root = Path(folder).expanduser().resolve()
+    card = read_card(root / README)
+    if card is None:
+        raise ExportError(f"{root / README}: missing; {root} is not an exported folder")
+    loaded = datasets.load_dataset(str(root), config, cache_dir=None if cache_dir is None else os.fspath(cache_dir))
+    infos = DatasetInfosDict.from_dataset_card_data(card.data)
+    name = config or next(iter(infos), None)
+    info = infos.get(name) if name else None
+    if info is not None and info.splits:
+        expected = {split: s.num_examples for split, s in info.splits.items()}
+        got = {split: ds.num_rows for split, ds in loaded.items()}
+        if expected != got:
+            raise ExportError(f"{root / README}: config {name!r} records rows {expected}, the files hold {got}")
+    return loaded
