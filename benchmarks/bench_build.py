@@ -5,7 +5,7 @@ For each scene count, a synthetic CLEVR_v1.0 folder is written once (``train`` w
 rendered PNGs hard-linked under every file name, since the builder stores image paths and never
 decodes them). Then, for each ``num_proc``, a fresh process builds ``general`` from scratch
 (``ClevrMath(...).download_and_prepare(num_proc=N)`` into an empty cache) while this process
-samples the resident memory of that process and all its workers every 0.1 s.
+samples the resident memory of that process and all its workers every 0.25 s.
 
     python benchmarks/bench_build.py                          # 5,000 and 70,000 scenes, num_proc 1 and 2
     python benchmarks/bench_build.py --scenes 5000 --num_proc 2 --json out.json
@@ -102,7 +102,7 @@ def run_build(data_dir: str, cache_dir: str, num_proc: int) -> dict:
         nonlocal peak
         while not done.is_set():
             peak = max(peak, tree_rss(child.pid))
-            done.wait(0.1)
+            done.wait(0.25)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()

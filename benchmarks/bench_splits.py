@@ -95,6 +95,7 @@ def main(argv=None) -> int:
     dense = matrix.dense()
     print(f"{len(files)} files x {len(vocabulary)} answers, {int(dense.sum())} file-answer pairs")
 
+    print(f"load average (1 min) before the search: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     runs = []
     for _ in range(2):
         start, cpu = time.perf_counter(), time.process_time()
@@ -103,7 +104,6 @@ def main(argv=None) -> int:
         runs.append((time.perf_counter() - start, result, time.process_time() - cpu))
     same = bool((runs[0][1].folds == runs[1][1].folds).all())
     result = runs[0][1]
-    print(f"load average before the runs: {os.getloadavg()[0]:.2f}")
     ours, theirs = describe(matrix, result.folds), describe(matrix, official)
 
     start = time.perf_counter()

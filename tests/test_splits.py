@@ -24,9 +24,8 @@ from builder_utils.splits import (
     stage_seeds,
     stratify_batch,
 )
-from builder_utils.splits.stratify import integer_weights
+from builder_utils.splits.stratify import _rank_options, integer_weights
 
-iterstrat = pytest.importorskip("iterstrat.ml_stratifiers")
 
 
 # ---------------------------------------------------------------- generated label matrices
@@ -65,6 +64,7 @@ def fold_counts(matrix: np.ndarray, folds: np.ndarray, n_folds: int) -> np.ndarr
 
 def package_folds(matrix: np.ndarray, ratios, seed: int) -> np.ndarray:
     """Folds from the `iterative-stratification` package, shuffled the way its ShuffleSplit does."""
+    iterstrat = pytest.importorskip("iterstrat.ml_stratifiers")  # the `test` extra installs it
     rng = np.random.RandomState(seed)
     if len(ratios) == 2:
         splitter = iterstrat.MultilabelStratifiedShuffleSplit(n_splits=1, test_size=ratios[1], random_state=rng)
@@ -161,6 +161,18 @@ def test_vectorised_equals_one_sample_at_a_time(ratios, seed):
     matrix[::7] = False  # some samples without labels
     expected = one_by_one(matrix, ratios, np.random.SeedSequence(seed))
     assert iterative_stratification(matrix, ratios, seed=seed).tolist() == expected.tolist()
+
+
+@pytest.mark.parametrize("span", [10**6, 10**17])
+def test_packed_option_ranking_equals_a_lexsort(span):
+    # The packed-key sort (small spans) and its lexsort fallback (huge spans) must agree.
+    rng = np.random.default_rng(span % 97)
+    group = np.sort(rng.integers(0, 30, 4000))
+    by_label = rng.integers(-span, span, 4000) // 10**5 * 10**5  # coarse values, so ties happen
+    by_size = rng.integers(-span, span, 4000) // 10**5 * 10**5
+    noise = rng.integers(0, 4, 4000)
+    expected = np.lexsort((noise, -by_size, -by_label, group))
+    assert (_rank_options(group, by_label, by_size, noise) == expected).all()
 
 
 def test_a_batch_row_equals_a_single_run():

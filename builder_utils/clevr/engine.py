@@ -77,6 +77,7 @@ class _Step:
     domains: tuple[tuple[Any, ...], ...] = ()
     allow_zero: bool = False
     impl: Callable | None = None
+    fast: Callable | None = None  # fast(index, outputs) for common plain functions
     checks: tuple[tuple, ...] = ()
     signature: tuple = ()
 
@@ -95,6 +96,7 @@ class CompiledTemplate:
     answer_domain: tuple[Any, ...]
     raw_relates: tuple[int, ...]
     param_types: dict[str, str]
+    dependents: dict[int, tuple[int, ...]]  # raw relate -> later steps that use its output
 
 
 @dataclass
@@ -230,7 +232,8 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
                     domains=tuple(metadata.values(params[p]) for p in ordered), impl=impl,
                 )
             else:
-                step = _Step(kind=_PLAIN, position=k, function=node.type, inputs=node.inputs, impl=impl)
+                step = _Step(kind=_PLAIN, position=k, function=node.type, inputs=node.inputs, impl=impl,
+                             fast=_fast_plain(node.type, node.inputs))
         for p in node.side_inputs:
             bound_at.setdefault(p, k)
         steps.append(step)
@@ -265,6 +268,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
         answer_domain=_answer_domain(template.answer_type, metadata),
         raw_relates=_intersected_relates(template),
         param_types=params,
+        dependents={k: _dependents(template, k) for k in _intersected_relates(template)},
     )
 
 
@@ -276,6 +280,59 @@ def _intersected_relates(template: Template) -> tuple[int, ...]:
     """
     feeds_union = {i for n in template.nodes if n.type == "union" for i in n.inputs}
     return tuple(n.index for n in template.nodes if n.type == "relate" and n.index not in feeds_union)
+
+
+def _dependents(template: Template, source: int) -> tuple[int, ...]:
+    """Nodes after ``source`` whose output depends on it, in order."""
+    tainted = {source}
+    for node in template.nodes[source + 1 :]:
+        if tainted.intersection(node.inputs):
+            tainted.add(node.index)
+    return tuple(sorted(tainted - {source}))
+
+
+def _fast_plain(function: str, inputs: tuple[int, ...]) -> Callable | None:
+    """A direct implementation of a common side-input-free function on raw values, with its
+    input positions bound; ``None`` for others (they run through the executor's registry,
+    which stays the reference: the tests re-execute every generated program with it)."""
+    if len(inputs) == 1:
+        (i,) = inputs
+        if function == "count":
+            return lambda index, out: out[i].bit_count()
+        if function == "exist":
+            return lambda index, out: out[i] != 0
+        if function == "unique":
+            return lambda index, out: _finish("unique", out[i])
+        if function.startswith("query_") and function[6:] in _ATTR_INDEX:
+            attr = function[6:]
+            return lambda index, out: index.objects[out[i]][attr]
+        if function.startswith("same_") and function[5:] in _ATTR_INDEX:
+            attr = function[5:]
+            return lambda index, out: index.attribute_masks[attr][index.objects[out[i]][attr]] & ~(1 << out[i])
+        return None
+    if len(inputs) == 2:
+        a, b = inputs
+        if function == "union":
+            return lambda index, out: out[a] | out[b]
+        if function == "intersect":
+            return lambda index, out: out[a] & out[b]
+        if function.startswith("equal_"):
+            return lambda index, out: out[a] == out[b]
+        if function == "less_than":
+            return lambda index, out: out[a] < out[b]
+        if function == "greater_than":
+            return lambda index, out: out[a] > out[b]
+        if function == "addition":
+            return lambda index, out: out[a] + out[b]
+        if function == "subtraction":
+            return lambda index, out: _nonnegative(out[a] - out[b])
+    return None
+
+
+def _nonnegative(value: int) -> int:
+    if value < 0:
+        raise _Invalid
+    return value
 
 
 def _answer_domain(answer_type: str, metadata: Metadata) -> tuple[Any, ...]:
@@ -298,7 +355,11 @@ def _shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
         yield a[i]
 
 
-def _filter_options(step: _Step, data: SceneData, mask: int, values: dict, rng: random.Random) -> list:
+def _filter_options(step: _Step, data: SceneData, mask: int, values: dict) -> tuple[list, "_EmptyKeys | None"]:
+    """The options of a filter-family step on input ``mask``: ``(key, selected)`` pairs for
+    the combinations present, plus (for count/exist/filter) ``None`` placeholders that stand
+    for combinations matching nothing, drawn from the returned :class:`_EmptyKeys` when the
+    shuffled iteration reaches them (most searches stop after a few options)."""
     fixed_values = tuple(values[p] for _, p in step.fixed)
     cache_key = (step.signature, mask, fixed_values)
     cached = data._filters.get(cache_key)
@@ -318,47 +379,60 @@ def _filter_options(step: _Step, data: SceneData, mask: int, values: dict, rng: 
             if (unique and not single) or (drop_null and key == _NULL_KEY):
                 continue
             options.append((key, selected))
-        cached = (options, frozenset(present), singles)
+        extra = 0
+        domains = None
+        if not unique:
+            extra = len(options) if step.suffix == "exist" else singles
+            domains = _key_domains(step, data, fixed_values)
+            room = 1
+            for d in domains:
+                room *= len(d)
+            extra = max(0, min(extra, room - len(present) - (drop_null and _NULL_KEY not in present)))
+        cached = (options + [None] * extra, frozenset(present), domains)
         data._filters[cache_key] = cached
-    options, present, singles = cached
-    if step.suffix == "unique":
-        return options
-    extra = len(options) if step.suffix == "exist" else singles
-    if extra:
-        options = options + _empty_keys(step, data, present, fixed_values, extra, rng)
-    return options
+    options, present, domains = cached
+    if domains is None or not options or options[-1] is not None:
+        return options, None
+    return options, _EmptyKeys(domains, present, step.function == "filter")
 
 
-def _empty_keys(step: _Step, data: SceneData, present, fixed_values, wanted: int, rng) -> list:
-    """Filter keys that match none of the input objects, drawn uniformly per attribute (value
-    or null) as the reference generator intended."""
-    metadata_values = data.index.attribute_masks
+def _key_domains(step: _Step, data: SceneData, fixed_values: tuple) -> tuple[tuple, ...]:
+    """Per attribute, the values a filter key of this step may take (null included)."""
     fixed = {a: v for (a, _), v in zip(step.fixed, fixed_values)}
     domains = []
     for a, attr in enumerate(ATTRS):
         if a in fixed:
             domains.append((fixed[a],))
         elif step.allowed >> a & 1:
-            vals = tuple(metadata_values[attr])
+            vals = tuple(data.index.attribute_masks[attr])
             domains.append(vals if step.required >> a & 1 else vals + (None,))
         else:
             domains.append((None,))
-    room = 1
-    for d in domains:
-        room *= len(d)
-    wanted = min(wanted, room - len(present) - (step.function == "filter"))
-    drawn: list = []
-    seen = set()
-    attempts = 4 * wanted + 16
-    rand = rng.random
-    while len(drawn) < wanted and attempts:
-        attempts -= 1
-        key = tuple(d[int(rand() * len(d))] for d in domains)
-        if key in present or key in seen or (step.function == "filter" and key == _NULL_KEY):
-            continue
-        seen.add(key)
-        drawn.append((key, 0))
-    return drawn
+    return tuple(domains)
+
+
+class _EmptyKeys:
+    """Draws distinct filter keys that match none of the input objects, each attribute
+    uniformly among its values and null (as the reference generator intended)."""
+
+    __slots__ = ("domains", "present", "drop_null", "seen")
+
+    def __init__(self, domains: tuple, present: frozenset, drop_null: bool):
+        self.domains = domains
+        self.present = present
+        self.drop_null = drop_null
+        self.seen: set = set()
+
+    def draw(self, rng: random.Random):
+        """A fresh empty ``(key, 0)`` option, or ``None`` if none turned up in 64 draws."""
+        rand = rng.random
+        for _ in range(64):
+            key = tuple([d[int(rand() * len(d))] for d in self.domains])
+            if key in self.present or key in self.seen or (self.drop_null and key == _NULL_KEY):
+                continue
+            self.seen.add(key)
+            return key, 0
+        return None
 
 
 def _relate_options(step: _Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
@@ -489,8 +563,9 @@ def search(
         step = steps[k]
         kind = step.kind
         if kind == _FILTER or kind == _RELATE:
+            empties = None
             if kind == _FILTER:
-                options = _filter_options(step, data, outputs[step.inputs[0]], values, rng)
+                options, empties = _filter_options(step, data, outputs[step.inputs[0]], values)
             else:
                 options = _relate_options(step, data, outputs[step.inputs[0]], values, rng)
             suffix, free, rel_param = step.suffix, step.free, step.rel_param
@@ -498,6 +573,10 @@ def search(
                 remaining[0] -= 1
                 if remaining[0] < 0:
                     return True
+                if option is None:
+                    option = empties.draw(rng)
+                    if option is None:
+                        continue
                 if kind == _RELATE:
                     rel, key, selected = option
                     values[rel_param] = rel
@@ -521,7 +600,8 @@ def search(
                 outputs[k] = index.all_mask
             else:
                 try:
-                    outputs[k] = _run_impl(step, index, outputs, ())
+                    fast = step.fast
+                    outputs[k] = fast(index, outputs) if fast is not None else _run_impl(step, index, outputs, ())
                 except _Invalid:
                     return False
             return check(step) and visit(k + 1)
@@ -608,9 +688,11 @@ def _reevaluate(plan: CompiledTemplate, data: SceneData, outputs: list, choices:
     new = list(outputs)
     new_choices = list(choices)
     new[start] = override
+    steps = plan.steps
     try:
-        for step in plan.steps[start + 1 :]:
-            k, kind, choice = step.position, step.kind, choices[step.position]
+        for k in plan.dependents[start]:
+            step = steps[k]
+            kind, choice = step.kind, choices[k]
             if kind == _SCENE:
                 new[k] = index.all_mask
             elif kind == _FILTER:
@@ -630,6 +712,8 @@ def _reevaluate(plan: CompiledTemplate, data: SceneData, outputs: list, choices:
                 new[k] = choice
             elif kind == _SIDE:
                 new[k] = _run_impl(step, index, new, tuple(str(v) for v in choice))
+            elif step.fast is not None:
+                new[k] = step.fast(index, new)
             else:
                 new[k] = _run_impl(step, index, new, ())
     except _Invalid:

@@ -64,7 +64,7 @@ def template_path(name_or_path: str | os.PathLike) -> str:
         'clevr_math.md'
     """
     text = os.fspath(name_or_path)
-    if os.path.sep in text or text.endswith(".md") or os.path.exists(text):
+    if os.path.sep in text or text.endswith(".md") or os.path.isfile(text):
         return text
     shipped = importlib.resources.files("dataset_cards") / f"{text}.md"
     if not shipped.is_file():

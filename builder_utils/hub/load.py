@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import datasets
+from datasets.exceptions import ExpectedMoreSplitsError, NonMatchingSplitsSizesError, UnexpectedSplitsError
 from datasets.info import DatasetInfosDict
 
 from builder_utils.hub.card import read_card
@@ -29,13 +30,17 @@ def load_exported(
     card = read_card(root / README)
     if card is None:
         raise ExportError(f"{root / README}: missing; {root} is not an exported folder")
-    loaded = datasets.load_dataset(str(root), config, cache_dir=None if cache_dir is None else os.fspath(cache_dir))
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
     name = config or next(iter(infos), None)
+    try:
+        loaded = datasets.load_dataset(str(root), config, cache_dir=None if cache_dir is None else os.fspath(cache_dir))
+    except (NonMatchingSplitsSizesError, ExpectedMoreSplitsError, UnexpectedSplitsError) as exc:
+        # datasets checks the files against the card's dataset_info; say which folder and config.
+        raise ExportError(f"{root / README}: config {name!r} records other rows than its files hold: {exc}") from None
     info = infos.get(name) if name else None
     if info is not None and info.splits:
         expected = {split: s.num_examples for split, s in info.splits.items()}
         got = {split: ds.num_rows for split, ds in loaded.items()}
         if expected != got:
-            raise ExportError(f"{root / README}: config {name!r} records rows {expected}, the files hold {got}")
+            raise ExportError(f"{root / README}: config {name!r} records rows {expected}, its files hold {got}")
     return loaded

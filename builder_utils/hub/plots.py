@@ -16,8 +16,8 @@ from PIL import Image, ImageDraw, ImageFont
 
 # Colour-blind-safe (Okabe-Ito) colours, one per split in order of appearance.
 SPLIT_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
-_WIDTH = 900
-_BAR_AREA = 480
+_BAR_AREA = 520
+_NUMBER_AREA = 70
 _ROW = 22
 _MARGIN = 12
 _FONT_SIZE = 13
@@ -65,7 +65,8 @@ def bar_chart(
     legend_y = _MARGIN + 26
     top = legend_y + 26
     height = top + max(1, len(rows)) * _ROW + _MARGIN
-    image = Image.new("RGB", (_WIDTH, height), "white")
+    width = max(left + _BAR_AREA + _NUMBER_AREA, _MARGIN + _text_width(probe, title, bold) + _MARGIN)
+    image = Image.new("RGB", (width, height), "white")
     draw = ImageDraw.Draw(image)
     draw.text((_MARGIN, _MARGIN), title, fill="black", font=bold)
 

@@ -145,10 +145,12 @@ def push_folder(
     revision: str | None = None,
     commit_message: str | None = None,
     token: str | None = None,
+    endpoint: str | None = None,
 ) -> str:
     """Upload an exported folder as one commit; return the commit URL.
 
-    The token comes from ``token``, else ``HF_TOKEN`` or the stored login (``hf auth login``).
+    The token comes from ``token``, else ``HF_TOKEN`` or the stored login (``hf auth login``);
+    ``endpoint`` defaults to ``HF_ENDPOINT`` (huggingface.co).
     Every failure (no token, no network, refused) is a :class:`PushError` with one clear line.
 
     Example:
@@ -162,7 +164,7 @@ def push_folder(
     token = token or get_token()
     if not token:
         raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`, then push again")
-    api = HfApi(token=token)
+    api = HfApi(token=token, endpoint=endpoint)
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision is not None and not revision.startswith("refs/pr/"):

@@ -8,6 +8,7 @@ earlier run are described from their own files.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -30,7 +31,8 @@ class Distribution:
     """How often each value of one column occurs, per split.
 
     ``values`` is ``[(value, {split: count})]`` in display order: ClassLabel names in label
-    order, integers ascending, anything else most frequent first.
+    order, integers ascending, other answers most frequent first, other groups (templates,
+    answer types) by name, numbers inside names compared as numbers.
     """
 
     column: str
@@ -81,7 +83,11 @@ def _counts(values: pa.ChunkedArray) -> dict:
     return dict(zip(counted.field("values").to_pylist(), counted.field("counts").to_pylist()))
 
 
-def _distribution(column: str, feature, per_split: Mapping[str, dict]) -> Distribution:
+def _natural(value) -> list:
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", str(value))]
+
+
+def _distribution(column: str, feature, per_split: Mapping[str, dict], by_count: bool) -> Distribution:
     totals: dict = {}
     for counts in per_split.values():
         for value, count in counts.items():
@@ -93,7 +99,10 @@ def _distribution(column: str, feature, per_split: Mapping[str, dict]) -> Distri
         order = sorted(totals, key=lambda v: (v is None, v if v is not None else 0))
         name = lambda v: MISSING if v is None else str(v)  # noqa: E731
     else:
-        order = sorted(totals, key=lambda v: (-totals[v], v is None, str(v)))
+        if by_count:
+            order = sorted(totals, key=lambda v: (-totals[v], v is None, str(v)))
+        else:
+            order = sorted(totals, key=lambda v: (v is None, _natural(v)))
         name = lambda v: MISSING if v is None else str(v)  # noqa: E731
     values = [(name(v), {split: counts[v] for split, counts in per_split.items() if v in counts}) for v in order]
     return Distribution(column, values)
@@ -139,7 +148,7 @@ def config_statistics(
                 split_counts = per_column[column].setdefault(split, {})
                 for value, count in _counts(_column_values(table, column)).items():
                     split_counts[value] = split_counts.get(value, 0) + count
-    distributions = {c: _distribution(c, features[c], per_column[c]) for c in per_column}
+    distributions = {c: _distribution(c, features[c], per_column[c], by_count=c == answer) for c in per_column}
     return ConfigStats(
         name=name,
         rows=rows,

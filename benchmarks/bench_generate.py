@@ -1,0 +1,173 @@
+"""Speed and output statistics of the question generator (``generate-questions``).
+
+    .venv/bin/python benchmarks/bench_generate.py \\
+        --scenes ../shared/data/clevr/CLEVR_val_scenes_100.json --stats benchmarks/generate_stats.md
+
+1. Single process, default flags, ``clevr`` set: questions per second over the scene file
+   (best and median of ``--repeats`` runs; wall clock and process CPU time, since other jobs
+   may share the machine), plus the ``clevr_math`` and ``clevr_math_chains`` sets.
+2. The whole command (load, generate, write) on the same file.
+3. Scaling with ``--num_workers``: the scene file repeated to ``--scaled`` scenes (renumbered),
+   1 and 2 workers; also checks that both runs write the same bytes.
+4. With ``--stats FILE``: per template, the answer distribution of the single-process run on
+   the given scenes (a Markdown table), and per family totals.
+
+Without ``--scenes`` the synthetic CLEVR world makes 100 scenes, so the script runs offline.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from builder_utils.clevr import load_scenes
+from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+from builder_utils.clevr.generate_questions import main as generate_questions
+
+
+def timed(fn):
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = fn()
+    return result, time.perf_counter() - wall, time.process_time() - cpu
+
+
+def single_process(scenes, templates: str, repeats: int, **extra) -> tuple[list, dict]:
+    runs = []
+    questions = []
+    for _ in range(repeats):
+        generator = QuestionGenerator(GeneratorOptions(templates=templates, **extra))
+        questions, wall, cpu = timed(lambda: list(generator.generate(scenes)))
+        runs.append((wall, cpu, generator))
+    n = len(questions)
+    walls = sorted(n / w for w, _, _ in runs)
+    cpus = sorted(n / c for _, c, _ in runs)
+    generator = runs[-1][2]
+    states = sum(s.states for s in generator.stats)
+    return questions, {
+        "questions": n,
+        "best_wall_qps": walls[-1],
+        "median_wall_qps": statistics.median(walls),
+        "best_cpu_qps": cpus[-1],
+        "median_cpu_qps": statistics.median(cpus),
+        "states": states,
+        "budget_exhausted": sum(s.budget_exhausted for s in generator.stats),
+        "templates_used": len({(q["template_filename"], q["template_index"]) for q in questions}),
+        "templates": len(generator.templates),
+    }
+
+
+def write_scaled(source: dict, count: int, folder: str) -> str:
+    base = source["scenes"]
+    scenes = []
+    for i in range(count):
+        scene = dict(base[i % len(base)])
+        scene["image_index"] = i
+        scene["image_filename"] = f"CLEVR_{scene.get('split', 'val')}_{i:06d}.png"
+        scenes.append(scene)
+    path = os.path.join(folder, f"scenes_{count}.json")
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump({"info": source.get("info", {}), "scenes": scenes}, fh)
+    return path
+
+
+def cli_run(scene_path: str, out: str, workers: int) -> float:
+    argv = ["--input_scene_file", scene_path, "--output_questions_file", out, "--num_workers", str(workers)]
+    stderr, sys.stderr = sys.stderr, open(os.devnull, "w")
+    try:
+        _, wall, _ = timed(lambda: generate_questions(argv))
+    finally:
+        sys.stderr.close()
+        sys.stderr = stderr
+    return wall
+
+
+def stats_markdown(questions: list[dict], generator_templates, source: str) -> str:
+    by_template: dict[tuple, collections.Counter] = collections.defaultdict(collections.Counter)
+    for q in questions:
+        by_template[(q["template_filename"], q["template_index"])][q["answer"]] += 1
+    lines = [
+        "# Generated questions: answers per template",
+        "",
+        f"Produced by `benchmarks/bench_generate.py` from `{source}` with default flags "
+        "(`clevr` set, seed 0, 10 templates per image).",
+        "",
+        "| template | questions | answers (count) |",
+        "|---|---|---|",
+    ]
+    families: dict[str, int] = collections.Counter()
+    for t in generator_templates:
+        counts = by_template.get((t.family, t.index), collections.Counter())
+        families[t.family] += sum(counts.values())
+        answers = ", ".join(f"{a} {c}" for a, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+        lines.append(f"| {t.key} | {sum(counts.values())} | {answers} |")
+    lines += ["", "| family | questions |", "|---|---|"]
+    lines += [f"| {f} | {n} |" for f, n in sorted(families.items())]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scenes", help="scene file (default: 100 synthetic scenes)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--scaled", type=int, default=1000, help="scenes for the worker-scaling run")
+    parser.add_argument("--stats", help="write per-template answer distributions (Markdown) here")
+    args = parser.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as folder:
+        if args.scenes:
+            scene_path = args.scenes
+        else:
+            from builder_utils.clevr.synth import generate_scenes
+
+            scene_path = os.path.join(folder, "synthetic.json")
+            with open(scene_path, "w", encoding="utf-8") as fh:
+                json.dump({"info": {"split": "val"}, "scenes": generate_scenes(100, seed=0, split="val")}, fh)
+        scenes = load_scenes(scene_path)
+        print(f"scenes: {scene_path} ({len(scenes)})")
+
+        results = {}
+        for name, extra in (("clevr", {}), ("clevr_math", {"max_answer": 10}), ("clevr_math_chains", {"max_answer": 10})):
+            questions, figures = single_process(scenes, name, args.repeats, **extra)
+            results[name] = figures
+            print(f"{name}: {json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in figures.items()})}")
+            if name == "clevr":
+                clevr_questions = questions
+                per_image = collections.Counter(q["image_index"] for q in questions)
+                print(f"  questions per image: min {min(per_image.values())}, max {max(per_image.values())}; "
+                      f"families: {len({q['template_filename'] for q in questions})}")
+
+        out = os.path.join(folder, "q.json")
+        walls = [cli_run(scene_path, out, 1) for _ in range(3)]
+        print(f"command, 1 worker, {len(scenes)} scenes: best {min(walls):.2f} s wall "
+              f"({results['clevr']['questions'] / min(walls):.0f} questions/s end to end)")
+
+        with open(scene_path, encoding="utf-8") as fh:
+            source = json.load(fh)
+        scaled = write_scaled(source, args.scaled, folder)
+        timings = {}
+        outputs = {}
+        for workers in (1, 2):
+            target = os.path.join(folder, f"scaled_{workers}.json")
+            timings[workers] = min(cli_run(scaled, target, workers) for _ in range(2))
+            outputs[workers] = Path(target).read_bytes()
+        count = len(json.loads(outputs[1])["questions"])
+        print(f"scaling, {args.scaled} scenes, {count} questions: 1 worker {timings[1]:.2f} s "
+              f"({count / timings[1]:.0f} q/s), 2 workers {timings[2]:.2f} s ({count / timings[2]:.0f} q/s), "
+              f"speed-up {timings[1] / timings[2]:.2f}x; identical output: {outputs[1] == outputs[2]}")
+
+        if args.stats:
+            generator = QuestionGenerator(GeneratorOptions())
+            Path(args.stats).write_text(stats_markdown(clevr_questions, generator.templates, os.path.basename(scene_path)),
+                                        encoding="utf-8")
+            print(f"answer distributions written to {args.stats}")
+
+
+if __name__ == "__main__":
+    main()

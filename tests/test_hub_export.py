@@ -1,0 +1,337 @@
+"""Hub export and push on tiny generated data, through the real builders, Parquet and ``load_dataset``.
+
+The central check: every configuration of both builders, exported and loaded back with
+``datasets.load_dataset(folder, config)`` after the source images and WAVs are deleted, has the
+builder's features and rows (the media columns compared with the builder's rows embedded by
+``datasets`` itself).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import datasets
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from datasets.table import embed_table_storage
+from datasets.utils.metadata import MetadataConfigs
+from huggingface_hub import DatasetCard
+from PIL import Image
+
+from builder_utils.clevr.synth import write_clevr_folder
+from builder_utils.hub import (
+    CardError,
+    ExportError,
+    PushError,
+    export_builder,
+    export_command,
+    load_card_template,
+    load_exported,
+    plan_upload,
+    push_command,
+    push_folder,
+)
+from builder_utils.hub.card import config_entry, merge_metadata
+from builder_utils.hub.export import write_split
+from builder_utils.hub.push import _merged_readme
+from clevr_math import ClevrMath
+from clotho_aqa import ClothoAQA
+from clotho_aqa.synth import write_synthetic_release
+
+CARD_KEYS = ("configs", "dataset_info", "license", "pretty_name", "task_categories", "language", "tags",
+             "size_categories", "source_datasets")
+SHARD = re.compile(r"^(?P<config>[^/]+)/(?P<split>\w+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
+CLEVR_CONFIGS = [c.name for c in ClevrMath.BUILDER_CONFIGS]
+CLOTHO_CONFIGS = [c.name for c in ClothoAQA.BUILDER_CONFIGS]
+
+
+def _clevr(root: Path) -> Path:
+    return write_clevr_folder(root / "CLEVR_v1.0", 4, seed=0, splits=("train", "val", "test"), progress=False)
+
+
+def _clotho(root: Path) -> Path:
+    return write_synthetic_release(root / "release", num_files=5, seed=0).root
+
+
+def _embedded_builder_tables(builder_cls, data_dir, cache_dir) -> dict[str, tuple[datasets.Features, dict]]:
+    """Each config's features and, per split, its rows with media embedded by ``datasets``."""
+    expected = {}
+    for config in builder_cls.BUILDER_CONFIGS:
+        builder = builder_cls(config_name=config.name, data_dir=str(data_dir), cache_dir=str(cache_dir))
+        builder.download_and_prepare()
+        built = builder.as_dataset()
+        features = next(iter(built.values())).features
+        expected[config.name] = (features, {split: embed_table_storage(ds.data.table) for split, ds in built.items()})
+    return expected
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """Both datasets exported with the commands (small shards), then their sources deleted."""
+    root = tmp_path_factory.mktemp("hub")
+    clevr, clotho = _clevr(root / "clevr"), _clotho(root / "clotho")
+    expected = {
+        "clevr": _embedded_builder_tables(ClevrMath, clevr, root / "cache"),
+        "clotho": _embedded_builder_tables(ClothoAQA, clotho, root / "cache"),
+    }
+    out = {"clevr": root / "out_clevr", "clotho": root / "out_clotho"}
+    # --cache_dir: the export reuses the builds above instead of building again
+    common = ["--cache_dir", str(root / "cache"), "--quiet"]
+    assert export_command(["--data_dir", str(clevr), "--out", str(out["clevr"]), "--max_shard_size", "300KB", *common],
+                          ClevrMath, "clevr_math", "clevr-math export") == 0
+    assert export_command(["--data_dir", str(clotho), "--out", str(out["clotho"]), *common],
+                          ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
+    shutil.rmtree(clevr / "images")
+    shutil.rmtree(clotho / "audio_files")
+    return {"out": out, "expected": expected, "cache": root / "load_cache"}
+
+
+@pytest.mark.parametrize(
+    "dataset, config", [("clevr", c) for c in CLEVR_CONFIGS] + [("clotho", c) for c in CLOTHO_CONFIGS]
+)
+def test_every_config_loads_back_with_the_builders_rows_after_sources_are_deleted(exported, dataset, config):
+    features, tables = exported["expected"][dataset][config]
+    loaded = load_exported(exported["out"][dataset], config, cache_dir=exported["cache"])
+    assert list(loaded) == list(tables)
+    for split, table in tables.items():
+        assert loaded[split].features == features, f"{config}/{split}"
+        assert loaded[split].data.table.equals(table), f"{config}/{split}: rows differ"
+
+
+def test_media_are_embedded_bytes(exported):
+    row = load_exported(exported["out"]["clevr"], "general", cache_dir=exported["cache"])["train"][0]
+    assert row["image"].size == (320, 240)  # decoded from the Parquet bytes; the PNGs are gone
+    clotho = load_exported(exported["out"]["clotho"], "questions", cache_dir=exported["cache"])["test"]
+    audio = clotho.cast_column("audio", datasets.Audio(decode=False))[0]["audio"]
+    assert audio["bytes"][:4] == b"RIFF" and "/" not in audio["path"]
+
+
+def test_layout_is_push_to_hubs(exported):
+    for dataset, names in (("clevr", CLEVR_CONFIGS), ("clotho", CLOTHO_CONFIGS)):
+        folder = exported["out"][dataset]
+        card = MetadataConfigs.from_dataset_card_data(DatasetCard.load(folder / "README.md").data)
+        shards: dict[tuple[str, str], list[tuple[int, int]]] = {}
+        for path in folder.rglob("*.parquet"):
+            match = SHARD.match(path.relative_to(folder).as_posix())
+            assert match, path
+            shards.setdefault((match["config"], match["split"]), []).append((int(match["index"]), int(match["count"])))
+        assert sorted({c for c, _ in shards}) == sorted(names)
+        for (config, split), found in shards.items():
+            count = found[0][1]
+            assert sorted(found) == [(i, count) for i in range(count)], (config, split)
+            assert {"split": split, "path": f"{config}/{split}-*"} in card[config]["data_files"]
+    # 300KB shards cut the image splits of CLEVR-Math into several files
+    assert len(list((exported["out"]["clevr"] / "general").glob("train-*.parquet"))) > 1
+
+
+@pytest.mark.parametrize("dataset, default", [("clevr", "general"), ("clotho", "all")])
+def test_card_parses_and_holds_the_hub_keys_and_real_statistics(exported, dataset, default):
+    folder = exported["out"][dataset]
+    card = DatasetCard.load(folder / "README.md")
+    data = card.data.to_dict()
+    for key in CARD_KEYS:
+        assert data.get(key), key
+    defaults = [c["config_name"] for c in data["configs"] if c.get("default")]
+    assert defaults == [default]
+    infos = {info["config_name"]: info for info in data["dataset_info"]}
+    for config, info in infos.items():
+        for split in info["splits"]:
+            rows = sum(pq.ParquetFile(p).metadata.num_rows for p in (folder / config).glob(f"{split['name']}-*.parquet"))
+            assert split["num_examples"] == rows, (config, split["name"])
+        table_row = next(line for line in card.text.splitlines() if line.startswith(f"| `{config}`"))
+        assert f"| {sum(s['num_examples'] for s in info['splits']):,} |" in table_row
+    assert not re.search(r"\{\{\s*\w+\s*\}\}", card.text)  # every placeholder filled
+    images = re.findall(r"!\[[^\]]*\]\((assets/[^)]+\.png)\)", card.text)
+    assert images
+    for image in images:
+        with Image.open(folder / image) as png:
+            assert png.format == "PNG" and png.width > 100
+    assert "bibtex" in card.text and "## Licenses" in card.text
+
+
+def test_clevr_card_counts_templates_and_categories(exported):
+    text = DatasetCard.load(exported["out"]["clevr"] / "README.md").text
+    general = datasets.load_dataset(str(exported["out"]["clevr"]), "general", split="test", cache_dir=exported["cache"])
+    multihop = sum(1 for c in general["category"] if c == general.features["category"].str2int("multihop"))
+    section = text.split("### `general`")[1].split("### `multihop`")[0]
+    line = next(line for line in section.splitlines() if line.startswith("| `multihop` |"))
+    assert line.split("|")[3].strip() == str(multihop)  # columns: value, train, validation, test
+    assert "| `subtraction-multihop:0` |" in section
+
+
+def test_reexport_of_one_config_keeps_the_others_and_foreign_card_entries(tmp_path):
+    release = _clotho(tmp_path)
+    out = tmp_path / "out"
+    export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["all", "questions"], progress=False)
+    # a hand-edited card: an extra key and a configuration that is not ours
+    card = DatasetCard.load(out / "README.md")
+    card.data["annotations_note"] = "kept"
+    card.data["configs"].append({"config_name": "extra", "data_files": [{"split": "train", "path": "extra/*.csv"}]})
+    (out / "README.md").write_text(str(card), encoding="utf-8")
+    before = sorted(p.name for p in (out / "questions").iterdir())
+
+    export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["yes_no_majority"], progress=False)
+    export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["all"], progress=False)
+
+    data = DatasetCard.load(out / "README.md").data
+    assert sorted(c["config_name"] for c in data["configs"]) == ["all", "extra", "questions", "yes_no_majority"]
+    assert [c["config_name"] for c in data["configs"] if c.get("default")] == ["all"]
+    assert sorted(i["config_name"] for i in data["dataset_info"]) == ["all", "questions", "yes_no_majority"]
+    assert data["annotations_note"] == "kept"
+    assert sorted(p.name for p in (out / "questions").iterdir()) == before
+    for config in ("all", "questions", "yes_no_majority"):
+        assert load_exported(out, config, cache_dir=tmp_path / "cache")["train"].num_rows > 0
+    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
+
+
+def test_same_inputs_give_byte_identical_exports(tmp_path):
+    release = _clotho(tmp_path)
+    outputs = []
+    for name in ("a", "b"):
+        export_builder(ClothoAQA, tmp_path / name, card_template="clotho_aqa", data_dir=release,
+                       configs=["questions", "single_word"], progress=False)
+        outputs.append({p.relative_to(tmp_path / name).as_posix(): p.read_bytes()
+                        for p in sorted((tmp_path / name).rglob("*")) if p.is_file()})
+    assert outputs[0].keys() == outputs[1].keys() and "assets/single_word-answer.png" in outputs[0]
+    assert outputs[0] == outputs[1]
+
+
+def test_a_failed_export_leaves_the_folder_as_it_was(tmp_path, capsys):
+    release = _clotho(tmp_path)
+    out = tmp_path / "out"
+    export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["all"], progress=False)
+    snapshot = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    missing = sorted((release / "audio_files").iterdir())[0]
+    missing.unlink()
+    status = export_command(["--data_dir", str(release), "--out", str(out), "--config", "all,questions", "--quiet"],
+                            ClothoAQA, "clotho_aqa", "clotho-aqa export")
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err.startswith("clotho-aqa export: error:") and "Traceback" not in err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == snapshot
+
+
+def test_a_media_file_missing_at_export_time_is_named(tmp_path):
+    clevr = _clevr(tmp_path)
+    builder = ClevrMath(config_name="general", data_dir=str(clevr), cache_dir=str(tmp_path / "cache"))
+    builder.download_and_prepare()
+    train = builder.as_dataset(split="train")
+    gone = clevr / "images" / "train" / train[0]["image_filename"]
+    gone.unlink()
+    with pytest.raises(ExportError, match=re.escape(str(gone)) + r": image file of general/train row 0 not found"):
+        write_split(train, tmp_path / "staging", "general", "train")
+
+
+def test_unknown_config_is_an_error_listing_the_valid_ones(tmp_path, capsys):
+    status = export_command(["--data_dir", str(tmp_path), "--out", str(tmp_path / "o"), "--config", "nope"],
+                            ClevrMath, "clevr_math", "clevr-math export")
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "unknown ClevrMath config(s) 'nope'" in err and "general, multihop, chains" in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_card_template_problems_name_the_file_and_line(tmp_path):
+    good = Path(load_card_template("clevr_math").path).read_text(encoding="utf-8")
+    no_license = tmp_path / "no_license.md"
+    no_license.write_text(good.replace("license: cc-by-4.0\n", ""), encoding="utf-8")
+    with pytest.raises(CardError, match=r"no_license\.md: front matter lacks license"):
+        load_card_template(no_license)
+    typo = tmp_path / "typo.md"
+    typo.write_text(good.replace("{{features_table}}", "{{feature_table}}"), encoding="utf-8")
+    line = good.split("\n").index("{{features_table}}") + 1
+    with pytest.raises(CardError, match=rf"typo\.md: line {line}: unknown placeholder \{{\{{feature_table\}}\}}"):
+        load_card_template(typo)
+
+
+def test_an_unparsable_existing_card_is_an_error_and_stays(tmp_path):
+    release = _clotho(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "README.md").write_text("---\nconfigs: [oops\n---\nmine\n", encoding="utf-8")
+    with pytest.raises(CardError, match="README.md: the existing card cannot be parsed"):
+        export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["all"], progress=False)
+    assert (out / "README.md").read_text(encoding="utf-8") == "---\nconfigs: [oops\n---\nmine\n"
+    assert sorted(p.name for p in out.iterdir()) == ["README.md"]
+
+
+def test_merge_moves_default_to_the_builders_default_only_when_present():
+    existing = merge_metadata(None, None, {"x": config_entry("x", ["train"])}, {}, "x")
+    kept = merge_metadata(None, existing, {"y": config_entry("y", ["train"])}, {}, "z")
+    assert [c["config_name"] for c in kept["configs"] if c.get("default")] == ["x"]
+    moved = merge_metadata(None, existing, {"y": config_entry("y", ["test"])}, {}, "y")
+    assert [c["config_name"] for c in moved["configs"] if c.get("default")] == ["y"]
+    assert sorted(c["config_name"] for c in moved["configs"]) == ["x", "y"]
+
+
+def test_push_dry_run_lists_exactly_the_files_and_sizes(exported, capsys):
+    folder = exported["out"]["clotho"]
+    (folder / ".export-leftover").mkdir(exist_ok=True)
+    assert push_command(["--folder", str(folder), "--repo_id", "me/clotho-aqa", "--dry_run"], "clotho-aqa push") == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    listed = {}
+    for line in lines[:-1]:
+        size, path = line.split()
+        listed[path] = int(size.replace(",", ""))
+    on_disk = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*")
+               if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)}
+    assert listed == on_disk and "README.md" in listed
+    assert lines[-1].startswith(f"{len(on_disk)} file(s), {sum(on_disk.values()):,} bytes")
+    assert "datasets/me/clotho-aqa" in lines[-1]
+
+
+def test_push_without_a_reachable_hub_fails_with_one_clear_line(exported, monkeypatch, capsys):
+    monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
+    folder = exported["out"]["clevr"]
+    # a port nothing listens on: refused at once, whatever the machine's network
+    with pytest.raises(PushError, match="cannot reach the Hugging Face Hub to push me/clevr-math"):
+        push_folder(folder, "me/clevr-math", endpoint="http://127.0.0.1:9")
+    # the command with the real endpoint: this machine has no route to the Hub
+    status = push_command(["--folder", str(folder), "--repo_id", "me/clevr-math"], "clevr-math push")
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("clevr-math push: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_push_needs_an_exported_folder(tmp_path, capsys):
+    assert push_command(["--folder", str(tmp_path), "--repo_id", "me/x", "--dry_run"], "clevr-math push") == 2
+    assert "README.md: missing" in capsys.readouterr().err
+    (tmp_path / "README.md").write_text(
+        "---\nconfigs:\n- config_name: a\n  data_files:\n  - split: train\n    path: a/train-*\n---\n", encoding="utf-8"
+    )
+    with pytest.raises(PushError, match=r"config 'a' names data files that are not in the folder \(split\(s\) train\)"):
+        plan_upload(tmp_path)
+
+
+def test_push_keeps_remote_configs_in_the_uploaded_card(exported):
+    remote = "---\nconfigs:\n- config_name: legacy\n  data_files: legacy/*.parquet\n  default: true\n---\nold text\n"
+    merged, kept = _merged_readme(exported["out"]["clotho"] / "README.md", remote)
+    card = DatasetCard(merged.decode("utf-8"))
+    names = [c["config_name"] for c in card.data["configs"]]
+    assert kept == ["legacy"] and "legacy" in names and "all" in names
+    assert [c["config_name"] for c in card.data["configs"] if c.get("default")] == ["all"]
+    assert "old text" not in card.text and "## Citation" in card.text
+
+
+def test_load_exported_checks_rows_against_the_card(tmp_path):
+    release = _clotho(tmp_path)
+    out = tmp_path / "out"
+    export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["all"],
+                   max_shard_size="100KB", progress=False)
+    shards = sorted((out / "all").glob("train-*.parquet"))
+    assert len(shards) > 1
+    shards[-1].unlink()
+    with pytest.raises(ExportError, match="README.md: config 'all' records other rows than its files hold"):
+        load_exported(out, "all", cache_dir=tmp_path / "cache")
+
+
+def test_shipped_templates_parse_with_their_metadata():
+    for name in ("clevr_math", "clotho_aqa"):
+        template = load_card_template(name)
+        assert yaml.safe_load(yaml.safe_dump(template.metadata)) == template.metadata
+        assert "{{statistics}}" in template.body and "{{configs_table}}" in template.body
+    assert os.path.basename(load_card_template("clotho_aqa").path) == "clotho_aqa.md"
