@@ -17,6 +17,8 @@ scenes, whichever process computes them.
 from __future__ import annotations
 
 import hashlib
+import json
+import multiprocessing
 import os
 import random
 import sys
@@ -328,9 +330,11 @@ def _init_worker(options: GeneratorOptions) -> None:
     _worker_generator = QuestionGenerator(options)
 
 
-def _run_window(scenes: Sequence[dict], base: int) -> list[dict]:
+def _run_window(scenes: Sequence[dict], base: int, as_json: bool) -> list:
     assert _worker_generator is not None
-    return list(_worker_generator._generate(scenes, 0, len(scenes), base))
+    questions = _worker_generator._generate(scenes, 0, len(scenes), base)
+    # JSON text pickles far faster than nested dicts, and the parent only writes it out.
+    return [json.dumps(q) for q in questions] if as_json else list(questions)
 
 
 def generate_parallel(
@@ -341,9 +345,11 @@ def generate_parallel(
     *,
     num_workers: int = 2,
     on_window: Callable[[int, int], None] | None = None,
-) -> Iterator[dict]:
+    as_json: bool = False,
+) -> Iterator[dict | str]:
     """Generate with ``num_workers`` processes, one balancing window per task, and yield the
-    questions in scene order: the same questions as ``QuestionGenerator(options).generate``.
+    questions in scene order: the same questions as ``QuestionGenerator(options).generate``
+    (each as its ``json.dumps`` text when ``as_json``).
 
     Parallelism is over windows, so it needs at least ``num_workers`` windows of
     ``reset_counts_every`` scenes. ``on_window(start, stop)`` is called as each window's
@@ -357,20 +363,24 @@ def generate_parallel(
     if num_workers <= 1 or len(tasks) <= 1:
         generator = QuestionGenerator(options)
         for a, b in tasks:
-            yield from generator.generate(scenes, a, b)
+            for question in generator.generate(scenes, a, b):
+                yield json.dumps(question) if as_json else question
             if on_window:
                 on_window(a, b)
         return
     # Validate everything in this process first, so bad input fails before workers start.
     QuestionGenerator(options)
     window_reader = getattr(scenes, "part", None)
-    with ProcessPoolExecutor(max_workers=min(num_workers, len(tasks)), initializer=_init_worker,
-                             initargs=(options,)) as pool:
+    # "spawn": workers start from a clean interpreter, never from a fork of a process that
+    # may hold threads (progress bars, the caller's own) and their locks.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=min(num_workers, len(tasks)), mp_context=context,
+                             initializer=_init_worker, initargs=(options,)) as pool:
         futures = []
         for a, b in tasks:
             # A SceneFile part pickles as a path and offsets; the worker reads the scenes.
             part = window_reader(a, b) if window_reader is not None else list(scenes[a:b])
-            futures.append(pool.submit(_run_window, part, a))
+            futures.append(pool.submit(_run_window, part, a, as_json))
         for (a, b), future in zip(tasks, futures):
             questions = future.result()
             yield from questions

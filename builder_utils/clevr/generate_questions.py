@@ -99,10 +99,11 @@ def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
     )
 
 
-def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dict]) -> int:
+def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dict | str]) -> int:
     """Stream ``{"info": info, "questions": [...]}`` to ``path`` atomically (temporary file
-    in the same folder, renamed when complete); number each question's ``question_index``.
-    The bytes equal ``json.dumps`` of the whole document. Returns the number written.
+    in the same folder, renamed when complete), adding each question's ``question_index``
+    (last key). Questions are dicts or their ``json.dumps`` text. The bytes equal
+    ``json.dumps`` of the whole document. Returns the number written.
 
     >>> write_questions("out.json", {"split": "val"}, [{"question": "Q?"}])   # doctest: +SKIP
     1
@@ -115,8 +116,13 @@ def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dic
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write('{"info": ' + json.dumps(info) + ', "questions": [')
             for question in questions:
-                question["question_index"] = count
-                fh.write((", " if count else "") + json.dumps(question))
+                if isinstance(question, str):
+                    # '{..."cot": ...}' -> '{..., "question_index": n}', as json.dumps would write it
+                    text = f'{question[:-1]}, "question_index": {count}}}'
+                else:
+                    question["question_index"] = count
+                    text = json.dumps(question)
+                fh.write((", " if count else "") + text)
                 count += 1
             fh.write("]}")
         os.replace(tmp, path)
@@ -151,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             questions = generate_parallel(
                 options, scenes, start, stop, num_workers=args.num_workers,
-                on_window=lambda a, b: bar.update(b - a),
+                on_window=lambda a, b: bar.update(b - a), as_json=True,
             )
         count = write_questions(args.output_questions_file, scenes.info, questions)
     if args.verbose:

@@ -179,9 +179,11 @@ def _filter(ctx: StepContext):
 def _count(ctx: StepContext):
     source = ctx.node.inputs[0]
     n = ctx.output
+    if not is_math_program(ctx.trace):
+        return _ENGINE_COUNT(ctx) if _ENGINE_COUNT else f"Counting them gives {n}."
     if ctx.trace[source].node.type == "scene":
         return f"There {_plural(n, 'is', 'are')} {n} {_plural(n, 'object')} in the scene."
-    if not is_math_program(ctx.trace) or source == ctx.position - 1:
+    if source == ctx.position - 1:
         return _ENGINE_COUNT(ctx) if _ENGINE_COUNT else f"Counting them gives {n}."
     return f"There {_plural(n, 'is', 'are')} {n} {describe_set(ctx.trace, source, n)}."
 

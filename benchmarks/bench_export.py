@@ -1,0 +1,139 @@
+"""Export throughput (MB/s of Parquet written, media embedded) next to plain copies of the same bytes.
+
+Run: .venv/bin/python benchmarks/bench_export.py [--scenes 400] [--clips 40] [--duration 20] [--repeats 3]
+
+For each dataset the script makes a synthetic source (a CLEVR_v1.0 folder of rendered PNGs; a
+Clotho-AQA release of 44.1 kHz mono WAVs of --duration seconds, like the real 15-30 s clips),
+builds one configuration once (the builder cache is reused, so only the export is timed) and
+times, best of --repeats:
+
+- ``export``: ``export_builder`` (shards, media embedded, statistics, plots, card, renames);
+- ``save_to_disk``: ``DatasetDict.save_to_disk`` of the same built dataset (the library's own
+  embedding writer, the reference);
+- ``copy parquet``: ``shutil.copyfile`` of the exported Parquet files (the same bytes, plain I/O);
+- ``copy sources``: copying each distinct source file once (what the rows reference).
+
+Wall-clock seconds; every rate is Parquet megabytes (10^6) written by the export divided by the
+seconds of that operation, so the rows compare directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import datasets
+
+
+def _best(action, repeats: int) -> float:
+    timings = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        action()
+        timings.append(time.perf_counter() - start)
+    return min(timings)
+
+
+def _files(folder: Path, suffix: str) -> list[Path]:
+    return sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file())
+
+
+def _copy_all(paths: list[Path], target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for index, path in enumerate(paths):
+        shutil.copyfile(path, target / f"{index:06d}{path.suffix}")
+
+
+def bench(name: str, builder_cls, template: str, data_dir: Path, config: str, media: list[Path],
+          work: Path, repeats: int) -> dict:
+    from builder_utils.hub import export_builder
+
+    cache = work / f"cache_{name}"
+    builder = builder_cls(config_name=config, data_dir=str(data_dir), cache_dir=str(cache))
+    builder.download_and_prepare()
+    built = builder.as_dataset()
+    out = work / f"out_{name}"
+
+    def export():
+        shutil.rmtree(out, ignore_errors=True)
+        export_builder(builder_cls, out, card_template=template, data_dir=data_dir, configs=[config],
+                       cache_dir=cache, progress=False)
+
+    export_seconds = _best(export, repeats)
+    parquet = _files(out, ".parquet")
+    parquet_bytes = sum(p.stat().st_size for p in parquet)
+    saved = work / f"saved_{name}"
+
+    def save():
+        shutil.rmtree(saved, ignore_errors=True)
+        built.save_to_disk(str(saved))
+
+    save_seconds = _best(save, repeats)
+    copy_parquet = _best(lambda: _copy_all(parquet, work / f"copy_{name}"), repeats)
+    copy_sources = _best(lambda: _copy_all(media, work / f"src_{name}"), repeats)
+    rows = sum(len(ds) for ds in built.values())
+    return {
+        "name": name, "config": config, "rows": rows, "files": len(media),
+        "source_mb": sum(p.stat().st_size for p in media) / 1e6, "parquet_mb": parquet_bytes / 1e6,
+        "shards": len(parquet), "export": export_seconds, "save_to_disk": save_seconds,
+        "copy_parquet": copy_parquet, "copy_sources": copy_sources,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scenes", type=int, default=400, help="synthetic CLEVR scenes per split")
+    parser.add_argument("--clips", type=int, default=40, help="synthetic Clotho-AQA clips")
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per clip")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, removed)")
+    args = parser.parse_args()
+
+    from builder_utils.clevr.synth import write_clevr_folder
+    from clevr_math import ClevrMath
+    from clotho_aqa import ClothoAQA
+    from clotho_aqa.synth import write_synthetic_release
+
+    datasets.disable_progress_bars()
+    work = Path(args.work or tempfile.mkdtemp(prefix="bench_export_"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        clevr = write_clevr_folder(work / "CLEVR_v1.0", {"train": args.scenes, "val": args.scenes // 4}, seed=0,
+                                   progress=False)
+        release = write_synthetic_release(work / "clotho", num_files=args.clips, seed=0, duration=args.duration,
+                                          overwrite=True).root
+        results = [
+            bench("CLEVR-Math", ClevrMath, "clevr_math", clevr, "general", _files(clevr / "images", ".png"),
+                  work, args.repeats),
+            bench("Clotho-AQA", ClothoAQA, "clotho_aqa", release, "questions",
+                  _files(release / "audio_files", ".wav"), work, args.repeats),
+        ]
+    finally:
+        if args.work is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+    print(f"machine: {os.cpu_count()} cores, CPython {platform.python_version()}, datasets {datasets.__version__}")
+    print("| dataset / config | rows | source files (MB) | Parquet (MB, shards) | export | save_to_disk "
+          "| copy of the Parquet bytes | copy of the source files |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in results:
+        mb = r["parquet_mb"]
+
+        def cell(seconds: float) -> str:
+            return f"{seconds:.2f} s = {mb / seconds:,.0f} MB/s"
+
+        print(
+            f"| {r['name']} `{r['config']}` | {r['rows']:,} | {r['files']:,} ({r['source_mb']:,.1f}) "
+            f"| {mb:,.1f} ({r['shards']}) | {cell(r['export'])} | {cell(r['save_to_disk'])} "
+            f"| {cell(r['copy_parquet'])} | {r['copy_sources']:.2f} s ({r['source_mb'] / r['copy_sources']:,.0f} MB/s of sources) |"
+        )
+
+
+if __name__ == "__main__":
+    main()
