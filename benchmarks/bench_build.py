@@ -11,16 +11,19 @@ samples the resident memory of that process and all its workers every 0.25 s.
     python benchmarks/bench_build.py --scenes 5000 --num_proc 2 --json out.json
 
 Reported: wall time of ``download_and_prepare`` (scene loading, image checks, generation,
-Arrow writing), questions written, questions per second, and the peak of the summed RSS of the
-builder process tree (the figure that must stay under 4 GB).
+Arrow writing), its CPU time (process and workers), questions written, questions per second,
+the peak of the summed RSS of the builder process tree (the figure that must stay under 4 GB)
+and the machine's 1-minute load average around the run (other jobs inflate wall times).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import platform
+import resource
 import shutil
 import subprocess
 import sys
@@ -128,7 +131,17 @@ def child(data_dir: str, cache_dir: str, num_proc: int) -> None:
     builder.download_and_prepare(num_proc=num_proc)
     seconds = time.perf_counter() - started
     rows = {split: info.num_examples for split, info in builder.info.splits.items()}
-    print(json.dumps({"build_s": round(seconds, 1), "rows": rows}))
+    # CPU time of this process and its (finished) workers: less sensitive than wall time to
+    # other jobs sharing the machine.
+    cpu = sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+              for field in ("ru_utime", "ru_stime"))
+    # A digest of the rows (after timing), to show that every num_proc builds the same dataset.
+    digest = hashlib.sha256()
+    for split, ds in sorted(builder.as_dataset().items()):
+        for batch in ds.select_columns(["question_id", "question", "label"]).iter(batch_size=10000):
+            digest.update(json.dumps([split, batch]).encode())
+    print(json.dumps({"build_s": round(seconds, 1), "cpu_s": round(cpu, 1), "rows": rows,
+                      "rows_sha256": digest.hexdigest()[:16]}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,21 +162,26 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.workdir, exist_ok=True)
     print(f"# {platform.python_implementation()} {platform.python_version()}, datasets {datasets.__version__}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}", flush=True)
-    print("| train scenes | num_proc | build s | questions | questions/s | peak RSS (tree) MB |", flush=True)
-    print("|---:|---:|---:|---:|---:|---:|", flush=True)
+    print("| train scenes | num_proc | build s (wall) | CPU s | questions | questions/s | peak RSS (tree) MB | load avg "
+          "| rows sha256 |", flush=True)
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|", flush=True)
     results = []
     for scenes in args.scenes:
         world = os.path.join(args.workdir, f"clevr_{scenes}", "CLEVR_v1.0")
         marker = os.path.join(world, "scenes", "CLEVR_train_scenes.json")
         world_s = 0.0 if os.path.exists(marker) else make_world(world, scenes, args.val_scenes)
         for num_proc in args.num_proc:
+            load_before = os.getloadavg()[0]
             report = run_build(world, os.path.join(args.workdir, "cache"), num_proc)
+            report["load_avg"] = round((load_before + os.getloadavg()[0]) / 2, 1)
             questions = sum(report["rows"].values())
             result = {"train_scenes": scenes, "val_scenes": args.val_scenes, "num_proc": num_proc,
                       "world_s": round(world_s, 1), "questions": questions, **report}
             results.append(result)
-            print(f"| {scenes:,} | {num_proc} | {report['build_s']:.1f} | {questions:,} | "
-                  f"{questions / report['build_s']:,.0f} | {report['peak_tree_rss_mb']:,.0f} |", flush=True)
+            print(f"| {scenes:,} | {num_proc} | {report['build_s']:.1f} | {report['cpu_s']:.1f} | {questions:,} | "
+                  f"{questions / report['build_s']:,.0f} | {report['peak_tree_rss_mb']:,.0f} | {report['load_avg']} "
+                  f"| `{report['rows_sha256']}` |",
+                  flush=True)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(results, fh, indent=1)

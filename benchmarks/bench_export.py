@@ -1,6 +1,7 @@
 """Export throughput (MB/s of Parquet written, media embedded) next to plain copies of the same bytes.
 
 Run: .venv/bin/python benchmarks/bench_export.py [--scenes 400] [--clips 40] [--duration 20] [--repeats 3]
+     [--max_shard_size 32MB]
 
 For each dataset the script makes a synthetic source (a CLEVR_v1.0 folder of rendered PNGs; a
 Clotho-AQA release of 44.1 kHz mono WAVs of --duration seconds, like the real 15-30 s clips),
@@ -51,7 +52,7 @@ def _copy_all(paths: list[Path], target: Path) -> None:
 
 
 def bench(name: str, builder_cls, template: str, data_dir: Path, config: str, media: list[Path],
-          work: Path, repeats: int) -> dict:
+          work: Path, repeats: int, max_shard_size: str) -> dict:
     from builder_utils.hub import export_builder
 
     cache = work / f"cache_{name}"
@@ -63,7 +64,7 @@ def bench(name: str, builder_cls, template: str, data_dir: Path, config: str, me
     def export():
         shutil.rmtree(out, ignore_errors=True)
         export_builder(builder_cls, out, card_template=template, data_dir=data_dir, configs=[config],
-                       cache_dir=cache, progress=False)
+                       cache_dir=cache, max_shard_size=max_shard_size, progress=False)
 
     export_seconds = _best(export, repeats)
     parquet = _files(out, ".parquet")
@@ -92,6 +93,7 @@ def main() -> None:
     parser.add_argument("--clips", type=int, default=40, help="synthetic Clotho-AQA clips")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per clip")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--max_shard_size", default="32MB", help="small enough for several shards per split")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, removed)")
     args = parser.parse_args()
 
@@ -110,17 +112,17 @@ def main() -> None:
                                           overwrite=True).root
         results = [
             bench("CLEVR-Math", ClevrMath, "clevr_math", clevr, "general", _files(clevr / "images", ".png"),
-                  work, args.repeats),
+                  work, args.repeats, args.max_shard_size),
             bench("Clotho-AQA", ClothoAQA, "clotho_aqa", release, "questions",
-                  _files(release / "audio_files", ".wav"), work, args.repeats),
+                  _files(release / "audio_files", ".wav"), work, args.repeats, args.max_shard_size),
         ]
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
 
     print(f"machine: {os.cpu_count()} cores, CPython {platform.python_version()}, datasets {datasets.__version__}")
-    print("| dataset / config | rows | source files (MB) | Parquet (MB, shards) | export | save_to_disk "
-          "| copy of the Parquet bytes | copy of the source files |")
+    print("| dataset / config | rows | source files (MB) | Parquet (MB, shards) | export "
+          "| save_to_disk | copy of the Parquet bytes | copy of the source files |")
     print("|---|---|---|---|---|---|---|---|")
     for r in results:
         mb = r["parquet_mb"]

@@ -21,6 +21,7 @@ import argparse
 import collections
 import json
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -77,15 +78,22 @@ def write_scaled(source: dict, count: int, folder: str) -> str:
     return path
 
 
-def cli_run(scene_path: str, out: str, workers: int) -> float:
+def cli_run(scene_path: str, out: str, workers: int) -> tuple[float, float]:
+    """Run the command in-process; return wall seconds and the CPU seconds of this process
+    and its worker processes (so that CPU / wall shows how many cores the run really got)."""
     argv = ["--input_scene_file", scene_path, "--output_questions_file", out, "--num_workers", str(workers)]
+    before = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     stderr, sys.stderr = sys.stderr, open(os.devnull, "w")
     try:
-        _, wall, _ = timed(lambda: generate_questions(argv))
+        status, wall, _ = timed(lambda: generate_questions(argv))
     finally:
         sys.stderr.close()
         sys.stderr = stderr
-    return wall
+    if status != 0:
+        raise SystemExit(f"generate-questions failed on {scene_path}")
+    after = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = sum(a.ru_utime + a.ru_stime - b.ru_utime - b.ru_stime for a, b in zip(after, before))
+    return wall, cpu
 
 
 def stats_markdown(questions: list[dict], generator_templates, source: str) -> str:
@@ -144,7 +152,7 @@ def main(argv=None) -> None:
                       f"families: {len({q['template_filename'] for q in questions})}")
 
         out = os.path.join(folder, "q.json")
-        walls = [cli_run(scene_path, out, 1) for _ in range(3)]
+        walls = [cli_run(scene_path, out, 1)[0] for _ in range(3)]
         print(f"command, 1 worker, {len(scenes)} scenes: best {min(walls):.2f} s wall "
               f"({results['clevr']['questions'] / min(walls):.0f} questions/s end to end)")
 
@@ -153,14 +161,16 @@ def main(argv=None) -> None:
         scaled = write_scaled(source, args.scaled, folder)
         timings = {}
         outputs = {}
+        print(f"load average before scaling runs: {os.getloadavg()[0]:.2f}")
         for workers in (1, 2):
             target = os.path.join(folder, f"scaled_{workers}.json")
-            timings[workers] = min(cli_run(scaled, target, workers) for _ in range(2))
+            timings[workers] = min(cli_run(scaled, target, workers) for _ in range(args.repeats))
             outputs[workers] = Path(target).read_bytes()
         count = len(json.loads(outputs[1])["questions"])
-        print(f"scaling, {args.scaled} scenes, {count} questions: 1 worker {timings[1]:.2f} s "
-              f"({count / timings[1]:.0f} q/s), 2 workers {timings[2]:.2f} s ({count / timings[2]:.0f} q/s), "
-              f"speed-up {timings[1] / timings[2]:.2f}x; identical output: {outputs[1] == outputs[2]}")
+        for workers, (wall, cpu) in timings.items():
+            print(f"scaling, {args.scaled} scenes, {count} questions, {workers} worker(s): {wall:.2f} s wall "
+                  f"({count / wall:.0f} q/s), {cpu:.2f} s CPU, cores used {cpu / wall:.2f}")
+        print(f"speed-up {timings[1][0] / timings[2][0]:.2f}x; identical output: {outputs[1] == outputs[2]}")
 
         if args.stats:
             generator = QuestionGenerator(GeneratorOptions())

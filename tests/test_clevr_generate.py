@@ -21,7 +21,7 @@ from builder_utils.clevr.balance import AnswerBalancer, balancing_windows
 from builder_utils.clevr.cot import NodeTrace, register_step, render_cot, step_renderer
 from builder_utils.clevr.executor import SceneIndex, answer, execute
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, generate_parallel, scene_seed
-from builder_utils.clevr.generate_questions import main
+from builder_utils.clevr.generate_questions import main, write_questions
 from builder_utils.clevr.synth import generate_scenes
 from builder_utils.clevr.templates import TemplateNode
 from builder_utils.clevr.text import POST_PROMPTS, realise
@@ -207,7 +207,7 @@ def test_generated_three_hop_chains_follow_the_program(questions, scenes):
         for k, (obj, rel) in enumerate(zip(objects[1:], relations), start=2):
             assert re.fullmatch(rf"Step {k}: The [a-z ]+ {RELATION_PHRASE[rel]} that object is {re.escape(seen(obj))}\.",
                                 lines[k - 1]), lines[k - 1]
-        assert lines[3].startswith(f"Step 4: ") and RELATION_PHRASE[relations[2]] + " that object" in lines[3]
+        assert lines[3].startswith("Step 4: ") and RELATION_PHRASE[relations[2]] + " that object" in lines[3]
         assert lines[-1] == f"Answer: {q['answer']}."
 
 
@@ -517,7 +517,29 @@ def test_cli_bad_input_is_one_clear_line_and_no_output(tmp_path, scenes, capsys)
                          "--templates", "clevr_math", "--question_types", "query"], capsys)
     assert "matches no template" in message
     assert not out.exists()
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".tmp")]
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_an_interrupted_write_leaves_no_file_behind(tmp_path):
+    def questions():
+        yield {"question": "Is it?"}
+        raise RuntimeError("generation failed half-way")
+
+    out = tmp_path / "q.json"
+    with pytest.raises(RuntimeError):
+        write_questions(out, {"split": "val"}, questions())
+    assert list(tmp_path.iterdir()) == []
+    assert write_questions(out, {"split": "val"}, [{"question": "Q?"}, '{"question": "R?"}']) == 2
+    assert out.read_text() == json.dumps(
+        {"info": {"split": "val"}, "questions": [{"question": "Q?", "question_index": 0},
+                                                  {"question": "R?", "question_index": 1}]})
+    assert out.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def test_cli_output_does_not_depend_on_the_hash_seed(tmp_path, scenes):

@@ -40,6 +40,7 @@ PROPERTY_SETTINGS = settings(
     max_examples=20, deadline=None, derandomize=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+CORRECTNESS_SETTINGS = settings(PROPERTY_SETTINGS, max_examples=50)
 
 
 @lru_cache(maxsize=None)
@@ -127,7 +128,7 @@ def check_question(q: dict, template: Template, scene: dict, post_prompt: bool =
     assert q["intermediate_counts"] == arithmetic and q["num_operations"] == len(arithmetic)
 
 
-@PROPERTY_SETTINGS
+@CORRECTNESS_SETTINGS
 @given(
     set_name=st.sampled_from(sorted(SETS)),
     scene_seed=st.integers(0, 10_000),

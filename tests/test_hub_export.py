@@ -226,6 +226,20 @@ def test_a_media_file_missing_at_export_time_is_named(tmp_path):
         write_split(train, tmp_path / "staging", "general", "train")
 
 
+def test_shards_match_the_librarys_own_embedding(tmp_path):
+    release = _clotho(tmp_path)
+    builder = ClothoAQA(config_name="all", data_dir=str(release), cache_dir=str(tmp_path / "cache"))
+    builder.download_and_prepare()
+    train = builder.as_dataset(split="train")
+    written = write_split(train, tmp_path / "out", "all", "train", "150KB")
+    assert len(written.shards) > 2 and written.rows == train.num_rows
+    for index, name in enumerate(written.shards):
+        # the reference: push_to_hub's embedding of the same contiguous shard
+        shard = train.shard(num_shards=len(written.shards), index=index, contiguous=True)
+        reference = shard.with_format("arrow").map(embed_table_storage, batched=True, keep_in_memory=True)
+        assert pq.read_table(tmp_path / "out" / name).equals(reference.data.table)
+
+
 def test_unknown_config_is_an_error_listing_the_valid_ones(tmp_path, capsys):
     status = export_command(["--data_dir", str(tmp_path), "--out", str(tmp_path / "o"), "--config", "nope"],
                             ClevrMath, "clevr_math", "clevr-math export")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .executor import SceneIndex, answer_text
-from .templates import ATTRIBUTE_TYPES, TemplateNode
+from .templates import TemplateNode
 
 __all__ = [
     "PLUGINS",
@@ -136,6 +136,7 @@ class StepContext:
     index: SceneIndex
     step_number: int
     subject: int | None = None
+    subject_set: int | None = None  # the node whose object set the previous step described
     extra: dict = field(default_factory=dict)
 
     @property
@@ -224,9 +225,10 @@ def render_cot(trace: Sequence[NodeTrace], index: SceneIndex, answer: Any) -> st
     _load_plugins()
     lines: list[str] = []
     subject: int | None = None
+    subject_set: int | None = None
     for position, item in enumerate(trace):
         renderer = _RENDERERS.get(item.node.type, _fallback)
-        ctx = StepContext(trace, position, index, len(lines) + 1, subject)
+        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set)
         produced = renderer(ctx)
         if produced is None:
             continue
@@ -234,6 +236,7 @@ def render_cot(trace: Sequence[NodeTrace], index: SceneIndex, answer: Any) -> st
             produced = [produced]
         lines.extend(produced)
         subject = position if isinstance(item.output, int) and _outputs_object(item) else None
+        subject_set = position
     steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
     steps.append(f"Answer: {answer_text(answer)}.")
     return "\n".join(steps)
@@ -272,6 +275,8 @@ def _filter_unique(ctx: StepContext) -> str:
     if ctx.from_scene():
         verb = "I first find" if ctx.step_number == 1 else "Next, I find"
         return f"{verb} {ctx.the(obj)}."
+    if ctx.filter_words() == "object":
+        return f"That leaves exactly one object: {ctx.the(obj)}."
     return f"Among those objects, the only {ctx.filter_words()} is {ctx.the(obj)}."
 
 
@@ -309,7 +314,7 @@ def _with_output(ctx: StepContext, output: Any) -> StepContext:
     here = ctx.here
     trace = list(ctx.trace)
     trace[ctx.position] = NodeTrace(here.node, here.values, here.by_type, output, here.selected)
-    return StepContext(trace, ctx.position, ctx.index, ctx.step_number, ctx.subject)
+    return StepContext(trace, ctx.position, ctx.index, ctx.step_number, ctx.subject, ctx.subject_set)
 
 
 def _relation(ctx: StepContext) -> str:
@@ -360,8 +365,9 @@ def _relate(ctx: StepContext) -> str:
     rel, anchor = _relation(ctx), ctx.refer(ctx.node.inputs[0])
     if not found:
         return f"No object is {rel} {anchor}."
-    n = found.bit_count()
-    return f"The {_plural(n, 'object')} {rel} {anchor} {_plural(n, 'is', 'are')}: {ctx.listing(found)}."
+    if found.bit_count() == 1:
+        return f"The object {rel} {anchor} is {ctx.listing(found)}."
+    return f"The objects {rel} {anchor} are: {ctx.listing(found)}."
 
 
 def _same(attr: str):
@@ -372,11 +378,9 @@ def _same(attr: str):
         found = ctx.output
         if not found:
             return f"No other object has the same {attr} as {anchor} ({value})."
-        n = found.bit_count()
-        return (
-            f"The other {_plural(n, 'object')} with the same {attr} as {anchor} ({value}) "
-            f"{_plural(n, 'is', 'are')}: {ctx.listing(found)}."
-        )
+        if found.bit_count() == 1:
+            return f"The other object with the same {attr} as {anchor} ({value}) is {ctx.listing(found)}."
+        return f"The other objects with the same {attr} as {anchor} ({value}) are: {ctx.listing(found)}."
 
     return render
 
@@ -443,7 +447,25 @@ def _intersect(ctx: StepContext) -> str:
 @register_step("count")
 def _count(ctx: StepContext) -> str:
     n = ctx.output
-    return f"Counting them gives {n}."
+    source = ctx.node.inputs[0]
+    if ctx.subject_set == source:
+        return f"Counting them gives {n}."
+    return f"Counting {_set_phrase(ctx, source)} gives {n}."
+
+
+def _set_phrase(ctx: StepContext, position: int) -> str:
+    """A noun phrase for the object set output by an earlier node."""
+    item = ctx.trace[position]
+    view = StepContext(ctx.trace, position, ctx.index, ctx.step_number, ctx.subject)
+    if item.node.type in ("filter", "filter_count", "filter_exist"):
+        where = "in the scene" if view.from_scene() else "among those objects"
+        return f"the {view.filter_words(plural=True)} {where}"
+    if item.node.type.startswith("relate_filter"):
+        anchor = ctx.trace[item.node.inputs[0]].output
+        return f"the matching objects {_relation(view)} the {ctx.describe(anchor)}"
+    if item.node.type == "scene":
+        return "the objects in the scene"
+    return "those objects"
 
 
 @register_step("exist")

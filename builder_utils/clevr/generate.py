@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import random
 import sys
@@ -30,17 +29,10 @@ from typing import Any
 
 from .balance import AnswerBalancer, balancing_windows
 from .cot import NodeTrace, render_cot
-from .engine import (
-    ARITHMETIC_FUNCTIONS,
-    CompiledTemplate,
-    Instance,
-    SceneData,
-    SearchStats,
-    compile_template,
-    expand_program,
-    search,
-    selected_sets,
-)
+from .engine import Instance, SearchStats, search
+from .expand import expand_program, selected_sets
+from .options import SceneData, shuffled
+from .plan import ARITHMETIC_FUNCTIONS, CompiledTemplate, compile_template
 from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .question_types import select_templates
@@ -219,9 +211,8 @@ class QuestionGenerator:
         image_index = scene.get("image_index", position)
         rng = random.Random(scene_seed(self.options.seed, image_index))
         data = SceneData(index, self._relations)
-        order = list(range(len(self.plans)))
-        rng.shuffle(order)  # ties in use count are broken by the scene's own randomness
-        order.sort(key=self._use_counts.__getitem__)
+        # Ties in use count are broken by the scene's own randomness.
+        order = sorted(shuffled(range(len(self.plans)), rng), key=self._use_counts.__getitem__)
         questions: list[dict] = []
         instantiated = 0
         opts = self.options
@@ -311,13 +302,16 @@ def _number_agreement(metadata: Metadata, synonyms) -> Callable[[str], str]:
     return number_agreement(adjectives, nouns)
 
 
-def _log(message: str) -> None:
-    try:
-        from tqdm import tqdm
+_in_worker = False
 
-        tqdm.write(message, file=sys.stderr)
-    except ImportError:  # pragma: no cover - tqdm is a dependency
-        print(message, file=sys.stderr)
+
+def _log(message: str) -> None:
+    if _in_worker:
+        print(message, file=sys.stderr, flush=True)
+        return
+    from tqdm import tqdm
+
+    tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
 
 # -- several processes -----------------------------------------------------------------------
@@ -326,7 +320,8 @@ _worker_generator: QuestionGenerator | None = None
 
 
 def _init_worker(options: GeneratorOptions) -> None:
-    global _worker_generator
+    global _worker_generator, _in_worker
+    _in_worker = True
     _worker_generator = QuestionGenerator(options)
 
 
@@ -371,11 +366,10 @@ def generate_parallel(
     # Validate everything in this process first, so bad input fails before workers start.
     QuestionGenerator(options)
     window_reader = getattr(scenes, "part", None)
-    # "spawn": workers start from a clean interpreter, never from a fork of a process that
-    # may hold threads (progress bars, the caller's own) and their locks.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(num_workers, len(tasks)), mp_context=context,
-                             initializer=_init_worker, initargs=(options,)) as pool:
+    # The platform's default start method (fork on Linux: no re-import of the caller's main
+    # module); workers never touch tqdm, whose lock a forked child might inherit held.
+    with ProcessPoolExecutor(max_workers=min(num_workers, len(tasks)), initializer=_init_worker,
+                             initargs=(options,)) as pool:
         futures = []
         for a, b in tasks:
             # A SceneFile part pickles as a path and offsets; the worker reads the scenes.

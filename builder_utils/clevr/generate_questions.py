@@ -14,8 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import sys
-import tempfile
 import time
 from collections.abc import Iterable, Sequence
 
@@ -109,11 +109,12 @@ def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dic
     1
     """
     path = os.fspath(path)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".json", dir=folder)
+    folder, name = os.path.split(os.path.abspath(path))
+    # Created by open() so that the final file gets the usual umask-based permissions.
+    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     count = 0
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with open(tmp, "x", encoding="utf-8") as fh:
             fh.write('{"info": ' + json.dumps(info) + ', "questions": [')
             for question in questions:
                 if isinstance(question, str):

@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
+import pyarrow as pa
 import pyarrow.compute as pc
 from datasets.data_files import sanitize_patterns
 from datasets.features.features import require_decoding
-from datasets.table import embed_table_storage
+from datasets.table import InMemoryTable, embed_table_storage
 from datasets.utils.metadata import MetadataConfigs
 from datasets.utils.py_utils import convert_file_size_to_int
 from tqdm.auto import tqdm
@@ -188,6 +189,36 @@ def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int | None:
     )
 
 
+def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datasets.Dataset:
+    """The shard with its media files embedded, as an in-memory dataset with the same features.
+
+    ``push_to_hub`` embeds with ``shard.with_format("arrow").map(embed_table_storage, ...,
+    keep_in_memory=True)``; that map copies the embedded table once more through an Arrow
+    stream. Calling the same ``embed_table_storage`` on the shard's table gives the same rows
+    without the copy (the test suite compares both). Memory: one shard, as for push_to_hub.
+
+    Example:
+        >>> embed_shard(ds["train"].shard(4, 0, contiguous=True))["image"][0]  # doctest: +SKIP
+    """
+    table = shard.data.table
+    # Batch by batch, as push_to_hub's map does: one huge embedded array is much slower to build.
+    step = batch_size or len(shard) or 1
+    batches = [embed_table_storage(table.slice(start, step)) for start in range(0, len(shard), step)]
+    table = pa.concat_tables(batches) if batches else embed_table_storage(table)
+    # A fixed fingerprint: the default one would hash the whole embedded table.
+    return datasets.Dataset(InMemoryTable(table), info=shard.info.copy(), split=shard.split,
+                            fingerprint=f"{shard._fingerprint}-embedded")
+
+
+def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, embed: bool) -> tuple[int, int, int]:
+    """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes)."""
+    with _datasets_bars_off():
+        if embed:
+            shard = embed_shard(shard, batch_size)
+        shard.to_parquet(path, batch_size=batch_size)
+    return len(shard), os.path.getsize(path), shard.data.nbytes
+
+
 def write_split(
     dataset: datasets.Dataset,
     folder: str | os.PathLike,
@@ -199,12 +230,16 @@ def write_split(
     """Write one split as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards under ``folder``.
 
     The number of shards follows ``push_to_hub``: ``int(bytes / max_shard_size) + 1``, where
-    bytes counts the Arrow data plus the media files that get embedded.
+    bytes counts the Arrow data plus the media files that get embedded. Shards are written one
+    after the other: a version writing them in two processes was 2x slower on the 2-core
+    machine (1 GB of audio shards), the work being memory- and disk-bound.
 
     Example:
         >>> write_split(ds["train"], "staging", "general", "train", "50MB").shards  # doctest: +SKIP
         ['general/train-00000-of-00001.parquet']
     """
+    if dataset._indices is not None:  # a filtered/shuffled view: shards must hold its rows in its order
+        dataset = dataset.flatten_indices()
     where = f"{config_name}/{split}"
     media = _media_columns(dataset.features)
     embedded_media = media_bytes(dataset, media, where)
@@ -217,20 +252,15 @@ def write_split(
     directory = Path(folder) / config_dir(config_name)
     directory.mkdir(parents=True, exist_ok=True)
     result = SplitExport(rows=len(dataset), shards=[], parquet_bytes=0, arrow_bytes=0, media_bytes=embedded_media)
-    with _datasets_bars_off():
-        for index in range(num_shards):
-            shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
-            if media:
-                shard = shard.with_format("arrow").map(
-                    embed_table_storage, batched=True, batch_size=batch_size, keep_in_memory=True
-                )
-            name = f"{config_dir(config_name)}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
-            shard.to_parquet(str(Path(folder) / name), batch_size=batch_size)
-            result.shards.append(name)
-            result.parquet_bytes += (Path(folder) / name).stat().st_size
-            result.arrow_bytes += shard.data.nbytes
-            if bar is not None:
-                bar.update(len(shard))
+    for index in range(num_shards):
+        name = f"{config_dir(config_name)}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
+        shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
+        rows, parquet_bytes, arrow_bytes = _write_shard(shard, str(Path(folder) / name), batch_size, bool(media))
+        result.shards.append(name)
+        result.parquet_bytes += parquet_bytes
+        result.arrow_bytes += arrow_bytes
+        if bar is not None:
+            bar.update(rows)
     return result
 
 
@@ -291,7 +321,8 @@ def export_builder(
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
-    ``cache_dir`` is the builders' cache; by default a temporary one, removed afterwards (the
+    ``num_proc`` is passed to ``download_and_prepare``. ``cache_dir`` is the builders' cache; by
+    default a temporary one, removed afterwards (the
     builders' caches are keyed by path, and a fresh build is cheap next to embedding).
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
     :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see :func:`merge_metadata`).
@@ -310,22 +341,25 @@ def export_builder(
     out = Path(out_dir).expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    out.mkdir(parents=True, exist_ok=True)
     existing = read_card(out / README)  # unparsable -> error now, before any work
+    created = not out.exists()
+    out.mkdir(parents=True, exist_ok=True)
     result = ExportResult(folder=out)
 
     staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out))
-    own_cache = None
     if cache_dir is None:
-        own_cache = tempfile.mkdtemp(prefix=".cache-", dir=staging)
-        cache_dir = own_cache
+        cache_dir = tempfile.mkdtemp(prefix=".cache-", dir=staging)
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
         for name in names:
             build_started = time.perf_counter()
-            builder = builder_cls(config_name=name, data_dir=None if data_dir is None else os.fspath(data_dir),
-                                  cache_dir=os.fspath(cache_dir), **dict(builder_kwargs or {}))
+            builder = builder_cls(
+                config_name=name,
+                data_dir=None if data_dir is None else os.fspath(data_dir),
+                cache_dir=os.fspath(cache_dir),
+                **dict(builder_kwargs or {}),
+            )
             builder.download_and_prepare(num_proc=num_proc)
             built = builder.as_dataset()
             result.build_seconds += time.perf_counter() - build_started
@@ -362,6 +396,8 @@ def export_builder(
         _move_into_place(staging, out, [config_dir(n) for n in names])
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(out.iterdir()):
+            out.rmdir()  # a failed first export leaves no empty folder behind
     result.seconds = time.perf_counter() - started
     return result
 

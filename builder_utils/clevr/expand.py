@@ -1,0 +1,68 @@
+"""Writing an accepted instantiation as a released CLEVR program.
+
+Template-only nodes expand into ``filter_*`` chains (non-null values, in the node's side-input
+order), preceded by ``relate`` for the relate family and followed by ``unique`` / ``count`` /
+``exist``; other nodes map one to one, with their drawn values as ``value_inputs``.
+
+>>> expand_program(plan, instance)[0]                          # doctest: +SKIP
+{'function': 'scene', 'inputs': [], 'value_inputs': []}
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine import Instance
+from .plan import CHOOSE, FILTER, FILTER_FUNCTION, RELATE, SIDE, CompiledTemplate
+
+__all__ = ["expand_program", "selected_sets"]
+
+
+def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str, Any]]:
+    """The released-form program of an instance: template-only nodes expanded into
+    ``filter_*`` chains (non-null values, in the node's side-input order) and their final
+    ``relate``/``unique``/``count``/``exist``.
+
+    >>> expand_program(plan, instance)[0]                       # doctest: +SKIP
+    {'function': 'scene', 'inputs': [], 'value_inputs': []}
+    """
+    program: list[dict[str, Any]] = []
+    position: list[int] = []
+    for step, choice in zip(plan.steps, instance.choices):
+        kind = step.kind
+        if kind == FILTER or kind == RELATE:
+            cur = position[step.inputs[0]]
+            if kind == RELATE:
+                rel, key = choice[0], choice[1]
+                program.append({"function": "relate", "inputs": [cur], "value_inputs": [rel]})
+                cur = len(program) - 1
+            else:
+                key = choice[0]
+            for a, _ in step.slots:
+                if key[a] is not None:
+                    program.append({"function": FILTER_FUNCTION[a], "inputs": [cur], "value_inputs": [key[a]]})
+                    cur = len(program) - 1
+            if step.suffix:
+                program.append({"function": step.suffix, "inputs": [cur], "value_inputs": []})
+                cur = len(program) - 1
+            position.append(cur)
+            continue
+        if kind == CHOOSE:
+            value_inputs = [str(choice)]
+        elif kind == SIDE:
+            value_inputs = [str(v) for v in choice]
+        else:
+            value_inputs = []
+        program.append(
+            {"function": step.function, "inputs": [position[i] for i in step.inputs], "value_inputs": value_inputs}
+        )
+        position.append(len(program) - 1)
+    return program
+
+
+def selected_sets(plan: CompiledTemplate, instance: Instance) -> list[int | None]:
+    """Per template node, the object set a filter or relate node matched (else ``None``)."""
+    return [
+        choice[-1] if step.kind in (FILTER, RELATE) else None
+        for step, choice in zip(plan.steps, instance.choices)
+    ]

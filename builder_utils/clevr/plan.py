@@ -1,0 +1,282 @@
+"""Compiling a validated template into a search plan, once per template.
+
+A plan has one :class:`Step` per template node: its kind (scene, filter family, relate family,
+``choose``, another function with side inputs, or a plain function), its params bound **by
+type**, which of them an earlier node already bound, the attributes its filter keys may and
+must set (``NULL`` / ``NOT_NULL`` folded in), and the constraints that become checkable once
+it has run. Common plain functions get a direct implementation on raw values; the others
+run through the executor's registry.
+
+>>> from builder_utils.clevr.metadata import load_metadata
+>>> plan = compile_template(template, load_metadata())        # doctest: +SKIP
+>>> [step.function for step in plan.steps]                     # doctest: +SKIP
+['scene', 'filter_unique', 'relate_filter_count']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .executor import FUNCTIONS
+from .metadata import ATTRIBUTES, Metadata
+from .templates import ATTRIBUTE_TYPES, FILTER_FAMILY, RELATE_FAMILY, Template, TemplateError
+
+__all__ = ["ARITHMETIC_FUNCTIONS", "CompiledTemplate", "Step", "compile_template"]
+
+ATTRS: tuple[str, ...] = tuple(ATTRIBUTES)  # size, color, material, shape: filter key order
+ATTR_INDEX = {a: i for i, a in enumerate(ATTRS)}
+TYPE_ATTR_INDEX = {t: ATTR_INDEX[a] for t, a in ATTRIBUTE_TYPES.items()}
+FILTER_FUNCTION = tuple(f"filter_{a}" for a in ATTRS)
+NULL_KEY = (None,) * len(ATTRS)
+ARITHMETIC_FUNCTIONS = frozenset({"addition", "subtraction"})
+
+# Step kinds and constraint-check codes.
+SCENE, FILTER, RELATE, CHOOSE, SIDE, PLAIN = range(6)
+NEQ, OUT_NEQ, OUT_RANGE, IS_NULL, NOT_NULL = range(5)
+
+
+class Invalid(Exception):
+    """A step has no valid output on this state (internal to the search)."""
+
+
+@dataclass
+class Step:
+    kind: int
+    position: int
+    function: str
+    inputs: tuple[int, ...]
+    suffix: str | None = None
+    slots: tuple[tuple[int, str], ...] = ()  # (attribute index, param), side_inputs order
+    free: tuple[tuple[int, str], ...] = ()  # slots whose param this step binds
+    fixed: tuple[tuple[int, str], ...] = ()  # slots whose param an earlier step bound
+    allowed: int = 0  # attribute bits a filter key may set
+    required: int = 0  # attribute bits a filter key must set (NOT_NULL)
+    rel_param: str | None = None
+    rel_fixed: bool = False
+    params: tuple[str, ...] = ()  # generic steps: params in declared side-input order
+    param_fixed: tuple[bool, ...] = ()
+    domains: tuple[tuple[Any, ...], ...] = ()
+    allow_zero: bool = False
+    bounds: tuple[int | None, int | None] = (None, None)  # OUT_RANGE folded into a choose domain
+    impl: Callable | None = None
+    fast: Callable | None = None  # fast(index, outputs) for common plain functions
+    checks: tuple[tuple, ...] = ()
+    signature: tuple = ()
+
+
+@dataclass
+class CompiledTemplate:
+    """A template compiled for the search: steps, answer domain and degeneracy targets.
+
+    >>> plan = compile_template(template, load_metadata())     # doctest: +SKIP
+    >>> plan.template.key                                       # doctest: +SKIP
+    'zero_hop:0'
+    """
+
+    template: Template
+    steps: tuple[Step, ...]
+    answer_domain: tuple[Any, ...]
+    raw_relates: tuple[int, ...]
+    param_types: dict[str, str]
+    dependents: dict[int, tuple[int, ...]]  # raw relate -> later steps that use its output
+
+
+def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate:
+    """Compile a validated template into a search plan (once per template, not per scene).
+
+    >>> compile_template(template, load_metadata()).steps[0].function   # doctest: +SKIP
+    'scene'
+    """
+    params = dict(template.params)
+    nulls = {p for c in template.constraints if c.type == "NULL" for p in c.params}
+    not_nulls = {p for c in template.constraints if c.type == "NOT_NULL" for p in c.params}
+    bound_at: dict[str, int] = {}
+    steps: list[Step] = []
+    for node in template.nodes:
+        k = node.index
+        spec = metadata.functions[node.type]
+        where = f"{template.where}: node {k} ({node.type})"
+        if node.type in FILTER_FAMILY or node.type in RELATE_FAMILY:
+            relate = node.type in RELATE_FAMILY
+            slots, rel_param = [], None
+            for p in node.side_inputs:
+                if params[p] == "Relation":
+                    rel_param = p
+                else:
+                    slots.append((TYPE_ATTR_INDEX[params[p]], p))
+            allowed = sum(1 << a for a, p in slots if p not in nulls)
+            required = sum(1 << a for a, p in slots if p in not_nulls and p not in bound_at)
+            free = tuple((a, p) for a, p in slots if p not in bound_at)
+            fixed = tuple((a, p) for a, p in slots if p in bound_at)
+            suffix = (RELATE_FAMILY if relate else FILTER_FAMILY)[node.type]
+            for name in (suffix,) if suffix else ():
+                if name not in FUNCTIONS:
+                    raise TemplateError(f"{where}: expands to {name!r}, which has no implementation")
+            step = Step(
+                kind=RELATE if relate else FILTER,
+                position=k,
+                function=node.type,
+                inputs=node.inputs,
+                suffix=suffix,
+                slots=tuple(slots),
+                free=free,
+                fixed=fixed,
+                allowed=allowed,
+                required=required,
+                rel_param=rel_param,
+                rel_fixed=rel_param in bound_at if rel_param else False,
+            )
+            step.signature = (node.type, allowed, required, tuple(a for a, _ in fixed), step.rel_fixed)
+        elif node.type == "scene":
+            step = Step(kind=SCENE, position=k, function="scene", inputs=())
+        else:
+            impl = FUNCTIONS.get(node.type)
+            if impl is None:
+                raise TemplateError(f"{where}: declared in the metadata but has no implementation")
+            by_type = {params[p]: p for p in node.side_inputs}
+            ordered = tuple(by_type[t] for t in spec.side_inputs)
+            if node.type == "choose":
+                (p,) = ordered
+                step = Step(
+                    kind=CHOOSE, position=k, function="choose", inputs=node.inputs, params=ordered,
+                    param_fixed=(p in bound_at,), allow_zero=node.allow_zero, impl=impl,
+                )
+            elif ordered:
+                step = Step(
+                    kind=SIDE, position=k, function=node.type, inputs=node.inputs, params=ordered,
+                    param_fixed=tuple(p in bound_at for p in ordered),
+                    domains=tuple(metadata.values(params[p]) for p in ordered), impl=impl,
+                )
+            else:
+                step = Step(kind=PLAIN, position=k, function=node.type, inputs=node.inputs, impl=impl,
+                             fast=_fast_plain(node.type, node.inputs))
+        for p in node.side_inputs:
+            bound_at.setdefault(p, k)
+        steps.append(step)
+
+    family_bound = {
+        p for s in steps if s.kind in (FILTER, RELATE) for _, p in s.free
+    }
+    checks: list[list[tuple]] = [[] for _ in steps]
+    set_outputs = {n.index for n in template.nodes if metadata.functions[n.type].output == "ObjectSet"}
+    for c in template.constraints:
+        if c.type == "NEQ":
+            p1, p2 = c.params
+            checks[max(bound_at[p1], bound_at[p2])].append((NEQ, p1, p2))
+        elif c.type == "OUT_NEQ":
+            i, j = c.nodes
+            checks[max(i, j)].append((OUT_NEQ, i, j))
+        elif c.type == "OUT_RANGE":
+            (i,) = c.nodes
+            checks[i].append((OUT_RANGE, i, c.min, c.max, i in set_outputs))
+        else:
+            # Filter and relate steps enforce NULL / NOT_NULL while listing their options.
+            code = IS_NULL if c.type == "NULL" else NOT_NULL
+            for p in c.params:
+                if p not in family_bound:
+                    checks[bound_at[p]].append((code, p))
+    for step, found in zip(steps, checks):
+        if step.kind == CHOOSE:
+            # A range on the drawn X narrows its domain instead of rejecting draws one by one
+            # (uniform over the narrowed domain = uniform draws conditioned on the range).
+            low, high = None, None
+            for chk in [c for c in found if c[0] == OUT_RANGE and c[1] == step.position]:
+                found.remove(chk)
+                low = chk[2] if low is None or (chk[2] is not None and chk[2] > low) else low
+                high = chk[3] if high is None or (chk[3] is not None and chk[3] < high) else high
+            step.bounds = (low, high)
+        step.checks = tuple(found)
+
+    return CompiledTemplate(
+        template=template,
+        steps=tuple(steps),
+        answer_domain=_answer_domain(template.answer_type, metadata),
+        raw_relates=_intersected_relates(template),
+        param_types=params,
+        dependents={k: _dependents(template, k) for k in _intersected_relates(template)},
+    )
+
+
+def _intersected_relates(template: Template) -> tuple[int, ...]:
+    """Raw ``relate`` nodes subject to the degeneracy check: those not feeding a ``union``.
+
+    Dropping one branch of a union cannot be modelled by "every object" (that would make
+    every "yes" degenerate), and its two branches are kept apart by OUT_NEQ instead.
+    """
+    feeds_union = {i for n in template.nodes if n.type == "union" for i in n.inputs}
+    return tuple(n.index for n in template.nodes if n.type == "relate" and n.index not in feeds_union)
+
+
+def _dependents(template: Template, source: int) -> tuple[int, ...]:
+    """Nodes after ``source`` whose output depends on it, in order."""
+    tainted = {source}
+    for node in template.nodes[source + 1 :]:
+        if tainted.intersection(node.inputs):
+            tainted.add(node.index)
+    return tuple(sorted(tainted - {source}))
+
+
+def _fast_plain(function: str, inputs: tuple[int, ...]) -> Callable | None:
+    """A direct implementation of a common side-input-free function on raw values, with its
+    input positions bound; ``None`` for others (they run through the executor's registry,
+    which stays the reference: the tests re-execute every generated program with it)."""
+    if len(inputs) == 1:
+        (i,) = inputs
+        if function == "count":
+            return lambda index, out: out[i].bit_count()
+        if function == "exist":
+            return lambda index, out: out[i] != 0
+        if function == "unique":
+            return lambda index, out: finish("unique", out[i])
+        if function.startswith("query_") and function[6:] in ATTR_INDEX:
+            attr = function[6:]
+            return lambda index, out: index.objects[out[i]][attr]
+        if function.startswith("same_") and function[5:] in ATTR_INDEX:
+            attr = function[5:]
+            return lambda index, out: index.attribute_masks[attr][index.objects[out[i]][attr]] & ~(1 << out[i])
+        return None
+    if len(inputs) == 2:
+        a, b = inputs
+        if function == "union":
+            return lambda index, out: out[a] | out[b]
+        if function == "intersect":
+            return lambda index, out: out[a] & out[b]
+        if function.startswith("equal_"):
+            return lambda index, out: out[a] == out[b]
+        if function == "less_than":
+            return lambda index, out: out[a] < out[b]
+        if function == "greater_than":
+            return lambda index, out: out[a] > out[b]
+        if function == "addition":
+            return lambda index, out: out[a] + out[b]
+        if function == "subtraction":
+            return lambda index, out: _nonnegative(out[a] - out[b])
+    return None
+
+
+def _nonnegative(value: int) -> int:
+    if value < 0:
+        raise Invalid
+    return value
+
+
+def finish(suffix: str | None, selected: int) -> Any:
+    if suffix is None:
+        return selected
+    if suffix == "unique":
+        if not selected or selected & (selected - 1):
+            raise Invalid
+        return selected.bit_length() - 1
+    if suffix == "count":
+        return selected.bit_count()
+    return selected != 0
+
+
+def _answer_domain(answer_type: str, metadata: Metadata) -> tuple[Any, ...]:
+    if answer_type == "Bool":
+        return (True, False)
+    if answer_type == "Integer":
+        return tuple(range(11))
+    return metadata.values(answer_type)
