@@ -12,7 +12,12 @@ times, best of --repeats:
 - ``save_to_disk``: ``DatasetDict.save_to_disk`` of the same built dataset (the library's own
   embedding writer, the reference);
 - ``copy parquet``: ``shutil.copyfile`` of the exported Parquet files (the same bytes, plain I/O);
-- ``copy sources``: copying each distinct source file once (what the rows reference).
+- ``copy sources``: copying each distinct source file once (what the rows reference);
+- embedding alone, on the largest split: ``push_to_hub``'s
+  ``map(embed_table_storage, keep_in_memory=True)`` against ``builder_utils.hub.export.embed_shard``
+  (each followed by ``to_parquet``).
+
+``--profile`` prints where the time of one more export goes (cProfile, top functions).
 
 Wall-clock seconds; every rate is Parquet megabytes (10^6) written by the export divided by the
 seconds of that operation, so the rows compare directly.
@@ -77,6 +82,7 @@ def bench(name: str, builder_cls, template: str, data_dir: Path, config: str, me
 
     save_seconds = _best(save, repeats)
     copy_parquet = _best(lambda: _copy_all(parquet, work / f"copy_{name}"), repeats)
+    embed_map, embed_direct = _embedding(built, work / f"embed_{name}.parquet", repeats)
     copy_sources = _best(lambda: _copy_all(media, work / f"src_{name}"), repeats)
     rows = sum(len(ds) for ds in built.values())
     return {
@@ -84,7 +90,27 @@ def bench(name: str, builder_cls, template: str, data_dir: Path, config: str, me
         "source_mb": sum(p.stat().st_size for p in media) / 1e6, "parquet_mb": parquet_bytes / 1e6,
         "shards": len(parquet), "export": export_seconds, "save_to_disk": save_seconds,
         "copy_parquet": copy_parquet, "copy_sources": copy_sources,
+        "embed_map": embed_map, "embed_direct": embed_direct, "export_once": export,
     }
+
+
+def _embedding(built, target: Path, repeats: int) -> tuple[float, float]:
+    from datasets.table import embed_table_storage
+
+    from builder_utils.hub.export import _media_columns, _writer_batch_size, embed_shard, media_bytes
+
+    split = max(built.values(), key=len)
+    batch = _writer_batch_size(split, split.data.nbytes + media_bytes(split, _media_columns(split.features), "bench"))
+
+    def library():
+        embedded = split.with_format("arrow").map(embed_table_storage, batched=True, batch_size=batch,
+                                                  keep_in_memory=True)
+        embedded.to_parquet(str(target), batch_size=batch)
+
+    def ours():
+        embed_shard(split, batch).to_parquet(str(target), batch_size=batch)
+
+    return _best(library, repeats), _best(ours, repeats)
 
 
 def main() -> None:
@@ -94,6 +120,7 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per clip")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--max_shard_size", default="32MB", help="small enough for several shards per split")
+    parser.add_argument("--profile", action="store_true", help="profile one more Clotho-AQA export")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, removed)")
     args = parser.parse_args()
 
@@ -116,6 +143,13 @@ def main() -> None:
             bench("Clotho-AQA", ClothoAQA, "clotho_aqa", release, "questions",
                   _files(release / "audio_files", ".wav"), work, args.repeats, args.max_shard_size),
         ]
+        if args.profile:
+            import cProfile
+            import pstats
+
+            profiler = cProfile.Profile()
+            profiler.runcall(results[1]["export_once"])
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(8)
     finally:
         if args.work is None:
             shutil.rmtree(work, ignore_errors=True)
@@ -135,6 +169,9 @@ def main() -> None:
             f"| {mb:,.1f} ({r['shards']}) | {cell(r['export'])} | {cell(r['save_to_disk'])} "
             f"| {cell(r['copy_parquet'])} | {r['copy_sources']:.2f} s ({r['source_mb'] / r['copy_sources']:,.0f} MB/s of sources) |"
         )
+    for r in results:
+        print(f"{r['name']}: embedding + to_parquet of the largest split: library map {r['embed_map']:.2f} s, "
+              f"embed_shard {r['embed_direct']:.2f} s")
 
 
 if __name__ == "__main__":

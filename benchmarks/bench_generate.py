@@ -11,6 +11,10 @@
    1 and 2 workers; also checks that both runs write the same bytes.
 4. With ``--stats FILE``: per template, the answer distribution of the single-process run on
    the given scenes (a Markdown table), and per family totals.
+5. With ``--relations`` (or ``--only-relations``, without the timings): for the ``clevr``
+   templates with a relation whose answer is a count or an exist, the share of 0 / "no" over
+   ``--relation-seeds`` seeds (a) in balanced runs and (b) among the first acceptable
+   instantiation of the search on every scene with balancing off, and the options tried.
 
 Without ``--scenes`` the synthetic CLEVR world makes 100 scenes, so the script runs offline.
 """
@@ -21,6 +25,7 @@ import argparse
 import collections
 import json
 import os
+import random
 import resource
 import statistics
 import sys
@@ -29,7 +34,10 @@ import time
 from pathlib import Path
 
 from builder_utils.clevr import load_scenes
-from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+from builder_utils.clevr.engine import SearchStats, search
+from builder_utils.clevr.executor import SceneIndex, answer_text
+from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, scene_seed
+from builder_utils.clevr.options import SceneData
 from builder_utils.clevr.generate_questions import main as generate_questions
 
 
@@ -120,12 +128,71 @@ def stats_markdown(questions: list[dict], generator_templates, source: str) -> s
     return "\n".join(lines) + "\n"
 
 
+def relation_templates(generator: QuestionGenerator) -> list[int]:
+    """Positions of the templates with a relation whose final node is a count or an exist."""
+    chosen = []
+    for t, template in enumerate(generator.templates):
+        types = [n.type for n in template.nodes]
+        if any("relate" in x for x in types) and types[-1].endswith(("count", "exist")):
+            chosen.append(t)
+    return chosen
+
+
+def relation_balance(scenes, seeds: int) -> list[str]:
+    """Share of 0 / "no" per count/exist template with relations, over seeds 0..seeds-1:
+    with balancing (default flags) and without it (the first acceptable instantiation of the
+    search per scene and seed, default budget)."""
+    generator = QuestionGenerator(GeneratorOptions())
+    chosen = relation_templates(generator)
+    keys = {(generator.templates[t].family, generator.templates[t].index): t for t in chosen}
+    balanced = {t: [0, 0] for t in chosen}
+    for seed in range(seeds):
+        for q in QuestionGenerator(GeneratorOptions(seed=seed)).generate(scenes):
+            t = keys.get((q["template_filename"], q["template_index"]))
+            if t is not None:
+                balanced[t][0] += 1
+                balanced[t][1] += q["answer"] in ("0", "no")
+    relations = generator.metadata.values("Relation")
+    indexes = [SceneIndex(scene, metadata=generator.metadata) for scene in scenes]
+    lines = [f"| template | balanced: questions | balanced: 0/no | unbalanced: found | unbalanced: 0/no "
+             f"| unbalanced: options tried |", "|---|---:|---:|---:|---:|---:|"]
+    totals = [0, 0, 0, 0]
+    for t in chosen:
+        plan = generator.plans[t]
+        found = zero = states = 0
+        for seed in range(seeds):
+            for scene, index in zip(scenes, indexes):
+                rng = random.Random(scene_seed(seed, scene["image_index"]) + t)
+                stats = SearchStats()
+                result = search(plan, SceneData(index, relations), rng, lambda answer: True,
+                                budget=generator.options.search_budget, stats=stats)
+                states += stats.states
+                if result:
+                    found += 1
+                    zero += answer_text(result[0].answer) in ("0", "no")
+        n, z = balanced[t]
+        totals = [totals[0] + n, totals[1] + z, totals[2] + found, totals[3] + zero]
+        lines.append(f"| {generator.templates[t].key} | {n} | {_share(z, n)} | {found} | {_share(zero, found)} "
+                     f"| {states:,} |")
+    lines.append(f"| all | {totals[0]} | {_share(totals[1], totals[0])} | {totals[2]} "
+                 f"| {_share(totals[3], totals[2])} | |")
+    return lines
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.0f} %" if whole else "-"
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenes", help="scene file (default: 100 synthetic scenes)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--scaled", type=int, default=1000, help="scenes for the worker-scaling run")
     parser.add_argument("--stats", help="write per-template answer distributions (Markdown) here")
+    parser.add_argument("--relations", action="store_true",
+                        help="print the 0/no share of count/exist templates with relations")
+    parser.add_argument("--relation-seeds", type=int, default=5, help="seeds for --relations (5)")
+    parser.add_argument("--only-relations", action="store_true", help="skip the timing runs (implies --relations)")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as folder:
@@ -139,6 +206,10 @@ def main(argv=None) -> None:
                 json.dump({"info": {"split": "val"}, "scenes": generate_scenes(100, seed=0, split="val")}, fh)
         scenes = load_scenes(scene_path)
         print(f"scenes: {scene_path} ({len(scenes)})")
+
+        if args.only_relations:
+            print("\n".join(relation_balance(scenes, args.relation_seeds)))
+            return
 
         results = {}
         for name, extra in (("clevr", {}), ("clevr_math", {"max_answer": 10}), ("clevr_math_chains", {"max_answer": 10})):
@@ -171,6 +242,9 @@ def main(argv=None) -> None:
             print(f"scaling, {args.scaled} scenes, {count} questions, {workers} worker(s): {wall:.2f} s wall "
                   f"({count / wall:.0f} q/s), {cpu:.2f} s CPU, cores used {cpu / wall:.2f}")
         print(f"speed-up {timings[1][0] / timings[2][0]:.2f}x; identical output: {outputs[1] == outputs[2]}")
+
+        if args.relations:
+            print("\n".join(relation_balance(scenes, args.relation_seeds)))
 
         if args.stats:
             generator = QuestionGenerator(GeneratorOptions())

@@ -238,6 +238,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             question_types=question_types,
             add_post_prompt=config.add_post_prompt,
             max_answer=config.max_answer,
+            bound_intermediate_counts=config.bound_intermediate_counts,
         )
 
     def _released_split(self, source: SplitSource) -> datasets.SplitGenerator:

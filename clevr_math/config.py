@@ -37,6 +37,7 @@ CONTENT_FIELDS: tuple[str, ...] = (
     "add_post_prompt",
     "max_answer",
     "max_operations",
+    "bound_intermediate_counts",
     "question_types",
     "released_questions_dir",
 )
@@ -65,6 +66,8 @@ class ClevrMathConfig(datasets.BuilderConfig):
         max_answer: largest answer a question may have (the paper: 10).
         max_operations: keep only templates with at most this many arithmetic operations
             (``chains``: 5, the longest committed chains).
+        bound_intermediate_counts: also keep every intermediate count of a chain within
+            ``max_answer`` (``chains``: True), not only the final answer.
         question_types: restrict the templates (family stems, ``stem:index`` or coarse types).
         released_questions_dir: read the originally released ``clevr-math-{train,val,test}.json``
             from this folder instead of regenerating questions (for comparability).
@@ -83,6 +86,7 @@ class ClevrMathConfig(datasets.BuilderConfig):
     add_post_prompt: bool = False
     max_answer: int = 10
     max_operations: int | None = None
+    bound_intermediate_counts: bool = False
     question_types: tuple[str, ...] | None = None
     released_questions_dir: str | None = None
 
@@ -112,8 +116,9 @@ class ClevrMathConfig(datasets.BuilderConfig):
         _check_int(where, "instances_per_template", self.instances_per_template, minimum=1)
         _check_int(where, "reset_counts_every", self.reset_counts_every, minimum=0)
         _check_int(where, "max_answer", self.max_answer, minimum=0)
-        if not isinstance(self.add_post_prompt, bool):
-            raise ConfigError(f"{where}: add_post_prompt must be True or False, got {self.add_post_prompt!r}")
+        for flag in ("add_post_prompt", "bound_intermediate_counts"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ConfigError(f"{where}: {flag} must be True or False, got {getattr(self, flag)!r}")
         if self.max_operations is not None:
             _check_int(where, "max_operations", self.max_operations, minimum=1)
         if self.question_types is not None:
@@ -185,7 +190,8 @@ BUILDER_CONFIGS: list[ClevrMathConfig] = [
         version=VERSION,
         template_set="clevr_math_chains",
         max_operations=5,
-        description="Longer chains of operations (the paper's future work), every split.",
+        bound_intermediate_counts=True,
+        description="Longer chains of alternating removals and insertions (the paper's future work), every split.",
     ),
 ]
 

@@ -9,10 +9,12 @@ Example:
 from __future__ import annotations
 
 from builder_utils.clevr import load_metadata
-from builder_utils.clevr.engine import ARITHMETIC_FUNCTIONS
 from builder_utils.clevr.question_types import QuestionTypeError, select_templates
 from builder_utils.clevr.templates import Template, TemplateError, TemplateSet, load_template_set
 from clevr_math.config import CATEGORIES, ClevrMathConfig, ConfigError
+
+# The CLEVR-Math operations; `max_operations` counts these nodes (as `num_operations` does).
+ARITHMETIC_FUNCTIONS = frozenset({"addition", "subtraction"})
 
 
 def template_set(config: ClevrMathConfig) -> TemplateSet:

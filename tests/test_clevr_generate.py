@@ -19,9 +19,11 @@ import pytest
 
 from builder_utils.clevr.balance import AnswerBalancer, balancing_windows
 from builder_utils.clevr.cot import NodeTrace, register_step, render_cot, step_renderer
+from builder_utils.clevr.engine import search
 from builder_utils.clevr.executor import SceneIndex, answer, execute
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, generate_parallel, scene_seed
 from builder_utils.clevr.generate_questions import main, write_questions
+from builder_utils.clevr.options import SceneData, filter_options, relate_options
 from builder_utils.clevr.synth import generate_scenes
 from builder_utils.clevr.templates import TemplateNode
 from builder_utils.clevr.text import POST_PROMPTS, realise
@@ -238,6 +240,53 @@ def test_other_modules_can_register_step_renderers():
         register_step("count", previous, replace=True)
 
 
+def _three_cubes_trace():
+    """``|cubes| - X`` with 3 cubes and X = 2: the program of "remove 2 of the cubes, how many
+    cubes are left" and of "how many cubes must go to leave 2"."""
+    objects = [("large", "red", "metal", "cube", 10, 10), ("small", "blue", "rubber", "cube", 20, 10),
+               ("small", "red", "rubber", "cube", 30, 10)]
+    trace = [
+        NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 0b111),
+        NodeTrace(TemplateNode(1, "filter", (0,), ("<S>",)), {"<S>": "cube"}, {"Shape": "cube"}, 0b111, 0b111),
+        NodeTrace(TemplateNode(2, "count", (1,)), {}, {}, 3),
+        NodeTrace(TemplateNode(3, "choose", (1,), ("<X>",)), {"<X>": 2}, {"Integer": 2}, 2),
+        NodeTrace(TemplateNode(4, "subtraction", (2, 3)), {}, {}, 1),
+    ]
+    return trace, _index(objects)
+
+
+def test_cot_renderers_see_the_category_and_word_subset_removal_and_counting_backwards():
+    trace, index = _three_cubes_trace()
+    seen = {}
+    previous = step_renderer("scene")
+    try:
+        register_step("scene", lambda ctx: seen.setdefault("category", ctx.category), replace=True)
+        render_cot(trace, index, 1, category="remove_subset")
+    finally:
+        register_step("scene", previous, replace=True)
+    assert seen == {"category": "remove_subset"}
+
+    def last_step(category):
+        return render_cot(trace, index, 1, category=category).split("\n")[-2]
+
+    assert last_step("remove_subset") == "Step 3: Removing 2 of the 3 cubes leaves 3 - 2 = 1 cube."
+    assert last_step("count_backwards") == "Step 3: There are 3 cubes; to be left with 2 of them, remove 3 - 2 = 1."
+    assert last_step(None) == "Step 3: There are 3 cubes, and 3 - 2 = 1."  # no category: neutral
+    assert last_step("multihop") == last_step(None)
+
+
+def test_math_cot_delegates_through_the_public_registry():
+    import inspect
+
+    from builder_utils.clevr import math_cot
+
+    assert "_RENDERERS" not in inspect.getsource(math_cot)
+    # Outside math programs, the engine's own filter wording is kept.
+    trace, index = _three_cubes_trace()
+    plain = render_cot(trace[:3], index, 3, category="zero_hop")
+    assert plain.split("\n")[0].startswith("Step 1: There are 3 cubes in the scene: the large red metal cube")
+
+
 # -- text ------------------------------------------------------------------------------------
 
 
@@ -353,6 +402,152 @@ def test_extension_constraints_hold_and_params_bind_by_type(tmp_path, scenes):
             assert f" {x} " in q["question"]
             assert q["num_operations"] == 1 and q["intermediate_counts"] == [int(q["answer"])]
             assert "-" in q["cot"] and q["cot"].endswith(f"Answer: {q['answer']}.")
+
+
+def test_choose_with_allow_zero_draws_zero_and_its_programs_reexecute(tmp_path, scenes):
+    template = {
+        "params": _params(("Color", "<C>"), ("Shape", "<S>"), ("Integer", "<X>")),
+        "text": ["{Remove} <X> of the <C> <S>s. How many <C> <S>s are left?"],
+        "nodes": [
+            {"type": "scene", "inputs": []},
+            {"type": "filter", "inputs": [0], "side_inputs": ["<C>", "<S>"]},
+            {"type": "count", "inputs": [1]},
+            {"type": "choose", "inputs": [1], "side_inputs": ["<X>"], "allow_zero": True},
+            {"type": "subtraction", "inputs": [2, 3]},
+        ],
+        "constraints": [{"type": "NOT_NULL", "params": ["<S>"]}],
+    }
+    folder = template_dir(tmp_path, [template], "zero")
+    found = list(QuestionGenerator(GeneratorOptions(template_dir=str(folder), seed=1, instances_per_template=2))
+                 .generate(scenes))
+    by_index = {s["image_index"]: s for s in scenes}
+    drawn = set()
+    for q in found:
+        scene = by_index[q["image_index"]]
+        assert answer(q["program"], scene) == q["answer"], q["question"]
+        (choose,) = [n for n in q["program"] if n["function"] == "choose"]
+        x = int(choose["value_inputs"][0])
+        available = len(execute(q["program"], scene)[choose["inputs"][0]])
+        assert 0 <= x <= available and int(q["answer"]) == available - x
+        assert re.search(rf"\b{x}\b", q["question"])
+        drawn.add(x)
+    assert 0 in drawn and len(drawn) >= 3
+
+
+def _plan(tmp_path, nodes, params, name):
+    text = " ".join(p["name"] for p in params) + "?"
+    folder = template_dir(tmp_path, [{"params": params, "text": [text], "nodes": nodes}], name)
+    generator = QuestionGenerator(GeneratorOptions(template_dir=str(folder)))
+    return generator.plans[0], generator.metadata.values("Relation")
+
+
+ALL_ATTRS = [("Size", "<Z>"), ("Color", "<C>"), ("Material", "<M>"), ("Shape", "<S>")]
+ALL_ATTRS2 = [("Size", "<Z2>"), ("Color", "<C2>"), ("Material", "<M2>"), ("Shape", "<S2>")]
+FOUR_OBJECTS = [("large", "red", "metal", "cube", 0, 0), ("small", "blue", "rubber", "sphere", 2, 0),
+                ("large", "green", "rubber", "cylinder", -2, 0), ("small", "red", "rubber", "sphere", 0, 2)]
+
+
+def _matches(obj, key):
+    return all(v is None or obj[a] == v for a, v in zip(("size", "color", "material", "shape"), key))
+
+
+def test_empty_filter_options_prefer_scene_objects_outside_the_input_set(tmp_path):
+    nodes = [
+        {"type": "scene", "inputs": []},
+        {"type": "filter_unique", "inputs": [0], "side_inputs": [n for _, n in ALL_ATTRS]},
+        {"type": "relate", "inputs": [1], "side_inputs": ["<R>"]},
+        {"type": "filter_exist", "inputs": [2], "side_inputs": [n for _, n in ALL_ATTRS2]},
+    ]
+    plan, relations = _plan(tmp_path, nodes, _params(*ALL_ATTRS, ("Relation", "<R>"), *ALL_ATTRS2), "exist")
+    scene = make_scene(FOUR_OBJECTS)
+    objects = scene["objects"]
+    data = SceneData(SceneIndex(scene), relations)
+    vocabulary = [(z, c, m, s) for z in (None, "small", "large")
+                  for c in (None, "gray", "red", "blue", "green", "brown", "purple", "cyan", "yellow")
+                  for m in (None, "rubber", "metal") for s in (None, "cube", "sphere", "cylinder")]
+    inputs = {1}  # the small blue rubber sphere alone
+    elsewhere = {k for k in vocabulary if any(_matches(objects[i], k) for i in range(4))
+                 and not any(_matches(objects[i], k) for i in inputs)}
+    options, empties = filter_options(plan.steps[3], data, 0b0010, {})
+    wanted = options.count(None)
+    assert wanted == len(options) - wanted == 16  # filter_exist: as many empty as present
+    rng = random.Random(0)
+    drawn = [empties.draw(rng) for _ in range(len(elsewhere))]
+    assert all(selected == 0 for _, selected in drawn)
+    assert {key for key, _ in drawn} == elsewhere  # every scene combination first, once each
+    after = empties.draw(rng)[0]
+    assert after not in elsewhere and not any(_matches(o, after) for o in objects)  # then the vocabulary
+
+    # Over the whole scene nothing lies outside the input: empty options come from the vocabulary.
+    whole, empties = filter_options(plan.steps[3], data, 0b1111, {})
+    for _ in range(whole.count(None)):
+        key, selected = empties.draw(rng)
+        assert selected == 0 and not any(_matches(o, key) for o in objects)
+
+
+def test_relate_filter_offers_empty_selections_like_filter(tmp_path):
+    def relate_plan(kind):
+        nodes = [
+            {"type": "scene", "inputs": []},
+            {"type": "filter_unique", "inputs": [0], "side_inputs": [n for _, n in ALL_ATTRS]},
+            {"type": kind, "inputs": [1], "side_inputs": ["<R>", *(n for _, n in ALL_ATTRS2)]},
+        ]
+        nodes.append({"type": "count" if kind == "relate_filter" else "query_color", "inputs": [2]})
+        return _plan(tmp_path, nodes, _params(*ALL_ATTRS, ("Relation", "<R>"), *ALL_ATTRS2), kind)
+
+    scene = make_scene(FOUR_OBJECTS)
+    index = SceneIndex(scene)
+    plan, relations = relate_plan("relate_filter")
+    data = SceneData(index, relations)
+    for obj in range(4):
+        options = relate_options(plan.steps[2], data, obj, {}, random.Random(obj))
+        empty = [(rel, key) for rel, key, selected in options if not selected]
+        singles = sum(1 for _, _, selected in options if selected and not selected & (selected - 1))
+        assert len(empty) == len(set(empty))
+        possible = sum(1 for rel in relations for key, mask in data.keys(0b1111, 0)
+                       if not index.relation_masks[rel][obj] & mask)
+        assert len(empty) == min(singles, possible) > 0
+        for rel, key in empty:  # a combination of the scene, just not there
+            assert any(_matches(o, key) for o in scene["objects"])
+            assert not index.relation_masks[rel][obj] & data.key_mask(key)
+    unique_plan, _ = relate_plan("relate_filter_unique")
+    for obj in range(4):
+        assert all(selected for _, _, selected in relate_options(unique_plan.steps[2], data, obj, {}, random.Random(0)))
+
+
+def test_relate_filter_questions_can_count_zero(tmp_path, scenes):
+    template = {
+        "params": _params(*ALL_ATTRS, ("Relation", "<R>"), *ALL_ATTRS2),
+        "text": ["How many <Z2> <C2> <M2> <S2>s are <R> the <Z> <C> <M> <S>?"],
+        "nodes": [
+            {"type": "scene", "inputs": []},
+            {"type": "filter_unique", "inputs": [0], "side_inputs": [n for _, n in ALL_ATTRS]},
+            {"type": "relate_filter", "inputs": [1], "side_inputs": ["<R>", *(n for _, n in ALL_ATTRS2)]},
+            {"type": "count", "inputs": [2]},
+        ],
+    }
+    folder = template_dir(tmp_path, [template], "relate_count")
+    found = list(QuestionGenerator(GeneratorOptions(template_dir=str(folder), seed=2)).generate(scenes))
+    by_index = {s["image_index"]: s for s in scenes}
+    for q in found:
+        assert answer(q["program"], by_index[q["image_index"]]) == q["answer"]
+    assert "0" in {q["answer"] for q in found}
+
+
+def test_single_and_finds_no_answers_that_survive_the_degeneracy_check():
+    """Empty filters over an intersection of relations are scene objects found elsewhere, so a
+    "no" depends on the relations; drawn from the whole vocabulary (an absent colour), it
+    would not, and the degeneracy check would refuse nearly all of them."""
+    generator = QuestionGenerator(GeneratorOptions(question_types=["single_and:0", "single_and:1"]))
+    relations = generator.metadata.values("Relation")
+    for plan in generator.plans:
+        answers = []
+        for scene in generate_scenes(40, seed=5, split="val"):
+            found = search(plan, SceneData(SceneIndex(scene), relations), random.Random(scene["image_index"]),
+                           lambda answer: True)
+            answers += [instance.answer for instance in found]
+        zero = sum(a in (0, False) for a in answers)
+        assert len(answers) >= 30 and zero >= 0.15 * len(answers), (plan.template.key, zero, len(answers))
 
 
 def test_single_and_questions_are_not_degenerate(questions, scenes):

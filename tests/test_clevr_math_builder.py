@@ -10,7 +10,7 @@ import datasets
 import pytest
 from builder_test_helpers import BuilderSpec, assert_same_rows, build, check_builder
 
-from builder_utils.clevr import answer, load_scenes
+from builder_utils.clevr import answer, execute, load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.clevr.templates import template_set_dir
@@ -131,6 +131,18 @@ def test_labels_match_reexecuted_programs(built, clevr_dir):
                 assert answer(row["program"], scenes[row["image_filename"]]) == str(row["label"]), row["question_id"]
                 checked += 1
     assert checked > 500
+
+
+def test_chains_keep_every_intermediate_count_within_max_answer(built, clevr_dir):
+    lengths = set()
+    for split, ds in built["chains"].items():
+        scenes = _scenes_by_file(clevr_dir, split)
+        for row in ds.remove_columns("image"):
+            outputs = execute(row["program"], scenes[row["image_filename"]])
+            counts = [out for node, out in zip(row["program"], outputs) if node["function"] in ("addition", "subtraction")]
+            assert len(counts) == row["num_operations"] and all(0 <= c <= 10 for c in counts), row["question_id"]
+            lengths.add(row["num_operations"])
+    assert lengths <= {2, 3, 4, 5} and len(lengths) > 1
 
 
 def test_question_ids_follow_images(built):

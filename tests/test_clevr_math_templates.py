@@ -369,6 +369,64 @@ def test_math_cot_states_counts_and_arithmetic(math_questions):
             assert "does not change the number of" in cot, cot
 
 
+def _choose_value(question) -> int:
+    (x,) = [int(n["value_inputs"][0]) for n in question["program"] if n["function"] == "choose"]
+    return x
+
+
+def test_math_cot_words_subset_removal_and_counting_backwards_by_category(math_questions):
+    subset = [q for q in math_questions if q["category"] == "remove_subset"]
+    backwards = [q for q in math_questions if q["category"] == "count_backwards"]
+    assert subset and backwards
+    for q in subset:
+        x, answer = _choose_value(q), int(q["answer"])
+        assert re.search(rf"Step \d+: Removing {x} of the ", q["cot"]), q["cot"]
+        assert not re.search(r", and \d+ - \d+ =", q["cot"]), q["cot"]  # not the neutral wording
+    own_group = [q for q in subset if q["program"][-2]["function"] == "choose"
+                 and q["program"][q["program"][-1]["inputs"][0]]["function"] == "count"
+                 and q["program"][q["program"][-1]["inputs"][0]]["inputs"] == q["program"][-2]["inputs"]]
+    assert own_group  # "Remove X of the cubes. How many cubes are left?"
+    for q in own_group:
+        x, answer = _choose_value(q), int(q["answer"])
+        assert re.search(rf"Removing {x} of the {answer + x} [a-z ]+ leaves {answer + x} - {x} = {answer} [a-z ]+\.",
+                         q["cot"]), q["cot"]
+    for q in backwards:
+        x, answer = _choose_value(q), int(q["answer"])
+        n = answer + x
+        assert re.search(rf"There (is|are) {n} [a-z ]+; to be left with {x} of them, remove {n} - {x} = {answer}\.",
+                         q["cot"]), q["cot"]
+
+
+def test_multihop_cot_names_the_second_group_in_the_right_number(math_questions, scenes):
+    from builder_utils.clevr.executor import execute
+
+    multihop = [q for q in math_questions if q["category"] == "multihop"]
+    assert multihop
+    numbers = set()
+    for q in multihop:
+        outputs = execute(q["program"], _scene_of(q, scenes))
+        (union,) = [n for n in q["program"] if n["function"] == "union"]
+        n = len(outputs[union["inputs"][1]])
+        noun = re.search(r"Removing the ([a-z ]+) as well", q["cot"]).group(1).split()[-1]
+        assert noun.endswith("s") == (n != 1), (n, q["cot"])
+        numbers.add(n == 1)
+    assert numbers == {True, False}
+
+
+def test_max_answer_can_also_bound_intermediate_counts(scenes):
+    def run(bound: bool):
+        options = GeneratorOptions(templates="clevr_math_chains", seed=5, max_answer=10, bound_intermediate_counts=bound)
+        return list(QuestionGenerator(options).generate(scenes[:20]))
+
+    unbounded, bounded = run(False), run(True)
+    assert any(max(q["intermediate_counts"]) > 10 for q in unbounded)  # the default: only the answer is capped
+    assert bounded and all(max(q["intermediate_counts"]) <= 10 for q in bounded)
+    for q in bounded:
+        assert execute_answer(q["program"], _scene_of(q, scenes)) == q["answer"]
+    with pytest.raises(ValueError, match="bound_intermediate_counts needs max_answer"):
+        GeneratorOptions(templates="clevr_math_chains", bound_intermediate_counts=True)
+
+
 def test_chains_alternate_and_keep_intermediate_counts(chain_questions, scenes):
     templates = _load_templates(CHAIN_DIR)
     readers = {key: TextReader(t) for key, t in templates.items()}
@@ -419,6 +477,7 @@ def test_generate_questions_command_serves_both_math_sets(tmp_path, scenes):
     runs = {
         "clevr_math": ["--templates", "clevr_math"],
         "clevr_math_chains": ["--templates", "clevr_math_chains", "--max_answer", "10"],
+        "bounded": ["--templates", "clevr_math_chains", "--max_answer", "10", "--bound_intermediate_counts"],
         "template_dir": ["--template_dir", str(longer)],
     }
     for name, flags in runs.items():
@@ -434,3 +493,5 @@ def test_generate_questions_command_serves_both_math_sets(tmp_path, scenes):
             assert q["category"] in CATEGORIES
         if name != "template_dir":
             assert all(int(q["answer"]) <= 10 for q in questions), name
+        if name == "bounded":
+            assert all(max(q["intermediate_counts"]) <= 10 for q in questions)

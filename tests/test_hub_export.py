@@ -8,6 +8,7 @@ builder's features and rows (the media columns compared with the builder's rows 
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 import shutil
@@ -25,6 +26,8 @@ from PIL import Image
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub import (
     CardError,
+    add_export_subcommand,
+    add_push_subcommand,
     ExportError,
     PushError,
     export_builder,
@@ -296,6 +299,19 @@ def test_push_dry_run_lists_exactly_the_files_and_sizes(exported, capsys):
     assert listed == on_disk and "README.md" in listed
     assert lines[-1].startswith(f"{len(on_disk)} file(s), {sum(on_disk.values()):,} bytes")
     assert "datasets/me/clotho-aqa" in lines[-1]
+
+
+def test_subcommands_register_on_an_argparse_cli(exported, capsys):
+    parser = argparse.ArgumentParser(prog="clotho-aqa")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", "clotho-aqa export")
+    add_push_subcommand(subparsers, "clotho-aqa push")
+    args = parser.parse_args(["push", "--folder", str(exported["out"]["clotho"]), "--repo_id", "me/x", "--dry_run"])
+    assert args.run(args) == 0
+    assert "all/train-00000-of-00001.parquet" in capsys.readouterr().out
+    args = parser.parse_args(["export", "--data_dir", "nowhere", "--out", "o", "--config", "bogus"])
+    assert args.run(args) == 2
+    assert "clotho-aqa export: error: unknown ClothoAQA config(s) 'bogus'" in capsys.readouterr().err
 
 
 def test_push_without_a_reachable_hub_fails_with_one_clear_line(exported, monkeypatch, capsys):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .executor import SceneIndex, answer_text
@@ -129,6 +129,10 @@ class StepContext:
 
     ``inputs`` are the raw outputs of the node's input nodes (ObjectSet = bitmask, Object =
     index); ``trace`` holds every node of the program, so a renderer can look further back.
+    ``category`` is the template's category (``remove_subset``, ``zero_hop`` ...; ``None``
+    when the caller did not give one): programs of the same shape can mean different things,
+    e.g. "remove X of the N cubes" and "how many must go to leave X" are both ``N - X``.
+    ``extra`` carries anything else a caller passes to :func:`render_cot`.
     """
 
     trace: Sequence[NodeTrace]
@@ -138,6 +142,7 @@ class StepContext:
     subject: int | None = None
     subject_set: int | None = None  # the node whose object set the previous step described
     extra: dict = field(default_factory=dict)
+    category: str | None = None
 
     @property
     def here(self) -> NodeTrace:
@@ -216,19 +221,36 @@ def _members(mask: int) -> list[int]:
     return out
 
 
-def render_cot(trace: Sequence[NodeTrace], index: SceneIndex, answer: Any) -> str:
+def render_cot(
+    trace: Sequence[NodeTrace],
+    index: SceneIndex,
+    answer: Any,
+    *,
+    category: str | None = None,
+    extra: dict | None = None,
+) -> str:
     """The chain of thought of one instantiation: numbered steps, then ``Answer: <answer>.``
 
-    Nodes without a renderer get a plain step naming the function and its result, so the
-    text is never empty.
+    ``category`` (the template's) reaches every renderer as ``StepContext.category``, and
+    ``extra`` as ``StepContext.extra``. Nodes without a renderer get a plain step naming the
+    function and its result, so the text is never empty.
+
+    >>> from builder_utils.clevr.templates import TemplateNode
+    >>> scene = {"objects": [], "relationships": {}}
+    >>> trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 0),
+    ...          NodeTrace(TemplateNode(1, "count", (0,)), {}, {}, 0)]
+    >>> print(render_cot(trace, SceneIndex(scene, validate=False), 0, category="zero_hop"))
+    Step 1: Counting the objects in the scene gives 0.
+    Answer: 0.
     """
     _load_plugins()
     lines: list[str] = []
     subject: int | None = None
     subject_set: int | None = None
+    extra = dict(extra or {})
     for position, item in enumerate(trace):
         renderer = _RENDERERS.get(item.node.type, _fallback)
-        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set)
+        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category)
         produced = renderer(ctx)
         if produced is None:
             continue
@@ -314,7 +336,7 @@ def _with_output(ctx: StepContext, output: Any) -> StepContext:
     here = ctx.here
     trace = list(ctx.trace)
     trace[ctx.position] = NodeTrace(here.node, here.values, here.by_type, output, here.selected)
-    return StepContext(trace, ctx.position, ctx.index, ctx.step_number, ctx.subject, ctx.subject_set)
+    return replace(ctx, trace=trace)
 
 
 def _relation(ctx: StepContext) -> str:
@@ -456,7 +478,7 @@ def _count(ctx: StepContext) -> str:
 def _set_phrase(ctx: StepContext, position: int) -> str:
     """A noun phrase for the object set output by an earlier node."""
     item = ctx.trace[position]
-    view = StepContext(ctx.trace, position, ctx.index, ctx.step_number, ctx.subject)
+    view = replace(ctx, position=position, subject_set=None)
     if item.node.type in ("filter", "filter_count", "filter_exist"):
         where = "in the scene" if view.from_scene() else "among those objects"
         return f"the {view.filter_words(plural=True)} {where}"

@@ -32,7 +32,7 @@ from .cot import NodeTrace, render_cot
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, selected_sets
 from .options import SceneData, shuffled
-from .plan import ARITHMETIC_FUNCTIONS, CompiledTemplate, compile_template
+from .plan import ARITHMETIC_FUNCTIONS, CompiledTemplate, bound_arithmetic, compile_template
 from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .question_types import select_templates
@@ -60,7 +60,10 @@ class GeneratorOptions:
     ``templates`` names a shipped set (``clevr``, ``clevr_math``, ``clevr_math_chains``) and
     is ignored when ``template_dir`` is given; ``metadata_file`` / ``synonyms_json`` default
     to the shipped files. ``max_answer`` refuses Integer answers above it (CLEVR-Math: 10);
-    ``search_budget`` bounds the options tried per template and image.
+    with ``bound_intermediate_counts`` it also bounds every ``addition`` / ``subtraction``
+    result on the way (the question's ``intermediate_counts``), so a chain never passes
+    through more than ``max_answer`` objects. ``search_budget`` bounds the options tried per
+    template and image.
 
     >>> GeneratorOptions(templates="clevr_math", max_answer=10).templates_per_image
     10
@@ -81,6 +84,7 @@ class GeneratorOptions:
     question_types: str | Sequence[str] | None = None
     add_post_prompt: bool = False
     max_answer: int | None = None
+    bound_intermediate_counts: bool = False
     search_budget: int = DEFAULT_SEARCH_BUDGET
     verbose: bool = False
     time_dfs: bool = False
@@ -97,6 +101,8 @@ class GeneratorOptions:
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.max_answer is not None and (type(self.max_answer) is not int or self.max_answer < 0):
             raise ValueError(f"max_answer must be a non-negative integer or None, got {self.max_answer!r}")
+        if self.bound_intermediate_counts and self.max_answer is None:
+            raise ValueError("bound_intermediate_counts needs max_answer (the bound)")
 
 
 @dataclass
@@ -144,6 +150,8 @@ class QuestionGenerator:
             for plan in self.plans:
                 if plan.template.answer_type == "Integer":
                     plan.answer_domain = tuple(range(options.max_answer + 1))
+                if options.bound_intermediate_counts:
+                    bound_arithmetic(plan, options.max_answer)
         self.stats = [TemplateStats(t.key) for t in self.templates]
         self._agreement = _number_agreement(self.metadata, self.synonyms)
         self._relations = self.metadata.values("Relation")
@@ -287,7 +295,7 @@ class QuestionGenerator:
             "question_family_index": template.family_index,
             "template_index": template.index,
             "category": template.category,
-            "cot": render_cot(trace, index, instance.answer),
+            "cot": render_cot(trace, index, instance.answer, category=template.category),
             "num_operations": len(arithmetic),
             "intermediate_counts": arithmetic,
         }

@@ -69,6 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--add_post_prompt", action="store_true",
                      help="append an answer-format sentence (by answer type) to every question")
     gen.add_argument("--max_answer", type=int, default=None, help="refuse Integer answers above this")
+    gen.add_argument("--bound_intermediate_counts", action="store_true",
+                     help="with --max_answer: also refuse questions whose intermediate counts exceed it")
     gen.add_argument("--search_budget", type=int, default=DEFAULT_SEARCH_BUDGET,
                      help=f"search states per template and image ({DEFAULT_SEARCH_BUDGET})")
     run = p.add_argument_group("running")
@@ -93,6 +95,7 @@ def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
         question_types=args.question_types,
         add_post_prompt=args.add_post_prompt,
         max_answer=args.max_answer,
+        bound_intermediate_counts=args.bound_intermediate_counts,
         search_budget=args.search_budget,
         verbose=args.verbose,
         time_dfs=args.time_dfs,

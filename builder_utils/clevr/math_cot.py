@@ -16,7 +16,10 @@ arithmetic node's inputs come from), so they work for any template written in th
 shipped ``clevr_math`` and ``clevr_math_chains`` sets:
 
 - removal of a group: ``subtraction(<count before>, count(filter ...))``;
-- removal of X objects: ``subtraction(<count before>, choose(filter ...))``;
+- removal of X objects: ``subtraction(<count before>, choose(filter ...))``; when the count
+  before is the chosen group's own, the template's category (``StepContext.category``) tells
+  "remove X of the N cubes" (``remove_subset``) from "how many must go to leave X"
+  (``count_backwards``);
 - insertion of X objects: ``addition(<count before>, choose(...))``, the new objects described
   by the ``filter`` node just before the ``choose`` (or by the counted group itself);
 - an action that does not touch the asked-about group (adversarial questions): a ``filter`` or
@@ -35,8 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from . import cot
-from .cot import NodeTrace, StepContext, register_step
+from .cot import NodeTrace, StepContext, register_step, step_renderer
 
 __all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
 
@@ -46,15 +48,10 @@ _FILTERS = frozenset({"filter", "filter_size", "filter_color", "filter_material"
 _ATTRIBUTE_TYPES = ("Size", "Color", "Material")
 
 
-def _engine_step(function: str):
-    """The renderer the engine registered before this module (delegated to outside math programs)."""
-    # The registry has no public getter; read it once, at import, before we replace entries.
-    registry = getattr(cot, "_RENDERERS", {})
-    return registry.get(function)
-
-
-_ENGINE_FILTER = _engine_step("filter")
-_ENGINE_COUNT = _engine_step("count")
+# The engine's own renderers, read before this module replaces them: programs that are not
+# math programs keep the engine's wording.
+_ENGINE_FILTER = step_renderer("filter")
+_ENGINE_COUNT = step_renderer("count")
 
 
 def _plural(n: int, singular: str, plural: str | None = None) -> str:
@@ -207,7 +204,8 @@ def _subtraction(ctx: StepContext) -> str:
     amount_node = trace[amount].node
     if amount_node.type == "count" and trace[amount_node.inputs[0]].node.type == "union":
         union = trace[amount_node.inputs[0]].node
-        second = describe_set(trace, union.inputs[1])
+        # Agree with the second group's own size ("the large cyan cylinder", not "cylinders").
+        second = describe_set(trace, union.inputs[1], trace[union.inputs[1]].output.bit_count())
         return (
             f"Removing the {second} as well ({b} {_plural(b, 'object')} in the two groups together) "
             f"leaves {arithmetic} {_after_noun(trace, before, out)}."
@@ -220,13 +218,13 @@ def _subtraction(ctx: StepContext) -> str:
         chosen_from = amount_node.inputs[0]
         if _counted_set(trace, before) == chosen_from:
             # |group| - X is both "remove X of them" and "how many must go to leave X"; only
-            # the template's category tells them apart (when the engine passes it).
+            # the template's category tells them apart.
             group = describe_set(trace, chosen_from, a)
-            category = ctx.extra.get("category")
-            if category == "count_backwards":
-                return f"To leave {b} of the {a} {group}, {arithmetic} must be removed."
-            if category == "remove_subset":
-                return f"Removing {b} of the {a} {group} leaves {arithmetic}."
+            if ctx.category == "count_backwards":
+                return (f"There {_plural(a, 'is', 'are')} {a} {group}; to be left with {b} of them, "
+                        f"remove {arithmetic}.")
+            if ctx.category == "remove_subset":
+                return f"Removing {b} of the {a} {group} leaves {arithmetic} {describe_set(trace, chosen_from, out)}."
             return f"There {_plural(a, 'is', 'are')} {a} {group}, and {arithmetic}."
         group = describe_set(trace, chosen_from)
         return f"Removing {b} of the {group} leaves {arithmetic} {_after_noun(trace, before, out)}."

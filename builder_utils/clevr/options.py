@@ -4,7 +4,12 @@ Options for a filter node are the attribute combinations present among its *decl
 objects (for relate nodes: the scene's combinations intersected with the objects related to
 the input object), using only the attributes the node lists. ``filter_count``, ``filter`` and
 ``filter_exist`` also get placeholders for combinations that match nothing, drawn when the
-shuffled iteration reaches them, so that 0 and "no" answers occur.
+shuffled iteration reaches them, so that 0 and "no" answers occur. Those empty combinations
+are taken first from the ones present in the scene but not among the input objects (a "no"
+about objects that are in the picture, elsewhere, survives the degeneracy check and reads
+naturally), then from the whole vocabulary. ``relate_filter`` offers empty selections as
+``filter`` does (as many as it has one-object options); ``relate_filter_count`` and
+``relate_filter_exist`` offer every empty one.
 
 >>> data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))   # doctest: +SKIP
 >>> options, empties = filter_options(step, data, data.index.all_mask, {})     # doctest: +SKIP
@@ -97,7 +102,7 @@ def filter_options(step: Step, data: SceneData, mask: int, values: dict) -> tupl
     cache_key = (step.signature, mask, fixed_values)
     cached = data._filters.get(cache_key)
     if cached is None:
-        options, present, singles = [], set(), 0
+        options, present, singles, elsewhere = [], set(), 0, []
         unique = step.suffix == "unique"
         drop_null = step.function == "filter"
         for key, key_mask in data.keys(step.allowed, step.required):
@@ -105,6 +110,8 @@ def filter_options(step: Step, data: SceneData, mask: int, values: dict) -> tupl
                 continue
             selected = key_mask & mask
             if not selected:
+                if not unique:
+                    elsewhere.append(key)  # in the scene, not among the input objects
                 continue
             present.add(key)
             single = not selected & (selected - 1)
@@ -121,12 +128,12 @@ def filter_options(step: Step, data: SceneData, mask: int, values: dict) -> tupl
             for d in domains:
                 room *= len(d)
             extra = max(0, min(extra, room - len(present) - (drop_null and NULL_KEY not in present)))
-        cached = (options + [None] * extra, frozenset(present), domains)
+        cached = (options + [None] * extra, frozenset(present), domains, tuple(elsewhere))
         data._filters[cache_key] = cached
-    options, present, domains = cached
+    options, present, domains, elsewhere = cached
     if domains is None or not options or options[-1] is not None:
         return options, None
-    return options, _EmptyKeys(domains, present, step.function == "filter")
+    return options, _EmptyKeys(domains, present, step.function == "filter", elsewhere)
 
 
 def _key_domains(step: Step, data: SceneData, fixed_values: tuple) -> tuple[tuple, ...]:
@@ -145,20 +152,33 @@ def _key_domains(step: Step, data: SceneData, fixed_values: tuple) -> tuple[tupl
 
 
 class _EmptyKeys:
-    """Draws distinct filter keys that match none of the input objects, each attribute
-    uniformly among its values and null (as the reference generator intended)."""
+    """Draws distinct filter keys that match none of the input objects: first, in random
+    order, the keys present in the scene outside the input set (``elsewhere``), then keys
+    drawn attribute by attribute, each uniformly among its values and null."""
 
-    __slots__ = ("domains", "present", "drop_null", "seen")
+    __slots__ = ("domains", "present", "drop_null", "seen", "_elsewhere")
 
-    def __init__(self, domains: tuple, present: frozenset, drop_null: bool):
+    def __init__(self, domains: tuple, present: frozenset, drop_null: bool, elsewhere: Sequence[tuple] = ()):
         self.domains = domains
         self.present = present
         self.drop_null = drop_null
         self.seen: set = set()
+        self._elsewhere = elsewhere  # copied on the first draw: most searches never draw
 
     def draw(self, rng: random.Random):
         """A fresh empty ``(key, 0)`` option, or ``None`` if none turned up in 64 draws."""
         rand = rng.random
+        pool = self._elsewhere
+        if type(pool) is not list:
+            pool = self._elsewhere = list(pool)
+        while pool:
+            # Swap-remove a random entry: each draw costs O(1) and only the drawn ones move.
+            i = int(rand() * len(pool))
+            pool[i], pool[-1] = pool[-1], pool[i]
+            key = pool.pop()
+            if key not in self.seen:
+                self.seen.add(key)
+                return key, 0
         for _ in range(64):
             key = tuple([d[int(rand() * len(d))] for d in self.domains])
             if key in self.present or key in self.seen or (self.drop_null and key == NULL_KEY):
@@ -169,6 +189,14 @@ class _EmptyKeys:
 
 
 def relate_options(step: Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
+    """The ``(relation, key, selected)`` options of a relate-family step on object ``obj``.
+
+    ``relate_filter_unique`` keeps one-object selections; ``relate_filter_count`` /
+    ``relate_filter_exist`` keep every selection, empty ones included; ``relate_filter`` keeps
+    the non-empty ones plus, as ``filter`` does, as many random empty ones as it has
+    one-object options. About 10 % of the result are "trivial" options, in which the relation
+    does not narrow the filter.
+    """
     fixed_values = tuple(values[p] for _, p in step.fixed)
     rel_value = values[step.rel_param] if step.rel_fixed else None
     cache_key = (step.signature, obj, fixed_values, rel_value)
@@ -181,7 +209,8 @@ def relate_options(step: Step, data: SceneData, obj: int, values: dict, rng: ran
             for key, key_mask in data.keys(step.allowed, step.required)
             if not fixed_values or all(key[a] == v for (a, _), v in zip(step.fixed, fixed_values))
         ]
-        nontrivial, trivial = [], []
+        nontrivial, trivial, empty = [], [], []
+        singles = 0
         rel_masks = data.index.relation_masks
         for rel in (rel_value,) if step.rel_fixed else data.relations:
             related = rel_masks[rel][obj]
@@ -191,17 +220,39 @@ def relate_options(step: Step, data: SceneData, obj: int, values: dict, rng: ran
                     if not selected or selected & (selected - 1):
                         continue
                 elif not selected and not include_zero:
+                    empty.append((rel, key, 0))
                     continue
-                (trivial if selected == key_mask else nontrivial).append((rel, key, selected))
-        cached = (nontrivial, trivial)
+                if selected == key_mask:
+                    trivial.append((rel, key, selected))
+                else:
+                    nontrivial.append((rel, key, selected))
+                    singles += selected != 0 and not selected & (selected - 1)
+        cached = (nontrivial, trivial, empty, singles)
         data._relates[cache_key] = cached
-    nontrivial, trivial = cached
+    nontrivial, trivial, empty, singles = cached
     keep = int(round(len(nontrivial) * _TRIVIAL_FRACTION / (1 - _TRIVIAL_FRACTION)))
+    result = nontrivial
     if keep and trivial:
-        chosen = []
-        for option in shuffled(trivial, rng):
-            chosen.append(option)
-            if len(chosen) == keep:
-                break
-        return nontrivial + chosen
-    return nontrivial
+        chosen = _sample(trivial, keep, rng)
+        result = result + chosen
+        if empty:
+            singles += sum(not s & (s - 1) for _, _, s in chosen)
+    if empty and singles:
+        # As many empty selections as one-object options offered, as for ``filter``.
+        result = result + _sample(empty, singles, rng)
+    return result
+
+
+def _sample(items: Sequence[Any], k: int, rng: random.Random) -> list:
+    """The first ``k`` items :func:`shuffled` would yield, in O(k): a sparse Fisher-Yates
+    shuffle (the lists sampled here are long and only a few items are wanted)."""
+    n = len(items)
+    moved: dict[int, int] = {}
+    chosen = []
+    rand = rng.random
+    for i in range(min(k, n)):
+        j = i + int(rand() * (n - i))
+        picked = moved.get(j, j)
+        moved[j] = moved.get(i, i)
+        chosen.append(items[picked])
+    return chosen

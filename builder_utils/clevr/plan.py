@@ -23,7 +23,7 @@ from .executor import FUNCTIONS
 from .metadata import ATTRIBUTES, Metadata
 from .templates import ATTRIBUTE_TYPES, FILTER_FAMILY, RELATE_FAMILY, Template, TemplateError
 
-__all__ = ["ARITHMETIC_FUNCTIONS", "CompiledTemplate", "Step", "compile_template"]
+__all__ = ["ARITHMETIC_FUNCTIONS", "CompiledTemplate", "Step", "bound_arithmetic", "compile_template"]
 
 ATTRS: tuple[str, ...] = tuple(ATTRIBUTES)  # size, color, material, shape: filter key order
 ATTR_INDEX = {a: i for i, a in enumerate(ATTRS)}
@@ -197,6 +197,17 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
         param_types=params,
         dependents={k: _dependents(template, k) for k in _intersected_relates(template)},
     )
+
+
+def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
+    """Make every ``addition`` / ``subtraction`` result above ``maximum`` prune the search
+    (checked as soon as the node has run, like an ``OUT_RANGE`` constraint).
+
+    >>> bound_arithmetic(plan, 10)                                 # doctest: +SKIP
+    """
+    for step in plan.steps:
+        if step.function in ARITHMETIC_FUNCTIONS:
+            step.checks = step.checks + ((OUT_RANGE, step.position, None, maximum, False),)
 
 
 def _intersected_relates(template: Template) -> tuple[int, ...]:

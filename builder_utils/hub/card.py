@@ -351,9 +351,10 @@ def statistics_section(configs: Sequence[str], stats: Mapping[str, ConfigStats],
         splits = ordered_splits(config.rows)
         parts.append(", ".join(f"{split}: {config.rows[split]:,} rows" for split in splits) + f" (total {config.total:,}).")
         for distribution in [d for d in [config.answers, *config.groups] if d is not None]:
-            kind = "answer" if distribution is config.answers else "group"
-            title = f"**{distribution.column}**" + (" (the answer)" if kind == "answer" else "")
-            parts.append(f"{title}, {len(distribution.values)} distinct values:")
+            title = f"`{distribution.column}`"
+            if distribution is config.answers:
+                title = f"Answers ({title})"
+            parts.append(f"**{title}**: {len(distribution.values):,} distinct values")
             image = plot_name(name, distribution.column)
             if image in plots.get(name, []):
                 parts.append(f"![{name}: {distribution.column} distribution]({image})")

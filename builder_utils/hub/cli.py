@@ -6,6 +6,11 @@ Each dataset's command line hands its arguments over, with its builder and card 
     export_command(argv, ClevrMath, "clevr_math", prog="clevr-math export")
     push_command(argv, prog="clevr-math push")
 
+or, for a command line built on argparse subparsers, registers both subcommands::
+
+    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", prog="clotho-aqa export")
+    add_push_subcommand(subparsers, prog="clotho-aqa push")   # then: sys.exit(args.run(args))
+
 Both return an exit status; a problem with the input, the folder or the network is one line on
 stderr (``<prog>: error: ...``) and status 2, never a traceback.
 """
@@ -28,19 +33,12 @@ def _config_list(values: Sequence[str] | None) -> list[str] | None:
     return [name for value in values for name in value.split(",") if name]
 
 
-def export_parser(prog: str, builder_cls=None) -> argparse.ArgumentParser:
-    """The parser of ``<dataset> export``.
+EXPORT_HELP = "write configurations in the Hub layout: Parquet shards with media embedded, card, plots"
+PUSH_HELP = "upload an exported folder to a Hub dataset repository"
 
-    Example:
-        >>> export_parser("clevr-math export").parse_args(["--data_dir", "d", "--out", "o"]).max_shard_size
-        '500MB'
-    """
+
+def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argparse.ArgumentParser:
     names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS) if builder_cls is not None else "see the builder"
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Build configurations and write them to a folder in the Hub's layout "
-        "(<config>/<split>-NNNNN-of-MMMMM.parquet with media embedded, README.md card, assets/ plots).",
-    )
     parser.add_argument("--data_dir", required=True, help="the local release/CLEVR folder the builder reads")
     parser.add_argument("--out", required=True, help="export folder (created; configs already in it are kept)")
     parser.add_argument(
@@ -57,15 +55,23 @@ def export_parser(prog: str, builder_cls=None) -> argparse.ArgumentParser:
     return parser
 
 
-def export_command(argv: Sequence[str] | None, builder_cls, card_template: str, prog: str) -> int:
-    """``<dataset> export --data_dir D --out OUT [--config NAME ...] [--num_proc N]``.
+def export_parser(prog: str, builder_cls=None) -> argparse.ArgumentParser:
+    """The parser of ``<dataset> export``.
 
     Example:
-        >>> from clotho_aqa import ClothoAQA
-        >>> export_command(["--data_dir", "rel", "--out", "hub"], ClothoAQA, "clotho_aqa", "clotho-aqa export")  # doctest: +SKIP
+        >>> export_parser("clevr-math export").parse_args(["--data_dir", "d", "--out", "o"]).max_shard_size
+        '500MB'
+    """
+    return _export_arguments(argparse.ArgumentParser(prog=prog, description=EXPORT_HELP), builder_cls)
+
+
+def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: str) -> int:
+    """Run a parsed ``export`` command; returns the exit status.
+
+    Example:
+        >>> run_export(export_parser("x").parse_args(["--data_dir", "d", "--out", "o"]), ClevrMath, "clevr_math", "x")  # doctest: +SKIP
         0
     """
-    args = export_parser(prog, builder_cls).parse_args(argv)
     if args.num_proc is not None and args.num_proc < 1:
         print(f"{prog}: error: --num_proc must be at least 1", file=sys.stderr)
         return 2
@@ -91,17 +97,29 @@ def export_command(argv: Sequence[str] | None, builder_cls, card_template: str, 
     return 0
 
 
-def push_parser(prog: str) -> argparse.ArgumentParser:
-    """The parser of ``<dataset> push``.
+def export_command(argv: Sequence[str] | None, builder_cls, card_template: str, prog: str) -> int:
+    """``<dataset> export --data_dir D --out OUT [--config NAME ...] [--num_proc N]``.
 
     Example:
-        >>> push_parser("clotho-aqa push").parse_args(["--folder", "f", "--repo_id", "me/x", "--dry_run"]).dry_run
-        True
+        >>> from clotho_aqa import ClothoAQA
+        >>> export_command(["--data_dir", "rel", "--out", "hub"], ClothoAQA, "clotho_aqa", "clotho-aqa export")  # doctest: +SKIP
+        0
     """
-    parser = argparse.ArgumentParser(
-        prog=prog,
-        description="Upload an exported folder to a Hub dataset repository (token from HF_TOKEN or `hf auth login`).",
-    )
+    return run_export(export_parser(prog, builder_cls).parse_args(argv), builder_cls, card_template, prog)
+
+
+def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str) -> argparse.ArgumentParser:
+    """Register ``export`` on an argparse subparsers object; ``args.run(args)`` runs it.
+
+    Example:
+        >>> add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", "clotho-aqa export")  # doctest: +SKIP
+    """
+    parser = _export_arguments(subparsers.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP), builder_cls)
+    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, prog))
+    return parser
+
+
+def _push_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--folder", required=True, help="a folder written by `export`")
     parser.add_argument("--repo_id", required=True, help="dataset repository, e.g. my-name/clevr-math")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
@@ -111,18 +129,27 @@ def push_parser(prog: str) -> argparse.ArgumentParser:
     return parser
 
 
-def push_command(argv: Sequence[str] | None, prog: str) -> int:
-    """``<dataset> push --folder OUT --repo_id NAME [--private] [--revision R] [--dry_run]``.
+def push_parser(prog: str) -> argparse.ArgumentParser:
+    """The parser of ``<dataset> push``.
 
     Example:
-        >>> push_command(["--folder", "hub", "--repo_id", "me/x", "--dry_run"], "clevr-math push")  # doctest: +SKIP
+        >>> push_parser("clotho-aqa push").parse_args(["--folder", "f", "--repo_id", "me/x", "--dry_run"]).dry_run
+        True
+    """
+    description = PUSH_HELP + " (token from HF_TOKEN or `hf auth login`)"
+    return _push_arguments(argparse.ArgumentParser(prog=prog, description=description))
+
+
+def run_push(args: argparse.Namespace, prog: str) -> int:
+    """Run a parsed ``push`` command; returns the exit status.
+
+    Example:
+        >>> run_push(push_parser("x").parse_args(["--folder", "hub", "--repo_id", "me/x", "--dry_run"]), "x")  # doctest: +SKIP
         0
     """
-    args = push_parser(prog).parse_args(argv)
     try:
         if args.dry_run:
-            plan = plan_upload(args.folder)
-            print(plan.describe(args.repo_id))
+            print(plan_upload(args.folder).describe(args.repo_id))
             return 0
         url = push_folder(
             args.folder, args.repo_id, private=args.private, revision=args.revision, commit_message=args.commit_message
@@ -132,3 +159,24 @@ def push_command(argv: Sequence[str] | None, prog: str) -> int:
         return 2
     print(f"pushed {args.folder} to datasets/{args.repo_id}: {url}")
     return 0
+
+
+def push_command(argv: Sequence[str] | None, prog: str) -> int:
+    """``<dataset> push --folder OUT --repo_id NAME [--private] [--revision R] [--dry_run]``.
+
+    Example:
+        >>> push_command(["--folder", "hub", "--repo_id", "me/x", "--dry_run"], "clevr-math push")  # doctest: +SKIP
+        0
+    """
+    return run_push(push_parser(prog).parse_args(argv), prog)
+
+
+def add_push_subcommand(subparsers, prog: str) -> argparse.ArgumentParser:
+    """Register ``push`` on an argparse subparsers object; ``args.run(args)`` runs it.
+
+    Example:
+        >>> add_push_subcommand(subparsers, "clotho-aqa push")  # doctest: +SKIP
+    """
+    parser = _push_arguments(subparsers.add_parser("push", help=PUSH_HELP, description=PUSH_HELP))
+    parser.set_defaults(run=lambda args: run_push(args, prog))
+    return parser

@@ -8,6 +8,7 @@ from pathlib import Path
 import datasets
 from datasets.exceptions import ExpectedMoreSplitsError, NonMatchingSplitsSizesError, UnexpectedSplitsError
 from datasets.info import DatasetInfosDict
+from datasets.utils.metadata import MetadataConfigs
 
 from builder_utils.hub.card import read_card
 from builder_utils.hub.export import README, ExportError
@@ -31,7 +32,7 @@ def load_exported(
     if card is None:
         raise ExportError(f"{root / README}: missing; {root} is not an exported folder")
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
-    name = config or next(iter(infos), None)
+    name = config or MetadataConfigs.from_dataset_card_data(card.data).get_default_config_name()
     try:
         loaded = datasets.load_dataset(str(root), config, cache_dir=None if cache_dir is None else os.fspath(cache_dir))
     except (NonMatchingSplitsSizesError, ExpectedMoreSplitsError, UnexpectedSplitsError) as exc:
