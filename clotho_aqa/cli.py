@@ -12,7 +12,6 @@ import csv
 import io
 import json
 import os
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -68,8 +67,10 @@ def _run_synth(args) -> int:
 
 
 def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None) -> dict[str, dict[str, int]]:
-    """Synthesise a release, build every config offline, save, load back and print a row of each.
+    """Synthesise a release, export every config in the Hub layout, load each back and print a row.
 
+    The export folder (``OUT/hub``) is what ``clotho-aqa push`` uploads; loading it back with
+    ``datasets.load_dataset(folder, config)`` after the build is the check that it is complete.
     Returns config -> split -> rows of the reloaded datasets.
 
     Example:
@@ -78,6 +79,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     """
     import datasets
 
+    from builder_utils.hub import export_builder, load_exported
     from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
     from clotho_aqa.synth import write_synthetic_release
 
@@ -86,19 +88,14 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     out = Path(out)
     release = write_synthetic_release(out / "release", num_files=num_files, seed=seed, overwrite=True)
     print(f"synthetic release: {release.root} ({num_files} clips, seed {seed})", file=stream)
+    hub = out / "hub"
     sizes: dict[str, dict[str, int]] = {}
     # A fresh cache each run: the builder's cache is keyed by the data_dir path, not its content.
     with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
+        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False)
+        print(f"exported every config in the Hub layout: {hub}", file=stream)
         for name in CONFIG_NAMES:
-            builder = ClothoAQA(config_name=name, data_dir=str(release.root), cache_dir=cache)
-            builder.download_and_prepare()
-            target = out / "saved" / name
-            staging = out / "saved" / f".{name}.tmp"
-            shutil.rmtree(staging, ignore_errors=True)
-            builder.as_dataset().save_to_disk(str(staging))
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(staging, target)
-            loaded = datasets.load_from_disk(str(target))
+            loaded = load_exported(hub, name, cache_dir=cache)
             sizes[name] = {split: len(ds) for split, ds in loaded.items()}
             first = next(iter(loaded.values()))  # a split without rows is left out by the builder
             row = without_decoding(first)[0]
@@ -106,8 +103,8 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
             shown = {k: v for k, v in row.items() if k not in ("audio", "keywords", "sound_link", "manufacturer")}
             if "label" in shown:
                 shown["label"] = f"{row['label']} ({first.features['label'].int2str(row['label'])})"
-            print(f"\n[{name}] rows {sizes[name]}  saved: {target}", file=stream)
-            print(f"  audio: {Path(row['audio']['path'] or '').name!r} -> {array.shape} @ {rate} Hz", file=stream)
+            print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
+            print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
             print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
     return sizes
 
@@ -192,7 +189,20 @@ def _run_splits(args) -> int:
 
 # --- entry point -----------------------------------------------------------------------
 
-SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits]
+def _add_export(subparsers) -> None:
+    from builder_utils.hub.cli import add_export_subcommand
+    from clotho_aqa import ClothoAQA
+
+    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", prog="clotho-aqa export")
+
+
+def _add_push(subparsers) -> None:
+    from builder_utils.hub.cli import add_push_subcommand
+
+    add_push_subcommand(subparsers, prog="clotho-aqa push")
+
+
+SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -65,7 +65,7 @@ def test_synth_rejects_too_few_files(tmp_path, capsys):
     assert not (tmp_path / "rel").exists()
 
 
-def test_demo_builds_saves_and_reloads_every_config(tmp_path, capsys):
+def test_demo_exports_and_reloads_every_config(tmp_path, capsys):
     sizes = run_demo(tmp_path / "demo", num_files=5, seed=1)
     printed = capsys.readouterr().out
     assert list(sizes) == list(CONFIG_NAMES)
@@ -73,9 +73,10 @@ def test_demo_builds_saves_and_reloads_every_config(tmp_path, capsys):
     assert sizes["questions"] == {"train": 18, "validation": 6, "test": 6}
     for name in CONFIG_NAMES:
         assert f"[{name}]" in printed
-        assert (tmp_path / "demo" / "saved" / name / "dataset_dict.json").is_file()
+        assert list((tmp_path / "demo" / "hub" / name).glob("train-*-of-*.parquet"))
+    assert (tmp_path / "demo" / "hub" / "README.md").is_file()
     assert "@ 44100 Hz" in printed
-    assert not list((tmp_path / "demo" / "saved").glob(".*"))  # no staging folder left
+    assert not list((tmp_path / "demo" / "hub").glob(".*"))  # no staging folder left
 
 
 def test_splits_command(tmp_path, capsys):

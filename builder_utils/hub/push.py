@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
@@ -125,8 +126,6 @@ def _merged_readme(local: Path, remote_text: str | None) -> tuple[bytes, list[st
     if not kept:
         return text.encode("utf-8"), []
     # Start from the remote card, overlay ours: merge_metadata keeps what we do not replace.
-    from datasets.info import DatasetInfosDict
-
     infos = DatasetInfosDict.from_dataset_card_data(card.data)
     default = local_configs.get_default_config_name()
     data = merge_metadata(None, remote.data, dict(local_configs), dict(infos), default)
