@@ -45,7 +45,7 @@ class UploadPlan:
 
         Example:
             >>> print(UploadPlan(Path("out"), [("README.md", 10)], ["a"]).describe("me/x"))
-                    10  README.md
+                        10  README.md
             1 file(s), 10 bytes (0.0 MiB) to upload to datasets/me/x; configs: a
         """
         lines = [f"{size:>14,}  {path}" for path, size in self.files]
