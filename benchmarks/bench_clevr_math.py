@@ -23,10 +23,10 @@ import platform
 import re
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
+from builder_utils.atomic import write_atomic
 from builder_utils.clevr import answer, load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 
@@ -175,18 +175,6 @@ def comparison(questions) -> str:
         "tenses, a subset removal reads `<X> of the <C> <S>s` (a choice from a group of two or more), "
         "and the multihop variants join the two removals with \"Then\" / \"Now\" / \"and\".",
     ])
-
-
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
 
 
 def main(argv=None) -> int:

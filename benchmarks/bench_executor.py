@@ -26,6 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from builder_utils.atomic import atomic_output
 from builder_utils.clevr import SceneIndex, answer, compile_program, execute, execute_raw, load_scenes
 
 DEFAULT_SCENES = Path(__file__).resolve().parents[2] / "shared" / "data" / "clevr" / "CLEVR_val_scenes_100.json"
@@ -352,14 +353,12 @@ print(json.dumps({"seconds": elapsed, "cpu_seconds": cpu, "peak_rss_mib": peak_k
 
 def write_synthetic(real_scenes: list[dict], info: dict, count: int, path: Path) -> None:
     """A CLEVR-train-sized scene file: the real scenes repeated, renumbered (atomic write)."""
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w") as fh:
+    with atomic_output(path) as fh:
         fh.write('{"info": ' + json.dumps(info) + ', "scenes": [')
         for k in range(count):
             scene = dict(real_scenes[k % len(real_scenes)], image_index=k, image_filename=f"CLEVR_train_{k:06d}.png")
             fh.write((", " if k else "") + json.dumps(scene))
         fh.write("]}")
-    os.replace(tmp, path)
 
 
 def bench_load(real_scenes, info, count: int) -> dict:

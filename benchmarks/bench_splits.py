@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from builder_utils.atomic import write_atomic
 from builder_utils.splits import (
     allocation_error,
     as_label_matrix,
@@ -155,9 +156,7 @@ def main(argv=None) -> int:
     print(f"mean 60/40 allocation error: package {one['package_error_mean']:.4f} ({len(package_errors)} seeds), "
           f"ours {one['ours_error_mean']:.4f} ({len(our_errors)} seeds)")
     if args.json:
-        tmp = args.json.with_name(args.json.name + ".tmp")
-        tmp.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
-        tmp.replace(args.json)
+        write_atomic(args.json, json.dumps(figures, indent=2) + "\n")
     return 0
 
 

@@ -1,7 +1,7 @@
-"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world) and ``demo``.
+"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``.
 
 Every subcommand is a :class:`Command` in :data:`COMMANDS` and parses its own arguments, so a
-new one (the Hub ``export`` and ``push``) is one entry here and one module beside this one.
+new one is one entry here and one module beside this one.
 
 Example:
     $ clevr-math synth --out /tmp/clevr --num_scenes 50 --splits train,val,test
@@ -37,10 +37,24 @@ def _demo(argv: list[str]) -> int:
     return demo_main(argv)
 
 
+def _export(argv: list[str]) -> int:
+    from builder_utils.hub.cli import export_command
+    from clevr_math.clevr_math import ClevrMath
+
+    return export_command(argv, ClevrMath, "clevr_math", prog="clevr-math export")
+
+
+def _push(argv: list[str]) -> int:
+    from builder_utils.hub.cli import push_command
+
+    return push_command(argv, prog="clevr-math push")
+
+
 COMMANDS: dict[str, Command] = {
     "synth": Command("write a synthetic CLEVR_v1.0-shaped folder (scenes and images)", _synth),
     "demo": Command("build both configs from a tiny synthetic CLEVR world, offline, and show them", _demo),
-    # "export" and "push" (Hub layout) are registered here by the Hub export work.
+    "export": Command("write configs in the Hub layout (Parquet shards, dataset card, plots)", _export),
+    "push": Command("upload an exported folder to a Hub dataset repository", _push),
 }
 
 

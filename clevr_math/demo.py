@@ -1,9 +1,10 @@
 """``clevr-math demo``: the whole pipeline on a tiny synthetic CLEVR world, offline.
 
 Steps: write a synthetic CLEVR_v1.0 folder (train, val and test scenes with rendered PNGs),
-build the ``general`` and ``multihop`` configurations with :class:`clevr_math.ClevrMath`, write
-each to ``OUT/<config>`` (``save_to_disk``, images embedded), load it back with ``datasets`` and
-print the split sizes and a few rows.
+build the ``general`` and ``multihop`` configurations with :class:`clevr_math.ClevrMath` and
+export them to ``OUT/hub`` in the layout ``push_to_hub`` writes (Parquet shards with the images
+embedded, a dataset card), load each back with ``datasets.load_dataset(OUT/hub, config)`` and
+print the split sizes and a few rows. ``clevr-math push --folder OUT/hub`` would upload it.
 
 Example:
     >>> run_demo("demo_output", num_scenes=30)  # doctest: +SKIP
@@ -20,6 +21,7 @@ import time
 
 import datasets
 
+from builder_utils.hub import export_builder, load_exported
 from clevr_math.clevr_math import ClevrMath
 
 DEMO_CONFIGS = ("general", "multihop")
@@ -57,51 +59,11 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     return final
 
 
-def build_config(config_name: str, data_dir: str, cache_dir: str, num_proc: int | None = None) -> datasets.DatasetDict:
-    """Build one configuration and return its splits.
-
-    Example:
-        >>> build_config("multihop", "demo_output/CLEVR_v1.0", "demo_output/cache")  # doctest: +SKIP
-        DatasetDict({train: ..., validation: ..., test: ...})
-    """
-    builder = ClevrMath(config_name=config_name, data_dir=data_dir, cache_dir=cache_dir)
-    builder.download_and_prepare(num_proc=num_proc)
-    return builder.as_dataset()
-
-
-def save_config(dataset: datasets.DatasetDict, folder: str) -> str:
-    """Write a built configuration to ``folder`` (images embedded), atomically.
-
-    Example:
-        >>> save_config(build_config("general", d, c), "demo_output/general")  # doctest: +SKIP
-        'demo_output/general'
-    """
-    parent = os.path.dirname(os.path.abspath(folder))
-    tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(folder)}-", dir=parent)
-    try:
-        dataset.save_to_disk(tmp)
-        _replace_dir(tmp, folder)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return folder
-
-
-def load_config(folder: str) -> datasets.DatasetDict:
-    """Load a configuration written by :func:`save_config`.
-
-    Example:
-        >>> load_config("demo_output/general")["train"].num_rows  # doctest: +SKIP
-        236
-    """
-    return datasets.load_from_disk(folder)
-
-
 def describe(config_name: str, dataset: datasets.DatasetDict, rows: int = 3) -> str:
     """Split sizes, category counts and the first ``rows`` rows of each split, as text.
 
     Example:
-        >>> print(describe("general", load_config("demo_output/general")))  # doctest: +SKIP
+        >>> print(describe("general", load_exported("demo_output/clevr_math/hub", "general")))  # doctest: +SKIP
     """
     lines = [f"== {config_name} =="]
     for split, ds in dataset.items():
@@ -127,7 +89,7 @@ def run_demo(
     num_proc: int | None = None,
     rows: int = 3,
 ) -> dict[str, datasets.DatasetDict]:
-    """Make the world, build, save and reload both configurations, print what was built.
+    """Make the world, build and export both configurations, load them back, print them.
 
     Example:
         >>> loaded = run_demo("/tmp/demo", num_scenes=10)  # doctest: +SKIP
@@ -136,15 +98,23 @@ def run_demo(
     """
     out_dir = os.path.abspath(out_dir)
     os.makedirs(out_dir, exist_ok=True)
+    datasets.disable_progress_bars()  # the demo prints its own summary
     started = time.perf_counter()
     world = make_world(out_dir, num_scenes, seed)
     print(f"synthetic CLEVR world: {world} ({num_scenes} scenes per split, seed {seed})")
+    # A new world is a new cache key; drop the builds of earlier runs instead of piling them up.
+    cache_dir = os.path.join(out_dir, "cache")
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    hub = os.path.join(out_dir, "hub")
+    export_builder(
+        ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
+        num_proc=num_proc, cache_dir=cache_dir, progress=False,
+    )
+    print(f"exported {', '.join(DEMO_CONFIGS)} in the Hub layout: {hub}")
     loaded = {}
     for config_name in DEMO_CONFIGS:
-        built = build_config(config_name, world, os.path.join(out_dir, "cache"), num_proc)
-        folder = save_config(built, os.path.join(out_dir, config_name))
-        loaded[config_name] = load_config(folder)
-        print(f"{config_name}: written to {folder} and loaded back")
+        loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
+        print(f"{config_name}: load_dataset({hub!r}, {config_name!r})")
         print(describe(config_name, loaded[config_name], rows))
     print(f"demo finished in {time.perf_counter() - started:.1f} s; outputs in {out_dir}")
     return loaded

@@ -17,26 +17,9 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
+from builder_utils.atomic import write_atomic
+
 DEMO_DIR = Path("demo_output") / "clotho_aqa"
-
-
-def write_atomically(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` through a temporary file renamed into place.
-
-    Example:
-        >>> write_atomically("/tmp/x.json", "{}")  # doctest: +SKIP
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 # --- synth -----------------------------------------------------------------------------
@@ -161,9 +144,9 @@ def compute_split_file(
         "files": counts,
         "search": result.report(),
     }
-    write_atomically(out, buffer.getvalue())
+    write_atomic(out, buffer.getvalue(), newline="")
     if report is not None:
-        write_atomically(report, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        write_atomic(report, json.dumps(summary, indent=2, ensure_ascii=False) + "\n", newline="")
     return summary
 
 

@@ -36,31 +36,34 @@ def test_synth_writes_a_clevr_folder(tmp_path):
     ]
 
 
-def test_demo_builds_saves_and_reloads_both_configs(tmp_path, capsys):
+def test_demo_exports_and_reloads_both_configs(tmp_path, capsys):
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--num_scenes", "6", "--rows", "1"]) == 0
     printed = capsys.readouterr().out
+    hub = out / "hub"
     for config in ("general", "multihop"):
         assert f"== {config} ==" in printed
-        reloaded = datasets.load_from_disk(str(out / config))
+        assert list((hub / config).glob("train-*-of-*.parquet"))
+        reloaded = datasets.load_dataset(str(hub), config, cache_dir=str(tmp_path / "hf"))
         assert sorted(reloaded) == ["test", "train", "validation"]
         for split, ds in reloaded.items():
             assert f"{split}: {ds.num_rows} questions on" in printed
     names = reloaded["test"].features["category"].names
     assert {names[c] for c in reloaded["test"]["category"]} == {"multihop"}
-    # Images are embedded: the reloaded rows do not need the synthetic world any more.
+    # Images are embedded: the exported rows do not need the synthetic world any more.
     world = out / "CLEVR_v1.0"
     for png in (world / "images" / "test").iterdir():
         png.unlink()
-    assert datasets.load_from_disk(str(out / "multihop"))["test"][0]["image"].size == (320, 240)
+    reloaded = datasets.load_dataset(str(hub), "multihop", cache_dir=str(tmp_path / "hf2"))
+    assert reloaded["test"][0]["image"].size == (320, 240)
     # No temporary folders are left behind.
-    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "general", "multihop"]
+    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "hub"]
 
 
 def test_demo_rerun_replaces_its_outputs(tmp_path):
     out = tmp_path / "demo"
     assert main(["demo", "--out", str(out), "--num_scenes", "2", "--rows", "0"]) == 0
     assert main(["demo", "--out", str(out), "--num_scenes", "3", "--rows", "0"]) == 0
-    reloaded = datasets.load_from_disk(str(out / "general"))
+    reloaded = datasets.load_dataset(str(out / "hub"), "general", cache_dir=str(tmp_path / "hf"))
     assert len(set(reloaded["train"]["image_filename"])) == 3
-    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "general", "multihop"]
+    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "hub"]

@@ -14,10 +14,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import sys
 import time
 from collections.abc import Iterable, Sequence
+
+from builder_utils.atomic import atomic_output
 
 from .executor import InvalidProgram, MalformedProgram
 from .generate import DEFAULT_SEARCH_BUDGET, GeneratorOptions, QuestionGenerator, generate_parallel
@@ -111,31 +112,19 @@ def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dic
     >>> write_questions("out.json", {"split": "val"}, [{"question": "Q?"}])   # doctest: +SKIP
     1
     """
-    path = os.fspath(path)
-    folder, name = os.path.split(os.path.abspath(path))
-    # Created by open() so that the final file gets the usual umask-based permissions.
-    tmp = os.path.join(folder, f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     count = 0
-    try:
-        with open(tmp, "x", encoding="utf-8") as fh:
-            fh.write('{"info": ' + json.dumps(info) + ', "questions": [')
-            for question in questions:
-                if isinstance(question, str):
-                    # '{..."cot": ...}' -> '{..., "question_index": n}', as json.dumps would write it
-                    text = f'{question[:-1]}, "question_index": {count}}}'
-                else:
-                    question["question_index"] = count
-                    text = json.dumps(question)
-                fh.write((", " if count else "") + text)
-                count += 1
-            fh.write("]}")
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    with atomic_output(path) as fh:
+        fh.write('{"info": ' + json.dumps(info) + ', "questions": [')
+        for question in questions:
+            if isinstance(question, str):
+                # '{..."cot": ...}' -> '{..., "question_index": n}', as json.dumps would write it
+                text = f'{question[:-1]}, "question_index": {count}}}'
+            else:
+                question["question_index"] = count
+                text = json.dumps(question)
+            fh.write((", " if count else "") + text)
+            count += 1
+        fh.write("]}")
     return count
 
 

@@ -9,10 +9,11 @@ bytes.
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 
 from PIL import Image, ImageDraw, ImageFont
+
+from builder_utils.atomic import atomic_output
 
 # Colour-blind-safe (Okabe-Ito) colours, one per split in order of appearance.
 SPLIT_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00")
@@ -94,15 +95,6 @@ def bar_chart(
     draw.line((left, top - 2, left, height - _MARGIN), fill="#999999")
 
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".plot-", suffix=".png", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            image.save(handle, format="PNG", optimize=True)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_output(path, "wb") as handle:
+        image.save(handle, format="PNG", optimize=True)
     return path

@@ -17,12 +17,13 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from tqdm import tqdm
+
+from builder_utils.atomic import atomic_output
 
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene
@@ -86,18 +87,11 @@ def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
     # streamed scene by scene so that 70,000 scenes never sit in memory at once; the bytes equal
     # json.dumps({"info": ..., "scenes": [...]}) with the default separators
     head = json.dumps({"info": scene_file_info(split), "scenes": []})[: -len("[]}")]
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(head + "[")
-            for i, scene in enumerate(scenes):
-                fh.write((", " if i else "") + json.dumps(scene, allow_nan=False))
-            fh.write("]}")
-        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; outputs are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as fh:
+        fh.write(head + "[")
+        for i, scene in enumerate(scenes):
+            fh.write((", " if i else "") + json.dumps(scene, allow_nan=False))
+        fh.write("]}")
 
 
 def write_clevr_folder(

@@ -10,16 +10,16 @@ smooths the edges.
 
 from __future__ import annotations
 
-import io
 import math
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 from PIL import Image, ImageDraw
+
+from builder_utils.atomic import atomic_output
 
 from .camera import DEFAULT_CAMERA, Camera
 from .vocabulary import COLOR_RGB, MATERIALS, SHAPES, SIZE_RADIUS
@@ -332,27 +332,5 @@ def write_png_atomic(image: Image.Image, path: Path) -> None:
         >>> (d / "x.png").exists()
         True
     """
-    buf = io.BytesIO()
-    image.save(buf, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    write_bytes_atomic(path, buf.getvalue())
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and ``os.replace``.
-
-    Example:
-        >>> import tempfile
-        >>> p = Path(tempfile.mkdtemp()) / "a.txt"
-        >>> write_bytes_atomic(p, b"hi"); p.read_bytes()
-        b'hi'
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes owner-only files; outputs are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path, "wb") as fh:
+        image.save(fh, format="PNG", compress_level=PNG_COMPRESS_LEVEL)

@@ -40,9 +40,10 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Sequence
+
+from builder_utils.atomic import write_atomic
 
 DEFAULT_MAX_OPERATIONS = 5
 MIN_OPERATIONS = 2
@@ -212,17 +213,6 @@ def chain_files(max_operations: int = DEFAULT_MAX_OPERATIONS, max_insert: int | 
     return {file_name(k): render(chain_templates(k, max_insert)) for k in range(MIN_OPERATIONS, max_operations + 1)}
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
-
-
 def write_chain_set(
     output_dir: str | os.PathLike,
     max_operations: int = DEFAULT_MAX_OPERATIONS,
@@ -242,7 +232,7 @@ def write_chain_set(
     files = chain_files(max_operations, max_insert)
     written = []
     for name, text in files.items():
-        _write_atomic(out / name, text)
+        write_atomic(out / name, text)
         written.append(out / name)
     for stale in out.glob("chain_*.json"):
         if stale.name not in files:

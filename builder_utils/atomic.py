@@ -1,0 +1,149 @@
+"""Atomic file writes: a temporary file in the target's folder, renamed over the target.
+
+A reader (or a crashed run) never sees a half-written output: the data goes to a hidden
+``.{name}.<random>.tmp`` next to the target, and only a complete file is moved into place with
+:func:`os.replace`, which is atomic on POSIX and Windows when both names are on one file system
+(hence the same folder). On any exception the temporary file is deleted and an existing target is
+left untouched.
+
+Two entry points:
+
+- :func:`atomic_output`, a context manager yielding an open file, for outputs written piece by
+  piece (a scene file streamed scene by scene, a PNG saved by Pillow);
+- :func:`write_atomic`, for data already in memory (``str`` or ``bytes``).
+
+Example:
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> target = Path(folder.name) / "sub" / "hello.txt"
+    >>> write_atomic(target, "hello\\n")
+    >>> target.read_text()
+    'hello\\n'
+    >>> folder.cleanup()
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO
+
+__all__ = ["atomic_output", "write_atomic"]
+
+_MODES = ("w", "wb")
+_NEWLINES = (None, "", "\n", "\r", "\r\n")
+# O_EXCL: never open a file someone else created; O_BINARY/O_NOINHERIT only exist on Windows.
+_FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+          | getattr(os, "O_NOINHERIT", 0) | getattr(os, "O_BINARY", 0))
+_ATTEMPTS = 100
+
+
+def _create_temp(path: Path) -> tuple[int, Path]:
+    # Unlike tempfile.mkstemp (always 0o600), mode 0o666 lets the umask decide, so the renamed
+    # file gets the same permissions as one written with a plain open().
+    for _ in range(_ATTEMPTS):
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(tmp, _FLAGS, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"{path.parent}: no free temporary name for {path.name} after {_ATTEMPTS} tries")
+
+
+@contextmanager
+def atomic_output(
+    path: str | os.PathLike,
+    mode: str = "w",
+    *,
+    encoding: str | None = "utf-8",
+    newline: str | None = None,
+) -> Iterator[IO]:
+    """Open a temporary file next to ``path``; rename it over ``path`` when the block succeeds.
+
+    ``mode`` is ``"w"`` (text; ``encoding`` and ``newline`` as for :func:`open`) or ``"wb"``
+    (bytes; ``encoding`` and ``newline`` are ignored). Missing parent folders are created. If the
+    block raises, the temporary file is removed, ``path`` keeps its previous content (or stays
+    absent) and the exception propagates. The final file's permissions follow the umask, as
+    with :func:`open`.
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> target = Path(folder.name) / "numbers.txt"
+        >>> with atomic_output(target) as fh:
+        ...     for n in range(3):
+        ...         _ = fh.write(f"{n}\\n")
+        >>> target.read_text()
+        '0\\n1\\n2\\n'
+        >>> with atomic_output(target) as fh:
+        ...     _ = fh.write("half")
+        ...     raise RuntimeError("failed mid-way")
+        Traceback (most recent call last):
+        RuntimeError: failed mid-way
+        >>> target.read_text()      # untouched, and no temporary file left behind
+        '0\\n1\\n2\\n'
+        >>> sorted(p.name for p in Path(folder.name).iterdir())
+        ['numbers.txt']
+        >>> folder.cleanup()
+    """
+    if mode not in _MODES:
+        raise ValueError(f"atomic_output: mode must be one of {_MODES}, got {mode!r} (for {os.fspath(path)})")
+    if mode == "w":
+        # checked before any file exists, so a bad argument leaves nothing behind
+        if newline not in _NEWLINES:
+            raise ValueError(f"atomic_output: newline must be one of {_NEWLINES}, got {newline!r} (for {os.fspath(path)})")
+        if encoding is not None:
+            codecs.lookup(encoding)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _create_temp(path)
+    try:
+        # open() closes fd itself if it fails once it has taken it over
+        handle = open(fd, "wb") if mode == "wb" else open(fd, "w", encoding=encoding, newline=newline)
+        with handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        # BaseException too: a KeyboardInterrupt must not leave a stray temporary file either.
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def write_atomic(
+    path: str | os.PathLike,
+    data: str | bytes,
+    *,
+    encoding: str = "utf-8",
+    newline: str | None = None,
+) -> None:
+    """Write ``data`` (text, encoded with ``encoding``, or bytes) to ``path`` atomically.
+
+    See :func:`atomic_output` for the guarantees; ``newline`` applies to text only.
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> folder = tempfile.TemporaryDirectory()
+        >>> target = Path(folder.name) / "a.bin"
+        >>> write_atomic(target, b"\\x00\\x01")
+        >>> target.read_bytes()
+        b'\\x00\\x01'
+        >>> write_atomic(target, "é")
+        >>> target.read_bytes()
+        b'\\xc3\\xa9'
+        >>> folder.cleanup()
+    """
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        with atomic_output(path, "wb") as fh:
+            fh.write(data)
+    elif isinstance(data, str):
+        with atomic_output(path, "w", encoding=encoding, newline=newline) as fh:
+            fh.write(data)
+    else:
+        raise TypeError(f"write_atomic: data for {os.fspath(path)} must be str or bytes, got {type(data).__name__}")
