@@ -46,7 +46,7 @@ from clevr_math.config import (
     config_field_names,
 )
 from clevr_math.released import load_released_questions, released_file, released_row
-from clevr_math.template_selection import category_names, selected_templates, template_set
+from clevr_math.template_selection import category_names, longest_chain, selected_templates, template_set
 
 logger = logging.getLogger(__name__)
 
@@ -120,6 +120,16 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
         builder_config.validate()
         for split in ("train", "test"):  # bad selections fail here, not deep in a worker
             selected_templates(builder_config, split)
+        longest = longest_chain(builder_config)
+        if builder_config.max_operations is not None and builder_config.max_operations > longest:
+            # max_operations only filters a template set; it cannot make longer chains.
+            logger.warning(
+                "CLEVR-Math config %r: max_operations=%d, but the longest template of %s has %d "
+                "operations; write longer chains with `python builder_utils/clevr/templates/"
+                "make_chain_templates.py --max-operations %d --output-dir DIR` and pass template_set=DIR",
+                builder_config.name, builder_config.max_operations, builder_config.template_set, longest,
+                builder_config.max_operations,
+            )
         self.hash = self._cache_hash(builder_config, inherited=self.hash)
         return builder_config, config_id
 
@@ -160,6 +170,8 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
                 "program": [program_node],
                 "cot": datasets.Value("string"),
                 "num_operations": datasets.Value("int32"),
+                # The count after each operation, in order (what a chain's reasoning passes through).
+                "intermediate_counts": [datasets.Value("int32")],
             }
         )
         return datasets.DatasetInfo(
@@ -177,6 +189,13 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             return clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir)))
         try:
             archive = dl_manager.download(CLEVR_ZIP.url)
+        except ImportError as exc:
+            # datasets >= 4 fetches http(s) URLs through fsspec's HTTP filesystem but no longer
+            # depends on its extra (aiohttp, requests): without them the download cannot start.
+            raise ClevrDataError(
+                f"CLEVR-Math: no data_dir was given, and downloading {CLEVR_ZIP.url} needs HTTP support "
+                f"that is not installed ({exc}; install it with `pip install 'fsspec[http]'`). {DATA_OPTIONS}"
+            ) from None
         except (ConnectionError, OSError) as exc:
             raise ClevrDataError(
                 f"CLEVR-Math: no data_dir was given and downloading {CLEVR_ZIP.url} failed ({exc}). {DATA_OPTIONS}"
@@ -305,6 +324,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             ],
             "cot": question.get("cot"),
             "num_operations": question["num_operations"],
+            "intermediate_counts": question.get("intermediate_counts"),
         }
 
     def _released_examples(self, source: SplitSource, path: str):

@@ -121,4 +121,6 @@ def released_row(question: dict, where: str) -> dict:
         "program": program,
         "cot": None,
         "num_operations": sum(node["function"] in _ARITHMETIC for node in program),
+        # Not in the released files; working them out would need the scene graphs.
+        "intermediate_counts": None,
     }

@@ -71,5 +71,16 @@ def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Templa
     return templates
 
 
+def longest_chain(config: ClevrMathConfig) -> int:
+    """The most arithmetic operations of any template in the configuration's set.
+
+    Example:
+        >>> from clevr_math.config import BUILDER_CONFIGS
+        >>> longest_chain(BUILDER_CONFIGS[2])  # chains
+        5
+    """
+    return max((_operations(t) for t in template_set(config).templates), default=0)
+
+
 def _operations(template: Template) -> int:
     return sum(node.type in ARITHMETIC_FUNCTIONS for node in template.nodes)

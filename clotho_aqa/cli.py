@@ -94,7 +94,10 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
 def _add_demo(subparsers) -> None:
     p = subparsers.add_parser("demo", help="build every config from a synthetic release, offline")
-    p.add_argument("--out", default=str(DEMO_DIR), help="demo folder (release/ and saved/<config>/)")
+    p.add_argument(
+        "--out", default=str(DEMO_DIR),
+        help="demo folder: release/ (synthetic) and hub/ (the export that `clotho-aqa push` uploads)",
+    )
     p.add_argument("--num_files", type=int, default=10)
     p.add_argument("--seed", type=int, default=0)
     p.set_defaults(run=_run_demo)
@@ -166,7 +169,17 @@ def _run_splits(args) -> int:
     summary = compute_split_file(
         args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=not args.quiet
     )
-    print(f"wrote {args.out}: {summary['files']}")
+    search = summary["search"]
+    print(f"wrote {args.out}: {summary['files']}, allocation error {search['allocation_error']}")
+    violations = search["constraint"]["violations"]
+    if violations:
+        # The split is still written (the search's best), but never without saying what it breaks.
+        shown = ", ".join(repr(v) for v in violations[:10]) + (", ..." if len(violations) > 10 else "")
+        print(
+            f"clotho-aqa splits: warning: {len(violations)} answer(s) with at least 2 clips are not in "
+            f"train and in validation or test: {shown}",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -414,10 +414,25 @@ class ClothoAQA(datasets.ArrowBasedBuilder):
             yield key, table_cast(table, schema)
 
 
+def hashed_sources() -> list[Path]:
+    """The source files whose content keys the builder's cache (see ``ClothoAQA.__init__``).
+
+    The split search is among them: a recomputed split is only as current as its code.
+
+    Example:
+        >>> {"release.py", "search.py", "stratify.py"} <= {p.name for p in hashed_sources()}
+        True
+    """
+    import builder_utils.splits
+
+    ours = [Path(__file__).with_name(module) for module in ("clotho_aqa.py", "release.py")]
+    return ours + sorted(Path(builder_utils.splits.__file__).parent.glob("*.py"))
+
+
 def _code_hash() -> str:
     digest = hashlib.sha256()
-    for module in ("clotho_aqa.py", "release.py"):
-        digest.update(Path(__file__).with_name(module).read_bytes())
+    for path in hashed_sources():
+        digest.update(path.name.encode("utf-8") + b"\0" + path.read_bytes())
     return digest.hexdigest()[:16]
 
 

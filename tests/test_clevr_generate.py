@@ -515,6 +515,74 @@ def test_relate_filter_offers_empty_selections_like_filter(tmp_path):
         assert all(selected for _, _, selected in relate_options(unique_plan.steps[2], data, obj, {}, random.Random(0)))
 
 
+def test_filter_options_come_from_the_declared_input_not_the_previous_node(tmp_path, scenes):
+    # Node 2 reads the scene (node 0) while node 1 just narrowed it. The reference drew node
+    # 2's values from the previous node's objects, so the second branch always described an
+    # object of the first; from the declared input it can describe any object of the scene.
+    template = {
+        "params": _params(("Color", "<C>"), ("Shape", "<S>"), ("Color", "<C2>"), ("Shape", "<S2>")),
+        "text": ["How many things are <C> <S>s or <C2> <S2>s?"],
+        "nodes": [
+            {"type": "scene", "inputs": []},
+            {"type": "filter", "inputs": [0], "side_inputs": ["<C>", "<S>"]},
+            {"type": "filter", "inputs": [0], "side_inputs": ["<C2>", "<S2>"]},
+            {"type": "union", "inputs": [1, 2]},
+            {"type": "count", "inputs": [3]},
+        ],
+    }
+    folder = template_dir(tmp_path, [template], "declared_input")
+    options = GeneratorOptions(template_dir=str(folder), seed=0, instances_per_template=2)
+    found = list(QuestionGenerator(options).generate(scenes))
+    by_index = {s["image_index"]: s for s in scenes}
+    outside = 0
+    for q in found:
+        scene = by_index[q["image_index"]]
+        outputs = execute(q["program"], scene)
+        assert answer(q["program"], scene) == q["answer"]
+        (union,) = [n for n in q["program"] if n["function"] == "union"]
+        first, second = (set(outputs[i]) for i in union["inputs"])
+        # The attribute values the second branch filters on, read back from the program.
+        k, wanted = union["inputs"][1], {}
+        while q["program"][k]["function"].startswith("filter_"):
+            wanted[q["program"][k]["function"][len("filter_"):]] = q["program"][k]["value_inputs"][0]
+            k = q["program"][k]["inputs"][0]
+        described = [i for i in first if all(scene["objects"][i][a] == v for a, v in wanted.items())]
+        if second and not described:
+            outside += 1
+    assert len(found) >= len(scenes) and outside >= 3
+
+
+@pytest.mark.parametrize("key", ["single_or:0", "single_or:6", "single_or:7"])
+def test_a_count_over_a_union_can_be_zero_but_never_repeats_a_description(key, scenes):
+    # OUT_NEQ keeps the two branches of the union apart; with allow_both_empty two empty
+    # branches pass too (two different descriptions that match nothing), so 0 occurs.
+    generator = QuestionGenerator(GeneratorOptions(seed=0, question_types=key))
+    (template,) = generator.templates
+    (constraint,) = [c for c in template.constraints if c.type == "OUT_NEQ"]
+    assert constraint.allow_both_empty
+    by_index = {s["image_index"]: s for s in scenes}
+    zeros = 0
+    for q in generator.generate(scenes):
+        program = q["program"]
+        outputs = execute(program, by_index[q["image_index"]])
+        assert answer(program, by_index[q["image_index"]]) == q["answer"]
+        (union,) = [k for k, n in enumerate(program) if n["function"] == "union"]
+        left, right = program[union]["inputs"]
+        assert outputs[left] != outputs[right] or outputs[left] == [] == outputs[right]
+        if q["answer"] == "0":
+            zeros += 1
+
+            def description(k):  # the filter / relate chain down to a unique or the scene
+                chain = []
+                while program[k]["function"] not in ("unique", "scene"):
+                    chain.append((program[k]["function"], program[k]["value_inputs"]))
+                    k = program[k]["inputs"][0]
+                return chain, outputs[k] if program[k]["function"] == "unique" else None
+
+            assert description(left) != description(right), q["question"]
+    assert zeros >= 2
+
+
 def test_relate_filter_questions_can_count_zero(tmp_path, scenes):
     template = {
         "params": _params(*ALL_ATTRS, ("Relation", "<R>"), *ALL_ATTRS2),
@@ -589,6 +657,22 @@ def test_an_unsatisfiable_template_costs_a_bounded_search(tmp_path, scenes):
     (stats,) = generator.stats
     assert stats.tried == len(scenes) and stats.instantiated == 0
     assert stats.states <= 50 * len(scenes)
+
+
+def test_templates_are_tried_in_ascending_use_count(scenes):
+    # One template per image: a template used once waits until every other template that can
+    # be instantiated has been used as often (a random order would repeat one within a few
+    # images: 24 draws from 83 templates almost surely collide).
+    generator = QuestionGenerator(GeneratorOptions(seed=4, templates_per_image=1))
+    found = list(generator.generate(scenes))
+    assert len(found) == len(scenes) < len(generator.templates)
+    used = [(q["template_filename"], q["template_index"]) for q in found]
+    assert len(set(used)) == len(used)
+    # With two templates, uses alternate.
+    pair = QuestionGenerator(GeneratorOptions(seed=4, templates_per_image=1, question_types="zero_hop:0 zero_hop:1"))
+    keys = [q["template_index"] for q in pair.generate(scenes)]
+    counts = [keys[: k + 1].count(0) - keys[: k + 1].count(1) for k in range(len(keys))]
+    assert len(keys) == len(scenes) and all(-1 <= c <= 1 for c in counts)
 
 
 def test_answer_balancer_follows_the_reference_rules():

@@ -119,7 +119,8 @@ def check_question(q: dict, template: Template, scene: dict, post_prompt: bool =
         elif c.type == "NEQ":
             assert values[c.params[0]] != values[c.params[1]], (template.key, c)
         elif c.type == "OUT_NEQ":
-            assert out[c.nodes[0]] != out[c.nodes[1]], (template.key, c)
+            both_empty = c.allow_both_empty and out[c.nodes[0]] == [] == out[c.nodes[1]]
+            assert both_empty or out[c.nodes[0]] != out[c.nodes[1]], (template.key, c)
         else:
             value = out[c.nodes[0]]
             value = len(value) if isinstance(value, list) else value

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 
@@ -87,6 +88,7 @@ def test_features_and_types(built):
     assert features["question_family_index"] == datasets.Value("int32")
     assert features["cot"] == datasets.Value("string")
     assert features["num_operations"] == datasets.Value("int32")
+    assert features["intermediate_counts"] == datasets.List(datasets.Value("int32"))
     node = features["program"].feature
     assert set(node) == {"function", "inputs", "value_inputs"}
 
@@ -128,7 +130,11 @@ def test_labels_match_reexecuted_programs(built, clevr_dir):
         for split, ds in built[config].items():
             scenes = _scenes_by_file(clevr_dir, split)
             for row in ds.remove_columns("image"):
-                assert answer(row["program"], scenes[row["image_filename"]]) == str(row["label"]), row["question_id"]
+                scene = scenes[row["image_filename"]]
+                assert answer(row["program"], scene) == str(row["label"]), row["question_id"]
+                outputs = execute(row["program"], scene)
+                arithmetic = [out for node, out in zip(row["program"], outputs) if node["function"] in ("addition", "subtraction")]
+                assert row["intermediate_counts"] == arithmetic, row["question_id"]
                 checked += 1
     assert checked > 500
 
@@ -141,6 +147,7 @@ def test_chains_keep_every_intermediate_count_within_max_answer(built, clevr_dir
             outputs = execute(row["program"], scenes[row["image_filename"]])
             counts = [out for node, out in zip(row["program"], outputs) if node["function"] in ("addition", "subtraction")]
             assert len(counts) == row["num_operations"] and all(0 <= c <= 10 for c in counts), row["question_id"]
+            assert row["intermediate_counts"] == counts, row["question_id"]
             lengths.add(row["num_operations"])
     assert lengths <= {2, 3, 4, 5} and len(lengths) > 1
 
@@ -171,6 +178,16 @@ def test_config_override_rebuilds_with_the_new_value(clevr_dir, tmp_path):
     assert small_builder.cache_dir != default_builder.cache_dir
     per_image = max(int(qid.rsplit("_", 1)[1]) for qid in small["train"]["question_id"]) + 1
     assert per_image == 2 < default["train"].num_rows / SCENES_PER_SPLIT
+
+
+def test_add_post_prompt_option_appends_the_integer_sentence(clevr_dir, tmp_path):
+    spec = BuilderSpec(builder_class=ClevrMath, data_dir=clevr_dir)
+    _, plain = build(spec, "multihop", tmp_path)
+    _, prompted = build(spec, "multihop", tmp_path, add_post_prompt=True)
+    sentence = " Answer with only the number in curly braces, e.g. {1}."
+    for split in plain:
+        assert prompted[split]["question"] == [q + sentence for q in plain[split]["question"]]
+        assert prompted[split]["label"] == plain[split]["label"]
 
 
 def test_edited_predefined_config_is_not_served_from_a_stale_cache(clevr_dir, tmp_path, monkeypatch):
@@ -218,6 +235,30 @@ def test_bad_config_names_the_valid_choices(kwargs, message, clevr_dir, tmp_path
         ClevrMath(data_dir=clevr_dir, cache_dir=str(tmp_path), **kwargs)
 
 
+def test_longer_chains_than_the_set_holds_warn_and_a_written_set_serves_them(clevr_dir, tmp_path, caplog):
+    """max_operations filters a template set; asking for more than it holds says how to get them,
+    and a chain set written by make_chain_templates.py gives the longer chains."""
+    import importlib.util
+
+    with caplog.at_level(logging.WARNING, logger="clevr_math.clevr_math"):
+        ClevrMath(config_name="chains", data_dir=clevr_dir, cache_dir=str(tmp_path), max_operations=6)
+    assert any("max_operations=6" in r.getMessage() and "make_chain_templates.py --max-operations 6" in r.getMessage()
+               for r in caplog.records)
+
+    script = os.path.join(template_set_dir("clevr_math_chains"), os.pardir, "make_chain_templates.py")
+    spec = importlib.util.spec_from_file_location("make_chain_templates", script)
+    chains = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(chains)
+    longer = tmp_path / "chains_6"
+    chains.write_chain_set(longer, max_operations=6)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="clevr_math.clevr_math"):
+        _, built = build(BuilderSpec(builder_class=ClevrMath, data_dir=clevr_dir), "chains", tmp_path / "cache",
+                         template_set=str(longer), max_operations=6, bound_intermediate_counts=False, max_answer=40)
+    assert not [r for r in caplog.records if "max_operations" in r.getMessage()]
+    assert 6 in set(built["train"]["num_operations"])
+
+
 def test_missing_image_names_the_file_and_leaves_no_cache(clevr_dir, tmp_path):
     data = tmp_path / "CLEVR_v1.0"
     shutil.copytree(clevr_dir, data)
@@ -243,6 +284,31 @@ def test_no_data_dir_and_no_network_is_a_clear_error(tmp_path, monkeypatch):
     message = str(raised.value)
     for option in ("data_dir=", "CLEVR_v1.0.zip", "clevr-math synth", "clevr-math demo"):
         assert option in message
+
+
+def test_failed_download_without_offline_mode_is_a_clear_error(tmp_path, monkeypatch):
+    """Without HF_HUB_OFFLINE the download really starts: it fails either because fsspec's HTTP
+    support (aiohttp) is missing, which datasets 5.x does not install, or because nothing
+    listens at the address. The archive's URL is pointed at a closed local port, so this test
+    never downloads the real 19 GB zip, even on a machine with network."""
+    import importlib.util
+
+    import clevr_math.clevr_math as module
+    from clevr_math.clevr_folder import Download
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", False, raising=False)
+    closed = Download("http://127.0.0.1:9/CLEVR_v1.0.zip", 1, "0" * 64, "CLEVR_v1.0.zip")
+    monkeypatch.setattr(module, "CLEVR_ZIP", closed)
+    builder = ClevrMath(config_name="general", cache_dir=str(tmp_path))
+    with pytest.raises(ClevrDataError) as raised:
+        builder.download_and_prepare()
+    message = str(raised.value)
+    assert "http://127.0.0.1:9/CLEVR_v1.0.zip" in message
+    for option in ("data_dir=", "clevr-math synth", "clevr-math demo"):
+        assert option in message
+    if importlib.util.find_spec("aiohttp") is None:
+        assert "pip install 'fsspec[http]'" in message
 
 
 def test_no_test_scenes_means_no_test_split(clevr_dir, tmp_path):
@@ -322,7 +388,7 @@ def test_released_question_files(clevr_dir, tmp_path):
     # Family indices count across the set, files sorted: addition 0-2, adversarial 3-5, ...
     assert [r["question_family_index"] for r in rows] == [9, 12, 2]
     assert rows[0]["program"][1] == {"function": "filter_color", "inputs": [0], "value_inputs": ["red"]}
-    assert rows[0]["num_operations"] == 1 and rows[0]["cot"] is None
+    assert rows[0]["num_operations"] == 1 and rows[0]["cot"] is None and rows[0]["intermediate_counts"] is None
     assert [r["template"] for r in built["multihop"]["test"]] == ["subtraction-multihop"]
 
 

@@ -460,6 +460,18 @@ def test_max_answer_ten_keeps_chains_within_the_paper_range(scenes):
     assert all(0 <= int(q["answer"]) <= 10 for q in questions)
 
 
+def test_post_prompt_appends_the_integer_sentence_of_seed_001(math_questions, scenes):
+    """--add_post_prompt on CLEVR-Math: every answer is an Integer, so every question gets the
+    Integer sentence of seed 001 and nothing else changes (same programs, answers, cot)."""
+    sentence = "Answer with only the number in curly braces, e.g. {1}."
+    prompted = list(QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=11, add_post_prompt=True))
+                    .generate(scenes))
+    assert len(prompted) == len(math_questions)
+    for plain, q in zip(math_questions, prompted):
+        assert q["question"] == f"{plain['question']} {sentence}"
+        assert (q["program"], q["answer"], q["cot"]) == (plain["program"], plain["answer"], plain["cot"])
+
+
 def test_same_seed_same_questions(scenes):
     def run():
         return list(QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=3)).generate(scenes[:8]))

@@ -153,6 +153,14 @@ BAD = {
         lambda t: t["constraints"].append({"type": "OUT_NEQ", "nodes": [1, 9]}),
         ["template 1: constraint 1 (OUT_NEQ)", "node 9 does not exist"],
     ),
+    "allow_both_empty on an Object": (
+        lambda t: t["constraints"].append({"type": "OUT_NEQ", "nodes": [1, 2], "allow_both_empty": True}),
+        ["template 1: constraint 1 (OUT_NEQ)", "node 1 outputs Object; allow_both_empty needs two ObjectSets"],
+    ),
+    "allow_both_empty not a boolean": (
+        lambda t: t["constraints"].append({"type": "OUT_NEQ", "nodes": [0, 2], "allow_both_empty": "yes"}),
+        ["constraint 1 (OUT_NEQ)", "allow_both_empty must be true or false"],
+    ),
     "OUT_RANGE without bounds": (
         lambda t: t["constraints"].append({"type": "OUT_RANGE", "node": 2}),
         ["constraint 1 (OUT_RANGE)", "give min, max or both"],

@@ -105,3 +105,73 @@ def test_splits_command_reports_bad_input(tmp_path, capsys):
     assert main(["splits", "--data_dir", str(tmp_path / "missing"), "--out", str(tmp_path / "s.csv")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "s.csv").exists()
+
+
+def test_builder_recomputed_split_is_the_splits_command(tmp_path):
+    """`clotho-aqa splits` and split_strategy="recomputed" run the same search: same clips per split."""
+    import datasets
+
+    from clotho_aqa import ClothoAQA
+    from clotho_aqa.clotho_aqa import hashed_sources
+
+    datasets.disable_progress_bars()
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "20", "--seed", "4"]) == 0
+    out, report = tmp_path / "splits.csv", tmp_path / "report.json"
+    assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--report", str(report),
+                 "--candidates", "40", "--keep", "6", "--seed", "3", "--quiet"]) == 0
+    with open(out, encoding="utf-8", newline="") as f:
+        from_command = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
+
+    cache = tmp_path / "cache"
+    official = ClothoAQA(config_name="questions", data_dir=str(rel), cache_dir=str(cache))
+    official.download_and_prepare()
+    # Same cache folder: the recomputed build must not be served the official tables.
+    builder = ClothoAQA(config_name="questions", data_dir=str(rel), cache_dir=str(cache),
+                        split_strategy="recomputed", seed=3, candidates=40, keep=6)
+    builder.download_and_prepare()
+    from_builder = {name: split for split, ds in builder.as_dataset().items() for name in ds["file_name"]}
+    assert from_builder == from_command
+    from_official = {name: split for split, ds in official.as_dataset().items() for name in ds["file_name"]}
+    assert from_official != from_command
+
+    summary = json.loads(report.read_text(encoding="utf-8"))
+    search = summary["search"]
+    assert search["sizes"] == summary["files"]
+    assert search["constraint"]["satisfied"] is (not search["constraint"]["violations"])
+    per_label = {row["label"]: row for row in search["labels"]}
+    words = {}  # answer word -> {clip: split}
+    for split, ds in builder.as_dataset().items():
+        for name, answers in zip(ds["file_name"], ds["answers"]):
+            for word in answers:
+                words.setdefault(word, {})[name] = split
+    assert set(per_label) == set(words)  # labels = every answer word, yes/no included
+    for word, files in words.items():
+        assert per_label[word]["total"] == len(files)
+        for split in ("train", "validation", "test"):
+            assert per_label[word][split] == sum(s == split for s in files.values())
+    assert any(p.name == "search.py" for p in hashed_sources())  # an edited search invalidates the cache
+
+
+def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
+    # Three clips whose answer sets pairwise overlap ({x,y}, {y,z}, {x,z}): no train-vs-rest
+    # split can put every answer on both sides, so the command must say which ones it breaks.
+    rel = tmp_path / "rel"
+    rel.mkdir()
+    header = "file_name,QuestionText,answer,confidence\n"
+    rows = {"a.wav": ("x", "y", "x"), "b.wav": ("y", "z", "z"), "c.wav": ("x", "z", "x")}
+    body = "".join(f"{clip},What is it?,{answer},yes\n" for clip, answers in rows.items() for answer in answers)
+    (rel / SPLIT_CSVS["train"]).write_text(header + body, encoding="utf-8")
+    for split in ("validation", "test"):
+        (rel / SPLIT_CSVS[split]).write_text(header, encoding="utf-8")
+    out = tmp_path / "splits.csv"
+    assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--candidates", "10", "--keep", "2", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "allocation error" in captured.out
+    assert "warning: 1 answer(s)" in captured.err
+    with open(out, encoding="utf-8", newline="") as f:
+        split_of = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
+    in_train = {w for clip, answers in rows.items() if split_of[clip] == "train" for w in answers}
+    in_rest = {w for clip, answers in rows.items() if split_of[clip] != "train" for w in answers}
+    broken = sorted({"x", "y", "z"} - (in_train & in_rest))
+    assert len(broken) == 1 and repr(broken[0]) in captured.err

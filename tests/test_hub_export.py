@@ -40,7 +40,9 @@ from builder_utils.hub import (
 )
 from builder_utils.hub.card import config_entry, merge_metadata
 from builder_utils.hub.export import write_split
-from builder_utils.hub.push import _merged_readme
+from builder_utils.hub.cli import export_parser, _config_list
+from builder_utils.hub.plots import SPLIT_COLOURS, axis_ticks, bar_chart
+from builder_utils.hub.push import _merged_readme, card_for_repo
 from clevr_math import ClevrMath
 from clotho_aqa import ClothoAQA
 from clotho_aqa.synth import write_synthetic_release
@@ -296,7 +298,10 @@ def test_push_dry_run_lists_exactly_the_files_and_sizes(exported, capsys):
         listed[path] = int(size.replace(",", ""))
     on_disk = {p.relative_to(folder).as_posix(): p.stat().st_size for p in folder.rglob("*")
                if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)}
-    assert listed == on_disk and "README.md" in listed
+    # the README as uploaded: its usage examples name the repository instead of REPO_ID
+    uploaded_card = card_for_repo((folder / "README.md").read_text(encoding="utf-8"), "me/clotho-aqa")
+    on_disk["README.md"] = len(uploaded_card.encode("utf-8"))
+    assert listed == on_disk
     assert lines[-1].startswith(f"{len(on_disk)} file(s), {sum(on_disk.values()):,} bytes")
     assert "datasets/me/clotho-aqa" in lines[-1]
 
@@ -365,3 +370,63 @@ def test_shipped_templates_parse_with_their_metadata():
         assert yaml.safe_load(yaml.safe_dump(template.metadata)) == template.metadata
         assert "{{statistics}}" in template.body and "{{configs_table}}" in template.body
     assert os.path.basename(load_card_template("clotho_aqa").path) == "clotho_aqa.md"
+
+
+def test_pushed_card_names_the_repository_in_its_usage_examples(exported):
+    merged, kept = _merged_readme(exported["out"]["clevr"] / "README.md", None, "me/clevr-math")
+    text = merged.decode("utf-8")
+    assert kept == [] and "REPO_ID" not in text
+    assert 'load_dataset("me/clevr-math", "multihop")' in text
+    # the local card keeps the placeholder: the folder is not tied to one repository
+    assert 'load_dataset("REPO_ID", "multihop")' in (exported["out"]["clevr"] / "README.md").read_text(encoding="utf-8")
+
+
+def test_config_option_takes_names_as_listed_in_the_issue_and_repeated_or_comma_separated():
+    args = export_parser("clevr-math export").parse_args(
+        ["--data_dir", "d", "--out", "o", "--config", "general", "multihop", "--config", "chains,general"]
+    )
+    assert _config_list(args.config) == ["general", "multihop", "chains", "general"]
+
+
+def _runs(image: Image.Image, y: int, colour: tuple[int, int, int]) -> list[tuple[int, int]]:
+    """(start, length) of each horizontal run of ``colour`` on pixel row ``y``."""
+    runs, start = [], None
+    for x in range(image.width + 1):
+        inside = x < image.width and image.getpixel((x, y)) == colour
+        if inside and start is None:
+            start = x
+        elif not inside and start is not None:
+            runs.append((start, x - start))
+            start = None
+    return runs
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    return tuple(int(hex_colour[i:i + 2], 16) for i in (1, 3, 5))
+
+
+def test_plot_bars_are_to_scale_on_a_ticked_axis(tmp_path):
+    rows = [("yes", {"train": 30, "test": 10}), ("no", {"train": 10}), ("maybe", {"test": 5})]
+    path = bar_chart(tmp_path / "p.png", "Rows per answer", rows, ["train", "test"],
+                     subtitle="Clotho-AQA, configuration all", value_label="answer")
+    with Image.open(path) as png:
+        image = png.convert("RGB")
+    train, test = _rgb(SPLIT_COLOURS[0]), _rgb(SPLIT_COLOURS[1])
+    # the rows of pixels crossing a train-coloured bar, top to bottom, one per bar (legend excluded)
+    lines = [y for y in range(image.height) if any(length > 20 for _, length in _runs(image, y, train))]
+    first_bar = lines[0]
+    second_bar = next(y for previous, y in zip(lines, lines[1:]) if y > previous + 1)  # after a gap
+    (yes_start, yes_train), = _runs(image, first_bar, train)
+    (test_start, yes_test), = [r for r in _runs(image, first_bar, test) if r[1] > 20]
+    (no_start, no_train), = _runs(image, second_bar, train)
+    assert yes_start == no_start and test_start == yes_start + yes_train  # stacked from one baseline
+    assert abs(yes_train - 3 * no_train) <= 2 and abs(yes_train - 3 * yes_test) <= 2
+    assert axis_ticks(40) == [0, 10, 20, 30, 40]
+    # the x axis: a grey line exactly as long as the last tick (40) is far from the baseline
+    axis = [y for y in range(image.height) if any(length >= yes_train for _, length in _runs(image, y, (0x77,) * 3))]
+    (axis_start, axis_length), = [r for r in _runs(image, axis[0], (0x77,) * 3) if r[1] >= yes_train]
+    # (the baseline is drawn over the first pixel of each bar)
+    assert axis_start == yes_start - 1 and abs(axis_length - (1 + yes_train + yes_test)) <= 2
+    again = bar_chart(tmp_path / "q.png", "Rows per answer", rows, ["train", "test"],
+                      subtitle="Clotho-AQA, configuration all", value_label="answer")
+    assert Path(again).read_bytes() == Path(path).read_bytes()

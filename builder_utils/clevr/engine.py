@@ -106,7 +106,9 @@ def search(
                 if values[chk[1]] == values[chk[2]]:
                     return False
             elif code == OUT_NEQ:
-                if outputs[chk[1]] == outputs[chk[2]]:
+                if outputs[chk[1]] == outputs[chk[2]] and not (
+                    chk[3] and outputs[chk[1]] == 0 and described_apart(chk[1], chk[2])
+                ):
                     return False
             elif code == OUT_RANGE:
                 value = outputs[chk[1]]
@@ -120,6 +122,14 @@ def search(
             elif values[chk[1]] is None:
                 return False
         return True
+
+    def described_apart(i: int, j: int) -> bool:
+        """Whether two empty filter/relate selections come from different descriptions
+        (values, relation or anchor), so that "red cubes or red cubes" is never asked."""
+        a, b = steps[i], steps[j]
+        if a.kind not in (FILTER, RELATE) or b.kind not in (FILTER, RELATE):
+            return False
+        return choices[i][:-1] != choices[j][:-1] or outputs[a.inputs[0]] != outputs[b.inputs[0]]
 
     def leaf() -> bool:
         if not admissible(outputs[-1]):

@@ -167,7 +167,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             checks[max(bound_at[p1], bound_at[p2])].append((NEQ, p1, p2))
         elif c.type == "OUT_NEQ":
             i, j = c.nodes
-            checks[max(i, j)].append((OUT_NEQ, i, j))
+            checks[max(i, j)].append((OUT_NEQ, i, j, c.allow_both_empty))
         elif c.type == "OUT_RANGE":
             (i,) = c.nodes
             checks[i].append((OUT_RANGE, i, c.min, c.max, i in set_outputs))

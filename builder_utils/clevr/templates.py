@@ -100,6 +100,8 @@ class Constraint:
     nodes: tuple[int, ...] = ()
     min: int | None = None
     max: int | None = None
+    # OUT_NEQ on two ObjectSets: also accept two empty sets (so a count of a union can be 0).
+    allow_both_empty: bool = False
 
 
 @dataclass(frozen=True)
@@ -450,6 +452,9 @@ class _Validator:
                 idx = c.get("nodes", c.get("params"))
                 if not isinstance(idx, list) or len(idx) != 2 or not all(type(i) is int for i in idx):
                     raise self.fail(where, "nodes must be a list of two node indices")
+                both_empty = c.get("allow_both_empty", False)
+                if type(both_empty) is not bool:
+                    raise self.fail(where, "allow_both_empty must be true or false")
             else:
                 idx = c.get("node", c.get("nodes"))
                 idx = [idx] if type(idx) is int else idx
@@ -468,6 +473,11 @@ class _Validator:
                 if outputs[idx[0]] not in ("Integer", "ObjectSet"):
                     raise self.fail(where, f"node {idx[0]} outputs {outputs[idx[0]]}; OUT_RANGE needs an Integer or ObjectSet")
                 result.append(Constraint(ctype, nodes=tuple(idx), min=lo, max=hi))
+            elif both_empty:
+                for i in idx:
+                    if outputs[i] != "ObjectSet":
+                        raise self.fail(where, f"node {i} outputs {outputs[i]}; allow_both_empty needs two ObjectSets")
+                result.append(Constraint(ctype, nodes=tuple(idx), allow_both_empty=True))
             else:
                 result.append(Constraint(ctype, nodes=tuple(idx)))
         both = nulls & not_nulls

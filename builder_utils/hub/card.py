@@ -317,19 +317,41 @@ def plot_name(config_name: str, column: str) -> str:
     return f"{ASSETS_DIR}/{config_name}-{column}.png"
 
 
-def draw_plots(folder: str | os.PathLike, stats: ConfigStats) -> list[str]:
-    """Draw a configuration's distribution plots under ``folder``; return their relative paths.
+def plot_title(column: str, is_answer: bool) -> str:
+    """The title of a distribution plot: what is counted, per which column.
 
     Example:
-        >>> draw_plots("staging", stats)  # doctest: +SKIP
+        >>> plot_title("label", True), plot_title("majority_answer", True), plot_title("template", False)
+        ('Rows per answer (column label)', 'Rows per majority answer', 'Rows per template')
+    """
+    if not is_answer or "answer" in column:
+        return f"Rows per {column.replace('_', ' ')}"
+    return f"Rows per answer (column {column})"
+
+
+def draw_plots(folder: str | os.PathLike, stats: ConfigStats, dataset: str | None = None) -> list[str]:
+    """Draw a configuration's distribution plots under ``folder``; return their relative paths.
+
+    ``dataset`` (the card's ``pretty_name``) goes into each plot's subtitle with the
+    configuration, so a plot read on its own still says what it shows.
+
+    Example:
+        >>> draw_plots("staging", stats, "CLEVR-Math")  # doctest: +SKIP
         ['assets/general-label.png', 'assets/general-category.png', 'assets/general-template.png']
     """
     splits = ordered_splits(stats.rows)
     written = []
     for distribution in [d for d in [stats.answers, *stats.groups] if d is not None]:
         name = plot_name(stats.name, distribution.column)
-        title = f"{stats.name}: {distribution.column} (rows per split)"
-        bar_chart(Path(folder) / name, title, distribution.top(PLOT_ROWS), splits)
+        shown = distribution.top(PLOT_ROWS)
+        subtitle = f"configuration {stats.name}" if not dataset else f"{dataset}, configuration {stats.name}"
+        subtitle += f": {stats.total:,} rows, {len(distribution.values):,} distinct values"
+        if len(shown) < len(distribution.values):
+            subtitle += f" ({PLOT_ROWS} shown)"
+        bar_chart(
+            Path(folder) / name, plot_title(distribution.column, distribution is stats.answers), shown, splits,
+            subtitle=subtitle, value_label=distribution.column, count_label="rows",
+        )
         written.append(name)
     return written
 

@@ -42,8 +42,9 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argp
     parser.add_argument("--data_dir", required=True, help="the local release/CLEVR folder the builder reads")
     parser.add_argument("--out", required=True, help="export folder (created; configs already in it are kept)")
     parser.add_argument(
-        "--config", action="append", metavar="NAME",
-        help=f"configuration to export (repeatable or comma-separated; default: all of {names})",
+        # extend + nargs: `--config a b`, `--config a --config b` and `--config a,b` all work
+        "--config", action="extend", nargs="+", metavar="NAME",
+        help=f"configuration(s) to export: NAME [NAME ...], repeatable or comma-separated (default: all of {names})",
     )
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
     parser.add_argument(
@@ -149,7 +150,7 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
     """
     try:
         if args.dry_run:
-            print(plan_upload(args.folder).describe(args.repo_id))
+            print(plan_upload(args.folder, args.repo_id).describe(args.repo_id))
             return 0
         url = push_folder(
             args.folder, args.repo_id, private=args.private, revision=args.revision, commit_message=args.commit_message

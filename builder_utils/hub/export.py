@@ -386,7 +386,7 @@ def export_builder(
             files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
             if files:
                 stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
-                plots[name] = draw_plots(staging, stats[name])
+                plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         card = render_card(
             template, card_data, all_configs, stats, descriptions, plots,

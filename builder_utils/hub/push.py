@@ -5,7 +5,8 @@ deletion of remote files inside the exported configurations' folders that the ex
 has (so a configuration re-exported with fewer shards does not keep stale ones, as
 ``push_to_hub`` does). If the repository already has a card, the ``configs`` and
 ``dataset_info`` of remote configurations that the export does not hold are merged into the
-uploaded card, so pushing one dataset's configurations never hides another's.
+uploaded card, so pushing one dataset's configurations never hides another's. The uploaded card's
+usage examples name the repository (``"REPO_ID"`` in the exported card is replaced).
 """
 
 from __future__ import annotations
@@ -57,10 +58,26 @@ class UploadPlan:
         return "\n".join(lines)
 
 
-def plan_upload(folder: str | os.PathLike) -> UploadPlan:
+REPO_PLACEHOLDER = '"REPO_ID"'
+
+
+def card_for_repo(text: str, repo_id: str | None) -> str:
+    """The card text as uploaded: its usage examples name the repository it is pushed to.
+
+    Export cannot know the repository, so the templates write ``load_dataset("REPO_ID", ...)``.
+
+    Example:
+        >>> card_for_repo('load_dataset("REPO_ID", "multihop")', "me/clevr-math")
+        'load_dataset("me/clevr-math", "multihop")'
+    """
+    return text if not repo_id else text.replace(REPO_PLACEHOLDER, f'"{repo_id}"')
+
+
+def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> UploadPlan:
     """Check an exported folder and list what a push would upload, without any network.
 
     The folder needs a README.md whose YAML has ``configs`` whose data files all exist.
+    With ``repo_id``, the README's size is that of the card as uploaded (:func:`card_for_repo`).
 
     Example:
         >>> plan = plan_upload("hub/clevr_math")   # doctest: +SKIP
@@ -92,7 +109,10 @@ def plan_upload(folder: str | os.PathLike) -> UploadPlan:
         relative = path.relative_to(root)
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
             continue  # staging folders of an export in progress, editor files, .cache
-        plan.files.append((relative.as_posix(), path.stat().st_size))
+        size = path.stat().st_size
+        if relative.as_posix() == README and repo_id:
+            size = len(card_for_repo(path.read_text(encoding="utf-8"), repo_id).encode("utf-8"))
+        plan.files.append((relative.as_posix(), size))
     return plan
 
 
@@ -110,9 +130,9 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     return tuple(errors)
 
 
-def _merged_readme(local: Path, remote_text: str | None) -> tuple[bytes, list[str]]:
+def _merged_readme(local: Path, remote_text: str | None, repo_id: str | None = None) -> tuple[bytes, list[str]]:
     """The card to upload: the local one, plus remote-only configs. Returns (bytes, kept names)."""
-    text = local.read_text(encoding="utf-8")
+    text = card_for_repo(local.read_text(encoding="utf-8"), repo_id)
     if remote_text is None:
         return text.encode("utf-8"), []
     try:
@@ -159,7 +179,7 @@ def push_folder(
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, OfflineModeIsEnabled
 
-    plan = plan_upload(folder)
+    plan = plan_upload(folder, repo_id)
     token = token or get_token()
     if not token:
         raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`, then push again")
@@ -179,7 +199,7 @@ def push_folder(
                     remote_readme = Path(path).read_text(encoding="utf-8")
             except EntryNotFoundError:
                 remote_readme = None
-        readme, kept = _merged_readme(plan.folder / README, remote_readme)
+        readme, kept = _merged_readme(plan.folder / README, remote_readme, repo_id)
         local = {path for path, _ in plan.files}
         operations: list = [CommitOperationAdd(path_in_repo=README, path_or_fileobj=readme)]
         operations += [
