@@ -4,7 +4,7 @@
 builders are used directly, editing the code, a template file or a predefined configuration
 would silently return the old rows. The hash computed here covers everything that decides the
 rows: the package version, the generator's code and data files (templates, synonyms,
-metadata), the builder's own source, the configuration's content fields and the size and
+metadata), the builder package's own modules, the configuration's content fields and the size and
 modification time of the input files (what ``datasets`` itself uses for local data files).
 """
 
@@ -36,18 +36,31 @@ def package_version() -> str:
         return builder_utils.__version__
 
 
-def _source_files(extra: Iterable[str]) -> list[tuple[str, str]]:
-    """(label, path) pairs; labels are stable across machines so equal trees hash equally."""
+def hashed_source_files(extra: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(label, path) of every file whose content goes into the cache hash, then ``extra``;
+    labels are stable across machines so equal trees hash equally.
+
+    Example:
+        >>> labels = [label for label, _ in hashed_source_files()]
+        >>> "generate.py" in labels and "clevr_math/released.py" in labels
+        True
+    """
     # Everything under builder_utils/clevr can change generated rows (executor, generator,
-    # templates, synonyms); hashing it costs a few milliseconds.
-    root = os.path.dirname(os.path.abspath(builder_utils.clevr.__file__))
+    # templates, synonyms), and so can this package's own modules (category mapping of
+    # released files, template selection, row layout) even when the version number stays
+    # the same, as in an editable install; hashing them costs a few milliseconds.
     found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith((".py", ".json")):
-                path = os.path.join(folder, name)
-                found.append((os.path.relpath(path, root), path))
+    roots = (
+        (os.path.dirname(os.path.abspath(builder_utils.clevr.__file__)), ""),
+        (os.path.dirname(os.path.abspath(__file__)), "clevr_math/"),
+    )
+    for root, prefix in roots:
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(files):
+                if name.endswith((".py", ".json", ".tsv")):
+                    path = os.path.join(folder, name)
+                    found.append((prefix + os.path.relpath(path, root), path))
     return found + [(os.path.basename(p), os.path.abspath(p)) for p in extra]
 
 
@@ -77,7 +90,7 @@ def cache_hash(
     """
     digest = hashlib.sha256()
     digest.update(f"version={package_version()}\n".encode())
-    for label, path in _source_files(code_files):
+    for label, path in hashed_source_files(code_files):
         digest.update(label.encode() + b"\0")
         try:
             with open(path, "rb") as fh:
