@@ -23,6 +23,7 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 from PIL import Image
 
+from builder_test_helpers import BuilderSpec, build
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub import (
     CardError,
@@ -65,10 +66,9 @@ def _clotho(root: Path) -> Path:
 def _embedded_builder_tables(builder_cls, data_dir, cache_dir) -> dict[str, tuple[datasets.Features, dict]]:
     """Each config's features and, per split, its rows with media embedded by ``datasets``."""
     expected = {}
+    spec = BuilderSpec(builder_cls, str(data_dir))
     for config in builder_cls.BUILDER_CONFIGS:
-        builder = builder_cls(config_name=config.name, data_dir=str(data_dir), cache_dir=str(cache_dir))
-        builder.download_and_prepare()
-        built = builder.as_dataset()
+        _, built = build(spec, config.name, cache_dir)
         features = next(iter(built.values())).features
         expected[config.name] = (features, {split: embed_table_storage(ds.data.table) for split, ds in built.items()})
     return expected
@@ -222,9 +222,7 @@ def test_a_failed_export_leaves_the_folder_as_it_was(tmp_path, capsys):
 
 def test_a_media_file_missing_at_export_time_is_named(tmp_path):
     clevr = _clevr(tmp_path)
-    builder = ClevrMath(config_name="general", data_dir=str(clevr), cache_dir=str(tmp_path / "cache"))
-    builder.download_and_prepare()
-    train = builder.as_dataset(split="train")
+    train = build(BuilderSpec(ClevrMath, str(clevr)), "general", tmp_path / "cache")[1]["train"]
     gone = clevr / "images" / "train" / train[0]["image_filename"]
     gone.unlink()
     with pytest.raises(ExportError, match=re.escape(str(gone)) + r": image file of general/train row 0 not found"):
@@ -233,9 +231,7 @@ def test_a_media_file_missing_at_export_time_is_named(tmp_path):
 
 def test_shards_match_the_librarys_own_embedding(tmp_path):
     release = _clotho(tmp_path)
-    builder = ClothoAQA(config_name="all", data_dir=str(release), cache_dir=str(tmp_path / "cache"))
-    builder.download_and_prepare()
-    train = builder.as_dataset(split="train")
+    train = build(BuilderSpec(ClothoAQA, str(release)), "all", tmp_path / "cache")[1]["train"]
     written = write_split(train, tmp_path / "out", "all", "train", "150KB")
     assert len(written.shards) > 2 and written.rows == train.num_rows
     for index, name in enumerate(written.shards):
@@ -252,6 +248,14 @@ def test_unknown_config_is_an_error_listing_the_valid_ones(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "unknown ClevrMath config(s) 'nope'" in err and "general, multihop, chains" in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_non_positive_shard_size_fails_before_any_build(tmp_path):
+    out = tmp_path / "o"
+    with pytest.raises(ExportError, match="max_shard_size must be positive, got '0MB'"):
+        export_builder(ClevrMath, out, card_template="clevr_math", data_dir=tmp_path / "nowhere",
+                       max_shard_size="0MB", progress=False)
+    assert not out.exists()
 
 
 def test_card_template_problems_name_the_file_and_line(tmp_path):

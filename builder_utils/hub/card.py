@@ -86,9 +86,10 @@ def load_card_template(name_or_path: str | os.PathLike) -> CardTemplate:
     except OSError as exc:
         raise CardError(f"{path}: cannot read the card template ({exc.strerror})") from None
     lines = text.split("\n")
-    if not lines or lines[0].strip() != "---" or "---" not in [line.strip() for line in lines[1:]]:
+    after_first = [line.strip() for line in lines[1:]]
+    if lines[0].strip() != "---" or "---" not in after_first:
         raise CardError(f"{path}: line 1: a card template starts with YAML front matter between '---' lines")
-    end = [line.strip() for line in lines[1:]].index("---") + 1
+    end = after_first.index("---") + 1
     try:
         metadata = yaml.safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
@@ -341,7 +342,7 @@ def draw_plots(folder: str | os.PathLike, stats: ConfigStats, dataset: str | Non
     """
     splits = ordered_splits(stats.rows)
     written = []
-    for distribution in [d for d in [stats.answers, *stats.groups] if d is not None]:
+    for distribution in stats.distributions:
         name = plot_name(stats.name, distribution.column)
         shown = distribution.top(PLOT_ROWS)
         subtitle = f"configuration {stats.name}" if not dataset else f"{dataset}, configuration {stats.name}"
@@ -372,7 +373,7 @@ def statistics_section(configs: Sequence[str], stats: Mapping[str, ConfigStats],
         config = stats[name]
         splits = ordered_splits(config.rows)
         parts.append(", ".join(f"{split}: {config.rows[split]:,} rows" for split in splits) + f" (total {config.total:,}).")
-        for distribution in [d for d in [config.answers, *config.groups] if d is not None]:
+        for distribution in config.distributions:
             title = f"`{distribution.column}`"
             if distribution is config.answers:
                 title = f"Answers ({title})"

@@ -178,6 +178,13 @@ def _chunks(column) -> Iterator[tuple[int, object]]:
         start += len(chunk)
 
 
+def _shard_limit(max_shard_size: int | str) -> int:
+    limit = convert_file_size_to_int(max_shard_size)
+    if limit <= 0:
+        raise ExportError(f"max_shard_size must be positive, got {max_shard_size!r}")
+    return limit
+
+
 def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int | None:
     # The batch size push_to_hub derives (small for media, so a batch of embedded files stays small).
     try:
@@ -244,18 +251,15 @@ def write_split(
     media = _media_columns(dataset.features)
     embedded_media = media_bytes(dataset, media, where)
     nbytes = dataset.data.nbytes + embedded_media
-    limit = convert_file_size_to_int(max_shard_size)
-    if limit <= 0:
-        raise ExportError(f"max_shard_size must be positive, got {max_shard_size!r}")
-    num_shards = max(1, min(len(dataset), int(nbytes / limit) + 1))
+    num_shards = max(1, min(len(dataset), int(nbytes / _shard_limit(max_shard_size)) + 1))
     batch_size = _writer_batch_size(dataset, nbytes)
-    directory = Path(folder) / config_dir(config_name)
-    directory.mkdir(parents=True, exist_ok=True)
+    folder, subdir = Path(folder), config_dir(config_name)
+    (folder / subdir).mkdir(parents=True, exist_ok=True)
     result = SplitExport(rows=len(dataset), shards=[], parquet_bytes=0, arrow_bytes=0, media_bytes=embedded_media)
     for index in range(num_shards):
-        name = f"{config_dir(config_name)}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
+        name = f"{subdir}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
         shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
-        rows, parquet_bytes, arrow_bytes = _write_shard(shard, str(Path(folder) / name), batch_size, bool(media))
+        rows, parquet_bytes, arrow_bytes = _write_shard(shard, str(folder / name), batch_size, bool(media))
         result.shards.append(name)
         result.parquet_bytes += parquet_bytes
         result.arrow_bytes += arrow_bytes
@@ -337,7 +341,7 @@ def export_builder(
     started = time.perf_counter()
     names = _check_configs(builder_cls, configs)
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
-    convert_file_size_to_int(max_shard_size)  # a bad size fails before any build
+    _shard_limit(max_shard_size)  # a bad size fails before any build
     out = Path(out_dir).expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
@@ -376,10 +380,10 @@ def export_builder(
         card_data = merge_metadata(
             template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME
         )
-        all_configs = _display_order(builder_cls, MetadataConfigs.from_dataset_card_data(card_data))
+        card_configs = MetadataConfigs.from_dataset_card_data(card_data)
+        all_configs = _display_order(builder_cls, card_configs)
         stats: dict[str, ConfigStats] = {}
         plots: dict[str, list[str]] = {}
-        card_configs = MetadataConfigs.from_dataset_card_data(card_data)
         for name in all_configs:
             root = staging if name in entries else out
             files = split_files(root, card_configs[name])

@@ -102,8 +102,8 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
                 f"{root / README}: config {name!r} names data files that are not in the folder "
                 f"(split(s) {', '.join(empty) or 'all'}); re-export it or remove it from the card"
             )
-        for files in found.values():
-            config_dirs += [Path(f).relative_to(root).parts[0] for f in files if len(Path(f).relative_to(root).parts) > 1]
+        parts = [Path(f).relative_to(root).parts for files in found.values() for f in files]
+        config_dirs += [p[0] for p in parts if len(p) > 1]
     plan = UploadPlan(folder=root, configs=list(configs), config_dirs=sorted(set(config_dirs)))
     for path in sorted(root.rglob("*")):
         relative = path.relative_to(root)

@@ -68,6 +68,11 @@ class ConfigStats:
     def total(self) -> int:
         return sum(self.rows.values())
 
+    @property
+    def distributions(self) -> list[Distribution]:
+        """The answer distribution (if any) then the group distributions, as the card shows them."""
+        return [d for d in [self.answers, *self.groups] if d is not None]
+
 
 def _column_values(table: pa.Table, column: str) -> pa.ChunkedArray:
     values = table.column(column)
@@ -95,11 +100,10 @@ def _distribution(column: str, feature, per_split: Mapping[str, dict], by_count:
     if isinstance(feature, datasets.ClassLabel):
         order = sorted(totals, key=lambda v: (v is None or v < 0, -1 if v is None else v))
         name = lambda v: MISSING if v is None else NO_LABEL if v < 0 else feature.int2str(v)  # noqa: E731
-    elif all(isinstance(v, int) for v in totals if v is not None):
-        order = sorted(totals, key=lambda v: (v is None, v if v is not None else 0))
-        name = lambda v: MISSING if v is None else str(v)  # noqa: E731
     else:
-        if by_count:
+        if all(isinstance(v, int) for v in totals if v is not None):
+            order = sorted(totals, key=lambda v: (v is None, v if v is not None else 0))
+        elif by_count:
             order = sorted(totals, key=lambda v: (-totals[v], v is None, str(v)))
         else:
             order = sorted(totals, key=lambda v: (v is None, _natural(v)))
