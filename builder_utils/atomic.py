@@ -28,12 +28,14 @@ from __future__ import annotations
 import codecs
 import os
 import secrets
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_output", "write_atomic"]
+__all__ = ["atomic_output", "replace_dir", "write_atomic"]
 
 _MODES = ("w", "wb")
 _NEWLINES = (None, "", "\n", "\r", "\r\n")
@@ -147,3 +149,32 @@ def write_atomic(
             fh.write(data)
     else:
         raise TypeError(f"write_atomic: data for {os.fspath(path)} must be str or bytes, got {type(data).__name__}")
+
+
+def replace_dir(finished: str | os.PathLike, final: str | os.PathLike) -> Path:
+    """Move a completely written folder ``finished`` to ``final``, replacing any folder there.
+
+    The old folder is renamed aside before the new one is renamed in, so ``final`` is always
+    either the old or the new folder (never half of each, never a deleted release); the old one
+    is removed afterwards. Both folders must be on the same file system (make ``finished`` beside
+    ``final``).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> root = pathlib.Path(tempfile.mkdtemp())
+        >>> (root / "new").mkdir(); (root / "new" / "a.txt").write_text("new")
+        3
+        >>> (root / "out").mkdir(); (root / "out" / "b.txt").write_text("old")
+        3
+        >>> sorted(p.name for p in replace_dir(root / "new", root / "out").iterdir())
+        ['a.txt']
+    """
+    finished, final = Path(finished), Path(final)
+    if not final.exists():
+        os.rename(finished, final)
+        return final
+    retired = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
+    os.rename(final, retired / final.name)
+    os.rename(finished, final)
+    shutil.rmtree(retired)
+    return final

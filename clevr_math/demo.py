@@ -21,22 +21,12 @@ import time
 
 import datasets
 
+from builder_utils.atomic import replace_dir
 from builder_utils.hub import export_builder, load_exported
 from clevr_math.clevr_math import ClevrMath
 
 DEMO_CONFIGS = ("general", "multihop")
 DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
-
-
-def _replace_dir(tmp: str, final: str) -> None:
-    """Move a finished folder into place; a reader never sees a half-written one."""
-    if os.path.isdir(final):
-        old = tempfile.mkdtemp(prefix=".old-", dir=os.path.dirname(final))
-        os.rename(final, os.path.join(old, "x"))
-        os.rename(tmp, final)
-        shutil.rmtree(old)
-    else:
-        os.rename(tmp, final)
 
 
 def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
@@ -52,7 +42,7 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     tmp = tempfile.mkdtemp(prefix=".CLEVR_v1.0-", dir=out_dir)
     try:
         write_clevr_folder(tmp, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False)
-        _replace_dir(tmp, final)
+        replace_dir(tmp, final)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

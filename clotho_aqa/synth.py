@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from clotho_aqa.release import AUDIO_DIR, METADATA_CSV, QA_COLUMNS, SPLIT_CSVS
+from builder_utils.atomic import replace_dir
+from clotho_aqa.release import AUDIO_DIR, METADATA_COLUMNS, METADATA_CSV, QA_COLUMNS, SAMPLING_RATE, SPLIT_CSVS
 
-SAMPLING_RATE = 44_100
 LICENSES = ("CC0", "CC-BY-3.0", "CC-BY-NC-3.0", "Sampling+ 1.0")
 
 _PLACES = ("harbour", "kitchen", "forest", "station", "market", "garden", "tunnel", "stairwell", "beach", "workshop")
@@ -79,7 +79,6 @@ def _clip_names(num_files: int, num_train: int, rng: random.Random, quirks: bool
     while len(names) < num_files:
         name = f"{rng.choice(_SOURCES).title()} at the {rng.choice(_PLACES)} {len(names):02d}.wav"
         names.append(name)
-    on_disk = {n: n for n in names}
     quirk_names: dict[str, str] = {}
     if quirks:
         # Train clips carry the spelling quirks (the train table is where the release has them).
@@ -93,9 +92,9 @@ def _clip_names(num_files: int, num_train: int, rng: random.Random, quirks: bool
             if slot < num_train:
                 names[slot] = name
                 quirk_names[quirk] = name
-        on_disk = {n: n for n in names}
-        if "underscore_for_dot" in quirk_names:
-            on_disk["tin_can_da_nce.wav"] = "tin_can_da.nce.wav"
+    on_disk = {n: n for n in names}
+    if "underscore_for_dot" in quirk_names:
+        on_disk["tin_can_da_nce.wav"] = "tin_can_da.nce.wav"
     return names, on_disk, quirk_names
 
 
@@ -225,11 +224,10 @@ def write_synthetic_release(
                     rng.choice(("Zoom H4n", "Tascam DR-40", "", "Sony PCM-M10")),
                     license_,
                 ])
-            _write_csv(tmp / METADATA_CSV, ["", "file_name", "keywords", "sound_link", "start_end_samples", "manufacturer", "license"], meta_rows)
+            # the official table's first column is an unnamed index
+            _write_csv(tmp / METADATA_CSV, ["", *METADATA_COLUMNS], meta_rows)
 
-        if out.exists():
-            shutil.rmtree(out)
-        os.replace(tmp, out)
+        replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
