@@ -27,7 +27,7 @@ from builder_utils.clevr.options import SceneData, filter_options, relate_option
 from builder_utils.clevr.synth import generate_scenes
 from builder_utils.clevr.templates import TemplateNode
 from builder_utils.clevr.text import POST_PROMPTS, realise
-from clevr_scene_factory import make_scene
+from clevr_scene_factory import make_scene, write_scene_file
 
 REFERENCE = Path(__file__).parent / "data" / "templates" / "reference"
 FIELDS = [
@@ -48,10 +48,7 @@ def questions(scenes):
 
 
 def scene_file(tmp_path: Path, scenes: list[dict], name: str = "scenes.json") -> Path:
-    path = tmp_path / name
-    info = {"split": "val", "license": "CC BY 4.0", "version": "1.0", "date": "today"}
-    path.write_text(json.dumps({"info": info, "scenes": scenes}), encoding="utf-8")
-    return path
+    return write_scene_file(tmp_path / name, scenes, split="val")
 
 
 def template_dir(tmp_path: Path, templates: list[dict], name: str = "family") -> Path:

@@ -56,19 +56,24 @@ class AnswerBalancer:
         return frozenset(a for a, c in self.counts.items() if c > 1.1 * second or c > 5.0 * median)
 
 
-def balancing_windows(num_scenes: int, reset_counts_every: int) -> list[tuple[int, int]]:
-    """The ``[start, stop)`` scene ranges over which counts accumulate; ``reset_counts_every``
-    of 0 means counts never reset (one window).
+def balancing_windows(num_scenes: int, reset_counts_every: int, start: int = 0) -> list[tuple[int, int]]:
+    """The ``[start, stop)`` scene ranges over which counts accumulate, covering scenes
+    ``start`` to ``num_scenes`` and cut at absolute multiples of ``reset_counts_every``
+    (0 means counts never reset: one window).
 
     >>> balancing_windows(600, 250)
     [(0, 250), (250, 500), (500, 600)]
+    >>> balancing_windows(600, 250, start=100)
+    [(100, 250), (250, 500), (500, 600)]
     >>> balancing_windows(3, 0)
     [(0, 3)]
     """
     if num_scenes < 0 or reset_counts_every < 0:
         raise ValueError("num_scenes and reset_counts_every must not be negative")
-    if num_scenes == 0:
+    if num_scenes <= start:
         return []
     if reset_counts_every == 0:
-        return [(0, num_scenes)]
-    return [(a, min(a + reset_counts_every, num_scenes)) for a in range(0, num_scenes, reset_counts_every)]
+        return [(start, num_scenes)]
+    first_cut = (start // reset_counts_every + 1) * reset_counts_every
+    cuts = [start, *range(first_cut, num_scenes, reset_counts_every), num_scenes]
+    return list(zip(cuts[:-1], cuts[1:]))

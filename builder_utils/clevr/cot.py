@@ -29,7 +29,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .executor import SceneIndex, answer_text
+from .executor import SceneIndex, answer_text, public_value
+from .metadata import ATTRIBUTES
 from .templates import TemplateNode
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
 PLUGINS: tuple[str, ...] = ("builder_utils.clevr.math_cot",)
 """Modules imported before the first rendering, so that they can register renderers."""
 
-ATTRIBUTE_ORDER = ("size", "color", "material", "shape")
+ATTRIBUTE_ORDER = tuple(ATTRIBUTES)  # size, color, material, shape: how objects are described
 RELATION_PHRASES = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
 
 StepRenderer = Callable[["StepContext"], "str | Sequence[str] | None"]
@@ -184,7 +185,7 @@ class StepContext:
 
     def listing(self, mask: int) -> str:
         """The objects of a set, each with its location, joined with commas and "and"."""
-        items = [self.the(i) for i in _members(mask)]
+        items = [self.the(i) for i in public_value(mask, "ObjectSet")]
         if len(items) <= 2:
             return " and ".join(items)
         return ", ".join(items[:-1]) + ", and " + items[-1]
@@ -208,17 +209,6 @@ class StepContext:
     def from_scene(self, input_position: int = 0) -> bool:
         """Whether the node's input is the whole scene (a ``scene`` node)."""
         return self.input_nodes[input_position].node.type == "scene"
-
-
-def _members(mask: int) -> list[int]:
-    out = []
-    i = 0
-    while mask:
-        if mask & 1:
-            out.append(i)
-        mask >>= 1
-        i += 1
-    return out
 
 
 def render_cot(
@@ -270,13 +260,7 @@ def _outputs_object(item: NodeTrace) -> bool:
 
 
 def _fallback(ctx: StepContext) -> str:
-    return f"Applying {ctx.function.replace('_', ' ')} gives {_value_text(ctx.output)}."
-
-
-def _value_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
+    return f"Applying {ctx.function.replace('_', ' ')} gives {answer_text(ctx.output)}."
 
 
 def _plural(n: int, singular: str, plural: str | None = None) -> str:
@@ -480,8 +464,7 @@ def _set_phrase(ctx: StepContext, position: int) -> str:
     item = ctx.trace[position]
     view = replace(ctx, position=position, subject_set=None)
     if item.node.type in ("filter", "filter_count", "filter_exist"):
-        where = "in the scene" if view.from_scene() else "among those objects"
-        return f"the {view.filter_words(plural=True)} {where}"
+        return f"the {view.filter_words(plural=True)} {_group_phrase(view)}"
     if item.node.type.startswith("relate_filter"):
         anchor = ctx.trace[item.node.inputs[0]].output
         return f"the matching objects {_relation(view)} the {ctx.describe(anchor)}"

@@ -25,7 +25,6 @@ from .plan import (
     FILTER,
     IS_NULL,
     NEQ,
-    NULL_KEY,
     OUT_NEQ,
     OUT_RANGE,
     PLAIN,
@@ -287,12 +286,12 @@ def _reevaluate(plan: CompiledTemplate, data: SceneData, outputs: list, choices:
                 new[k] = index.all_mask
             elif kind == FILTER:
                 key = choice[0]
-                selected = new[step.inputs[0]] & _key_mask(data, key)
+                selected = new[step.inputs[0]] & data.key_mask(key)
                 new_choices[k] = (key, selected)
                 new[k] = finish(step.suffix, selected)
             elif kind == RELATE:
                 rel, key = choice[0], choice[1]
-                selected = index.relation_masks[rel][new[step.inputs[0]]] & _key_mask(data, key)
+                selected = index.relation_masks[rel][new[step.inputs[0]]] & data.key_mask(key)
                 new_choices[k] = (rel, key, selected)
                 new[k] = finish(step.suffix, selected)
             elif kind == CHOOSE:
@@ -309,11 +308,3 @@ def _reevaluate(plan: CompiledTemplate, data: SceneData, outputs: list, choices:
     except Invalid:
         return None
     return new[-1], _reduced_set(plan.steps[-1], new, new_choices)
-
-
-def _key_mask(data: SceneData, key: tuple) -> int:
-    """Objects matching a key; a key absent from the scene matches nothing except that the
-    all-null key matches every object."""
-    if key == NULL_KEY:
-        return data.index.all_mask
-    return data.key_mask(key)

@@ -362,7 +362,7 @@ def generate_parallel(
     """
     total = len(scenes)
     stop = total if stop is None else min(stop, total)
-    tasks = _window_tasks(start, stop, options.reset_counts_every)
+    tasks = balancing_windows(stop, options.reset_counts_every, start)
     if num_workers <= 1 or len(tasks) <= 1:
         generator = QuestionGenerator(options)
         for a, b in tasks:
@@ -388,13 +388,3 @@ def generate_parallel(
             yield from questions
             if on_window:
                 on_window(a, b)
-
-
-def _window_tasks(start: int, stop: int, every: int) -> list[tuple[int, int]]:
-    """``[start, stop)`` cut at absolute window boundaries."""
-    if stop <= start:
-        return []
-    if every == 0:
-        return [(start, stop)]
-    cuts = [start] + [b for b in range(((start // every) + 1) * every, stop, every)] + [stop]
-    return list(zip(cuts[:-1], cuts[1:]))

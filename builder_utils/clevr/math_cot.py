@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cot import NodeTrace, StepContext, register_step, step_renderer
+from .cot import NodeTrace, StepContext, _plural, register_step, step_renderer
 
 __all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
 
@@ -48,14 +48,10 @@ _FILTERS = frozenset({"filter", "filter_size", "filter_color", "filter_material"
 _ATTRIBUTE_TYPES = ("Size", "Color", "Material")
 
 
-# The engine's own renderers, read before this module replaces them: programs that are not
-# math programs keep the engine's wording.
+# The engine's own renderers (importing .cot registered them), read before this module
+# replaces them: programs that are not math programs keep the engine's wording.
 _ENGINE_FILTER = step_renderer("filter")
 _ENGINE_COUNT = step_renderer("count")
-
-
-def _plural(n: int, singular: str, plural: str | None = None) -> str:
-    return singular if n == 1 else (plural or singular + "s")
 
 
 def _consumers(trace: Sequence[NodeTrace], position: int) -> list[int]:
@@ -160,7 +156,7 @@ def _listing_sentence(ctx: StepContext, position: int) -> str:
 @register_step("filter", replace=True)
 def _filter(ctx: StepContext):
     if not is_math_program(ctx.trace):
-        return _ENGINE_FILTER(ctx) if _ENGINE_FILTER else None
+        return _ENGINE_FILTER(ctx)
     position = ctx.position
     if _consumers(ctx.trace, position):
         return _listing_sentence(ctx, position)
@@ -177,11 +173,11 @@ def _count(ctx: StepContext):
     source = ctx.node.inputs[0]
     n = ctx.output
     if not is_math_program(ctx.trace):
-        return _ENGINE_COUNT(ctx) if _ENGINE_COUNT else f"Counting them gives {n}."
+        return _ENGINE_COUNT(ctx)
     if ctx.trace[source].node.type == "scene":
         return f"There {_plural(n, 'is', 'are')} {n} {_plural(n, 'object')} in the scene."
     if source == ctx.position - 1:
-        return _ENGINE_COUNT(ctx) if _ENGINE_COUNT else f"Counting them gives {n}."
+        return _ENGINE_COUNT(ctx)
     return f"There {_plural(n, 'is', 'are')} {n} {describe_set(ctx.trace, source, n)}."
 
 

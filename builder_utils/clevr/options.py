@@ -72,7 +72,8 @@ class SceneData:
         return cached
 
     def key_mask(self, key: tuple) -> int:
-        """Objects of the scene matching a filter key (0 if the combination is absent)."""
+        """Objects of the scene matching a filter key (0 if the combination is absent; the
+        all-null key, listed under the empty support, matches every object)."""
         return self._key_masks.get(key, 0)
 
 

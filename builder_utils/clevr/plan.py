@@ -111,9 +111,8 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             free = tuple((a, p) for a, p in slots if p not in bound_at)
             fixed = tuple((a, p) for a, p in slots if p in bound_at)
             suffix = (RELATE_FAMILY if relate else FILTER_FAMILY)[node.type]
-            for name in (suffix,) if suffix else ():
-                if name not in FUNCTIONS:
-                    raise TemplateError(f"{where}: expands to {name!r}, which has no implementation")
+            if suffix is not None and suffix not in FUNCTIONS:
+                raise TemplateError(f"{where}: expands to {suffix!r}, which has no implementation")
             step = Step(
                 kind=RELATE if relate else FILTER,
                 position=k,
@@ -189,13 +188,14 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             step.bounds = (low, high)
         step.checks = tuple(found)
 
+    raw_relates = _intersected_relates(template)
     return CompiledTemplate(
         template=template,
         steps=tuple(steps),
         answer_domain=_answer_domain(template.answer_type, metadata),
-        raw_relates=_intersected_relates(template),
+        raw_relates=raw_relates,
         param_types=params,
-        dependents={k: _dependents(template, k) for k in _intersected_relates(template)},
+        dependents={k: _dependents(template, k) for k in raw_relates},
     )
 
 

@@ -251,7 +251,6 @@ class _Reader:
         self.base = 0  # byte offset of text[0] in the file
         self.pos = 0
         self.eof = False
-        self.text_is_ascii = True
         head = fh.read(3)
         if head != b"\xef\xbb\xbf":  # tolerate a UTF-8 byte order mark
             self.text = head.decode("latin-1")

@@ -403,7 +403,8 @@ class _Validator:
             rest = _PLACEHOLDER.sub("", text)
             if "<" in rest or ">" in rest:
                 raise self.fail(where, "stray '<' or '>' outside a <param> placeholder")
-            if "[" in _OPTIONAL.sub("", rest) or "]" in _OPTIONAL.sub("", rest):
+            outside_optional = _OPTIONAL.sub("", rest)
+            if "[" in outside_optional or "]" in outside_optional:
                 raise self.fail(where, "unbalanced or nested [optional] brackets")
             slots = _WORD_SLOT.findall(rest)
             leftover = _WORD_SLOT.sub("", rest)

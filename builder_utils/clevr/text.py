@@ -17,7 +17,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .templates import ATTRIBUTE_TYPES, slot_synonyms
+# The validator's own slot syntax, so that what loading accepts is exactly what is rendered.
+from .templates import _OPTIONAL, _WORD_SLOT, ATTRIBUTE_TYPES, slot_synonyms
 
 __all__ = ["POST_PROMPTS", "null_word", "number_agreement", "pick", "realise", "with_post_prompt"]
 
@@ -31,8 +32,6 @@ POST_PROMPTS: Mapping[str, str] = {
     "Material": "Answer with only the material name in curly braces, e.g. {rubber}.",
 }
 
-_OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
-_WORD_SLOT = re.compile(r"\{([A-Za-z][A-Za-z _'-]*)\}")
 _OTHER = re.compile(r"\b([Oo])ther\s+")
 _ANOTHER = re.compile(r"\b([Aa])nother\b")
 _ARTICLE = re.compile(r"\b([Aa])n?(\s+)(?=([A-Za-z0-9]))")

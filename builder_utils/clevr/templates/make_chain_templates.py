@@ -184,16 +184,11 @@ def render(templates: list[dict]) -> str:
     """Stable JSON text of a template file: one template per block, one node per line."""
     blocks = []
     for t in templates:
-        lines = ["  {", f'    "category": {json.dumps(t["category"])},', '    "params": [']
-        lines.append(",\n".join(f"      {json.dumps(p)}" for p in t["params"]))
-        lines += ["    ],", '    "text": [']
-        lines.append(",\n".join(f"      {json.dumps(s)}" for s in t["text"]))
-        lines += ["    ],", '    "nodes": [']
-        lines.append(",\n".join(f"      {json.dumps(n)}" for n in t["nodes"]))
-        lines += ["    ],", '    "constraints": [']
-        lines.append(",\n".join(f"      {json.dumps(c)}" for c in t["constraints"]))
-        lines += ["    ]", "  }"]
-        blocks.append("\n".join(lines))
+        fields = [f'    "category": {json.dumps(t["category"])}']
+        for key in ("params", "text", "nodes", "constraints"):
+            items = ",\n".join(f"      {json.dumps(item)}" for item in t[key])
+            fields.append(f'    "{key}": [\n{items}\n    ]')
+        blocks.append("  {\n" + ",\n".join(fields) + "\n  }")
     return "[\n" + ",\n".join(blocks) + "\n]\n"
 
 
@@ -227,9 +222,12 @@ def write_chain_set(
     >>> [p.name for p in write_chain_set(tempfile.mkdtemp(), 2)]
     ['chain_2.json']
     """
-    out = Path(output_dir)
+    return _write_files(Path(output_dir), chain_files(max_operations, max_insert))
+
+
+def _write_files(out: Path, files: dict[str, str]) -> list[Path]:
+    """Write ``files`` into ``out`` and remove the stale ``chain_*.json`` files."""
     out.mkdir(parents=True, exist_ok=True)
-    files = chain_files(max_operations, max_insert)
     written = []
     for name, text in files.items():
         write_atomic(out / name, text)
@@ -264,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{out}: chain templates are out of date; rerun {Path(__file__).name}", file=sys.stderr)
             return 1
         return 0
-    for path in write_chain_set(out, args.max_operations, args.max_insert or None):
+    for path in _write_files(out, files):
         print(path)
     return 0
 
