@@ -24,7 +24,7 @@ import soundfile
 
 import datasets
 from clotho_aqa import CONFIG_NAMES, ClothoAQA
-from clotho_aqa.release import AUDIO_DIR, SPLIT_CSVS, read_questions
+from clotho_aqa.release import AUDIO_DIR, SAMPLING_RATE, SPLIT_CSVS, read_questions
 
 DEFAULT_CSV_DIR = Path(__file__).resolve().parents[2] / "shared" / "data" / "clotho_aqa"
 # The official zip's spelling of the one clip whose train-CSV name differs.
@@ -38,9 +38,9 @@ def make_release(csv_dir: Path, root: Path, seconds: float = 0.05) -> int:
         shutil.copyfile(csv_dir / name, root / name)
     questions = read_questions({s: root / n for s, n in SPLIT_CSVS.items()})
     clips = list(dict.fromkeys(q.file_name for q in questions))
-    silence = np.zeros(int(44_100 * seconds), dtype=np.int16)
+    silence = np.zeros(int(SAMPLING_RATE * seconds), dtype=np.int16)
     for clip in clips:
-        soundfile.write(root / AUDIO_DIR / ZIP_SPELLINGS.get(clip, clip), silence, 44_100, subtype="PCM_16", format="WAV")
+        soundfile.write(root / AUDIO_DIR / ZIP_SPELLINGS.get(clip, clip), silence, SAMPLING_RATE, subtype="PCM_16", format="WAV")
     return len(clips)
 
 

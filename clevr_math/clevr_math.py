@@ -46,7 +46,7 @@ from clevr_math.config import (
     config_field_names,
 )
 from clevr_math.released import load_released_questions, released_file, released_row
-from clevr_math.template_selection import category_names, longest_chain, selected_templates, template_set
+from clevr_math.template_selection import category_names, in_split, longest_chain, selected_templates, template_set
 
 logger = logging.getLogger(__name__)
 
@@ -279,12 +279,6 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
 
     # -- rows -------------------------------------------------------------------------------
 
-    def _keeps(self, category: str, clevr_split: str) -> bool:
-        holdout = self.config.holdout_category
-        if holdout is None:
-            return True
-        return (category == holdout) == (clevr_split == "test")
-
     def _generate_examples(self, source, scenes=None, windows=None, options=None, released_path=None):
         if released_path is not None:
             yield from self._released_examples(source, released_path)
@@ -332,7 +326,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
         for position, question in enumerate(load_released_questions(path)):
             where = f"{path}: question {position}"
             row = released_row(question, where)
-            if not self._keeps(row["category"], source.clevr_split):
+            if not in_split(row["category"], self.config.holdout_category, source.clevr_split):
                 continue
             if row["image_index"] is None:
                 row["image_index"] = _index_from_filename(row["image_filename"], where)

@@ -17,6 +17,17 @@ from clevr_math.config import CATEGORIES, ClevrMathConfig, ConfigError
 ARITHMETIC_FUNCTIONS = frozenset({"addition", "subtraction"})
 
 
+def in_split(category: str, holdout_category: str | None, clevr_split: str) -> bool:
+    """Whether questions of ``category`` belong to ``clevr_split``: with a held-out category,
+    it goes to the test split only and the test split holds only it.
+
+    Example:
+        >>> in_split("multihop", "multihop", "test"), in_split("insertion", "multihop", "test")
+        (True, False)
+    """
+    return holdout_category is None or (category == holdout_category) == (clevr_split == "test")
+
+
 def template_set(config: ClevrMathConfig) -> TemplateSet:
     """The configuration's template set (a shipped name or a folder), validated.
 
@@ -59,9 +70,7 @@ def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Templa
         raise ConfigError(f"{where}: question_types: {exc}") from None
     if config.max_operations is not None:
         templates = [t for t in templates if _operations(t) <= config.max_operations]
-    if config.holdout_category is not None:
-        is_test = clevr_split == "test"
-        templates = [t for t in templates if (t.category == config.holdout_category) == is_test]
+    templates = [t for t in templates if in_split(t.category, config.holdout_category, clevr_split)]
     if not templates:
         raise ConfigError(
             f"{where}: no template of set {config.template_set!r} is left for the {clevr_split} split "

@@ -24,6 +24,7 @@ from clotho_aqa.release import (
     AUDIO_DIR,
     AUDIO_ZIP,
     METADATA_CSV,
+    SAMPLING_RATE,
     SPLIT_CSVS,
     YES_NO,
     ClipMetadata,
@@ -64,7 +65,6 @@ CONFIG_DESCRIPTIONS: dict[str, str] = {
 }
 CONFIG_NAMES = tuple(CONFIG_DESCRIPTIONS)
 SPLIT_STRATEGIES = ("official", "recomputed")
-SAMPLING_RATE = 44_100
 _VERSION = datasets.Version("1.0.0")
 ZENODO_URL = "https://zenodo.org/records/6473207/files/{}"
 # Each split becomes shards of this many clips so that num_proc has something to share out.
@@ -371,10 +371,12 @@ class ClothoAQA(datasets.ArrowBasedBuilder):
                     "recomputed split: %d answer(s) break the rule 'in train and in validation or test': %s",
                     len(result.violations), result.violations[:5],
                 )
-            questions = [_with_split(q, assignment[q.file_name]) for q in questions]
+            questions = [replace(q, split=assignment[q.file_name]) for q in questions]
         vocabulary = single_word_vocabulary(questions, "train")
         self.info.features = config_features(self.config.name, release.metadata is not None, vocabulary)
         label_of = {w: i for i, w in enumerate(YES_NO if self.config.name.startswith("yes_no") else vocabulary)}
+        # The shards carry the questions to the workers; the release goes without them.
+        slim = replace(release, questions=[])
         generators = []
         for split in SPLIT_CSVS:
             split_questions = [q for q in questions if q.split == split]
@@ -386,7 +388,7 @@ class ClothoAQA(datasets.ArrowBasedBuilder):
             generators.append(
                 datasets.SplitGenerator(
                     name=split,
-                    gen_kwargs={"shards": _shards(split_questions), "release": _slim(release), "label_of": label_of},
+                    gen_kwargs={"shards": _shards(split_questions), "release": slim, "label_of": label_of},
                 )
             )
         return generators
@@ -442,10 +444,6 @@ def _audio_root(extracted: str | os.PathLike) -> Path:
     return extracted / AUDIO_DIR if (extracted / AUDIO_DIR).is_dir() else extracted
 
 
-def _with_split(question: Question, split: str) -> Question:
-    return replace(question, split=split)
-
-
 def _shards(questions: list[Question]) -> list[list[Question]]:
     shards: list[list[Question]] = []
     files_in_shard: set[str] = set()
@@ -457,11 +455,6 @@ def _shards(questions: list[Question]) -> list[list[Question]]:
         files_in_shard.add(q.file_name)
         shards[-1].append(q)
     return shards
-
-
-def _slim(release: Release) -> Release:
-    """The release without its question list, which the shards already carry to workers."""
-    return Release(questions=[], audio=release.audio, metadata=release.metadata, skipped_files=release.skipped_files)
 
 
 def _warn_unlabelled(config_name: str, split: str, questions: list[Question], label_of: dict[str, int]) -> None:

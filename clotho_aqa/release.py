@@ -48,6 +48,7 @@ METADATA_COLUMNS = ("file_name", "keywords", "sound_link", "start_end_samples", 
 ANNOTATORS_PER_QUESTION = 3
 CONFIDENCES = ("yes", "maybe", "no")
 YES_NO = ("yes", "no")
+SAMPLING_RATE = 44_100  # every official clip is 44.1 kHz mono
 
 
 class ReleaseError(ValueError):
@@ -312,6 +313,14 @@ def spelling_key(file_name: str) -> str:
     return f"{stem.replace('.', '_')}.{ext}"
 
 
+def _by_spelling(names: Iterable[str]) -> dict[str, list[str]]:
+    """Names grouped under their :func:`spelling_key`, in the order given."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(spelling_key(name), []).append(name)
+    return groups
+
+
 class AudioIndex:
     """The audio files present in one folder, looked up by exact name or alternative spelling.
 
@@ -330,9 +339,7 @@ class AudioIndex:
             raise FileNotFoundError(f"audio folder {self.audio_dir} does not exist (expected {AUDIO_DIR}/ of the release)")
         with os.scandir(self.audio_dir) as entries:
             self.names = {e.name for e in entries if e.is_file()}
-        self._by_key: dict[str, list[str]] = {}
-        for name in sorted(self.names):
-            self._by_key.setdefault(spelling_key(name), []).append(name)
+        self._by_key = _by_spelling(sorted(self.names))
 
     def resolve(self, file_name: str) -> Path | None:
         """Path of the file spelt ``file_name`` (or an alternative spelling), None if absent."""
@@ -354,15 +361,13 @@ def match_metadata(file_names: Iterable[str], metadata: Mapping[str, ClipMetadat
         >>> match_metadata(["gulls 18.44.wav"], meta)["gulls 18.44.wav"].license
         'CC0'
     """
-    by_key: dict[str, list[str]] = {}
-    for name in metadata:
-        by_key.setdefault(spelling_key(name), []).append(name)
+    by_key = _by_spelling(metadata)
     matched = {}
     for name in file_names:
         if name in metadata:
             matched[name] = metadata[name]
-        elif len(by_key.get(spelling_key(name), [])) == 1:
-            matched[name] = metadata[by_key[spelling_key(name)][0]]
+        elif len(spellings := by_key.get(spelling_key(name), [])) == 1:
+            matched[name] = metadata[spellings[0]]
     return matched
 
 

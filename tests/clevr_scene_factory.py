@@ -1,9 +1,9 @@
 """Tiny hand-built CLEVR scenes for tests (importable by every test module).
 
 Objects are given as ``(size, color, material, shape, x, y)`` tuples on the ground plane;
-relationships follow CLEVR's rule with axis directions: object ``j`` is <dir> of object ``i``
-when the dot product of ``coords_j - coords_i`` with the direction exceeds 0.2
-(right = +x, left = -x, behind = +y, front = -y).
+relationships follow CLEVR's rule (the synthetic world's ``compute_relationships``) with axis
+directions: object ``j`` is <dir> of object ``i`` when the dot product of ``coords_j - coords_i``
+with the direction exceeds 0.2 (right = +x, left = -x, behind = +y, front = -y).
 
 >>> scene = make_scene([("large", "red", "metal", "cube", 0, 0),
 ...                     ("small", "blue", "rubber", "sphere", 2, 0)])
@@ -17,6 +17,8 @@ import json
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from builder_utils.clevr.synth.scenes import compute_relationships, image_filename
+
 DIRECTIONS = {
     "right": (1.0, 0.0, 0.0),
     "left": (-1.0, 0.0, 0.0),
@@ -25,8 +27,6 @@ DIRECTIONS = {
     "above": (0.0, 0.0, 1.0),
     "below": (0.0, 0.0, -1.0),
 }
-RELATIONS = ("left", "right", "behind", "front")
-THRESHOLD = 0.2
 HEIGHT = {"small": 0.35, "large": 0.7}
 
 ObjectSpec = tuple[str, str, str, str, float, float]
@@ -49,18 +49,7 @@ def make_object(size: str, color: str, material: str, shape: str, x: float, y: f
 
 def relationships(coords: Sequence[Sequence[float]]) -> dict[str, list[list[int]]]:
     """CLEVR's relationships for a list of 3D coordinates (sorted index lists per object)."""
-    result = {}
-    for rel in RELATIONS:
-        dx, dy, dz = DIRECTIONS[rel]
-        result[rel] = [
-            [
-                j
-                for j, cj in enumerate(coords)
-                if j != i and (cj[0] - ci[0]) * dx + (cj[1] - ci[1]) * dy + (cj[2] - ci[2]) * dz > THRESHOLD
-            ]
-            for i, ci in enumerate(coords)
-        ]
-    return result
+    return compute_relationships(coords, DIRECTIONS)
 
 
 def make_scene(objects: Iterable[ObjectSpec], *, image_index: int = 0, split: str = "test") -> dict:
@@ -74,7 +63,7 @@ def make_scene(objects: Iterable[ObjectSpec], *, image_index: int = 0, split: st
         "image_index": image_index,
         "objects": objs,
         "relationships": relationships([o["3d_coords"] for o in objs]),
-        "image_filename": f"CLEVR_{split}_{image_index:06d}.png",
+        "image_filename": image_filename(split, image_index),
         "split": split,
         "directions": {name: list(vec) for name, vec in DIRECTIONS.items()},
     }

@@ -57,16 +57,18 @@ def _at_most(limit: int):
     return lambda n: 0 < n <= limit
 
 
+def _split_scenes(clevr_dir: str, split: str):
+    return load_scenes(os.path.join(clevr_dir, "scenes", f"CLEVR_{CLEVR_SPLIT[split]}_scenes.json"))
+
+
 def _generated_count(clevr_dir: str, split: str) -> int:
     """Questions the generator library itself makes for a split (the builder must keep all)."""
-    scenes = load_scenes(os.path.join(clevr_dir, "scenes", f"CLEVR_{CLEVR_SPLIT[split]}_scenes.json"))
     generator = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0, max_answer=10))
-    return sum(1 for _ in generator.generate(scenes))
+    return sum(1 for _ in generator.generate(_split_scenes(clevr_dir, split)))
 
 
 def _scenes_by_file(clevr_dir: str, split: str) -> dict[str, dict]:
-    path = os.path.join(clevr_dir, "scenes", f"CLEVR_{CLEVR_SPLIT[split]}_scenes.json")
-    return {scene["image_filename"]: scene for scene in load_scenes(path)}
+    return {scene["image_filename"]: scene for scene in _split_scenes(clevr_dir, split)}
 
 
 def test_every_config_builds_with_expected_splits(built):

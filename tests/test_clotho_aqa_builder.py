@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import datasets
+import builder_test_helpers
 from builder_test_helpers import BuilderSpec, check_builder, make_builder
 from clotho_aqa import CONFIG_NAMES, ClothoAQA, ClothoAQAConfig, MissingAudioError, decode_audio, without_decoding
 from clotho_aqa.clotho_aqa import ZENODO_URL, verify_download
@@ -38,10 +39,9 @@ COLUMNS = {
 datasets.disable_progress_bars()
 
 
-def build(config, root, cache, **options):
-    builder = ClothoAQA(config_name=config, data_dir=str(root), cache_dir=str(cache), **options)
-    builder.download_and_prepare()
-    return builder, builder.as_dataset()
+def build(config, root, cache, num_proc=None, **options):
+    """``(builder, DatasetDict)`` of one config prepared from ``root`` (the shared helper's build)."""
+    return builder_test_helpers.build(BuilderSpec(ClothoAQA, str(root)), config, cache, num_proc=num_proc, **options)
 
 
 def csv_groups(root):
@@ -230,9 +230,7 @@ def test_num_proc_gives_the_same_rows(tmp_path, monkeypatch):
     root = write_synthetic_release(tmp_path / "rel", num_files=6, seed=2).root
     _, one = build("all", root, tmp_path / "one")
     monkeypatch.setattr(module, "FILES_PER_SHARD", 2)  # several shards for the 2 workers
-    builder = ClothoAQA(config_name="all", data_dir=str(root), cache_dir=str(tmp_path / "two"))
-    builder.download_and_prepare(num_proc=2)
-    two = builder.as_dataset()
+    builder, two = build("all", root, tmp_path / "two", num_proc=2)
     assert len(builder.info.splits["train"].shard_lengths or []) > 1
     for split in SPLITS:
         assert one[split].remove_columns("audio").to_list() == two[split].remove_columns("audio").to_list()
@@ -337,15 +335,6 @@ def test_checksums_table_and_verification(tmp_path):
     verify_download(small, "https://example.org/unlisted")  # nothing recorded: nothing to check
 
 
-def _search_available() -> bool:
-    try:
-        from builder_utils.splits import search_split  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not _search_available(), reason="builder_utils.splits.search_split has not landed yet")
 def test_recomputed_split(tmp_path):
     root = write_synthetic_release(tmp_path / "rel", num_files=15, seed=5).root
     options = {"split_strategy": "recomputed", "seed": 1, "candidates": 20, "keep": 5}

@@ -121,33 +121,29 @@ def test_group_that_is_not_three_rows(tmp_path, count):
     assert err.value.line == 2 and "'First?'" in str(err.value)
 
 
-def test_truncated_last_group(tmp_path):
-    path = _write(tmp_path / "t.csv", HEADER + "a.wav,Q?,yes,yes\n" * 3 + "a.wav,R?,no,no\n")
-    with pytest.raises(ReleaseError, match="has 1 consecutive row") as err:
-        read_qa_csv(path, "test")
-    assert err.value.line == 5
-
-
-def test_unknown_confidence(tmp_path):
-    path = _write(tmp_path / "t.csv", HEADER + "a.wav,Q?,yes,yes\na.wav,Q?,yes,sure\na.wav,Q?,yes,yes\n")
-    with pytest.raises(ReleaseError, match="'sure'") as err:
-        read_qa_csv(path, "train")
-    assert err.value.line == 3
-
-
-def test_not_utf8_is_an_error_with_line(tmp_path):
-    body = HEADER.encode() + "a.wav,Is it a café?,yes,yes\n".encode("latin-1")
+@pytest.mark.parametrize(
+    "body, split, message, line",
+    [
+        pytest.param(
+            HEADER + "a.wav,Q?,yes,yes\n" * 3 + "a.wav,R?,no,no\n", "test", "has 1 consecutive row", 5,
+            id="truncated_last_group",
+        ),
+        pytest.param(
+            HEADER + "a.wav,Q?,yes,yes\na.wav,Q?,yes,sure\na.wav,Q?,yes,yes\n", "train", "'sure'", 3,
+            id="unknown_confidence",
+        ),
+        pytest.param(
+            HEADER.encode() + "a.wav,Is it a café?,yes,yes\n".encode("latin-1"), "train", "UTF-8", 2,
+            id="not_utf8",
+        ),
+        pytest.param(HEADER + "a.wav,Q?,yes\n", "train", "3 fields", 2, id="wrong_number_of_fields"),
+    ],
+)
+def test_bad_row_names_its_line(tmp_path, body, split, message, line):
     path = _write(tmp_path / "t.csv", body)
-    with pytest.raises(ReleaseError, match="UTF-8") as err:
-        read_qa_csv(path, "train")
-    assert err.value.line == 2
-
-
-def test_wrong_number_of_fields(tmp_path):
-    path = _write(tmp_path / "t.csv", HEADER + "a.wav,Q?,yes\n")
-    with pytest.raises(ReleaseError, match="3 fields") as err:
-        read_qa_csv(path, "train")
-    assert err.value.line == 2
+    with pytest.raises(ReleaseError, match=message) as err:
+        read_qa_csv(path, split)
+    assert err.value.line == line
 
 
 def test_clip_in_two_splits(tmp_path):

@@ -163,24 +163,25 @@ def search_split(
         raise ValueError(f"keep: expected a positive int, got {keep!r}")
     if matrix.num_samples < len(ratios):
         raise ValueError(f"labels: {matrix.num_samples} samples cannot fill {len(ratios)} folds")
-    keep = min(int(keep), int(candidates))
-    first_seeds, second_seeds = stage_seeds(seed, int(candidates))
+    candidates = int(candidates)
+    keep = min(int(keep), candidates)
+    first_seeds, second_seeds = stage_seeds(seed, candidates)
     first_ratios = np.array([ratios[0], ratios[1:].sum()])
     rest_ratios = ratios[1:]
-    bar = tqdm(total=int(candidates) + keep, desc="split search", unit="split", disable=not progress)
+    bar = tqdm(total=candidates + keep, desc="split search", unit="split", disable=not progress)
     try:
-        first_error = np.empty(int(candidates))
-        first_bad = np.empty(int(candidates), dtype=np.int64)
+        first_error = np.empty(candidates)
+        first_bad = np.empty(candidates, dtype=np.int64)
         step = _batch_size(matrix, len(ratios))
-        for start in range(0, int(candidates), step):
-            stop = min(start + step, int(candidates))
+        for start in range(0, candidates, step):
+            stop = min(start + step, candidates)
             folds = stratify_batch(matrix, first_ratios, first_seeds[start:stop])
             counts, sizes = fold_label_counts(matrix, folds, 2)
             label_dev, size_dev = _deviations(counts, sizes, first_ratios)
             first_error[start:stop] = label_dev + size_dev
             first_bad[start:stop] = constraint_violations(counts).sum(axis=1)
             bar.update(stop - start)
-        kept = np.lexsort((np.arange(int(candidates)), first_error, first_bad))[:keep]
+        kept = np.lexsort((np.arange(candidates), first_error, first_bad))[:keep]
 
         final_error = np.empty(keep)
         final_bad = np.empty(keep, dtype=np.int64)
@@ -215,7 +216,7 @@ def search_split(
         violations=[names[i] for i in violating],
         ratios=tuple(float(r) for r in ratios),
         seed=int(seed) if not isinstance(seed, np.random.SeedSequence) else None,
-        candidates=int(candidates),
+        candidates=candidates,
         keep=keep,
         chosen_candidate=int(chosen),
         first_stage=_stage_stats(first_error, first_bad, kept),

@@ -44,6 +44,12 @@ def check_split(split: str) -> str:
     return split
 
 
+def _check_count(name: str, value) -> None:
+    # bool is an int subclass, but `seed=True` is a mistake, not 1
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+
+
 def image_filename(split: str, image_index: int) -> str:
     """CLEVR's image file name for a split and index.
 
@@ -123,10 +129,8 @@ def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEF
         ('CLEVR_val_000005.png', True)
     """
     check_split(split)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if isinstance(image_index, bool) or not isinstance(image_index, (int, np.integer)) or image_index < 0:
-        raise ValueError(f"image_index must be a non-negative integer, got {image_index!r}")
+    _check_count("seed", seed)
+    _check_count("image_index", image_index)
     vocab = load_vocabulary()
     rng = scene_rng(int(seed), split, int(image_index))
     directions = camera.directions()
@@ -180,8 +184,6 @@ def generate_scenes(num_scenes: int, seed: int, split: str = "train", start_inde
         >>> generate_scenes(1, seed=1, split="val", start_index=11) == scenes[1:2]
         True
     """
-    if isinstance(num_scenes, bool) or not isinstance(num_scenes, (int, np.integer)) or num_scenes < 0:
-        raise ValueError(f"num_scenes must be a non-negative integer, got {num_scenes!r}")
-    if isinstance(start_index, bool) or not isinstance(start_index, (int, np.integer)) or start_index < 0:
-        raise ValueError(f"start_index must be a non-negative integer, got {start_index!r}")
+    _check_count("num_scenes", num_scenes)
+    _check_count("start_index", start_index)
     return [generate_scene(seed, split, start_index + i) for i in range(int(num_scenes))]

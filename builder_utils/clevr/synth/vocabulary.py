@@ -1,17 +1,19 @@
 """CLEVR's object vocabulary with the rendering facts the synthetic world needs.
 
-The attribute values come from ``builder_utils/clevr/metadata.json`` (``types``) when that file
-exists, so there is one source of truth; otherwise from the constants below. Values are always
-used in sorted order, so the random draws (and thus the generated scenes) do not depend on the
-order in which a file happens to list them.
+The attribute values come from ``builder_utils/clevr/metadata.json`` (``types``, read by the
+shared :func:`builder_utils.clevr.metadata.load_metadata`) when that file exists, so there is one
+source of truth; otherwise from the constants below. Values are always used in sorted order, so
+the random draws (and thus the generated scenes) do not depend on the order in which a file
+happens to list them.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from builder_utils.clevr.metadata import load_metadata
 
 METADATA_PATH = Path(__file__).resolve().parent.parent / "metadata.json"
 
@@ -55,22 +57,13 @@ class Vocabulary:
 
 
 def _from_metadata(path: Path) -> dict[str, tuple[str, ...]] | None:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if not path.is_file():
         return None
-    try:
-        types = json.loads(text).get("types")
-    except (json.JSONDecodeError, AttributeError) as exc:
-        raise ValueError(f"{path}: not a JSON object with a 'types' entry ({exc})") from exc
-    if not isinstance(types, dict):
-        return None
+    types = load_metadata(path).types  # validated there: every attribute type has values
     values: dict[str, tuple[str, ...]] = {}
     for type_name, renderable in _RENDERABLE.items():
-        listed = types.get(type_name)
-        if not isinstance(listed, list) or not listed:
-            raise ValueError(f"{path}: types.{type_name} must be a non-empty list of strings")
-        unknown = sorted(set(map(str, listed)) - set(renderable))
+        listed = types[type_name]
+        unknown = sorted(set(listed) - set(renderable))
         if unknown:
             raise ValueError(
                 f"{path}: types.{type_name} lists {unknown}, which the synthetic renderer has no "
