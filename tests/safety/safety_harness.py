@@ -1,0 +1,201 @@
+"""The machinery of the safety suite: run a real command the way a careless or hostile user would,
+then prove that nothing of the user's changed and that nothing of ours was left behind.
+
+Each ``test_safety_*.py`` file of this folder holds one table of :class:`Case` rows for one
+area (generator, builders, Hub export and push); :func:`run_case` does the work for every row:
+
+1. ``case.setup(tmp_path)`` builds the situation (a user's folder, a symlink to a secret, a
+   scene file named as its own output ...) and returns the command line;
+2. the folder tree is snapshotted, the command runs as a real subprocess (the installed
+   console script), optionally interrupted by a signal once ``interrupt_when`` holds;
+3. the exit status, the message on stderr, the user's files (``protected``: paths relative to
+   ``tmp_path``, compared by content, type and symlink target) and the debris (hidden temporary
+   files, staging folders, live child processes) are checked.
+
+A row, for example::
+
+    Case(name="same input and output",
+         setup=lambda tmp: ["generate-questions", "--input_scene_file", str(tmp / "s.json"),
+                            "--output_questions_file", str(tmp / "s.json")],
+         exit_code=2, stderr_has="same file", protected=["s.json"])
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+# What our commands may create while they run and must never leave behind: atomic-write temp
+# files, export staging folders, retired folders of a swap.
+DEBRIS_PATTERNS = (".*.tmp", ".export-*", ".*.old-*", ".staging-*")
+
+
+def script(name: str) -> str:
+    """The console script ``name`` of the environment running the tests (``.venv/bin/<name>``)."""
+    candidate = Path(sys.executable).parent / name
+    return str(candidate) if candidate.exists() else name
+
+
+def snapshot(root: str | os.PathLike) -> dict[str, tuple]:
+    """Every path under ``root`` (symlinks not followed) -> (kind, content digest or link target, mode)."""
+    root = Path(root)
+    tree: dict[str, tuple] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            rel = path.relative_to(root).as_posix()
+            if path.is_symlink():
+                tree[rel] = ("link", os.readlink(path), None)
+            elif path.is_dir():
+                tree[rel] = ("dir", None, path.stat().st_mode & 0o7777)
+            else:
+                tree[rel] = ("file", hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mode & 0o7777)
+    return tree
+
+
+def changed(before: dict[str, tuple], after: dict[str, tuple], paths: Sequence[str]) -> list[str]:
+    """Those of ``paths`` (globs relative to the snapshot root) whose entries differ or vanished.
+
+    A glob that names a folder covers everything under it.
+    """
+    hits = []
+    for pattern in paths:
+        selected = [p for p in before if fnmatch.fnmatch(p, pattern) or fnmatch.fnmatch(p, pattern.rstrip("/") + "/*")]
+        if not selected:
+            raise AssertionError(f"safety case protects {pattern!r}, which its setup never created")
+        hits += [p for p in selected if after.get(p) != before[p]]
+    return sorted(hits)
+
+
+def debris(root: str | os.PathLike, patterns: Sequence[str] = DEBRIS_PATTERNS) -> list[str]:
+    """Paths under ``root`` whose name matches one of ``patterns`` (temporary files, staging)."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            if any(fnmatch.fnmatch(name, pattern) for pattern in patterns):
+                found.append((Path(dirpath) / name).relative_to(root).as_posix())
+    return sorted(found)
+
+
+def _children(pid: int) -> list[int]:
+    """Live processes whose parent is ``pid`` (Linux /proc)."""
+    kids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            kids.append(int(entry.name))
+    return kids
+
+
+def _descendants(pid: int) -> list[int]:
+    found, todo = [], [pid]
+    while todo:
+        kids = _children(todo.pop())
+        found += kids
+        todo += kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@dataclasses.dataclass
+class Case:
+    """One way a user can misuse a command, and what must hold afterwards.
+
+    Attributes:
+        name: what the user does, as the test id.
+        setup: builds the situation under ``tmp_path``; returns the command line (its first item
+            a console script name such as ``"clevr-math"``).
+        exit_code: the expected exit status (``None``: any).
+        stderr_has: a piece of text the error message must contain (case-insensitive).
+        protected: globs, relative to ``tmp_path``, of the user's files that must survive unchanged.
+        no_debris_under: folders (relative to ``tmp_path``) that must hold no temporary files or
+            staging folders afterwards.
+        interrupt: a signal to send once ``interrupt_when(tmp_path)`` is true.
+        interrupt_when: the moment to send it (polled every 20 ms); default: at once.
+        check: any further assertions, called with ``(tmp_path, completed_process)``.
+        timeout: seconds before the command counts as hung.
+    """
+
+    name: str
+    setup: Callable[[Path], list[str]]
+    exit_code: int | None = 0
+    stderr_has: str | None = None
+    protected: Sequence[str] = ()
+    no_debris_under: Sequence[str] = (".",)
+    interrupt: int | None = None
+    interrupt_when: Callable[[Path], bool] | None = None
+    check: Callable[[Path, subprocess.CompletedProcess], None] | None = None
+    timeout: float = 300.0
+
+
+def _run(argv: list[str], case: Case, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                               cwd=tmp_path)
+    if case.interrupt is None:
+        out, err = process.communicate(timeout=case.timeout)
+        return subprocess.CompletedProcess(argv, process.returncode, out, err)
+    deadline = time.monotonic() + case.timeout
+    while case.interrupt_when is not None and not case.interrupt_when(tmp_path):
+        if process.poll() is not None:
+            raise AssertionError(f"{case.name}: the command ended before the interrupt point "
+                                 f"(status {process.returncode}): {process.stderr.read()}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"{case.name}: the interrupt point was never reached")
+        time.sleep(0.02)
+    family = _descendants(process.pid)
+    process.send_signal(case.interrupt)
+    out, err = process.communicate(timeout=case.timeout)
+    # the workers must be gone too, not only the main process
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in family) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    orphans = [pid for pid in family if _alive(pid)]
+    for pid in orphans:
+        os.kill(pid, signal.SIGKILL)
+    if orphans:
+        raise AssertionError(f"{case.name}: worker processes {orphans} outlived the interrupted command")
+    return subprocess.CompletedProcess(argv, process.returncode, out, err)
+
+
+def run_case(case: Case, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Set up, run and check one :class:`Case`; returns the finished process for further checks."""
+    argv = case.setup(tmp_path)
+    argv = [script(argv[0]), *argv[1:]]
+    before = snapshot(tmp_path)
+    env = {**os.environ, "HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "HF_HUB_OFFLINE": "1"}
+    done = _run(argv, case, tmp_path, env)
+    detail = f"{case.name}: status {done.returncode}\nstdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}"
+    if case.exit_code is not None:
+        assert done.returncode == case.exit_code, detail
+    if case.stderr_has is not None:
+        assert case.stderr_has.lower() in done.stderr.lower(), detail
+        assert "Traceback" not in done.stderr, detail
+    lost = changed(before, snapshot(tmp_path), case.protected)
+    assert not lost, f"{case.name}: the user's files changed or vanished: {lost}"
+    for folder in case.no_debris_under:
+        left = debris(tmp_path / folder)
+        assert not left, f"{case.name}: debris left behind under {folder}: {left}"
+    if case.check is not None:
+        case.check(tmp_path, done)
+    return done
