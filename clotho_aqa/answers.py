@@ -3,7 +3,7 @@ rule the evaluation applies to a model's single-word predictions, so that both c
 
 The official answers are lower-case single tokens; a hand-edited or re-exported CSV may carry
 ``Yes``, ``yes `` or ``YES``, which would otherwise be three label classes and would turn a yes/no
-question into a single-word one. Case is folded and surrounding whitespace dropped; runs of inner
+question into a single-word one. Case is lowered and surrounding whitespace dropped; runs of inner
 whitespace become one space (a multi-word answer stays multi-word, but spelled one way).
 
 Example:
@@ -19,10 +19,10 @@ __all__ = ["normalize_answer"]
 
 
 def normalize_answer(text: str) -> str:
-    """``text`` case-folded, stripped, inner whitespace runs collapsed to one space.
+    """``text`` lower-cased, stripped, inner whitespace runs collapsed to one space.
 
     Example:
         >>> normalize_answer("NO")
         'no'
     """
-    return " ".join(text.split()).casefold()
+    return " ".join(text.split()).lower()
