@@ -19,8 +19,8 @@ import datasets
 import builder_test_helpers
 from builder_test_helpers import BuilderSpec, check_builder, make_builder
 from clotho_aqa import CONFIG_NAMES, ClothoAQA, ClothoAQAConfig, MissingAudioError, decode_audio, without_decoding
-from clotho_aqa.clotho_aqa import ZENODO_URL, verify_download
-from clotho_aqa.release import AUDIO_DIR, METADATA_CSV, SPLIT_CSVS, ReleaseError
+from builder_utils.checksums import ChecksumError, read_checksums, verify_download
+from clotho_aqa.release import AUDIO_DIR, CHECKSUMS_FILE, METADATA_CSV, SPLIT_CSVS, ZENODO_URL, ReleaseError
 from clotho_aqa.synth import MOJIBAKE_QUESTION, write_synthetic_release
 
 SPLITS = list(SPLIT_CSVS)
@@ -225,11 +225,9 @@ def test_same_input_same_arrow_bytes(release, tmp_path):
 
 
 def test_num_proc_gives_the_same_rows(tmp_path, monkeypatch):
-    import clotho_aqa.clotho_aqa as module
-
     root = write_synthetic_release(tmp_path / "rel", num_files=6, seed=2).root
     _, one = build("all", root, tmp_path / "one")
-    monkeypatch.setattr(module, "FILES_PER_SHARD", 2)  # several shards for the 2 workers
+    monkeypatch.setattr(ClothoAQA, "FILES_PER_SHARD", 2)  # several shards for the 2 workers
     builder, two = build("all", root, tmp_path / "two", num_proc=2)
     assert len(builder.info.splits["train"].shard_lengths or []) > 1
     for split in SPLITS:
@@ -316,23 +314,20 @@ def test_data_dir_without_audio(tmp_path, release):
 
 
 def test_checksums_table_and_verification(tmp_path):
-    table = (Path(__import__("clotho_aqa").__file__).parent / "checksums.tsv").read_text(encoding="utf-8")
-    entries = [line.split("\t") for line in table.splitlines() if line and not line.startswith("#")]
-    urls = {e[0] for e in entries}
+    recorded = read_checksums(CHECKSUMS_FILE)
     wanted = list(SPLIT_CSVS.values()) + [METADATA_CSV, "audio_files.zip"]
-    assert urls == {ZENODO_URL.format(n) for n in wanted}
-    for url, size, sha in entries:
-        assert size == "" or size.isdigit()
-        assert sha == "" or (len(sha) == 64 and int(sha, 16) >= 0)
+    assert recorded == {ZENODO_URL.format(n): recorded[ZENODO_URL.format(n)] for n in wanted}
+    assert [d.filename for d in recorded.values()] == wanted
+    assert recorded[ZENODO_URL.format("audio_files.zip")].size == 3140677494
     small = tmp_path / "audio_files.zip"
     small.write_bytes(b"not the release")
-    with pytest.raises(ReleaseError, match="3140677494"):
-        verify_download(small, ZENODO_URL.format("audio_files.zip"))
+    with pytest.raises(ChecksumError, match="3140677494"):
+        verify_download(small, recorded[ZENODO_URL.format("audio_files.zip")])
     fake_csv = tmp_path / "clotho_aqa_val.csv"
     fake_csv.write_bytes(b"x" * 422039)  # right size, wrong content
-    with pytest.raises(ReleaseError, match="sha256"):
-        verify_download(fake_csv, ZENODO_URL.format("clotho_aqa_val.csv"))
-    verify_download(small, "https://example.org/unlisted")  # nothing recorded: nothing to check
+    with pytest.raises(ChecksumError, match="sha256"):
+        verify_download(fake_csv, recorded[ZENODO_URL.format("clotho_aqa_val.csv")])
+    verify_download(small, recorded.get("https://example.org/unlisted"))  # nothing recorded: nothing to check
 
 
 def test_recomputed_split(tmp_path):
