@@ -93,6 +93,10 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     BUILDER_CONFIG_CLASS = ClevrMathConfig
     BUILDER_CONFIGS = BUILDER_CONFIGS
     DEFAULT_CONFIG_NAME = DEFAULT_CONFIG_NAME
+    #: What the Hub card describes (builder_utils.hub.stats): the answer, then the columns
+    #: users filter on (category; template, whose values are the card's keys).
+    CARD_ANSWER_COLUMNS = ("label",)
+    CARD_GROUP_COLUMNS = ("category", "template")
     # Rows are small (the image is a path in the Arrow cache); big batches write faster.
     DEFAULT_WRITER_BATCH_SIZE = 10000
 

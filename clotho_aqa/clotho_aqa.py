@@ -101,6 +101,10 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
     #: Where the release files are downloaded from when no data_dir is given; a mirror can
     #: subclass and override it (checksums.tsv is keyed by URL, so mirrors go unchecked).
     BASE_URL = ZENODO_URL
+    #: What the Hub card describes (builder_utils.hub.stats): the answer column (``answer``, or
+    #: ``label`` / ``majority_answer`` in the per-question configurations), then the groups.
+    CARD_ANSWER_COLUMNS = ("answer", "label", "majority_answer")
+    CARD_GROUP_COLUMNS = ("answer_type", "confidence")
     #: Clips per shard, so that num_proc has something to share out.
     FILES_PER_SHARD = FILES_PER_SHARD
 

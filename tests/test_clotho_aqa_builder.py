@@ -372,3 +372,51 @@ def test_download_branch_from_a_mirror(release, tmp_path):
     assert "sound_link" in dsets["train"].features
     array, rate = decode_audio(without_decoding(dsets["train"])[0])
     assert rate == 44_100 and array.ndim == 1
+
+
+def test_no_data_dir_and_no_network_gives_the_url_the_reason_and_data_dir(tmp_path, monkeypatch):
+    from builder_utils.checksums import DownloadError
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    builder = ClothoAQA(config_name="all", cache_dir=str(tmp_path))
+    with pytest.raises(DownloadError) as raised:
+        builder.download_and_prepare()
+    message = str(raised.value)
+    for part in (ZENODO_URL.format("clotho_aqa_train.csv"), "Offline mode is enabled", "data_dir=", "clotho-aqa synth"):
+        assert part in message
+
+
+def test_edited_csv_is_rebuilt_not_served_from_the_cache(release, tmp_path):
+    """Issue 12 item 7: the cache key covers the input files, as CLEVR-Math's does."""
+    root = tmp_path / "rel"
+    shutil.copytree(release.root, root)
+    first, before = build("questions", root, tmp_path / "cache")
+    path = root / SPLIT_CSVS["test"]
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:4]), encoding="utf-8")  # the header and the first question only
+    second, after = build("questions", root, tmp_path / "cache")
+    assert second.cache_dir != first.cache_dir
+    assert len(after["test"]) == 1 < len(before["test"])
+
+
+@pytest.mark.parametrize("spellings", [("Yes", "yes ", "YES"), (" no", "No", "NO\t")])
+def test_answers_are_normalised_with_a_warning(release, tmp_path, caplog, spellings):
+    """Issue 12 item 8: case and whitespace never make a yes/no question single-word."""
+    root = tmp_path / "rel"
+    shutil.copytree(release.root, root)
+    path = root / SPLIT_CSVS["validation"]
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    first = next(i for i in range(1, len(rows), 3) if {r[2] for r in rows[i:i + 3]} <= {"yes", "no"})
+    for row, spelling in zip(rows[first:first + 3], spellings):
+        row[2] = spelling
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    with caplog.at_level(logging.WARNING, logger="clotho_aqa.release"):
+        _, dsets = build("yes_no_majority", root, tmp_path / "cache")
+    assert "3 answer(s)" in caplog.text
+    assert len(dsets["validation"]) == expected_rows("yes_no_majority", csv_groups(release.root))["validation"]
+    word = spellings[0].strip().lower()
+    rows_of_question = [r for r in dsets["validation"].remove_columns("audio")
+                        if (r["file_name"], r["question"]) == (rows[first][0], rows[first][1])]
+    assert [r["answers"] for r in rows_of_question] == [[word] * 3]

@@ -178,3 +178,28 @@ def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
     in_rest = {w for clip, answers in rows.items() if split_of[clip] != "train" for w in answers}
     broken = sorted({"x", "y", "z"} - (in_train & in_rest))
     assert len(broken) == 1 and repr(broken[0]) in captured.err
+
+
+def test_recomputed_split_with_missing_audio_is_the_splits_command(tmp_path):
+    """Issue 12 item 10: with skip_missing_audio=True the remaining clips keep the split that
+    `clotho-aqa splits` gives them (the split is a property of the QA tables, not of the WAVs)."""
+    import datasets
+
+    from clotho_aqa import ClothoAQA
+
+    datasets.disable_progress_bars()
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "9", "--seed", "4"]) == 0
+    out = tmp_path / "splits.csv"
+    search = ["--candidates", "40", "--keep", "6", "--seed", "3"]
+    assert main(["splits", "--data_dir", str(rel), "--out", str(out), *search, "--quiet"]) == 0
+    with open(out, encoding="utf-8", newline="") as f:
+        from_command = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
+    missing = sorted(from_command)[:3]
+    for name in missing:
+        (rel / AUDIO_DIR / name).unlink()
+    builder = ClothoAQA(config_name="questions", data_dir=str(rel), cache_dir=str(tmp_path / "cache"),
+                        split_strategy="recomputed", seed=3, candidates=40, keep=6, skip_missing_audio=True)
+    builder.download_and_prepare()
+    from_builder = {name: split for split, ds in builder.as_dataset().items() for name in ds["file_name"]}
+    assert from_builder == {name: split for name, split in from_command.items() if name not in missing}

@@ -50,7 +50,7 @@ from builder_utils.hub.card import (
     read_card,
     render_card,
 )
-from builder_utils.hub.stats import ConfigStats, config_statistics
+from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 README = "README.md"
@@ -389,7 +389,7 @@ def export_builder(
             files = split_files(root, card_configs[name])
             files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
             if files:
-                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
+                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
                 plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         card = render_card(
