@@ -10,8 +10,9 @@
   argument with a :class:`ConfigError` listing the valid ones, validates the config after
   ``datasets`` applied the keyword overrides (with ``setattr``, which skips ``__post_init__``),
   and keys the cache with the builder's :meth:`~CheckedConfigBuilder.cache_inputs`.
-- :func:`list_of`: the list feature of ``datasets`` >= 4 (``List``), ``Sequence`` under 3.x (the
-  legacy loading-script mode).
+- :func:`list_of`: the list feature of ``datasets`` >= 4 (``List``); under 3.x (the legacy
+  loading-script mode) a Python list, which means "list of" there too (``Sequence`` of a dict
+  would turn a list of records into a record of lists).
 
 Example:
     >>> a = cache_key({"seed": 0}, packages=["builder_utils.splits"])
@@ -63,7 +64,7 @@ def list_of(feature) -> object:
         >>> list_of(datasets.Value("string")).feature
         Value('string')
     """
-    return datasets.List(feature) if hasattr(datasets, "List") else datasets.Sequence(feature)
+    return datasets.List(feature) if hasattr(datasets, "List") else [feature]
 
 
 @functools.lru_cache(maxsize=1)
