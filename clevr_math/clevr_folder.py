@@ -113,12 +113,13 @@ def image_path(source: SplitSource, image_filename: str, where: str) -> str:
     return path
 
 
-def check_images(source: SplitSource, scenes) -> None:
+def check_images(source: SplitSource, scenes, origin: str | None = None, item: str = "scene") -> None:
     """Every scene's image exists and is a whole PNG (Pillow open + verify, see
     :mod:`builder_utils.media_check`); else :class:`ClevrDataError` (missing file, or a folder
-    in its place) or :class:`~builder_utils.media_check.MediaError` naming the file and its scene.
-    Run before generating, so the user gets this error directly rather than wrapped in a
-    generation error from a worker.
+    in its place) or :class:`~builder_utils.media_check.MediaError` naming the file and its scene
+    (``item`` ``position`` of ``origin``, by default the split's scene file). Run before
+    generating, so the user gets this error directly rather than wrapped in a generation error
+    from a worker.
 
     Example:
         >>> check_images(SplitSource("val", "val", "s.json", "/nonexistent"), [])
@@ -126,8 +127,9 @@ def check_images(source: SplitSource, scenes) -> None:
         ...
         clevr_math.clevr_folder.ClevrDataError: /nonexistent: image folder not found (the scenes of s.json name images in it)
     """
+    origin = origin or source.scenes_path
     if not os.path.isdir(source.images_dir):
-        raise ClevrDataError(f"{source.images_dir}: image folder not found (the scenes of {source.scenes_path} name images in it)")
+        raise ClevrDataError(f"{source.images_dir}: image folder not found (the scenes of {origin} name images in it)")
     with os.scandir(source.images_dir) as entries:
         kinds = {entry.name: entry.is_file() for entry in entries}
     names = [scene["image_filename"] for scene in scenes]
@@ -137,12 +139,12 @@ def check_images(source: SplitSource, scenes) -> None:
         path = os.path.join(source.images_dir, name)
         what = "is a folder, not an image file" if name in kinds else "not found"
         raise ClevrDataError(
-            f"{source.scenes_path}: scene {position} ({name}): image {path} {what} "
+            f"{origin}: {item} {position} ({name}): image {path} {what} "
             f"({len(missing)} of {len(scenes)} images of this split are missing or not files)"
         )
     paths = [os.path.join(source.images_dir, name) for name in names]
     try:
-        check_all(paths, check_png)
+        check_all(list(dict.fromkeys(paths)), check_png)  # released files name an image once per question
     except MediaError as exc:
         position = paths.index(exc.path)
-        raise MediaError(exc.path, f"{exc.problem} (the image of scene {position} of {source.scenes_path})") from None
+        raise MediaError(exc.path, f"{exc.problem} (the image of {item} {position} of {origin})") from None

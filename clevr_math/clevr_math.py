@@ -230,12 +230,11 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             raise ClevrDataError(f"{path}: released question file not found (the {source.hf_split} split needs it)")
         # Checked in full here so that a bad question or a missing image is reported directly,
         # not wrapped in a generation error; one shard per split (the file is one JSON document).
-        present = set(os.listdir(source.images_dir))
-        for position, question in enumerate(load_released_questions(path)):
-            where = f"{path}: question {position}"
-            filename = released_row(question, where)["image_filename"]
-            if filename not in present:
-                raise ClevrDataError(f"{where}: image {os.path.join(source.images_dir, filename)} not found")
+        names = [
+            released_row(question, f"{path}: question {position}")["image_filename"]
+            for position, question in enumerate(load_released_questions(path))
+        ]
+        check_images(source, [{"image_filename": name} for name in names], origin=path, item="question")
         return datasets.SplitGenerator(
             name=source.hf_split,
             gen_kwargs={"source": source, "released_path": path},
