@@ -297,6 +297,8 @@ def test_unknown_config_lists_the_configs(release, tmp_path):
         ({"keep": 0}, "keep"),
         ({"candidates": "many"}, "candidates"),
         ({"seed": -1}, "seed"),
+        ({"skip_missing_audio": "yes"}, "skip_missing_audio"),
+        ({"split_strategi": "official"}, r"unknown Clotho-AQA config option\(s\) split_strategi; valid: .*split_strategy"),
     ],
 )
 def test_bad_options(release, tmp_path, options, message):
