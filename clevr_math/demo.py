@@ -30,7 +30,7 @@ DEMO_CONFIGS = ("general", "multihop")
 DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
 #: The folders the demo writes inside its output folder; it creates them, and it refuses to
 #: touch any that exist without having been created by an earlier demo run.
-DEMO_FOLDERS = ("CLEVR_v1.0", "cache", "hub")
+DEMO_FOLDERS = ("CLEVR_v1.0", "cache", "hub", "evaluation")  # evaluation: the scores the demo ends with
 OWNER = "clevr-math demo"
 
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 DEMO_DIR = Path("demo_output") / "clotho_aqa"
 #: The folders the demo writes inside its output folder.
-DEMO_FOLDERS = ("release", "hub")
+DEMO_FOLDERS = ("release", "hub", "evaluation")  # evaluation: the scores the demo ends with
 OWNER = "clotho-aqa demo"
 
 
@@ -49,7 +49,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
     stream = stream or sys.stdout
     out = Path(out).absolute()
-    release_dir, hub = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
+    release_dir, hub, _ = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
     datasets.disable_progress_bars()
     release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
     print(f"synthetic release: {release.root} ({num_files} clips, seed {seed})", file=stream)

@@ -158,7 +158,7 @@ CASES = [
              setup=lambda tmp, command=command, name=name: (
                  _user_folder(tmp, "D", name), [command, "demo", "--out", str(tmp / "D"), *DEMO_ARGS[command]])[1],
              exit_code=2, stderr_has=NOT_OURS, protected=[f"D/{name}"])
-        for command, names in (("clevr-math", ("CLEVR_v1.0", "cache", "hub")), ("clotho-aqa", ("release", "hub")))
+        for command, names in (("clevr-math", ("CLEVR_v1.0", "cache", "hub")), ("clotho-aqa", ("release", "hub", "evaluation")))
         for name in names
     ],
     Case("clotho-aqa demo --out D beside the user's other files",
