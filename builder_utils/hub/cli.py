@@ -18,12 +18,15 @@ stderr (``<prog>: error: ...``) and status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 import datasets
 
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, README, export_builder
+from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
 from builder_utils.hub.push import PushError, plan_upload, push_folder
 
 
@@ -53,7 +56,43 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argp
     )
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--media", choices=MEDIA_LAYOUTS, default="inline",
+        help="inline: every row embeds its file (push_to_hub's layout, the default); shared: question "
+        "configs name their file and one media config holds each file once (join: builder_utils.hub.attach_media)",
+    )
+    parser.add_argument(
+        "--audio_format", choices=AUDIO_FORMATS, default="wav",
+        help="how embedded clips are stored: wav (as read) or flac (lossless, same samples, smaller)",
+    )
+    parser.add_argument(
+        "--plan", action="store_true",
+        help="build and print the rows and projected bytes per config and layout; write nothing",
+    )
     return parser
+
+
+@contextlib.contextmanager
+def _export_logging(prog: str) -> Iterator[None]:
+    # The size table (INFO) goes to stdout like the summary; warnings to stderr, prefixed.
+    logger = logging.getLogger("builder_utils.hub")
+    info = logging.StreamHandler(sys.stdout)
+    info.addFilter(lambda record: record.levelno < logging.WARNING)
+    warning = logging.StreamHandler(sys.stderr)
+    warning.setLevel(logging.WARNING)
+    warning.setFormatter(logging.Formatter(f"{prog}: warning: %(message)s"))
+    level, propagate = logger.level, logger.propagate
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    logger.addHandler(info)
+    logger.addHandler(warning)
+    try:
+        yield
+    finally:
+        logger.removeHandler(info)
+        logger.removeHandler(warning)
+        logger.setLevel(level)
+        logger.propagate = propagate
 
 
 def export_parser(prog: str, builder_cls=None) -> argparse.ArgumentParser:
@@ -79,20 +118,27 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
     if args.quiet:
         datasets.disable_progress_bars()
     try:
-        result = export_builder(
-            builder_cls,
-            args.out,
-            card_template=card_template,
-            data_dir=args.data_dir,
-            configs=_config_list(args.config),
-            num_proc=args.num_proc,
-            max_shard_size=args.max_shard_size,
-            cache_dir=args.cache_dir,
-            progress=not args.quiet,
-        )
+        with _export_logging(prog):
+            result = export_builder(
+                builder_cls,
+                args.out,
+                card_template=card_template,
+                data_dir=args.data_dir,
+                configs=_config_list(args.config),
+                num_proc=args.num_proc,
+                max_shard_size=args.max_shard_size,
+                cache_dir=args.cache_dir,
+                progress=not args.quiet,
+                media=args.media,
+                audio_format=args.audio_format,
+                plan_only=args.plan,
+            )
     except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    if args.plan:
+        print(f"--plan: nothing written to {result.folder}")
+        return 0
     print(result.summary())
     print(f"card: {result.folder / README}")
     return 0

@@ -168,12 +168,16 @@ def plan_export(
             columns = [c for c in ds.column_names if isinstance(ds.features[c], (datasets.Image, datasets.Audio))]
             embedded = 0
             for column in columns:
-                per_row = file_sizes(ds, column, sizes)
+                storage = ds.data.column(column)
+                if ds._indices is not None:
+                    storage = storage.take(ds._indices.column(0))
+                values = storage.to_pylist()
+                per_row = _sizes(values, sizes)
                 embedded += sum(per_row)
                 if column == media_column:
-                    paths = ds.data.column(column).field("path").to_pylist() if ds._indices is None else None
-                    for path, size in zip(paths or [], per_row):
-                        distinct[path] = size
+                    for value, size in zip(values, per_row):
+                        if value is not None:
+                            distinct[value.get("path") or id(value)] = size
             inline += _column_bytes(ds, columns) + embedded
             shared += _column_bytes(ds, moved)
         plan.configs.append(PlannedConfig(name, rows, inline, shared if layout else None))
