@@ -266,3 +266,37 @@ def test_the_cards_datasets_only_join_snippet_runs(exports, dataset):
         got = namespace["questions"].with_transform(namespace["add_media"])[0]
         assert got[column] == expected[column]
     assert {k: v for k, v in got.items() if k != column} == {k: v for k, v in expected.items() if k != column}
+
+
+def test_a_shared_export_into_a_folder_keeps_the_media_of_the_shared_configs_it_keeps(tmp_path):
+    big = write_clevr_folder(tmp_path / "a" / "CLEVR_v1.0", 4, seed=0, splits=("train", "val"), progress=False)
+    small = write_clevr_folder(tmp_path / "b" / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
+    old_bytes = {p.name: p.read_bytes() for p in (big / "images").rglob("*.png")}
+    out = tmp_path / "out"
+    common = dict(card_template="clevr_math", media="shared", progress=False)
+    export_builder(ClevrMath, out, data_dir=big, configs=["general"], cache_dir=tmp_path / "c1", **common)
+    # a later export of another configuration from a smaller world: general is kept, and so are its images
+    export_builder(ClevrMath, out, data_dir=small, configs=["multihop"], cache_dir=tmp_path / "c2", **common)
+    shutil.rmtree(big / "images")
+    shutil.rmtree(small / "images")
+    load = dict(cache_dir=str(tmp_path / "lc"))
+    images = datasets.load_dataset(str(out), "images", **load).cast_column("image", datasets.Image(decode=False))
+    general = attach_media(datasets.load_dataset(str(out), "general", **load), images)
+    names = [n for split in general.values() for n in split["image_filename"]]
+    assert {"CLEVR_train_000003.png", "CLEVR_val_000003.png"} <= set(names)  # only the first world has them
+    for split in general.values():
+        for row in split.select(range(0, len(split), 7)):
+            if row["image_filename"].endswith(("2.png", "3.png")):
+                assert row["image"]["bytes"] == old_bytes[row["image_filename"]]
+    keys = [k for split in images.values() for k in split["image_filename"]]
+    assert len(keys) == len(set(keys))
+
+
+def test_kept_shared_configs_naming_files_nobody_holds_are_an_error(exports, tmp_path):
+    from builder_utils.hub.layout import layout_of
+    from builder_utils.hub.outputs import keep_media_of_kept_configs
+
+    folder = exports["out"]["clevr", "shared"]
+    kept = {"chains": {"train": [str(p) for p in _parquet_files(folder, "chains") if p.name.startswith("train")]}}
+    with pytest.raises(ValueError, match=r"keeps shared configuration\(s\) chains naming \d+ file\(s\) that neither"):
+        keep_media_of_kept_configs({}, layout_of(ClevrMath), kept, {})

@@ -54,7 +54,13 @@ from builder_utils.hub.card import (
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.layout import CONVERSATIONS, layout_of
 from builder_utils.hub.media import with_join_section
-from builder_utils.hub.outputs import assemble, check_options, configs_to_build, descriptions as added_descriptions
+from builder_utils.hub.outputs import (
+    assemble,
+    check_options,
+    configs_to_build,
+    descriptions as added_descriptions,
+    keep_media_of_kept_configs,
+)
 from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.stats import ConfigStats, config_statistics
 
@@ -396,6 +402,11 @@ def export_builder(
             built[name] = builder.as_dataset()
             result.build_seconds += time.perf_counter() - build_started
         outputs, result.plan = assemble(names, built, layout, media)
+        if media == "shared" and existing is not None:
+            on_card = MetadataConfigs.from_dataset_card_data(existing.data)
+            kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
+            old_media = split_files(out, on_card[layout.media_config]) if layout.media_config in on_card else {}
+            keep_media_of_kept_configs(outputs, layout, kept, old_media)
         logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
         if result.plan.warning():
             logger.warning("%s", result.plan.warning())

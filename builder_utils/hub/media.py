@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 
 import datasets
+import pyarrow as pa
+from datasets.table import InMemoryTable, table_cast
 from huggingface_hub import DatasetCard
 
 from builder_utils.hub.layout import HubLayout
@@ -76,20 +78,29 @@ def media_rows(
                 picked.setdefault(split, {}).setdefault(key, (rows, position))
     result = {}
     for split, chosen in picked.items():
-        parts: list[datasets.Dataset] = []
-        by_source: dict[int, tuple[datasets.Dataset, list[int]]] = {}
+        # Plain Arrow takes: datasets' select/flatten would fingerprint (deep-copy) every step.
         order = sorted(chosen)
+        parts, features = [], None
+        by_source: dict[int, tuple[datasets.Dataset, list[int], list[str]]] = {}
         for key in order:
             rows, position = chosen[key]
-            by_source.setdefault(id(rows), (rows, []))[1].append(position)
-        for rows, positions in by_source.values():
+            entry = by_source.setdefault(id(rows), (rows, [], []))
+            entry[1].append(position)
+            entry[2].append(key)
+        keys_in_parts: list[str] = []
+        for rows, positions, keys in by_source.values():
             columns = [layout.key, *[c for c in layout.media_columns if c in rows.column_names]]
-            parts.append(rows.select_columns(columns).select(positions).flatten_indices(keep_in_memory=True))
-        merged = parts[0] if len(parts) == 1 else datasets.concatenate_datasets(parts)
+            if rows._indices is not None:
+                positions = rows._indices.column(0).take(pa.array(positions, pa.int64())).to_pylist()
+            parts.append(rows.data.table.select(columns).take(pa.array(positions, pa.int64())))
+            features = features or datasets.Features({c: rows.features[c] for c in columns})
+            keys_in_parts += keys
+        table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if len(parts) > 1:
-            position_of = {k: i for i, k in enumerate(merged.data.column(layout.key).to_pylist())}
-            merged = merged.select([position_of[k] for k in order]).flatten_indices(keep_in_memory=True)
-        result[split] = merged
+            position_of = {k: i for i, k in enumerate(keys_in_parts)}
+            table = table.take(pa.array([position_of[k] for k in order], pa.int64()))
+        table = table_cast(table.combine_chunks(), features.arrow_schema)
+        result[split] = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
     return result
 
 

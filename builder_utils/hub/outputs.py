@@ -11,6 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import datasets
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from datasets.table import InMemoryTable
 
 from builder_utils.hub.conversations import conversations
 from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, HubLayout
@@ -94,3 +98,55 @@ def descriptions(layout: HubLayout | None) -> dict[str, str]:
         found[CONVERSATIONS] = (f"One row per file: its `{layout.conversations_from}` questions as chat turns "
                                 f"(`{layout.conversation_media}` + `texts`, the_cauldron's format).")
     return found
+
+
+def _parquet_table(files: Sequence[str], columns: Sequence[str] | None = None) -> pa.Table | None:
+    tables = [pq.read_table(path, columns=columns) for path in files]
+    return pa.concat_tables(tables) if tables else None
+
+
+def keep_media_of_kept_configs(
+    outputs: dict[str, Splits], layout: HubLayout, kept: Mapping[str, Mapping[str, Sequence[str]]],
+    old_media: Mapping[str, Sequence[str]],
+) -> None:
+    """Add to the new media configuration the files that shared configurations kept in the folder
+    (``kept``: config -> split -> Parquet files) name and this export does not hold, taken from
+    the folder's current media configuration (``old_media``: split -> files). Without them the
+    export would replace the media configuration with one that lacks those files.
+
+    Example:
+        >>> keep_media_of_kept_configs(outputs, layout, {"multihop": files}, old_media)  # doctest: +SKIP
+    """
+    new = outputs.setdefault(layout.media_config, {})
+    have = {key for rows in new.values() for key in rows.data.column(layout.key).to_pylist()}
+    wanted: set = set()
+    for config, splits in kept.items():
+        for files in splits.values():
+            names = pq.read_schema(files[0]).names if files else []
+            if layout.media_column in names or layout.key not in names:
+                continue  # an inline configuration carries its own media
+            wanted |= set(_parquet_table(files, [layout.key]).column(layout.key).to_pylist()) - have
+    if not wanted:
+        return
+    found: set = set()
+    for split, files in old_media.items():
+        table = _parquet_table(files)
+        if table is None:
+            continue
+        table = table.filter(pc.is_in(table.column(layout.key), pa.array(sorted(wanted), table.schema.field(layout.key).type)))
+        if not table.num_rows:
+            continue
+        found |= set(table.column(layout.key).to_pylist())
+        old = datasets.Dataset(InMemoryTable(table))
+        parts = [new[split], old] if split in new else [old]
+        if split in new:
+            parts[1] = parts[1].cast(new[split].features)
+        merged = datasets.concatenate_datasets(parts) if len(parts) > 1 else old
+        new[split] = merged.sort(layout.key).flatten_indices(keep_in_memory=True)
+    missing = wanted - found
+    if missing:
+        raise ValueError(
+            f"the folder keeps shared configuration(s) {', '.join(sorted(kept))} naming {len(missing)} file(s) that "
+            f"neither this export nor the folder's {layout.media_config!r} configuration holds (e.g. {sorted(missing)[0]!r}); "
+            "export those configurations again in the same run"
+        )
