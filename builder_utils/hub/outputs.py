@@ -14,7 +14,7 @@ import datasets
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from datasets.table import InMemoryTable
+from datasets.table import InMemoryTable, table_cast
 
 from builder_utils.hub.conversations import conversations
 from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, HubLayout
@@ -137,12 +137,12 @@ def keep_media_of_kept_configs(
         if not table.num_rows:
             continue
         found |= set(table.column(layout.key).to_pylist())
-        old = datasets.Dataset(InMemoryTable(table))
-        parts = [new[split], old] if split in new else [old]
+        features = new[split].features if split in new else datasets.Features.from_arrow_schema(table.schema)
+        table = table_cast(table.select(list(features)), features.arrow_schema)
         if split in new:
-            parts[1] = parts[1].cast(new[split].features)
-        merged = datasets.concatenate_datasets(parts) if len(parts) > 1 else old
-        new[split] = merged.sort(layout.key).flatten_indices(keep_in_memory=True)
+            table = pa.concat_tables([new[split].data.table, table])
+        table = table.sort_by(layout.key).combine_chunks()
+        new[split] = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
     missing = wanted - found
     if missing:
         raise ValueError(
