@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 import datasets
 import pyarrow as pa
@@ -67,17 +68,14 @@ def _audio_columns(features: datasets.Features) -> list[str]:
 
 def _encode_struct(array: pa.StructArray, cache: dict) -> pa.StructArray:
     stored, paths = array.field("bytes").to_pylist(), array.field("path").to_pylist()
-    encoded, names = [], []
-    for data, path in zip(stored, paths):
-        if data is None:
-            encoded.append(None)
-            names.append(path)
-            continue
-        key = (path, len(data), hash(data))
-        if key not in cache:  # inline layouts repeat a clip in many rows
-            cache[key] = to_flac(data, path or "audio")
-        encoded.append(cache[key])
-        names.append(flac_path(path))
+    keys = [None if data is None else (path, len(data), hash(data)) for data, path in zip(stored, paths)]
+    todo = {key: (data, path) for key, data, path in zip(keys, stored, paths) if key is not None and key not in cache}
+    # libsndfile runs without the GIL: threads encode clips side by side; map keeps the order.
+    with ThreadPoolExecutor(max_workers=min(len(todo), os.cpu_count() or 1) or 1) as pool:
+        for key, flac in zip(todo, pool.map(lambda item: to_flac(item[0], item[1] or "audio"), todo.values())):
+            cache[key] = flac
+    encoded = [None if key is None else cache[key] for key in keys]
+    names = [path if key is None else flac_path(path) for key, path in zip(keys, paths)]
     return pa.StructArray.from_arrays(
         [pa.array(encoded, pa.binary()), pa.array(names, pa.string())], names=["bytes", "path"], mask=array.is_null()
     )

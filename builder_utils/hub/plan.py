@@ -71,18 +71,19 @@ class ExportPlan:
 
         Example:
             >>> print(ExportPlan("shared", [PlannedConfig("images", 4, None, 2_000_000)], 4, 2_000_000).table())
-            configuration      rows        inline     shared*
-            images                4             -      2.0 MB
-            total                               -      2.0 MB
+            configuration     rows        inline     shared*
+            images               4             -      2.0 MB
+            total                              -      2.0 MB
             media files: 4, 2.0 MB; projected: Arrow bytes of the columns + media files embedded
         """
         marks = {name: name + ("*" if name == self.layout else "") for name in ("inline", "shared")}
-        lines = [f"{'configuration':<14} {'rows':>8} {marks['inline']:>13} {marks['shared']:>11}"]
+        width = max([len("configuration"), *(len(c.name) for c in self.configs)])
+        lines = [f"{'configuration':<{width}} {'rows':>8} {marks['inline']:>13} {marks['shared']:>11}"]
         for c in self.configs:
-            lines.append(f"{c.name:<14} {c.rows:>8,} {_cell(c.inline):>13} {_cell(c.shared):>11}")
+            lines.append(f"{c.name:<{width}} {c.rows:>8,} {_cell(c.inline):>13} {_cell(c.shared):>11}")
         inline = self.total("inline") if any(c.inline is not None for c in self.configs) else None
         shared = self.total("shared") if any(c.shared is not None for c in self.configs) else None
-        lines.append(f"{'total':<14} {'':>8} {_cell(inline):>13} {_cell(shared):>11}")
+        lines.append(f"{'total':<{width}} {'':>8} {_cell(inline):>13} {_cell(shared):>11}")
         lines.append(
             f"media files: {self.media_files:,}, {_size(self.media_bytes)}; "
             "projected: Arrow bytes of the columns + media files embedded"
