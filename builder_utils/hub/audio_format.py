@@ -85,7 +85,12 @@ def encode_flac(table: pa.Table, features: datasets.Features) -> pa.Table:
     """``table`` (media embedded) with every Audio column, or list of Audio, re-encoded as FLAC.
 
     Example:
-        >>> encode_flac(shard.data.table, shard.features)  # doctest: +SKIP
+        >>> import numpy as np
+        >>> wav = io.BytesIO(); soundfile.write(wav, np.zeros(100, dtype="int16"), 16000, format="WAV")
+        >>> features = datasets.Features({"audio": datasets.Audio()})
+        >>> table = pa.table({"audio": [{"bytes": wav.getvalue(), "path": "a.wav"}]}, schema=features.arrow_schema)
+        >>> encode_flac(table, features).column("audio")[0]["path"].as_py()
+        'a.flac'
     """
     cache: dict = {}
     for name in _audio_columns(features):

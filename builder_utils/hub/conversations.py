@@ -101,7 +101,10 @@ def conversations(source: Mapping[str, datasets.Dataset], layout: HubLayout) -> 
     """The ``conversations`` configuration of every split of the source configuration.
 
     Example:
-        >>> conversations(built_general, layout)["train"][0]["texts"][0]["user"]  # doctest: +SKIP
-        'Subtract all red cubes. How many objects are left?'
+        >>> rows = datasets.Dataset.from_dict({"f": ["a", "b", "a"], "m": ["A", "B", "A"], "q": ["1?", "2?", "3?"],
+        ...                                    "ans": ["x", "y", "z"]})
+        >>> layout = HubLayout("m", "f", "media", conversations_from="x", turn={"user": "q", "assistant": "ans"})
+        >>> [len(row["texts"]) for row in conversations({"train": rows}, layout)["train"]]
+        [2, 1]
     """
     return {split: conversations_split(rows, layout, split) for split, rows in source.items()}

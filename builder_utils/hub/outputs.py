@@ -65,9 +65,11 @@ def assemble(
     """The output configurations (name -> split -> rows, media as paths) and the size plan.
 
     Example:
-        >>> outputs, plan = assemble(["general"], {"general": built}, layout_of(ClevrMath), "shared")  # doctest: +SKIP
-        >>> list(outputs)                                                                            # doctest: +SKIP
-        ['general', 'images']
+        >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": [None], "question": ["?"]})
+        >>> outputs, plan = assemble(["general"], {"general": {"train": rows}},
+        ...                          HubLayout("image", "image_filename", "images"), "shared")
+        >>> {name: list(splits["train"].column_names) for name, splits in outputs.items()}
+        {'general': ['image_filename', 'question'], 'images': ['image_filename', 'image']}
     """
     questions = {n: built[n] for n in names if n != CONVERSATIONS}
     shared_media = media_rows(questions, layout) if layout is not None and questions else None
@@ -112,10 +114,11 @@ def keep_media_of_kept_configs(
     """Add to the new media configuration the files that shared configurations kept in the folder
     (``kept``: config -> split -> Parquet files) name and this export does not hold, taken from
     the folder's current media configuration (``old_media``: split -> files). Without them the
-    export would replace the media configuration with one that lacks those files.
+    export would replace the media configuration with one that lacks those files. A kept file
+    found nowhere is a ValueError naming it. Used by :func:`builder_utils.hub.export.export_builder`::
 
-    Example:
-        >>> keep_media_of_kept_configs(outputs, layout, {"multihop": files}, old_media)  # doctest: +SKIP
+        keep_media_of_kept_configs(outputs, layout, {"multihop": {"train": [shard, ...]}},
+                                   {"train": ["OUT/images/train-00000-of-00001.parquet"]})
     """
     new = outputs.setdefault(layout.media_config, {})
     have = {key for rows in new.values() for key in rows.data.column(layout.key).to_pylist()}

@@ -154,8 +154,15 @@ def plan_export(
     media as paths), the media configuration and ``conversations`` when given.
 
     Example:
-        >>> plan = plan_export(built, layout_of(ClevrMath), "shared", media=media_rows(built, layout))  # doctest: +SKIP
-        >>> print(plan.table())                                                                         # doctest: +SKIP
+        >>> from builder_utils.hub.media import media_rows
+        >>> image = {"bytes": b"x" * 1000, "path": "a.png"}
+        >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"] * 3, "image": [image] * 3},
+        ...                                   features=datasets.Features({"image_filename": datasets.Value("string"),
+        ...                                                               "image": datasets.Image()}))
+        >>> layout = HubLayout("image", "image_filename", "images")
+        >>> plan = plan_export({"general": {"train": rows}}, layout, "inline", media=media_rows({"general": {"train": rows}}, layout))
+        >>> [(c.name, c.rows) for c in plan.configs], plan.media_bytes, plan.inline_factor > 3
+        ([('general', 3), ('images', 1)], 1000, True)
     """
     plan = ExportPlan(chosen)
     sizes: dict[str, int] = {}
