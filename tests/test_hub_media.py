@@ -20,16 +20,18 @@ import soundfile
 
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.clevr.text import with_post_prompt
-from builder_utils.hub import MediaJoinError, attach_media, export_builder, export_command
+from builder_utils.hub import MediaJoinError, attach_media, export_builder
 from builder_utils.hub.audio_format import AudioFormatError, to_flac
 from clevr_math import ClevrMath
+from clevr_math.cli import main as clevr_math_cli
 from clotho_aqa import ClothoAQA
+from clotho_aqa.cli import main as clotho_aqa_cli
 from clotho_aqa.synth import write_synthetic_release
 
 DATASETS = {
-    # name: builder, card template, CLI prog, media config, key, media column, conversations media
-    "clevr": (ClevrMath, "clevr_math", "clevr-math export", "images", "image_filename", "image", "images"),
-    "clotho": (ClothoAQA, "clotho_aqa", "clotho-aqa export", "clips", "file_name", "audio", "audios"),
+    # name: builder, card template, command line, media config, key, media column, conversations media
+    "clevr": (ClevrMath, "clevr_math", clevr_math_cli, "images", "image_filename", "image", "images"),
+    "clotho": (ClothoAQA, "clotho_aqa", clotho_aqa_cli, "clips", "file_name", "audio", "audios"),
 }
 CONFIGS = {name: [c.name for c in spec[0].BUILDER_CONFIGS] for name, spec in DATASETS.items()}
 
@@ -66,13 +68,13 @@ def exports(tmp_path_factory):
         "clotho": {p.name: p.read_bytes() for p in (sources["clotho"] / "audio_files").glob("*.wav")},
     }
     out = {}
-    for name, (builder, template, prog, *_rest) in DATASETS.items():
+    for name, (builder, template, cli, *_rest) in DATASETS.items():
         for media in ("inline", "shared"):
             out[name, media] = root / f"{name}_{media}"
             argv = ["--data_dir", str(sources[name]), "--out", str(out[name, media]), "--media", media,
                     "--config", ",".join([*CONFIGS[name], "conversations"]),
                     "--cache_dir", str(root / "cache"), "--quiet"]
-            assert export_command(argv, builder, template, prog) == 0
+            assert cli(["export", *argv]) == 0
     shutil.rmtree(sources["clevr"] / "images")
     shutil.rmtree(sources["clotho"] / "audio_files")
     return {"out": out, "files": files, "cache": root / "load_cache", "root": root}
@@ -168,9 +170,8 @@ def test_flac_clips_decode_to_the_wav_samples(tmp_path, capsys):
     wav_bytes = sum(p.stat().st_size for p in (release / "audio_files").glob("*.wav"))
     argv = ["--data_dir", str(release), "--config", "questions", "--cache_dir", str(tmp_path / "cache"), "--quiet",
             "--audio_format", "flac"]
-    assert export_command([*argv, "--out", str(tmp_path / "shared"), "--media", "shared"],
-                          ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
-    assert export_command([*argv, "--out", str(tmp_path / "inline")], ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
+    assert clotho_aqa_cli(["export", *argv, "--out", str(tmp_path / "shared"), "--media", "shared"]) == 0
+    assert clotho_aqa_cli(["export", *argv, "--out", str(tmp_path / "inline")]) == 0
     shutil.rmtree(release / "audio_files")
     clips = datasets.load_dataset(str(tmp_path / "shared"), "clips", cache_dir=str(tmp_path / "lc"))
     inline = datasets.load_dataset(str(tmp_path / "inline"), "questions", cache_dir=str(tmp_path / "lc"))
@@ -200,7 +201,7 @@ def test_plan_prints_the_table_every_export_prints_and_writes_nothing(tmp_path, 
     release = write_synthetic_release(tmp_path / "release", num_files=5, seed=0).root
     argv = ["--data_dir", str(release), "--config", "all,questions", "--cache_dir", str(tmp_path / "cache"), "--quiet"]
     out = tmp_path / "out"
-    assert export_command([*argv, "--out", str(out), "--plan"], ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
+    assert clotho_aqa_cli(["export", *argv, "--out", str(out), "--plan"]) == 0
     planned = capsys.readouterr()
     assert not out.exists()
     table = planned.out[planned.out.index("configuration"):planned.out.index("--plan: nothing written")]
@@ -210,14 +211,13 @@ def test_plan_prints_the_table_every_export_prints_and_writes_nothing(tmp_path, 
     # an inline export of Clotho-AQA's per-answer rows stores each clip 18 times: it says so
     assert re.search(r"clotho-aqa export: warning: inline would write .*x the .* of the 5 media files.*--media shared",
                      planned.err)
-    assert export_command([*argv, "--out", str(out)], ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
+    assert clotho_aqa_cli(["export", *argv, "--out", str(out)]) == 0
     written = capsys.readouterr()
     assert table in written.out and "--media shared" in written.err
     parquet = sum(p.stat().st_size for p in out.rglob("*.parquet"))
     projected = int(float(lines[-2].split()[1]) * {"kB": 1e3, "MB": 1e6}[lines[-2].split()[2]])
     assert 0.5 * projected < parquet < 1.5 * projected
-    assert export_command([*argv, "--out", str(tmp_path / "shared"), "--media", "shared"],
-                          ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
+    assert clotho_aqa_cli(["export", *argv, "--out", str(tmp_path / "shared"), "--media", "shared"]) == 0
     shared = capsys.readouterr()
     assert "shared*" in shared.out and "warning" not in shared.err
 
