@@ -129,6 +129,8 @@ def _join_key(questions_columns: Sequence[str], media_columns: Sequence[str], ke
 
 
 def _lookup(tables: list[datasets.Dataset], index: dict, key: str, columns: list[str]):
+    tables = [table.select_columns(columns) for table in tables]  # once: each call fingerprints
+
     def add_media(batch: dict) -> dict:
         if key not in batch:  # a filter/map over other columns (input_columns): no media needed
             return batch
@@ -142,7 +144,7 @@ def _lookup(tables: list[datasets.Dataset], index: dict, key: str, columns: list
             rows = [i for i, (n, _) in enumerate(found) if n == number]
             if not rows:
                 continue
-            values = table.select_columns(columns)[[found[i][1] for i in rows]]
+            values = table[[found[i][1] for i in rows]]
             for column in columns:
                 for i, value in zip(rows, values[column]):
                     fetched[column][i] = value
