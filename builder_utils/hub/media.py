@@ -93,7 +93,9 @@ def media_rows(
             if rows._indices is not None:
                 positions = rows._indices.column(0).take(pa.array(positions, pa.int64())).to_pylist()
             parts.append(rows.data.table.select(columns).take(pa.array(positions, pa.int64())))
-            features = features or datasets.Features({c: rows.features[c] for c in columns})
+            if features is None:
+                known = rows.features  # a deep copy per access: read it once
+                features = datasets.Features({c: known[c] for c in columns})
             keys_in_parts += keys
         table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         if len(parts) > 1:
@@ -164,8 +166,9 @@ def attach_media(questions, media, key: str | None = None):
 
     Nothing is copied: a ``Dataset`` gets a ``with_transform`` that reads a row's media from the
     media table when the row is read, so ``select``, ``shuffle``, ``train_test_split`` and
-    ``filter(..., input_columns=[...])`` work on the small question table (a ``filter`` without
-    ``input_columns`` reads the media of every row it looks at; or filter before attaching).
+    ``filter(..., input_columns=[...])`` over columns other than the key work on the small
+    question table (a ``filter`` on whole rows reads the media of every row it looks at; or
+    filter before attaching).
     ``features`` stays the questions' (the transform adds the media columns as the media
     table decodes them; cast the media table first, e.g. ``Audio(decode=False)``). An
     ``IterableDataset`` gets a ``map`` that looks each batch up in ``media``, which must then

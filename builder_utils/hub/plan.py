@@ -173,7 +173,8 @@ def plan_export(
         rows = sum(len(ds) for ds in splits.values())
         inline = shared = 0
         for ds in splits.values():
-            columns = [c for c in ds.column_names if isinstance(ds.features[c], (datasets.Image, datasets.Audio))]
+            known = ds.features  # a deep copy per access: read it once
+            columns = [c for c, f in known.items() if isinstance(f, (datasets.Image, datasets.Audio))]
             embedded = 0
             for column in columns:
                 storage = ds.data.column(column)
