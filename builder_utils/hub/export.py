@@ -423,6 +423,7 @@ def export_builder(
                     )
             infos[name] = _dataset_info(name, built_splits, result.configs[name])
             entries[name] = config_entry(config_dir(name), splits)
+        names = list(outputs)  # with the media configuration
         del built, outputs
 
         card_data = merge_metadata(
@@ -439,7 +440,8 @@ def export_builder(
             if files:
                 stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
                 plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
-        descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS} | added_descriptions(layout)
+        descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
+        descriptions |= added_descriptions(layout)
         card = render_card(
             template, card_data, all_configs, stats, descriptions, plots,
             card_configs.get_default_config_name(), _generator_name(),
@@ -447,7 +449,7 @@ def export_builder(
         if media == "shared":
             card = with_join_section(card, layout, [n for n in entries if n not in (layout.media_config, CONVERSATIONS)])
         (staging / README).write_text(str(card), encoding="utf-8")
-        _move_into_place(staging, out, [config_dir(n) for n in entries])
+        _move_into_place(staging, out, [config_dir(n) for n in names])
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(out.iterdir()):
