@@ -357,6 +357,7 @@ def export_builder(
     builders' caches are keyed by path, and a fresh build is cheap next to embedding).
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
     :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see :func:`merge_metadata`).
+
     ``media="shared"`` writes the question configurations without media plus the builder's
     media configuration; ``"conversations"`` among ``configs`` adds that configuration;
     ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
