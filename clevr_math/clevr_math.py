@@ -99,6 +99,16 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     CARD_GROUP_COLUMNS = ("category", "template")
     # Rows are small (the image is a path in the Arrow cache); big batches write faster.
     DEFAULT_WRITER_BATCH_SIZE = 10000
+    # Read by builder_utils.hub (--media shared, the conversations configuration).
+    HUB_LAYOUT = {
+        "media_column": "image",
+        "key": "image_filename",
+        "media_config": "images",
+        "conversations_from": "general",
+        "conversation_media": "images",
+        "turn": {"user": "question", "assistant": "label"},
+        "turn_fields": ["question_id", "category", "template", "template_index"],
+    }
 
     def checked_config(self, builder_config: ClevrMathConfig) -> None:
         for split in ("train", "test"):  # bad selections fail here, not deep in a worker
