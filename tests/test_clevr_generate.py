@@ -761,7 +761,7 @@ def test_cli_question_types_and_named_sets(tmp_path, scenes):
 
 
 def _error_of(argv, capsys) -> str:
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "error" in line]
     assert len(lines) == 1 and "Traceback" not in err, err
