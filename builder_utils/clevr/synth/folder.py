@@ -303,7 +303,8 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             )
     except (ValueError, OSError, DaskUnavailable) as exc:
         message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename and exc.strerror else exc
-        parser.error(str(message))
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)  # one line: the arguments parsed fine
+        return 2
     except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)
         return exit_status(stop)
