@@ -25,6 +25,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from tqdm import tqdm
@@ -32,7 +33,7 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output, write_atomic
 from builder_utils.interrupt import exit_status, stop_on_signals
 
-from ..distributed import DaskUnavailable, ordered_map
+from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
 
@@ -199,6 +200,7 @@ def write_clevr_folder(
     planned = _planned(counts, render, seed)
     previous = _check_out_dir(root, planned, overwrite)
     if dask is not None:
+        require_dask()  # before anything is written
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
     (root / "scenes").mkdir(parents=True, exist_ok=True)
@@ -208,13 +210,17 @@ def write_clevr_folder(
     write_atomic(root / MANIFEST, json.dumps(claimed, indent=1, sort_keys=True) + "\n")
     bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress, desc="synthetic CLEVR")
     try:
-        for split, count in counts.items():
-            image_dir = root / "images" / split if render else None
-            if image_dir is not None:
-                image_dir.mkdir(parents=True, exist_ok=True)
-            # results come back in task order, so the file does not depend on scheduling
-            results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc, dask=dask)
-            _write_scene_file(root / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+        with ExitStack() as stack:
+            # one cluster for every split
+            client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
+            for split, count in counts.items():
+                image_dir = root / "images" / split if render else None
+                if image_dir is not None:
+                    image_dir.mkdir(parents=True, exist_ok=True)
+                # results come back in task order, so the file does not depend on scheduling
+                results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
+                                      client=client)
+                _write_scene_file(root / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
     except BaseException:
         _remove_our_temporaries(root, counts)
         raise
