@@ -165,8 +165,12 @@ def _pool_map(fn, tasks, num_workers, lookahead) -> Iterator[Any]:
 
 
 def _dask_map(client, fn, tasks, lookahead) -> Iterator[Any]:
-    workers = max(sum(client.nthreads().values()), 1)
-    ahead = lookahead or 2 * workers
+    def ahead() -> int:
+        # Asked again as results arrive: workers of an adaptive or jobqueue cluster join late.
+        # Results wait on the workers until fetched, so a long lookahead costs the client nothing.
+        return lookahead or 2 * max(sum(client.nthreads().values()), 1)
+
+    limit = ahead()
     run = uuid.uuid4().hex[:8]
     name = getattr(fn, "__name__", "task")
     pending: deque = deque()
@@ -177,10 +181,12 @@ def _dask_map(client, fn, tasks, lookahead) -> Iterator[Any]:
     try:
         for k, task in enumerate(tasks):
             pending.append(submit(k, task))
-            if len(pending) > ahead:
+            if len(pending) > limit:
                 future = pending.popleft()
                 yield future.result()
                 future.release()
+                if k % 16 == 0:
+                    limit = ahead()
         while pending:
             future = pending.popleft()
             yield future.result()

@@ -7,6 +7,7 @@ exit status, the message, the user's files and the debris (see ``safety_harness.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -149,6 +150,9 @@ GENERATOR_CASES = [
     Case("Ctrl-C with two workers", _big_run(2, "--instances_per_template", "3", count=6000),
          exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".q.json.*.tmp"),
          check=_output_file_absent("q.json"), timeout=60),
+    Case("SIGTERM on a local Dask cluster", _big_run(2, "--dask", "local"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM during parquet output with two workers", _big_run(2, "--output_format", "parquet",
                                                                     "--scenes_per_shard", "100"),
          exit_code=143, interrupt=signal.SIGTERM,
@@ -226,6 +230,10 @@ SYNTH_CASES = [
          exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_some_images,
          check=_output_file_absent("world/scenes/CLEVR_val_scenes.json"), timeout=120),
 ]
+
+
+if importlib.util.find_spec("distributed") is None:  # the [dask] extra (make test installs it)
+    GENERATOR_CASES = [case for case in GENERATOR_CASES if "Dask" not in case.name]
 
 
 @pytest.mark.parametrize("case", GENERATOR_CASES + SYNTH_CASES, ids=lambda c: c.name)
