@@ -145,11 +145,11 @@ GENERATOR_CASES = [
     Case("SIGTERM with two workers", _big_run(2),
          exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
          check=_output_file_absent("q.json"), timeout=120),
-    # The whole run takes minutes (40,000 questions); the hang timeout is far shorter, so
-    # waiting for the queued windows before stopping fails the row.
-    Case("Ctrl-C with two workers", _big_run(2, "--instances_per_template", "3", count=6000),
+    # The whole run takes minutes even with 2 workers (300,000 questions); the hang timeout is
+    # far shorter, so waiting for the queued windows before stopping fails the row.
+    Case("Ctrl-C with two workers", _big_run(2, "--instances_per_template", "5", count=6000),
          exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".q.json.*.tmp"),
-         check=_output_file_absent("q.json"), timeout=60),
+         check=_output_file_absent("q.json"), timeout=30),
     Case("SIGTERM on a local Dask cluster", _big_run(2, "--dask", "local"),
          exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
          check=_output_file_absent("q.json"), timeout=120),
