@@ -78,7 +78,7 @@ def main() -> None:
     rows.append((f"--dask local, {args.workers} workers (incl. start-up)",
                  *run("dask_local", "--dask", "local", "--num_workers", str(args.workers))))
 
-    print(f"\n| mode | wall s | questions | questions/s | speed-up | identical |\n|---|---:|---:|---:|---:|---|")
+    print("\n| mode | wall s | questions | questions/s | speed-up | identical |\n|---|---:|---:|---:|---:|---|")
     for name, took, count, digest in rows:
         print(f"| {name} | {took:.1f} | {count:,} | {count / took:,.0f} | {one[0] / took:.2f}x | "
               f"{'yes' if digest == one[2] else 'NO'} |")
