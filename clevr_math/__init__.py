@@ -1,9 +1,14 @@
 """The CLEVR-Math dataset builder.
 
-Example:
-    >>> from clevr_math import ClevrMath
-    >>> builder = ClevrMath(config_name="general", data_dir="CLEVR_v1.0")  # doctest: +SKIP
-    >>> builder.download_and_prepare()                                      # doctest: +SKIP
+Example (``data_dir``: an unzipped CLEVR_v1.0, or ``clevr-math synth --out DIR``)::
+
+    from clevr_math import ClevrMath
+    builder = ClevrMath(config_name="general", data_dir="CLEVR_v1.0")
+    builder.download_and_prepare()
+    ds = builder.as_dataset()
+
+The reference (configurations, columns, options, what differs from the original release) is
+``README.md`` beside this file.
 """
 
 from clevr_math.clevr_math import ClevrMath

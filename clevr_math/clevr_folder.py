@@ -74,8 +74,16 @@ def find_splits(root: str) -> list[SplitSource]:
     Raises :class:`ClevrDataError` naming the missing file or folder.
 
     Example:
-        >>> [s.hf_split for s in find_splits("CLEVR_v1.0")]  # doctest: +SKIP
-        ['train', 'validation', 'test']
+        >>> import os, tempfile
+        >>> from builder_utils.clevr.synth import write_clevr_folder
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"train": 1, "val": 1}, seed=0, progress=False)
+        >>> [s.hf_split for s in find_splits(root)]          # no test scenes: no test split
+        ['train', 'validation']
+        >>> os.remove(root / "scenes" / "CLEVR_val_scenes.json")
+        >>> find_splits(root)
+        Traceback (most recent call last):
+        ...
+        clevr_math.clevr_folder.ClevrDataError: .../CLEVR_val_scenes.json: scene file not found (the validation split needs it). ...
     """
     if not os.path.isdir(root):
         raise ClevrDataError(f"CLEVR data folder {root} does not exist. {DATA_OPTIONS}")

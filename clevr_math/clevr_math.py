@@ -81,11 +81,18 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     ``scenes/CLEVR_test_scenes.json`` exists) or, without it, from the official CLEVR_v1.0.zip.
     Any field of :class:`ClevrMathConfig` can be overridden as a keyword argument.
 
-    Example:
-        >>> builder = ClevrMath(config_name="multihop", data_dir="CLEVR_v1.0", seed=1)  # doctest: +SKIP
-        >>> builder.download_and_prepare(num_proc=2)                                    # doctest: +SKIP
-        >>> builder.as_dataset(split="test")[0]["category"]                             # doctest: +SKIP
-        5
+    Example (the test split's questions are all multihop, category 5)::
+
+        builder = ClevrMath(config_name="multihop", data_dir="CLEVR_v1.0", seed=1)
+        builder.download_and_prepare(num_proc=2)
+        builder.as_dataset(split="test")[0]["category"]     # 5
+
+    A bad option is refused on construction, naming the valid ones:
+
+        >>> ClevrMath(config_name="general", data_dir="CLEVR_v1.0", sed=1)
+        Traceback (most recent call last):
+        ...
+        builder_utils.builder.ConfigError: unknown CLEVR-Math config option(s) sed; valid: add_post_prompt, ...
     """
 
     DATASET_NAME = "CLEVR-Math"

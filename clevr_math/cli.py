@@ -75,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``clevr-math``; returns the exit status (2 with one line on stderr for bad input).
 
     Example:
-        >>> main(["demo", "--out", "/tmp/clevr_math_demo"])  # doctest: +SKIP
+        >>> import tempfile
+        >>> main(["synth", "--out", tempfile.mkdtemp(), "--num_scenes", "2", "--no_render"])
         0
     """
     return run_command(build_parser(), argv)

@@ -6,9 +6,9 @@ export them to ``OUT/hub`` in the layout ``push_to_hub`` writes (Parquet shards 
 embedded, a dataset card), load each back with ``datasets.load_dataset(OUT/hub, config)`` and
 print the split sizes and a few rows. ``clevr-math push --folder OUT/hub`` would upload it.
 
-Example:
-    >>> run_demo("demo_output", num_scenes=30)  # doctest: +SKIP
-    {'general': DatasetDict(...), 'multihop': DatasetDict(...)}
+Example (what ``clevr-math demo`` runs; about a minute)::
+
+    run_demo("demo_output", num_scenes=30)   # {'general': DatasetDict(...), 'multihop': DatasetDict(...)}
 """
 
 from __future__ import annotations
@@ -38,8 +38,11 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     """Write a synthetic CLEVR_v1.0 folder (train, val, test) to ``OUT/CLEVR_v1.0``.
 
     Example:
-        >>> make_world("demo_output", num_scenes=30, seed=0)  # doctest: +SKIP
-        'demo_output/CLEVR_v1.0'
+        >>> import os, tempfile
+        >>> out = tempfile.mkdtemp()
+        >>> world = make_world(out, num_scenes=1, seed=0)
+        >>> os.path.relpath(world, out), sorted(os.listdir(os.path.join(world, "images")))
+        ('CLEVR_v1.0', ['test', 'train', 'val'])
     """
     from builder_utils.clevr.synth import write_clevr_folder
 
@@ -57,8 +60,9 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
 def describe(config_name: str, dataset: datasets.DatasetDict, rows: int = 3) -> str:
     """Split sizes, category counts and the first ``rows`` rows of each split, as text.
 
-    Example:
-        >>> print(describe("general", load_exported("demo_output/clevr_math/hub", "general")))  # doctest: +SKIP
+    Example (after ``clevr-math demo``)::
+
+        print(describe("general", load_exported("demo_output/clevr_math/hub", "general")))
     """
     lines = [f"== {config_name} =="]
     for split, ds in dataset.items():
@@ -91,10 +95,10 @@ def run_demo(
     already there is refused with :class:`builder_utils.owned.NotOurFolderError` before anything
     is written.
 
-    Example:
-        >>> loaded = run_demo("/tmp/demo", num_scenes=10)  # doctest: +SKIP
-        >>> sorted(loaded["multihop"])                       # doctest: +SKIP
-        ['test', 'train', 'validation']
+    Example (about a minute: it builds and exports both configurations)::
+
+        loaded = run_demo("/tmp/demo", num_scenes=10)
+        sorted(loaded["multihop"])           # ['test', 'train', 'validation']
     """
     out_dir = os.path.abspath(out_dir)
     folders = OwnedFolders(out_dir, OWNER)

@@ -58,7 +58,11 @@ def load_released_questions(path: str) -> list[dict]:
     """The ``questions`` list of a released file; :class:`ReleasedQuestionsError` if malformed.
 
     Example:
-        >>> load_released_questions("clevr-math-val.json")[0]["question"]  # doctest: +SKIP
+        >>> import json, os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "clevr-math-val.json")
+        >>> with open(path, "w") as f:
+        ...     json.dump({"questions": [{"question": "Subtract all red cubes. How many cubes are left?"}]}, f)
+        >>> load_released_questions(path)[0]["question"]
         'Subtract all red cubes. How many cubes are left?'
     """
     try:

@@ -81,8 +81,12 @@ def compute_split_file(
     search's report plus clip counts) are written atomically. Returns the report.
 
     Example:
-        >>> compute_split_file("release", "splits.csv", "report.json", candidates=200, keep=10)["files"]  # doctest: +SKIP
-        {'train': 1194, 'validation': 398, 'test': 399}
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> report = compute_split_file(root, root.parent / "splits.csv", None, candidates=20, keep=5)
+        >>> report["files"]            # the official CSVs, default options: 1193 / 399 / 399
+        {'train': 3, 'validation': 1, 'test': 1}
     """
     from clotho_aqa.recompute import recompute_release_splits
     from clotho_aqa.release import find_release_files

@@ -208,9 +208,12 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
     normalised (:func:`~clotho_aqa.answers.normalize_answer`); a warning gives how many changed.
 
     Example:
-        >>> questions = read_qa_csv("data/clotho_aqa_val.csv", "validation")  # doctest: +SKIP
-        >>> questions[0].answers  # doctest: +SKIP
-        ('yes', 'yes', 'yes')
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> questions = read_qa_csv(root / "clotho_aqa_val.csv", "validation")
+        >>> questions[0].answers, questions[0].line
+        (('yes', 'yes', 'yes'), 2)
     """
     path = Path(path)
     rows = list(_records(path, QA_COLUMNS))
@@ -292,9 +295,12 @@ def read_metadata_csv(path: str | os.PathLike) -> dict[str, ClipMetadata]:
     """Read ``clotho_aqa_metadata.csv`` into a dict keyed by file name as written there.
 
     Example:
-        >>> meta = read_metadata_csv("data/clotho_aqa_metadata.csv")  # doctest: +SKIP
-        >>> meta["river_mouth3.wav"].keywords[:2]  # doctest: +SKIP
-        ('river', 'water')
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> meta = read_metadata_csv(root / "clotho_aqa_metadata.csv")
+        >>> meta["Crickets at the market 03.wav"].keywords[:2]
+        ('engine', 'birds')
     """
     path = Path(path)
     result: dict[str, ClipMetadata] = {}
@@ -346,9 +352,12 @@ class AudioIndex:
     point outside it.
 
     Example:
-        >>> index = AudioIndex("data/audio_files")  # doctest: +SKIP
-        >>> index.resolve("souffle_me_tallique.wav").name  # doctest: +SKIP
-        'souffle_me.tallique.wav'
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> index = AudioIndex(root / "audio_files")     # holds tin_can_da.nce.wav, as the zip spells it
+        >>> index.resolve("tin_can_da_nce.wav").name
+        'tin_can_da.nce.wav'
     """
 
     def __init__(self, audio_dir: str | os.PathLike):
@@ -412,9 +421,12 @@ def read_questions(csv_paths: Mapping[str, str | os.PathLike]) -> list[Question]
     """Read several QA tables (split name -> path) and check that no clip is in two splits.
 
     Example:
-        >>> questions = read_questions(find_release_files("my_release")["csv"])  # doctest: +SKIP
-        >>> len(questions)  # doctest: +SKIP
-        11946
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> questions = read_questions(find_release_files(root)["csv"])
+        >>> len(questions)                               # 5 clips, 6 questions each
+        30
     """
     questions: list[Question] = []
     first_seen: dict[str, tuple[str, Path, int]] = {}
@@ -452,9 +464,12 @@ def load_release(
     channel count differ from the declared 44.1 kHz mono are counted in a warning.
 
     Example:
-        >>> release = load_release(find_release_files("my_release")["csv"], "my_release/audio_files")  # doctest: +SKIP
-        >>> len(release.file_names())  # doctest: +SKIP
-        1991
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> release = load_release(find_release_files(root)["csv"], root / "audio_files")
+        >>> len(release.file_names())
+        5
     """
     questions = read_questions(csv_paths)
     index = AudioIndex(audio_dir)
@@ -515,9 +530,12 @@ def find_release_files(data_dir: str | os.PathLike) -> dict:
     "audio_zip": path or None}``; a missing QA CSV is an error naming the expected path.
 
     Example:
-        >>> files = find_release_files("my_release")  # doctest: +SKIP
-        >>> sorted(files["csv"])  # doctest: +SKIP
-        ['test', 'train', 'validation']
+        >>> import os, tempfile
+        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
+        >>> files = find_release_files(root)
+        >>> sorted(files["csv"]), files["audio_zip"]
+        (['test', 'train', 'validation'], None)
     """
     root = Path(data_dir)
     if not root.is_dir():

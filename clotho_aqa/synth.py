@@ -57,8 +57,9 @@ class SyntheticRelease:
     """What :func:`write_synthetic_release` wrote: the folder and the expected sizes.
 
     Example:
-        >>> rel = write_synthetic_release("/tmp/rel", num_files=5, seed=0)  # doctest: +SKIP
-        >>> rel.num_rows["train"], rel.num_questions["train"]  # doctest: +SKIP
+        >>> import os, tempfile
+        >>> rel = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0)
+        >>> rel.num_rows["train"], rel.num_questions["train"]
         (54, 18)
     """
 
@@ -153,9 +154,10 @@ def write_synthetic_release(
     ``.clotho-aqa-synth.json``): a user's folder is never replaced.
 
     Example:
-        >>> rel = write_synthetic_release("/tmp/clotho_synth", num_files=10, seed=1)  # doctest: +SKIP
-        >>> sorted(p.name for p in rel.root.iterdir())[:2]  # doctest: +SKIP
-        ['audio_files', 'clotho_aqa_metadata.csv']
+        >>> import os, tempfile
+        >>> rel = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "clotho_synth"), num_files=10, seed=1)
+        >>> sorted(p.name for p in rel.root.iterdir())[:3]
+        ['.clotho-aqa-synth.json', 'audio_files', 'clotho_aqa_metadata.csv']
     """
     if num_files < 3:
         raise ValueError(f"num_files must be at least 3 (one clip per split), got {num_files}")

@@ -6,17 +6,16 @@ helper does the work: build every listed configuration through the real ``datase
 the sizes recorded in the builder's info, a unique key column, splits that share nothing, and
 that a second builder with the same arguments reuses the cache (same Arrow files, same rows).
 
-Example:
-    >>> spec = BuilderSpec(
-    ...     builder_class=ClevrMath,
-    ...     data_dir=str(clevr_folder),
-    ...     configs={"general": {"train": 120, "validation": 80}},
-    ...     unique_column="question_id",
-    ...     disjoint_column="image_filename",
-    ... )                                                             # doctest: +SKIP
-    >>> built = check_builder(spec, cache_dir=tmp_path / "cache")     # doctest: +SKIP
-    >>> built["general"]["train"].num_rows                            # doctest: +SKIP
-    120
+Example::
+    spec = BuilderSpec(
+        builder_class=ClevrMath,
+        data_dir=str(clevr_folder),              # a folder the test generated
+        configs={"general": {"train": 120, "validation": 80}},
+        unique_column="question_id",
+        disjoint_column="image_filename",
+    )
+    built = check_builder(spec, cache_dir=tmp_path / "cache")
+    built["general"]["train"].num_rows           # 120
 """
 
 from __future__ import annotations
@@ -61,8 +60,12 @@ def make_builder(spec: BuilderSpec, config_name: str, cache_dir: str | os.PathLi
     """A builder for one configuration of ``spec`` (not yet prepared).
 
     Example:
-        >>> make_builder(spec, "general", tmp_path).config.name      # doctest: +SKIP
-        'general'
+        >>> import tempfile
+        >>> from clevr_math import ClevrMath
+        >>> spec = BuilderSpec(ClevrMath, data_dir="CLEVR_v1.0", builder_kwargs={"seed": 3})
+        >>> builder = make_builder(spec, "multihop", tempfile.mkdtemp())
+        >>> builder.config.name, builder.config.seed
+        ('multihop', 3)
     """
     kwargs = {**spec.builder_kwargs, **overrides}
     return spec.builder_class(config_name=config_name, data_dir=spec.data_dir, cache_dir=str(cache_dir), **kwargs)
@@ -71,8 +74,9 @@ def make_builder(spec: BuilderSpec, config_name: str, cache_dir: str | os.PathLi
 def build(spec: BuilderSpec, config_name: str, cache_dir: str | os.PathLike, num_proc: int | None = None, **overrides):
     """Prepare one configuration; return ``(builder, DatasetDict)``.
 
-    Example:
-        >>> builder, ds = build(spec, "general", tmp_path)            # doctest: +SKIP
+    Example (``spec`` as in the module's example)::
+
+        builder, ds = build(spec, "general", tmp_path)
     """
     builder = make_builder(spec, config_name, cache_dir, **overrides)
     builder.download_and_prepare(num_proc=num_proc if num_proc is not None else spec.num_proc)
@@ -93,7 +97,13 @@ def assert_splits_disjoint(name: str, dataset: datasets.DatasetDict, column: str
     """No value of ``column`` appears in two splits.
 
     Example:
-        >>> assert_splits_disjoint("general", ds, "image_filename")   # doctest: +SKIP
+        >>> ds = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"image_filename": ["a.png", "b.png"]}),
+        ...                            "test": datasets.Dataset.from_dict({"image_filename": ["b.png"]})})
+        >>> try:
+        ...     assert_splits_disjoint("general", ds, "image_filename")
+        ... except AssertionError as error:
+        ...     print(str(error).splitlines()[0])
+        general: image_filename='b.png' is in both train and test
     """
     seen: dict[Any, str] = {}
     for split, ds in dataset.items():
@@ -106,7 +116,9 @@ def assert_unique(name: str, dataset: datasets.DatasetDict, column: str) -> None
     """Every value of ``column`` is unique across all splits.
 
     Example:
-        >>> assert_unique("general", ds, "question_id")                # doctest: +SKIP
+        >>> ds = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"question_id": ["q0", "q1"]}),
+        ...                            "test": datasets.Dataset.from_dict({"question_id": ["q2"]})})
+        >>> assert_unique("general", ds, "question_id")                  # passes: no duplicate
     """
     values = [v for ds in dataset.values() for v in ds[column]]
     assert len(values) == len(set(values)), f"{name}: {len(values) - len(set(values))} duplicate {column} values"
@@ -116,7 +128,13 @@ def assert_same_rows(a: datasets.Dataset, b: datasets.Dataset, what: str) -> Non
     """Same features and the same rows in the same order (images compared by stored path/bytes).
 
     Example:
-        >>> assert_same_rows(ds1["train"], ds2["train"], "num_proc=2")  # doctest: +SKIP
+        >>> one = datasets.Dataset.from_dict({"question_id": ["q0", "q1"]})
+        >>> assert_same_rows(one, datasets.Dataset.from_dict({"question_id": ["q0", "q1"]}), "num_proc=2")
+        >>> try:
+        ...     assert_same_rows(one, datasets.Dataset.from_dict({"question_id": ["q1", "q0"]}), "num_proc=2")
+        ... except AssertionError as error:
+        ...     print(str(error).splitlines()[0])
+        num_proc=2: rows differ
     """
     assert a.features == b.features, f"{what}: features differ"
     assert a.num_rows == b.num_rows, f"{what}: {a.num_rows} rows != {b.num_rows} rows"
@@ -131,8 +149,9 @@ def _cache_stamps(dataset: datasets.DatasetDict) -> dict[str, int]:
 def check_builder(spec: BuilderSpec, cache_dir: str | os.PathLike) -> dict[str, datasets.DatasetDict]:
     """Build and check every configuration of ``spec``; return the built datasets by config.
 
-    Example:
-        >>> built = check_builder(spec, tmp_path / "cache")             # doctest: +SKIP
+    Example (``spec`` as in the module's example)::
+
+        built = check_builder(spec, tmp_path / "cache")     # {config: DatasetDict}
     """
     configs = spec.configs
     if configs is None:

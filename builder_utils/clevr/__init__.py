@@ -1,17 +1,25 @@
 """CLEVR scenes and the CLEVR functional language (stable public API).
 
+>>> import tempfile
 >>> from builder_utils.clevr import load_scenes, execute, answer
->>> scenes = load_scenes("CLEVR_val_scenes.json")                      # doctest: +SKIP
+>>> from builder_utils.clevr.synth import write_clevr_folder
+>>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 1}, seed=0, render=False, progress=False)
+>>> scenes = load_scenes(root / "scenes" / "CLEVR_val_scenes.json")
+>>> [obj["material"] for obj in scenes[0]["objects"]]
+['rubber', 'rubber', 'metal']
 >>> program = [{"function": "scene", "inputs": [], "value_inputs": []},
 ...            {"function": "filter_material", "inputs": [0], "value_inputs": ["metal"]},
 ...            {"function": "count", "inputs": [1], "value_inputs": []}]
->>> answer(program, scenes[0])                                          # doctest: +SKIP
-'2'
+>>> answer(program, scenes[0]), execute(program, scenes[0])
+('1', [[0, 1, 2], [2], 1])
 
 ``InvalidProgram``: a well-formed program without an answer on the scene (``unique`` over
 0 or 2+ objects, ``choose`` out of range, a negative ``subtraction``). ``MalformedProgram``
 (a ``ValueError``): a program that cannot run anywhere; its message names node and function.
 ``SceneError`` (a ``ValueError``): a malformed scene file; its message names file, scene, field.
+
+The question generator built on this language (templates, plan, search, text, chain of thought,
+balancing) is mapped module by module in ``README.md`` beside this file.
 """
 
 from .executor import (

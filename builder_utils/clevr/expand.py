@@ -2,10 +2,8 @@
 
 Template-only nodes expand into ``filter_*`` chains (non-null values, in the node's side-input
 order), preceded by ``relate`` for the relate family and followed by ``unique`` / ``count`` /
-``exist``; other nodes map one to one, with their drawn values as ``value_inputs``.
-
->>> expand_program(plan, instance)[0]                          # doctest: +SKIP
-{'function': 'scene', 'inputs': [], 'value_inputs': []}
+``exist``; other nodes map one to one, with their drawn values as ``value_inputs``. The
+generator writes every accepted instance's ``program`` this way (example: :func:`expand_program`).
 """
 
 from __future__ import annotations
@@ -23,8 +21,12 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
     ``filter_*`` chains (non-null values, in the node's side-input order) and their final
     ``relate``/``unique``/``count``/``exist``.
 
-    >>> expand_program(plan, instance)[0]                       # doctest: +SKIP
-    {'function': 'scene', 'inputs': [], 'value_inputs': []}
+    >>> from builder_utils.clevr.synth import generate_scenes
+    >>> from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+    >>> gen = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0))
+    >>> question = next(iter(gen.generate(generate_scenes(1, seed=0, split="val"))))
+    >>> question["program"][:2]        # written by expand_program: released form
+    [{'function': 'scene', 'inputs': [], 'value_inputs': []}, {'function': 'filter_color', 'inputs': [0], 'value_inputs': ['red']}]
     """
     program: list[dict[str, Any]] = []
     position: list[int] = []

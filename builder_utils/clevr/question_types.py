@@ -70,7 +70,10 @@ def parse_question_types(spec: str | Sequence[str] | None) -> list[str]:
 def coarse_types(template: Template) -> frozenset[str]:
     """The coarse question types a template belongs to (from its node types).
 
-    >>> sorted(coarse_types(template))                       # doctest: +SKIP
+    >>> from builder_utils.clevr.metadata import default_metadata
+    >>> from builder_utils.clevr.templates import load_template_set
+    >>> [one_hop] = [t for t in load_template_set("clevr", default_metadata()).templates if t.key == "one_hop:0"]
+    >>> sorted(coarse_types(one_hop))
     ['count', 'relation']
     """
     final = template.nodes[-1].type
@@ -99,8 +102,13 @@ def select_templates(templates: Sequence[Template], spec: str | Sequence[str] | 
     """The templates matching any token of ``spec`` (all of them when ``spec`` is empty),
     in set order. Unknown tokens and empty selections raise :class:`QuestionTypeError`.
 
-    >>> [t.key for t in select_templates(tset.templates, "zero_hop:0")]   # doctest: +SKIP
+    >>> from builder_utils.clevr.metadata import default_metadata
+    >>> from builder_utils.clevr.templates import load_template_set
+    >>> tset = load_template_set("clevr", default_metadata())
+    >>> [t.key for t in select_templates(tset.templates, "zero_hop:0")]
     ['zero_hop:0']
+    >>> len(select_templates(tset.templates, "count one_hop")) < len(tset.templates)
+    True
     """
     tokens = parse_question_types(spec)
     if not tokens:

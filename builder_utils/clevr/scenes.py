@@ -6,10 +6,14 @@ every scene as it goes and keeps only each scene's byte range. The returned :cla
 is a read-only sequence that parses scenes on demand; pickling it sends a path and two integer
 arrays, so handing a window of scenes to a worker process is cheap.
 
->>> scenes = load_scenes("CLEVR_val_scenes.json")        # doctest: +SKIP
->>> len(scenes), scenes[0]["image_filename"]              # doctest: +SKIP
-(15000, 'CLEVR_val_000000.png')
->>> batch = scenes.window(0, 100)                         # doctest: +SKIP
+>>> import tempfile
+>>> from builder_utils.clevr.synth import write_clevr_folder
+>>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 20}, seed=0, render=False, progress=False)
+>>> scenes = load_scenes(root / "scenes" / "CLEVR_val_scenes.json")
+>>> len(scenes), scenes[0]["image_filename"]
+(20, 'CLEVR_val_000000.png')
+>>> [scene["image_index"] for scene in scenes.window(10, 13)]
+[10, 11, 12]
 """
 
 from __future__ import annotations
@@ -344,9 +348,13 @@ class SceneFile(Sequence):
     path and the byte offsets, so a ``SceneFile`` (or a :meth:`part` of it) is cheap to hand
     to worker processes, which then read their scenes with :meth:`window`.
 
-    >>> scenes = load_scenes("scenes.json")                   # doctest: +SKIP
-    >>> first_hundred = scenes.window(0, 100)                 # doctest: +SKIP
-    >>> worker_share = scenes.part(100, 200)                  # doctest: +SKIP
+    >>> import pickle, tempfile
+    >>> from builder_utils.clevr.synth import write_clevr_folder
+    >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 20}, seed=0, render=False, progress=False)
+    >>> scenes = load_scenes(root / "scenes" / "CLEVR_val_scenes.json")
+    >>> worker_share = pickle.loads(pickle.dumps(scenes.part(10, 20)))   # what a worker receives
+    >>> worker_share.window(0, 2) == scenes.window(10, 12)
+    True
     """
 
     def __init__(self, path: str, info: dict, starts: array, ends: array, stamp: tuple[int, int]):
@@ -388,7 +396,11 @@ class SceneFile(Sequence):
     def window(self, start: int, stop: int) -> list[dict]:
         """Parse scenes ``start`` (inclusive) to ``stop`` (exclusive) with one read.
 
-        >>> load_scenes("scenes.json").window(10, 20)   # doctest: +SKIP
+        >>> import tempfile
+        >>> from builder_utils.clevr.synth import write_clevr_folder
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 20}, seed=0, render=False, progress=False)
+        >>> [scene["image_index"] for scene in load_scenes(root / "scenes" / "CLEVR_val_scenes.json").window(10, 12)]
+        [10, 11]
         """
         if not 0 <= start <= stop <= len(self):
             raise IndexError(f"{self.path}: window [{start}, {stop}) out of range ({len(self)} scenes)")
@@ -405,8 +417,11 @@ class SceneFile(Sequence):
     def part(self, start: int, stop: int) -> SceneFile:
         """A ``SceneFile`` over scenes ``[start, stop)`` of the same file (offsets only).
 
-        >>> load_scenes("scenes.json").part(0, 1000)     # doctest: +SKIP
-        SceneFile('scenes.json', 1000 scenes)
+        >>> import tempfile
+        >>> from builder_utils.clevr.synth import write_clevr_folder
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 20}, seed=0, render=False, progress=False)
+        >>> len(load_scenes(root / "scenes" / "CLEVR_val_scenes.json").part(0, 5))
+        5
         """
         if not 0 <= start <= stop <= len(self):
             raise IndexError(f"{self.path}: part [{start}, {stop}) out of range ({len(self)} scenes)")
@@ -420,9 +435,12 @@ def load_scenes(path: str | os.PathLike, *, metadata: Metadata | None = None) ->
     coordinates, one list of valid object indices per object for each of the four relations).
     Problems raise :class:`SceneError` naming the file, the scene and the field.
 
-    >>> scenes = load_scenes("CLEVR_val_scenes.json")   # doctest: +SKIP
-    >>> scenes.info["split"], len(scenes)               # doctest: +SKIP
-    ('val', 15000)
+    >>> import tempfile
+    >>> from builder_utils.clevr.synth import write_clevr_folder
+    >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 3}, seed=0, render=False, progress=False)
+    >>> scenes = load_scenes(root / "scenes" / "CLEVR_val_scenes.json")
+    >>> scenes.info["split"], len(scenes)
+    ('val', 3)
     """
     path = os.fspath(path)
     vocab = _vocabulary(metadata)
