@@ -32,7 +32,7 @@ from .cot import NodeTrace, render_cot
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, selected_sets
 from .options import SceneData, shuffled
-from .plan import ARITHMETIC_FUNCTIONS, CompiledTemplate, bound_arithmetic, compile_template
+from .plan import CompiledTemplate, bound_arithmetic, compile_template
 from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .question_types import select_templates
@@ -270,9 +270,7 @@ class QuestionGenerator:
         if self.options.add_post_prompt:
             text = with_post_prompt(text, template.answer_type)
         program = expand_program(plan, instance)
-        arithmetic = [
-            instance.outputs[k] for k, node in enumerate(template.nodes) if node.type in ARITHMETIC_FUNCTIONS
-        ]
+        arithmetic = [instance.outputs[k] for k in plan.arithmetic]
         selected = selected_sets(plan, instance)
         trace = [
             NodeTrace(
