@@ -45,8 +45,8 @@ def one_hop_count() -> dict:
     return {
         "params": params,
         "text": [
-            "How many <Z2> <C2> <M2> <S2>s are <R> the <Z> <C> <M> <S>?",
-            "What number of <Z2> <C2> <M2> <S2>s [are there] <R> the <Z> <C> <M> <S>?",
+            "How many <Z2> <C2> <M2> <S2>s can be found <R> the <Z> <C> <M> <S>?",
+            "Counting the <Z2> <C2> <M2> <S2>s [that are] <R> the <Z> <C> <M> <S>, what do you get?",
         ],
         "nodes": [
             {"type": "scene", "inputs": []},
@@ -122,7 +122,7 @@ BAD = {
         ["node 2 (relate_filter_count)", "needs a Relation side input"],
     ),
     "param missing from a text variant": (
-        lambda t: t["text"].__setitem__(1, "What number of <Z2> <C2> <M2> <S2>s are <R> the <Z> <M> <S>?"),
+        lambda t: t["text"].__setitem__(1, "Counting the <Z2> <C2> <M2> <S2>s <R> the <Z> <M> <S>, what do you get?"),
         ["template 1: text 1", "param <C> does not appear in this text variant"],
     ),
     "undeclared placeholder in text": (
