@@ -25,7 +25,7 @@ import datasets
 
 from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
-from builder_utils.clevr.templates import TEMPLATE_SETS
+from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.cache_key import cache_hash
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -125,8 +125,8 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             # max_operations only filters a template set; it cannot make longer chains.
             logger.warning(
                 "CLEVR-Math config %r: max_operations=%d, but the longest template of %s has %d "
-                "operations; write longer chains with `python builder_utils/clevr/templates/"
-                "make_chain_templates.py --max-operations %d --output-dir DIR` and pass template_set=DIR",
+                "operations; write longer chains with `python -m builder_utils.clevr.chain_templates "
+                "--max-operations %d --output-dir DIR` and pass template_set=DIR",
                 builder_config.name, builder_config.max_operations, builder_config.template_set, longest,
                 builder_config.max_operations,
             )
@@ -246,7 +246,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
         # Generating only the wanted templates (rather than filtering afterwards) lets every
         # test image get its held-out question and spends the train budget on the others.
         question_types = None if set(keys) == every else keys
-        shipped = config.template_set in TEMPLATE_SETS
+        shipped = config.template_set in SHIPPED_TEMPLATE_SETS
         return GeneratorOptions(
             templates=config.template_set if shipped else "clevr_math",
             template_dir=None if shipped else config.template_set,

@@ -24,7 +24,8 @@ CATEGORIES: tuple[str, ...] = (
     "multihop",
 )
 
-TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
+# The shipped template sets a CLEVR-Math configuration may name (the generator also ships "clevr").
+CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
 
 # Fields that describe the dataset content; they feed the cache hash and the error messages.
 CONTENT_FIELDS: tuple[str, ...] = (
@@ -101,10 +102,10 @@ class ClevrMathConfig(datasets.BuilderConfig):
             >>> ClevrMathConfig(name="x").validate()  # defaults are valid
         """
         where = f"CLEVR-Math config {self.name!r}"
-        if self.template_set not in TEMPLATE_SETS and not os.path.isdir(str(self.template_set)):
+        if self.template_set not in CLEVR_MATH_TEMPLATE_SETS and not os.path.isdir(str(self.template_set)):
             raise ConfigError(
                 f"{where}: unknown template_set {self.template_set!r}; valid: "
-                f"{', '.join(TEMPLATE_SETS)} or a path to a folder of template files"
+                f"{', '.join(CLEVR_MATH_TEMPLATE_SETS)} or a path to a folder of template files"
             )
         if self.holdout_category is not None and self.holdout_category not in CATEGORIES:
             raise ConfigError(

@@ -22,7 +22,7 @@ from builder_utils.clevr.question_types import (
     select_templates,
 )
 from builder_utils.clevr.templates import (
-    TEMPLATE_SETS,
+    SHIPPED_TEMPLATE_SETS,
     TemplateError,
     load_synonyms,
     load_template_file,
@@ -232,7 +232,7 @@ def test_the_generator_refuses_a_folder_with_a_bad_template(tmp_path):
 
 
 def test_shipped_sets_load_with_global_family_indices():
-    for name in TEMPLATE_SETS:
+    for name in SHIPPED_TEMPLATE_SETS:
         tset = load_template_set(name, META, SYNONYMS)
         assert [t.family_index for t in tset.templates] == list(range(len(tset.templates)))
         assert list(tset.families) == sorted(tset.families, key=lambda stem: stem + ".json")

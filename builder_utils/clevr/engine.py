@@ -1,7 +1,7 @@
 """Instantiating one template on one scene: a depth-first search over object bitmasks.
 
 The search walks a template's compiled steps (:mod:`.plan`) in order, trying each node's
-options (:mod:`.options`) in a random order drawn from the scene's generator. A partial state
+choices (:mod:`.choices`) in a random order drawn from the scene's generator. A partial state
 is pruned as soon as a ``unique`` sees other than one object, a function has no valid result
 or a constraint fails; a complete state is accepted when the caller's answer check (balancing,
 answer range) passes and the question is not degenerate. Every option tried counts against a
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .executor import InvalidProgram, SceneIndex
-from .options import SceneData, filter_options, relate_options, shuffled
+from .choices import SceneData, filter_choices, relate_choices, shuffled
 from .plan import (
     CHOOSE,
     FILTER,
@@ -145,9 +145,9 @@ def search(
         if kind == FILTER or kind == RELATE:
             empties = None
             if kind == FILTER:
-                options, empties = filter_options(step, data, outputs[step.inputs[0]], values)
+                options, empties = filter_choices(step, data, outputs[step.inputs[0]], values)
             else:
-                options = relate_options(step, data, outputs[step.inputs[0]], values, rng)
+                options = relate_choices(step, data, outputs[step.inputs[0]], values, rng)
             reduce, free, rel_param = step.reduce, step.free, step.rel_param
             for option in shuffled(options, rng):
                 remaining[0] -= 1

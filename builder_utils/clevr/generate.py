@@ -31,12 +31,12 @@ from .balance import AnswerBalancer, balancing_windows
 from .cot import NodeTrace, render_cot
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, selected_sets
-from .options import SceneData, shuffled
+from .choices import SceneData, shuffled
 from .plan import CompiledTemplate, bound_arithmetic, compile_template
 from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .question_types import select_templates
-from .templates import TEMPLATE_SETS, Template, load_synonyms, load_template_set
+from .templates import SHIPPED_TEMPLATE_SETS, Template, load_synonyms, load_template_set
 from .text import number_agreement, realise, with_post_prompt
 
 __all__ = [
@@ -90,8 +90,8 @@ class GeneratorOptions:
     time_dfs: bool = False
 
     def __post_init__(self) -> None:
-        if self.template_dir is None and self.templates not in TEMPLATE_SETS:
-            raise ValueError(f"unknown template set {self.templates!r}; choose from {', '.join(TEMPLATE_SETS)}")
+        if self.template_dir is None and self.templates not in SHIPPED_TEMPLATE_SETS:
+            raise ValueError(f"unknown template set {self.templates!r}; choose from {', '.join(SHIPPED_TEMPLATE_SETS)}")
         for name, low in (("templates_per_image", 1), ("instances_per_template", 1), ("search_budget", 1),
                           ("reset_counts_every", 0)):
             value = getattr(self, name)

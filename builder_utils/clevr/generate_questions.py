@@ -25,7 +25,7 @@ from .generate import DEFAULT_SEARCH_BUDGET, GeneratorOptions, QuestionGenerator
 from .metadata import MetadataError
 from .question_types import COARSE_TYPES, QuestionTypeError
 from .scenes import SceneError, load_scenes
-from .templates import TEMPLATE_SETS, TemplateError
+from .templates import SHIPPED_TEMPLATE_SETS, TemplateError
 
 __all__ = ["build_parser", "main", "write_questions"]
 
@@ -53,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--metadata_file", default=None, help="functional-language metadata (default: the shipped one)")
     io.add_argument("--synonyms_json", default=None, help="value and word synonyms (default: the shipped one)")
     io.add_argument("--template_dir", default=None, help="folder of template *.json files (overrides --templates)")
-    io.add_argument("--templates", default="clevr", choices=TEMPLATE_SETS,
+    io.add_argument("--templates", default="clevr", choices=SHIPPED_TEMPLATE_SETS,
                     help="shipped template set (default: clevr, the nine CLEVR families)")
     sel = p.add_argument_group("which scenes")
     sel.add_argument("--scene_start_idx", type=int, default=0, help="first scene (position in the file)")

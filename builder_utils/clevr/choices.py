@@ -1,6 +1,7 @@
-"""The options of filter and relate nodes on one scene, and the per-scene caches.
+"""The choices of filter and relate nodes on one scene (what the search tries), and the
+per-scene caches.
 
-Options for a filter node are the attribute combinations present among its *declared* input
+The choices for a filter node are the attribute combinations present among its *declared* input
 objects (for relate nodes: the scene's combinations intersected with the objects related to
 the input object), using only the attributes the node lists. ``filter_count``, ``filter`` and
 ``filter_exist`` also get placeholders for combinations that match nothing, drawn when the
@@ -12,7 +13,7 @@ naturally), then from the whole vocabulary. ``relate_filter`` offers empty selec
 ``relate_filter_exist`` offer every empty one.
 
 >>> data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))   # doctest: +SKIP
->>> options, empties = filter_options(step, data, data.index.all_mask, {})     # doctest: +SKIP
+>>> choices, empties = filter_choices(step, data, data.index.all_mask, {})     # doctest: +SKIP
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 from .executor import SceneIndex
 from .plan import ATTRS, NULL_KEY, Step
 
-__all__ = ["SceneData", "filter_options", "relate_options", "shuffled"]
+__all__ = ["SceneData", "filter_choices", "relate_choices", "shuffled"]
 
 # Share of "trivial" relate options (the relation does not narrow the filter) kept, as in
 # the reference generator.
@@ -94,7 +95,7 @@ def shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
         yield a[i]
 
 
-def filter_options(step: Step, data: SceneData, mask: int, values: dict) -> tuple[list, "_EmptyKeys | None"]:
+def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tuple[list, "_EmptyKeys | None"]:
     """The options of a filter-family step on input ``mask``: ``(key, selected)`` pairs for
     the combinations present, plus (for count/exist/filter) ``None`` placeholders that stand
     for combinations matching nothing, drawn from the returned :class:`_EmptyKeys` when the
@@ -189,7 +190,7 @@ class _EmptyKeys:
         return None
 
 
-def relate_options(step: Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
+def relate_choices(step: Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
     """The ``(relation, key, selected)`` options of a relate-family step on object ``obj``.
 
     ``relate_filter_unique`` keeps one-object selections; ``relate_filter_count`` /
