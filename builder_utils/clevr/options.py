@@ -1,0 +1,349 @@
+"""The question generator's options, each declared once.
+
+An option is one field of :class:`GeneratorOptions` written with :func:`option`: its default,
+its check, its help text, and whether ``generate-questions`` has a flag for it and dataset
+builders expose it in their configs. Everything else is derived from that one declaration:
+
+* :class:`GeneratorOptions` checks every field in ``__post_init__`` (:func:`check_options`);
+* :func:`add_option_flags` adds a ``--NAME`` flag per command-line option to an argparse parser
+  (type, default, choices and help from the declaration) and :func:`options_from_args` reads
+  them back;
+* :func:`builder_fields` makes the fields a builder config inherits (``ClevrMathConfig`` does),
+  :func:`check_options` checks them there too, and :func:`generator_settings` hands their
+  values to :class:`GeneratorOptions`.
+
+So adding an option is one field here, plus its test.
+
+>>> options = GeneratorOptions(templates="clevr_math", max_answer=10)
+>>> options.templates_per_image, option_names(builder=True)[:2]
+(10, ('seed', 'templates_per_image'))
+>>> GeneratorOptions(templates_per_image=0)
+Traceback (most recent call last):
+...
+ValueError: templates_per_image must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .question_types import COARSE_TYPES
+from .templates import SHIPPED_TEMPLATE_SETS
+
+__all__ = [
+    "DEFAULT_SEARCH_BUDGET",
+    "Choice",
+    "Flag",
+    "GeneratorOptions",
+    "Integer",
+    "FilePath",
+    "Words",
+    "add_option_flags",
+    "builder_fields",
+    "check_options",
+    "generator_settings",
+    "option",
+    "option_names",
+    "options_from_args",
+]
+
+DEFAULT_SEARCH_BUDGET = 2000
+"""Options tried per template and image before the search moves on (see BENCHMARKS.md)."""
+
+_KEY = "generator_option"
+
+
+# -- checks: each knows its value kind, so that it also gives the argparse flag ----------------
+
+
+class Integer:
+    """An ``int`` (not a bool) ``>= minimum``; ``None`` too when ``optional``.
+
+    >>> Integer(1)("templates_per_image", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: templates_per_image must be an integer >= 1, got True
+    """
+
+    def __init__(self, minimum: int, *, optional: bool = False):
+        self.minimum, self.optional = minimum, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if type(value) is not int or value < self.minimum:
+            alternative = " or None" if self.optional else ""
+            raise ValueError(f"{name} must be an integer >= {self.minimum}{alternative}, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"type": int}
+
+
+class Flag:
+    """``True`` or ``False`` (a command-line switch).
+
+    >>> Flag()("add_post_prompt", "yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: add_post_prompt must be True or False, got 'yes'
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if type(value) is not bool:
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"action": "store_true"}
+
+
+class Choice:
+    """One of a fixed list of strings.
+
+    >>> Choice(("a", "b"))("mode", "c")
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be one of a, b, got 'c'
+    """
+
+    def __init__(self, choices: Sequence[str]):
+        self.choices = tuple(choices)
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value not in self.choices:
+            raise ValueError(f"{name} must be one of {', '.join(self.choices)}, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"choices": self.choices}
+
+
+class FilePath:
+    """``None`` or a file-system path (``str`` or ``os.PathLike``).
+
+    >>> FilePath()("metadata_file", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: metadata_file must be a path or None, got 3
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise ValueError(f"{name} must be a path or None, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {}
+
+
+class Words:
+    """``None`` or non-empty strings: a list, or one string of comma-separated words; gives a
+    tuple (hashable, so that a builder config can hash it).
+
+    >>> Words()("question_types", "count,exist")
+    ('count', 'exist')
+    >>> Words()("question_types", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: question_types is empty; pass None to keep every template
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None:
+            return value
+        words = tuple(w for w in value.split(",") if w) if isinstance(value, str) else value
+        if isinstance(words, (str, bytes)) or not isinstance(words, Sequence) or not all(
+            isinstance(w, str) and w for w in words
+        ):
+            raise ValueError(f"{name} must be a list of non-empty strings, got {value!r}")
+        if not words:
+            raise ValueError(f"{name} is empty; pass None to keep every template")
+        return tuple(words)
+
+    def flag(self) -> dict:
+        return {"nargs": "+", "metavar": "WORD"}
+
+
+Check = Callable[[str, Any], Any]
+
+
+def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
+           requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None):
+    """Declare one generator option (a dataclass field of :class:`GeneratorOptions`).
+
+    ``check(name, value)`` returns the (possibly normalised) value or raises ``ValueError``;
+    ``help`` may use argparse's ``%(default)s``. ``group`` names the ``generate-questions``
+    argument group of its ``--NAME`` flag (``None``: no flag); ``builder`` exposes it in dataset
+    builder configs. ``requires`` names an option that must not be ``None`` when this one is
+    set (truthy); with ``ignored_with`` set, this option is not checked (it is ignored). ``flag``
+    adds or overrides argparse keywords.
+
+    >>> [f.name for f in dataclasses.fields(GeneratorOptions) if f.metadata[_KEY]["builder"]][:1]
+    ['seed']
+    """
+    meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
+            "ignored_with": ignored_with, "flag": flag or {}}
+    return dataclasses.field(default=default, metadata={_KEY: meta})
+
+
+@dataclasses.dataclass
+class GeneratorOptions:
+    """Everything that decides the generated questions (and nothing else does).
+
+    ``templates`` names a shipped set (``clevr``, ``clevr_math``, ``clevr_math_chains``) and
+    is ignored when ``template_dir`` is given; ``metadata_file`` / ``synonyms_json`` default
+    to the shipped files. ``max_answer`` refuses Integer answers above it (CLEVR-Math: 10);
+    with ``bound_intermediate_counts`` it also bounds every ``addition`` / ``subtraction``
+    result on the way (the question's ``intermediate_counts``), so a chain never passes
+    through more than ``max_answer`` objects. ``search_budget`` bounds the options tried per
+    template and image.
+
+    >>> GeneratorOptions(templates="clevr_math", max_answer=10).templates_per_image
+    10
+    >>> GeneratorOptions(bound_intermediate_counts=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: bound_intermediate_counts needs max_answer
+    """
+
+    templates: str = option(
+        "clevr", Choice(SHIPPED_TEMPLATE_SETS), "shipped template set (default: %(default)s, the nine CLEVR families)",
+        group="inputs and outputs", ignored_with="template_dir")
+    template_dir: str | os.PathLike | None = option(
+        None, FilePath(), "folder of template *.json files (overrides --templates)", group="inputs and outputs")
+    metadata_file: str | os.PathLike | None = option(
+        None, FilePath(), "functional-language metadata (default: the shipped one)", group="inputs and outputs")
+    synonyms_json: str | os.PathLike | None = option(
+        None, FilePath(), "value and word synonyms (default: the shipped one)", group="inputs and outputs")
+    seed: int = option(
+        0, Integer(0), "random seed (%(default)s); same inputs and seed = same questions", builder=True)
+    templates_per_image: int = option(
+        10, Integer(1), "templates instantiated per image (%(default)s)", builder=True)
+    instances_per_template: int = option(
+        1, Integer(1), "questions per template and image (%(default)s)", builder=True)
+    reset_counts_every: int = option(
+        250, Integer(0), "scenes per balancing window; counts reset at multiples of it (%(default)s; 0 = never)",
+        builder=True)
+    question_types: tuple[str, ...] | None = option(
+        None, Words(), f"restrict templates: family stems, stem:index, or coarse types ({', '.join(COARSE_TYPES)}); "
+        "comma or space separated",
+        builder=True, flag={"metavar": "TYPE"})
+    add_post_prompt: bool = option(
+        False, Flag(), "append an answer-format sentence (by answer type) to every question", builder=True)
+    max_answer: int | None = option(
+        None, Integer(0, optional=True), "refuse Integer answers above this", builder=True)
+    bound_intermediate_counts: bool = option(
+        False, Flag(), "with --max_answer: also refuse questions whose intermediate counts exceed it",
+        builder=True, requires="max_answer")
+    search_budget: int = option(
+        DEFAULT_SEARCH_BUDGET, Integer(1), "search states per template and image (%(default)s)")
+    verbose: bool = option(False, Flag(), "log every template tried to stderr", group="running")
+    time_dfs: bool = option(False, Flag(), "with --verbose: time each template search", group="running")
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+
+def _declared(cls: type = GeneratorOptions) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(cls) if _KEY in f.metadata]
+
+
+def option_names(*, builder: bool | None = None, cls: type = GeneratorOptions) -> tuple[str, ...]:
+    """Names of the declared options (only those builders expose, with ``builder=True``).
+
+    >>> "search_budget" in option_names(), "search_budget" in option_names(builder=True)
+    (True, False)
+    """
+    return tuple(f.name for f in _declared(cls) if builder is None or f.metadata[_KEY]["builder"] == builder)
+
+
+def check_options(obj: Any, *, where: str | None = None, error: type[Exception] = ValueError) -> None:
+    """Check (and normalise in place) every declared option field of ``obj``: a
+    :class:`GeneratorOptions` or a builder config made with :func:`builder_fields`. Errors are
+    ``error("<where>: <message>")``, the message naming the field and the valid values.
+
+    >>> check_options(GeneratorOptions(), where="config 'x'")
+    """
+    for f in _declared(type(obj)):
+        meta = f.metadata[_KEY]
+        ignored_with = meta["ignored_with"]
+        if ignored_with is not None and getattr(obj, ignored_with, None) is not None:
+            continue
+        try:
+            value = meta["check"](f.name, getattr(obj, f.name))
+            if meta["requires"] is not None and value and getattr(obj, meta["requires"], None) is None:
+                raise ValueError(f"{f.name} needs {meta['requires']}")
+        except ValueError as exc:
+            raise error(f"{where}: {exc}" if where else str(exc)) from None
+        if value is not getattr(obj, f.name):
+            object.__setattr__(obj, f.name, value)
+
+
+def add_option_flags(parser: argparse.ArgumentParser, cls: type = GeneratorOptions) -> dict[str, Any]:
+    """Add a ``--NAME`` flag per command-line option to ``parser``, in argument groups named
+    by the declarations (created unless ``parser`` already has one of that title); returns
+    the groups by title, so that a command can add its own flags beside them.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> groups = add_option_flags(parser)
+    >>> parser.parse_args(["--max_answer", "10"]).max_answer, sorted(groups)[0]
+    (10, 'generation')
+    """
+    groups = {g.title: g for g in parser._action_groups}
+    for f in _declared(cls):
+        meta = f.metadata[_KEY]
+        if meta["group"] is None:
+            continue
+        group = groups.get(meta["group"])
+        if group is None:
+            group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
+        keywords = {"default": f.default, "help": meta["help"], **meta["check"].flag(), **meta["flag"]}
+        group.add_argument(f"--{f.name}", **keywords)
+    return {title: g for title, g in groups.items() if title not in ("positional arguments", "options")}
+
+
+def options_from_args(args: argparse.Namespace, cls: type = GeneratorOptions, **overrides: Any) -> GeneratorOptions:
+    """The options a command line asks for (every flag :func:`add_option_flags` added), with
+    ``overrides`` replacing some of them.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = add_option_flags(parser)
+    >>> options_from_args(parser.parse_args(["--seed", "3"])).seed
+    3
+    """
+    names = [f.name for f in _declared(cls) if f.metadata[_KEY]["group"] is not None]
+    return cls(**{**{name: getattr(args, name) for name in names}, **overrides})
+
+
+def builder_fields(name: str, cls: type = GeneratorOptions, **defaults: Any) -> type:
+    """A dataclass holding the options builders expose (``builder=True``), with the same
+    declarations, to be inherited by a builder config; ``defaults`` replace some defaults.
+
+    >>> Fields = builder_fields("Fields", max_answer=10)
+    >>> Fields().max_answer, [f.name for f in dataclasses.fields(Fields)][-1]
+    (10, 'bound_intermediate_counts')
+    """
+    unknown = set(defaults) - set(option_names(builder=True, cls=cls))
+    if unknown:
+        raise TypeError(f"not options builders expose: {', '.join(sorted(unknown))}")
+    specs = []
+    for f in _declared(cls):
+        if f.metadata[_KEY]["builder"]:
+            default = defaults.get(f.name, f.default)
+            specs.append((f.name, f.type, dataclasses.field(default=default, metadata=f.metadata)))
+    return dataclasses.make_dataclass(name, specs)
+
+
+def generator_settings(obj: Any, cls: type = GeneratorOptions) -> dict[str, Any]:
+    """The values of the options builders expose, read from a builder config, as keyword
+    arguments for :class:`GeneratorOptions`.
+
+    >>> generator_settings(builder_fields("Fields", seed=4)())["seed"]
+    4
+    """
+    return {name: getattr(obj, name) for name in option_names(builder=True, cls=cls)}
