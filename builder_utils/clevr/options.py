@@ -284,17 +284,19 @@ def check_options(obj: Any, *, where: str | None = None, error: type[Exception] 
             object.__setattr__(obj, f.name, value)
 
 
-def add_option_flags(parser: argparse.ArgumentParser, cls: type = GeneratorOptions) -> dict[str, Any]:
-    """Add a ``--NAME`` flag per command-line option to ``parser``, in argument groups named
-    by the declarations (created unless ``parser`` already has one of that title); returns
-    the groups by title, so that a command can add its own flags beside them.
+def add_option_flags(parser: argparse.ArgumentParser, groups: dict[str, Any] | None = None,
+                     cls: type = GeneratorOptions) -> None:
+    """Add a ``--NAME`` flag per command-line option to ``parser``: type, default, choices
+    and help from the declaration. ``groups`` maps the declared group names (``inputs and
+    outputs``, ``generation``, ``running``) to the command's argument groups; a group it does
+    not name is created.
 
     >>> parser = argparse.ArgumentParser()
-    >>> groups = add_option_flags(parser)
-    >>> parser.parse_args(["--max_answer", "10"]).max_answer, sorted(groups)[0]
-    (10, 'generation')
+    >>> add_option_flags(parser)
+    >>> parser.parse_args(["--max_answer", "10"]).max_answer
+    10
     """
-    groups = {g.title: g for g in parser._action_groups}
+    groups = dict(groups or {})
     for f in _declared(cls):
         meta = f.metadata[_KEY]
         if meta["group"] is None:
@@ -304,7 +306,6 @@ def add_option_flags(parser: argparse.ArgumentParser, cls: type = GeneratorOptio
             group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
         keywords = {"default": f.default, "help": meta["help"], **meta["check"].flag(), **meta["flag"]}
         group.add_argument(f"--{f.name}", **keywords)
-    return {title: g for title, g in groups.items() if title not in ("positional arguments", "options")}
 
 
 def options_from_args(args: argparse.Namespace, cls: type = GeneratorOptions, **overrides: Any) -> GeneratorOptions:
@@ -312,7 +313,7 @@ def options_from_args(args: argparse.Namespace, cls: type = GeneratorOptions, **
     ``overrides`` replacing some of them.
 
     >>> parser = argparse.ArgumentParser()
-    >>> _ = add_option_flags(parser)
+    >>> add_option_flags(parser)
     >>> options_from_args(parser.parse_args(["--seed", "3"])).seed
     3
     """
