@@ -102,10 +102,10 @@ def test_resampled_sine_keeps_frequency_length_and_amplitude(tmp_path, target):
 
 
 def test_resampling_keeps_channels_and_same_rate_is_untouched(stereo):
-    path, data = stereo  # 22.05 kHz, (frames, 2): a 220 Hz tone and a constant
+    path, data = stereo  # (frames, 2) at 22.05 kHz: a 110 Hz tone (220 cycles per 44,100 frames) and a constant
     array, rate = decode_audio({"bytes": None, "path": str(path)}, sampling_rate=11_025)
     assert rate == 11_025 and array.shape == (2, 1103)  # 2205 frames at half the rate, rounded up
-    assert _dominant_frequency(array[0], rate) == pytest.approx(220, abs=10)  # 0.1 s: 10 Hz bins
+    assert _dominant_frequency(array[0], rate) == pytest.approx(110, abs=10)  # 0.1 s: 10 Hz bins
     np.testing.assert_allclose(array[1, 200:-200], -0.25, atol=1e-3)
     mono, _ = decode_audio({"bytes": None, "path": str(path)}, sampling_rate=11_025, mono=True)
     np.testing.assert_allclose(mono, array.mean(axis=0), atol=1e-6)
