@@ -22,7 +22,7 @@ AUDIO_TORCHCODEC ?= torchcodec>=0.11,<0.14
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
 $(LEGACY_STAMP): setup.cfg pyproject.toml
