@@ -174,6 +174,8 @@ def log_to_stderr(prog: str, *packages: str, level: int = logging.INFO) -> Itera
     handler = _StderrHandler()
     handler.setFormatter(_CommandFormatter(prog))
     loggers = [logging.getLogger(name) for name in dict.fromkeys((*packages, CORE_LOGGER))]
+    # A command run inside another (`clevr-math synth` runs synth's own main) keeps the outer one's.
+    loggers = [logger for logger in loggers if not any(isinstance(h, _StderrHandler) for h in logger.handlers)]
     saved = [(logger.level, logger.propagate) for logger in loggers]
     for logger in loggers:
         logger.addHandler(handler)
