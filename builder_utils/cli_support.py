@@ -174,18 +174,21 @@ def log_to_stderr(prog: str, *packages: str, level: int = logging.INFO) -> Itera
     handler = _StderrHandler()
     handler.setFormatter(_CommandFormatter(prog))
     loggers = [logging.getLogger(name) for name in dict.fromkeys((*packages, CORE_LOGGER))]
-    # A command run inside another (`clevr-math synth` runs synth's own main) keeps the outer one's.
-    loggers = [logger for logger in loggers if not any(isinstance(h, _StderrHandler) for h in logger.handlers)]
     saved = [(logger.level, logger.propagate) for logger in loggers]
+    # A command run inside another (`clevr-math synth` runs synth's own main) keeps the outer
+    # one's handler and name, and sets the level (its --quiet) for its own run.
+    added = [logger for logger in loggers if not any(isinstance(h, _StderrHandler) for h in logger.handlers)]
     for logger in loggers:
-        logger.addHandler(handler)
         logger.setLevel(level)
         logger.propagate = False  # one line per record, even when the caller configured the root logger
+    for logger in added:
+        logger.addHandler(handler)
     try:
         yield
     finally:
-        for logger, (old_level, propagate) in zip(loggers, saved):
+        for logger in added:
             logger.removeHandler(handler)
+        for logger, (old_level, propagate) in zip(loggers, saved):
             logger.setLevel(old_level)
             logger.propagate = propagate
 
