@@ -51,7 +51,8 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argp
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
     parser.add_argument(
         "--max_shard_size", default=DEFAULT_MAX_SHARD_SIZE,
-        help=f"largest Parquet shard before embedding, e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
+        help="target size of one shard: its rows with the images/audio embedded, counted as push_to_hub "
+        f"counts them (Arrow bytes), e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
     )
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -92,7 +93,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
             num_proc=args.num_proc,
             max_shard_size=args.max_shard_size,
             cache_dir=args.cache_dir,
-            progress=not args.quiet,
+            progress=getattr(args, "progress", not args.quiet),  # set by run_command: bars only on a terminal
             **media_options(args),
         )
     except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
@@ -135,7 +136,7 @@ def _push_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--repo_id", required=True, help="dataset repository, e.g. my-name/clevr-math")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument("--revision", default=None, help="branch to push to (created if missing)")
-    parser.add_argument("--commit_message", default=None)
+    parser.add_argument("--commit_message", default=None, help="message of the Hub commit (default: \"Upload <configs> (<N> files)\")")
     parser.add_argument("--dry_run", action="store_true", help="list the files and sizes to upload; no network")
     return parser
 
