@@ -37,17 +37,24 @@ def _demo(argv: list[str]) -> int:
     return demo_main(argv)
 
 
-def _export(argv: list[str]) -> int:
-    from builder_utils.hub.cli import export_command
+def _hub_command(name: str, argv: list[str]) -> int:
+    from builder_utils.hub.cli import add_export_subcommand, add_push_subcommand
     from clevr_math.clevr_math import ClevrMath
 
-    return export_command(argv, ClevrMath, "clevr_math", prog="clevr-math export")
+    parser = argparse.ArgumentParser(prog="clevr-math")
+    subparsers = parser.add_subparsers()
+    add_export_subcommand(subparsers, ClevrMath, "clevr_math")
+    add_push_subcommand(subparsers)
+    args = parser.parse_args([name, *argv])
+    return args.run(args)
+
+
+def _export(argv: list[str]) -> int:
+    return _hub_command("export", argv)
 
 
 def _push(argv: list[str]) -> int:
-    from builder_utils.hub.cli import push_command
-
-    return push_command(argv, prog="clevr-math push")
+    return _hub_command("push", argv)
 
 
 COMMANDS: dict[str, Command] = {

@@ -41,6 +41,7 @@ from builder_utils.hub import (
 )
 from builder_utils.hub.card import config_entry, merge_metadata
 from builder_utils.hub.export import write_split
+from builder_utils.hub.manifest import MANIFEST
 from builder_utils.hub.cli import export_parser, _config_list
 from builder_utils.hub.plots import SPLIT_COLOURS, axis_ticks, bar_chart
 from builder_utils.hub.push import _merged_readme, card_for_repo
@@ -190,7 +191,7 @@ def test_reexport_of_one_config_keeps_the_others_and_foreign_card_entries(tmp_pa
     assert sorted(p.name for p in (out / "questions").iterdir()) == before
     for config in ("all", "questions", "yes_no_majority"):
         assert load_exported(out, config, cache_dir=tmp_path / "cache")["train"].num_rows > 0
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [MANIFEST]  # no staging left behind
 
 
 def test_same_inputs_give_byte_identical_exports(tmp_path):

@@ -8,10 +8,10 @@ Example:
 """
 
 from builder_utils.hub.card import CardError, CardTemplate, load_card_template
-from builder_utils.hub.cli import add_export_subcommand, add_push_subcommand, export_command, push_command
+from builder_utils.hub.cli import add_export_subcommand, add_push_subcommand
 from builder_utils.hub.export import ExportError, ExportResult, export_builder
 from builder_utils.hub.load import load_exported
-from builder_utils.hub.push import PushError, UploadPlan, plan_upload, push_folder
+from builder_utils.hub.push import PushError, PushPlan, UploadPlan, plan_push, plan_upload, push_folder
 
 __all__ = [
     "add_export_subcommand",
@@ -21,12 +21,12 @@ __all__ = [
     "ExportError",
     "ExportResult",
     "PushError",
+    "PushPlan",
     "UploadPlan",
     "export_builder",
-    "export_command",
     "load_card_template",
     "load_exported",
+    "plan_push",
     "plan_upload",
-    "push_command",
     "push_folder",
 ]

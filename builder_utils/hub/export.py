@@ -11,9 +11,14 @@ shards, image and audio files are embedded with ``datasets.table.embed_table_sto
 shard is written with ``Dataset.to_parquet``. ``datasets.load_dataset(OUT, config)`` then loads it
 with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
 
-Everything is written in a hidden staging folder inside ``OUT`` and moved into place by renames
-once complete, so a failure leaves ``OUT`` as it was. Configurations already in ``OUT`` (and
-listed by its card) are kept: their files stay, and the card keeps their ``configs`` entry.
+Everything is written in a hidden staging folder inside ``OUT`` (:mod:`builder_utils.hub.staging`)
+and moved into place file by file once complete, so a failure or an interruption leaves ``OUT``
+as it was. Export touches only its own files: ``OUT/.hub-export-manifest.json``
+(:mod:`builder_utils.hub.manifest`) lists every file it wrote, with its size and sha256. A
+re-export replaces only files of the manifest, removes the files of the re-exported
+configurations that it no longer writes (stale shards), and refuses to write over anything else.
+Configurations already in ``OUT`` are kept, and so is a card edited by hand
+(:mod:`builder_utils.hub.card_merge`).
 """
 
 from __future__ import annotations
@@ -21,8 +26,8 @@ from __future__ import annotations
 import contextlib
 import glob
 import importlib.metadata
+import logging
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -50,11 +55,15 @@ from builder_utils.hub.card import (
     read_card,
     render_card,
 )
+from builder_utils.hub.card_merge import card_state, marked_template, merged_card
+from builder_utils.hub.manifest import MANIFEST, FileRecord, difference, file_record, read_manifest, write_manifest
+from builder_utils.hub.staging import make_staging, remove_staging, signals_deferred, sweep_stale_staging
 from builder_utils.hub.stats import ConfigStats, config_statistics
+
+logger = logging.getLogger("builder_utils")
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 README = "README.md"
-_STAGING_PREFIX = ".export-"
 
 
 class ExportError(ValueError):
@@ -345,14 +354,26 @@ def export_builder(
     out = Path(out_dir).expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    existing = read_card(out / README)  # unparsable -> error now, before any work
+    # Every refusal about the folder comes now, before any work.
+    manifest = read_manifest(out)
+    state = card_state(out, manifest)
+    existing = read_card(out / README)
     created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        sweep_stale_staging(out)
+        staging = make_staging(out)
+    except OSError as exc:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        # Named as the user's folder: the hidden staging name would only confuse.
+        raise ExportError(f"{out}: cannot write into the export folder ({exc.strerror or exc})") from None
     result = ExportResult(folder=out)
-
-    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out))
     if cache_dir is None:
         cache_dir = tempfile.mkdtemp(prefix=".cache-", dir=staging)
+    hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
+    pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
+    template = marked_template(template, hand_set)
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
@@ -390,17 +411,23 @@ def export_builder(
             files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
             if files:
                 stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
-                plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
+                plots[name] = draw_plots(staging, stats[name], pretty_name)
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         card = render_card(
             template, card_data, all_configs, stats, descriptions, plots,
             card_configs.get_default_config_name(), _generator_name(),
         )
+        card = merged_card(card, existing, state)
         (staging / README).write_text(str(card), encoding="utf-8")
-        _move_into_place(staging, out, [config_dir(n) for n in names])
+        owners = {config_dir(n): n for n in card_configs}
+        owners.update({path: name for name, paths in plots.items() for path in paths})
+        # Stale candidates: every old file of a re-exported configuration, and the old plots of
+        # every configuration whose plots were drawn again.
+        replaced = set(names) | {(ASSETS_DIR, name) for name in plots}
+        _commit(staging, out, manifest, _staged_records(staging, owners), replaced)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created and not any(out.iterdir()):
+        remove_staging(staging)
+        if created and out.is_dir() and not any(out.iterdir()):
             out.rmdir()  # a failed first export leaves no empty folder behind
     result.seconds = time.perf_counter() - started
     return result
@@ -424,14 +451,73 @@ def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
     return ours + sorted(c for c in configs if c not in ours)
 
 
-def _move_into_place(staging: Path, out: Path, folders: Sequence[str]) -> None:
-    # Every file is complete before the first rename; the renames themselves cannot half-write.
-    retired = staging / ".retired"
-    retired.mkdir()
-    for folder in [*folders, ASSETS_DIR]:
-        new, final = staging / folder, out / folder
-        if final.exists():
-            os.rename(final, retired / folder)
-        if new.exists():
-            os.rename(new, final)
-    os.replace(staging / README, out / README)
+def _staged_records(staging: Path, owners: Mapping[str, str]) -> dict[str, FileRecord]:
+    """Every file the export wrote in ``staging`` (hidden ones excepted: marker, build cache),
+    each with the configuration owning it: by its own path (plots) or its top folder (shards)."""
+    records = {}
+    for path in sorted(staging.rglob("*")):
+        relative = path.relative_to(staging)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        name = relative.as_posix()
+        records[name] = file_record(staging, name, owners.get(name, owners.get(relative.parts[0])))
+    return records
+
+
+def _check_target(out: Path, record: FileRecord, manifest: Mapping[str, FileRecord]) -> None:
+    """Refuse to write ``record`` over anything in ``out`` that is not an unchanged file of ours."""
+    for parent in reversed(Path(record.path).parents):
+        folder = out / parent
+        if parent != Path(".") and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
+            raise ExportError(f"{folder}: export writes its folder {parent.as_posix()}/ there; move this away")
+    target = out / record.path
+    if not target.exists() and not target.is_symlink():
+        return
+    if record.path == README:
+        return  # checked by card_state and merged, not replaced blindly
+    if record.path not in manifest:
+        raise ExportError(
+            f"{target}: not written by export (not in {out / MANIFEST}); export never replaces "
+            "another file: move it away, or export to another folder"
+        )
+    # Size, type and symlinks, not the content: hashing every shard being replaced would re-read
+    # the whole old export; a file we wrote that was edited in place keeps its size only by chance.
+    reason = difference(out, manifest[record.path], hash_content=False)
+    if reason is not None:
+        raise ExportError(f"{target}: {reason}; export replaces only its own unchanged files: move it away")
+
+
+def _commit(
+    staging: Path, out: Path, manifest: Mapping[str, FileRecord], written: Mapping[str, FileRecord], replaced: set
+) -> None:
+    """Move the staged files into ``out``, remove our stale files, write the manifest.
+
+    Stale: a file of the old manifest that this export did not write again although it replaced
+    what the file belongs to: a configuration of ``replaced`` (a shard count that went down), or
+    a ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
+    only while its content is still what export wrote.
+    """
+    for record in written.values():
+        _check_target(out, record, manifest)
+
+    def is_replaced(record: FileRecord) -> bool:
+        return record.config in replaced or (record.path.split("/")[0], record.config) in replaced
+
+    stale = [record for path, record in manifest.items() if path not in written and is_replaced(record)]
+    # The renames take milliseconds; a signal in the middle would leave old and new shards mixed
+    # under one data_files glob, so it waits until they are done (only kill -9 cannot wait).
+    with signals_deferred():
+        for path in written:
+            (out / path).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(staging / path, out / path)
+        for record in stale:
+            reason = difference(out, record)
+            if reason is None:
+                (out / record.path).unlink()
+            elif reason != "missing":
+                logger.warning("%s: left in place (%s); it is no longer listed as export's", out / record.path, reason)
+        kept = {
+            path: record for path, record in manifest.items()
+            if path not in written and not is_replaced(record) and (out / path).is_file()
+        }
+        write_manifest(out, {**kept, **written})

@@ -1,0 +1,189 @@
+"""The export's hidden staging folder: made with a marker, removed on any exit, swept when stale.
+
+An export writes everything into ``OUT/.export-<random>/`` and moves it into place at the end.
+The folder holds a marker file naming the process (host, pid, start time), so a later export
+can tell a folder left behind by a killed run (``kill -9``, power loss) from another export
+still running, and from a user's own folder that happens to share the prefix: only a folder
+whose marker names a dead process of this host is removed.
+
+The marker is removed last, so a removal cut short still leaves a folder that is provably ours.
+
+Example:
+    >>> import tempfile
+    >>> out = Path(tempfile.mkdtemp())
+    >>> staging = make_staging(out)
+    >>> is_ours(staging), owner_alive(staging)
+    (True, True)
+    >>> remove_staging(staging)
+    >>> list(out.iterdir())
+    []
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import shutil
+import signal
+import socket
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+logger = logging.getLogger("builder_utils")
+
+STAGING_PREFIX = ".export-"
+MARKER = ".hub-export-staging"
+
+
+def _start_time(pid: int) -> str | None:
+    # Field 22 of /proc/<pid>/stat: the start time, which tells a reused pid from the original.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def make_staging(out: str | os.PathLike) -> Path:
+    """A new staging folder inside ``out``, with its marker.
+
+    Example:
+        >>> import tempfile
+        >>> make_staging(tempfile.mkdtemp()).name.startswith(STAGING_PREFIX)
+        True
+    """
+    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=out))
+    owner = {"host": socket.gethostname(), "pid": os.getpid(), "started": _start_time(os.getpid())}
+    (staging / MARKER).write_text(json.dumps(owner) + "\n", encoding="utf-8")
+    return staging
+
+
+def _owner(folder: Path) -> dict | None:
+    marker = folder / MARKER
+    if marker.is_symlink() or not marker.is_file():
+        return None
+    try:
+        owner = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(owner, dict) or not isinstance(owner.get("pid"), int):
+        return None
+    return owner
+
+
+def is_ours(folder: str | os.PathLike) -> bool:
+    """Whether ``folder`` is an export staging folder (prefix, real folder, readable marker).
+
+    Example:
+        >>> is_ours("/tmp")
+        False
+    """
+    folder = Path(folder)
+    return folder.name.startswith(STAGING_PREFIX) and folder.is_dir() and not folder.is_symlink() and _owner(folder) is not None
+
+
+def owner_alive(folder: str | os.PathLike) -> bool:
+    """Whether the export that made ``folder`` may still be running (True when unsure).
+
+    Example:
+        >>> owner_alive("/nonexistent")
+        True
+    """
+    owner = _owner(Path(folder))
+    if owner is None or owner.get("host") != socket.gethostname():
+        return True  # another machine's export on a shared file system: not ours to judge
+    pid = owner["pid"]
+    started = _start_time(pid)
+    if started is not None:
+        return owner.get("started") in (None, started)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def remove_staging(staging: str | os.PathLike) -> None:
+    """Remove a staging folder, its marker last; signals wait until it is gone.
+
+    Example:
+        >>> remove_staging("/nonexistent/.export-x")
+    """
+    staging = Path(staging)
+    if not staging.is_dir():
+        return
+    with signals_deferred():
+        for child in staging.iterdir():
+            if child.name == MARKER:
+                continue
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child, ignore_errors=True)
+            else:
+                child.unlink(missing_ok=True)
+        (staging / MARKER).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            staging.rmdir()
+
+
+def sweep_stale_staging(out: str | os.PathLike) -> list[Path]:
+    """Remove the staging folders in ``out`` left by exports that died; return them.
+
+    Folders without our marker, or whose export may still run, are left alone.
+
+    Example:
+        >>> sweep_stale_staging("/nonexistent")
+        []
+    """
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    removed = []
+    for folder in sorted(out.glob(STAGING_PREFIX + "*")):
+        if is_ours(folder) and not owner_alive(folder):
+            logger.warning("%s: removing the staging folder of an export that did not finish", folder)
+            remove_staging(folder)
+            removed.append(folder)
+    return removed
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block is done, then act on the first one received.
+
+    For the few renames that move a finished export into place: an interruption there would
+    leave half the new shards next to half the old ones. The held signal is then handled by the
+    handler that was in place (``KeyboardInterrupt``, or ``Terminated`` under
+    :func:`builder_utils.interrupt.stop_on_signals`). Outside the main thread this does nothing.
+
+    Example:
+        >>> seen = []
+        >>> previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append("handled"))
+        >>> with signals_deferred():
+        ...     os.kill(os.getpid(), signal.SIGTERM)
+        ...     seen.append("block done")
+        >>> seen
+        ['block done', 'handled']
+        >>> _ = signal.signal(signal.SIGTERM, previous)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in signals}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if received:
+            handler = previous[received[0]]
+            if callable(handler):
+                handler(received[0], None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), received[0])
