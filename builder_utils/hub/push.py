@@ -245,20 +245,22 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
     card = read_card(readme)
     if card is None:
         raise PushError(f"{readme}: missing; push uploads a folder written by `export`")
-    records = read_manifest(root)
-    if not records:
-        raise PushError(f"{root / MANIFEST}: missing; push uploads only files listed there by `export`: re-export the folder")
     configs = MetadataConfigs.from_dataset_card_data(card.data)
     if not configs:
         raise PushError(f"{readme}: the card has no `configs`; re-export the folder")
+    data_files = {}
     for name, entry in configs.items():
-        found = split_files(root, entry)
+        found = data_files[name] = split_files(root, entry)
         empty = [split for split, files in found.items() if not files]
         if not found or empty:
             raise PushError(
                 f"{readme}: config {name!r} names data files that are not in the folder "
                 f"(split(s) {', '.join(empty) or 'all'}); re-export it or remove it from the card"
             )
+    records = read_manifest(root)
+    if not records:
+        raise PushError(f"{root / MANIFEST}: missing; push uploads only files listed there by `export`: re-export the folder")
+    for name, found in data_files.items():
         foreign = [f for files in found.values() for f in files if Path(f).relative_to(root).as_posix() not in records]
         if foreign:
             raise PushError(
@@ -416,7 +418,7 @@ def push_folder(
         readme, kept = _merged_readme(plan.folder / README, remote_readme, repo_id)
         todo = plan_push(local_files(plan, readme), remote, plan.config_dirs)
         data = [item for item in todo.upload if item.path != README]
-        batches = commit_batches(data)
+        batches = commit_batches(data, COMMIT_FILES, COMMIT_BYTES)
         final: list = [CommitOperationDelete(path_in_repo=path) for path in todo.delete]
         if len(data) < len(todo.upload):
             final.insert(0, CommitOperationAdd(path_in_repo=README, path_or_fileobj=readme))
