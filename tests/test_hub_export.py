@@ -429,8 +429,9 @@ def test_push_commits_in_batches_card_and_deletions_last_and_resumes(exported, m
     monkeypatch.setattr(huggingface_hub, "HfApi", remote.api)
     monkeypatch.setattr(push_module, "COMMIT_FILES", 4)
 
-    push_folder(folder, "me/x", token="hf_x", create_pr=True, num_workers=2)
+    result = push_folder(folder, "me/x", token="hf_x", create_pr=True, num_workers=2)
     manifest = read_manifest(folder)
+    assert (result.uploaded, result.unchanged, result.deleted) == (len(manifest), 0, ["general/train-00007-of-00009.parquet"])
     uploaded = [path for commit in remote.commits for path in commit["add"]]
     assert sorted(uploaded) == sorted(manifest) and "general/notes.md" not in uploaded
     assert all(len(commit["add"]) <= 4 for commit in remote.commits)
@@ -446,11 +447,12 @@ def test_push_commits_in_batches_card_and_deletions_last_and_resumes(exported, m
     for path in set(manifest) - first:
         remote.files.pop(path, None)
     remote.commits.clear()
-    push_folder(folder, "me/x", token="hf_x", revision="refs/pr/7")
+    result = push_folder(folder, "me/x", token="hf_x", revision="refs/pr/7")
     assert sorted(p for c in remote.commits for p in c["add"]) == sorted(set(manifest) - first)
+    assert (result.uploaded, result.unchanged) == (len(set(manifest) - first), len(first))
     remote.commits.clear()
-    push_folder(folder, "me/x", token="hf_x")  # up to date: no commit at all
-    assert remote.commits == []
+    result = push_folder(folder, "me/x", token="hf_x")  # up to date: no commit at all
+    assert remote.commits == [] and result.uploaded == 0 and result.url == "https://hub.invalid/datasets/me/x"
 
 
 def test_push_plan_on_an_exported_folder(exported):

@@ -11,7 +11,7 @@ from builder_utils.hub.card import CardError, CardTemplate, load_card_template
 from builder_utils.hub.cli import add_export_subcommand, add_push_subcommand
 from builder_utils.hub.export import ExportError, ExportResult, export_builder
 from builder_utils.hub.load import load_exported
-from builder_utils.hub.push import PushError, PushPlan, UploadPlan, plan_push, plan_upload, push_folder
+from builder_utils.hub.push import PushError, PushPlan, PushResult, UploadPlan, plan_push, plan_upload, push_folder
 
 __all__ = [
     "add_export_subcommand",
@@ -22,6 +22,7 @@ __all__ = [
     "ExportResult",
     "PushError",
     "PushPlan",
+    "PushResult",
     "UploadPlan",
     "export_builder",
     "load_card_template",

@@ -149,7 +149,7 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
                 check_repo_id(args.repo_id)
                 print(plan_upload(args.folder, args.repo_id).describe(args.repo_id))
                 return 0
-            url = push_folder(
+            result = push_folder(
                 args.folder, args.repo_id, private=args.private, revision=args.revision,
                 commit_message=args.commit_message, token=args.token, create_pr=args.create_pr,
                 num_workers=args.num_workers,
@@ -157,7 +157,7 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
         except (PushError, ValueError, OSError) as exc:
             print(f"{prog}: error: {exc}", file=sys.stderr)
             return 2
-        print(f"pushed {args.folder} to datasets/{args.repo_id}: {url}")
+        print(f"pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}")
         return 0
 
     return _interruptible(prog, work, "run the same push again to upload the rest")

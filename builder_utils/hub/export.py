@@ -60,7 +60,7 @@ from builder_utils.hub.manifest import MANIFEST, FileRecord, difference, file_re
 from builder_utils.hub.staging import make_staging, remove_staging, signals_deferred, sweep_stale_staging
 from builder_utils.hub.stats import ConfigStats, config_statistics
 
-logger = logging.getLogger("builder_utils")
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 README = "README.md"
@@ -423,7 +423,7 @@ def export_builder(
         owners.update({path: name for name, paths in plots.items() for path in paths})
         # Stale candidates: every old file of a re-exported configuration, and the old plots of
         # every configuration whose plots were drawn again.
-        replaced = set(names) | {(ASSETS_DIR, name) for name in plots}
+        replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
         _commit(staging, out, manifest, _staged_records(staging, owners), replaced)
     finally:
         remove_staging(staging)

@@ -43,7 +43,7 @@ from builder_utils.hub.card import merge_metadata, read_card
 from builder_utils.hub.export import README, config_dir, split_files
 from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, read_manifest
 
-logger = logging.getLogger("builder_utils")
+logger = logging.getLogger(__name__)
 
 COMMIT_FILES = 100
 COMMIT_BYTES = 4 * 2**30
@@ -82,6 +82,26 @@ class PushPlan:
     upload: list[LocalFile] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     delete: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PushResult:
+    """What a push did: the last commit's URL (the repository's if none), files sent and skipped."""
+
+    url: str
+    uploaded: int = 0
+    unchanged: int = 0
+    deleted: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for the command line.
+
+        Example:
+            >>> PushResult("https://hub/x", 3, 1, ["a/train-00001-of-00002.parquet"]).summary()
+            '3 file(s) uploaded, 1 already on the Hub, 1 stale shard(s) deleted: https://hub/x'
+        """
+        return (f"{self.uploaded} file(s) uploaded, {self.unchanged} already on the Hub, "
+                f"{len(self.deleted)} stale shard(s) deleted: {self.url}")
 
 
 def git_blob_id(data: bytes) -> str:
@@ -375,9 +395,8 @@ def push_folder(
     endpoint: str | None = None,
     create_pr: bool = False,
     num_workers: int | None = None,
-) -> str:
-    """Upload what is missing of an exported folder in batched commits; return the last commit's
-    URL (or the repository's, when it was up to date).
+) -> PushResult:
+    """Upload what is missing of an exported folder in batched commits.
 
     The token comes from ``token``, else ``HF_TOKEN`` or the stored login (``hf auth login``);
     ``endpoint`` defaults to ``HF_ENDPOINT`` (huggingface.co). ``create_pr`` opens a pull request
@@ -387,7 +406,7 @@ def push_folder(
 
     Example::
 
-        push_folder("hub/clevr_math", "me/clevr-math", private=True)
+        push_folder("hub/clevr_math", "me/clevr-math", private=True).url
         # 'https://huggingface.co/datasets/me/clevr-math/commit/...'
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
@@ -422,9 +441,7 @@ def push_folder(
         final: list = [CommitOperationDelete(path_in_repo=path) for path in todo.delete]
         if len(data) < len(todo.upload):
             final.insert(0, CommitOperationAdd(path_in_repo=README, path_or_fileobj=readme))
-        logger.info("%s: %d file(s) to upload, %d already on the Hub, %d stale shard(s) to delete",
-                    repo_id, len(todo.upload), len(todo.unchanged), len(todo.delete))
-        url = f"{api.endpoint}/datasets/{repo_id}"
+        result = PushResult(f"{api.endpoint}/datasets/{repo_id}", len(todo.upload), len(todo.unchanged), todo.delete)
         target, open_pr = revision, create_pr
         with _xet_workers(num_workers):
             steps = [[CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(plan.folder / f.path)) for f in batch]
@@ -437,7 +454,7 @@ def push_folder(
                     repo_id, operations=operations, commit_message=title, repo_type="dataset",
                     revision=target, create_pr=open_pr, num_threads=num_workers or 5,
                 )
-                url = getattr(info, "commit_url", str(info))
+                result.url = getattr(info, "commit_url", str(info))
                 if open_pr:
                     target, open_pr = info.pr_revision, False
                     logger.warning("opened %s; if this push is cut short, resume with --revision %s", info.pr_url, target)
@@ -452,4 +469,4 @@ def push_folder(
             f"cannot reach the Hugging Face Hub to push {repo_id} ({type(exc).__name__}: {exc}); "
             "check the network, or use --dry_run to list the files"
         ) from None
-    return url
+    return result

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-logger = logging.getLogger("builder_utils")
+logger = logging.getLogger(__name__)
 
 STAGING_PREFIX = ".export-"
 MARKER = ".hub-export-staging"
