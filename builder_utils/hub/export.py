@@ -338,7 +338,9 @@ def export_builder(
     default a temporary one, removed afterwards (the
     builders' caches are keyed by path, and a fresh build is cheap next to embedding).
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
-    :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see :func:`merge_metadata`).
+    :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see
+    :mod:`builder_utils.hub.card_merge`); files export did not write are never replaced (see
+    :mod:`builder_utils.hub.manifest`), and the refusals come before any build.
 
     Example:
         >>> from clevr_math import ClevrMath
