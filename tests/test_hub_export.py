@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import re
 import shutil
@@ -563,3 +564,30 @@ def test_plot_bars_are_to_scale_on_a_ticked_axis(tmp_path):
     again = bar_chart(tmp_path / "q.png", "Rows per answer", rows, ["train", "test"],
                       subtitle="Clotho-AQA, configuration all", value_label="answer")
     assert Path(again).read_bytes() == Path(path).read_bytes()
+
+
+def test_a_commit_killed_midway_is_finished_by_the_next_export(tmp_path):
+    from builder_utils.hub.manifest import file_record
+    from builder_utils.hub.staging import MARKER, make_staging, sweep_stale_staging, write_journal
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a").mkdir()
+    (out / "a" / "train-00000-of-00002.parquet").write_bytes(b"old shard 0")
+    (out / "a" / "train-00001-of-00002.parquet").write_bytes(b"old shard 1")
+    (out / "a" / "notes.md").write_text("mine")
+    old = {p: file_record(out, p, "a") for p in ("a/train-00000-of-00002.parquet", "a/train-00001-of-00002.parquet")}
+    staging = make_staging(out)
+    (staging / "a").mkdir()
+    (staging / "a" / "train-00000-of-00001.parquet").write_bytes(b"new shard")
+    (staging / "README.md").write_text("---\nlicense: mit\n---\ncard\n")
+    new = {p: file_record(staging, p, "a" if p.startswith("a/") else None)
+           for p in ("a/train-00000-of-00001.parquet", "README.md")}
+    write_journal(staging, sorted(new), list(old.values()), new)
+    os.replace(staging / "README.md", out / "README.md")  # the kill came after the first move
+    (staging / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": "0"}))
+
+    assert sweep_stale_staging(out) == [staging]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        MANIFEST, "README.md", "a/notes.md", "a/train-00000-of-00001.parquet"]
+    assert read_manifest(out) == new and (out / "a" / "notes.md").read_text() == "mine"

@@ -56,8 +56,15 @@ from builder_utils.hub.card import (
     render_card,
 )
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
-from builder_utils.hub.manifest import MANIFEST, FileRecord, difference, file_record, read_manifest, write_manifest
-from builder_utils.hub.staging import make_staging, remove_staging, signals_deferred, sweep_stale_staging
+from builder_utils.hub.manifest import MANIFEST, FileRecord, difference, file_record, read_manifest
+from builder_utils.hub.staging import (
+    finish,
+    make_staging,
+    remove_staging,
+    signals_deferred,
+    sweep_stale_staging,
+    write_journal,
+)
 from builder_utils.hub.stats import ConfigStats, config_statistics
 
 logger = logging.getLogger(__name__)
@@ -356,14 +363,15 @@ def export_builder(
     out = Path(out_dir).expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    # Every refusal about the folder comes now, before any work.
-    manifest = read_manifest(out)
-    state = card_state(out, manifest)
-    existing = read_card(out / README)
     created = not out.exists()
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        # First what a killed export left: it may finish that export's moves into place.
         sweep_stale_staging(out)
+        # Then every refusal about the folder, before any work.
+        manifest = read_manifest(out)
+        state = card_state(out, manifest)
+        existing = read_card(out / README)
+        out.mkdir(parents=True, exist_ok=True)
         staging = make_staging(out)
     except OSError as exc:
         if created and out.is_dir() and not any(out.iterdir()):
@@ -506,20 +514,13 @@ def _commit(
         return record.config in replaced or (record.path.split("/")[0], record.config) in replaced
 
     stale = [record for path, record in manifest.items() if path not in written and is_replaced(record)]
+    kept = {
+        path: record for path, record in manifest.items()
+        if path not in written and not is_replaced(record) and (out / path).is_file()
+    }
+    write_journal(staging, sorted(written), stale, {**kept, **written})
     # The renames take milliseconds; a signal in the middle would leave old and new shards mixed
-    # under one data_files glob, so it waits until they are done (only kill -9 cannot wait).
+    # under one data_files glob, so it waits until they are done. A kill -9 there leaves the
+    # journal, and the next export finishes the moves (staging.sweep_stale_staging).
     with signals_deferred():
-        for path in written:
-            (out / path).parent.mkdir(parents=True, exist_ok=True)
-            os.replace(staging / path, out / path)
-        for record in stale:
-            reason = difference(out, record)
-            if reason is None:
-                (out / record.path).unlink()
-            elif reason != "missing":
-                logger.warning("%s: left in place (%s); it is no longer listed as export's", out / record.path, reason)
-        kept = {
-            path: record for path, record in manifest.items()
-            if path not in written and not is_replaced(record) and (out / path).is_file()
-        }
-        write_manifest(out, {**kept, **written})
+        finish(staging, out)

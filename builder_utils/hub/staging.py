@@ -8,6 +8,12 @@ whose marker names a dead process of this host is removed.
 
 The marker is removed last, so a removal cut short still leaves a folder that is provably ours.
 
+The final moves are journaled: before the first rename, the staging folder receives the list of
+moves, the stale files to remove and the new manifest (:func:`write_journal`); :func:`finish`
+carries them out and can run again. A staging folder found with a journal was killed while
+moving into place: the next export finishes that commit instead of discarding it, so the folder
+never keeps half of an export that the manifest does not describe.
+
 Example:
     >>> import tempfile
     >>> out = Path(tempfile.mkdtemp())
@@ -22,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -33,10 +40,14 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from builder_utils.atomic import write_atomic
+from builder_utils.hub.manifest import FileRecord, difference, manifest_text, write_manifest
+
 logger = logging.getLogger(__name__)
 
 STAGING_PREFIX = ".export-"
 MARKER = ".hub-export-staging"
+JOURNAL = ".hub-export-commit.json"
 
 
 def _start_time(pid: int) -> str | None:
@@ -130,10 +141,60 @@ def remove_staging(staging: str | os.PathLike) -> None:
             staging.rmdir()
 
 
+def write_journal(staging: Path, moves: list[str], stale: list[FileRecord], manifest: dict[str, FileRecord]) -> None:
+    """Record the commit :func:`finish` carries out: files to move from ``staging`` (paths
+    relative to both folders), our stale files to remove, the manifest to write last.
+
+    Example:
+        >>> import tempfile
+        >>> staging = Path(tempfile.mkdtemp())
+        >>> write_journal(staging, [], [], {})
+        >>> sorted(json.loads((staging / JOURNAL).read_text()))
+        ['manifest', 'moves', 'stale']
+    """
+    journal = {
+        "moves": moves,
+        "stale": [dataclasses.asdict(record) for record in stale],
+        "manifest": json.loads(manifest_text(manifest.values()))["files"],
+    }
+    write_atomic(staging / JOURNAL, json.dumps(journal, indent=1) + "\n")
+
+
+def finish(staging: Path, out: Path) -> None:
+    """Carry out the journaled commit of ``staging`` into ``out``; safe to run again after a cut.
+
+    Moves the files still in ``staging``, removes each stale file while its content is still
+    what export wrote (a changed one stays, with a warning), then writes the manifest.
+
+    Example:
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()); staging = make_staging(out)
+        >>> _ = (staging / "a.txt").write_text("ours")
+        >>> write_journal(staging, ["a.txt"], [], {})
+        >>> finish(staging, out); (out / "a.txt").read_text()
+        'ours'
+    """
+    journal = json.loads((staging / JOURNAL).read_text(encoding="utf-8"))
+    for path in journal["moves"]:
+        source = staging / path
+        if source.is_file() and not source.is_symlink():
+            (out / path).parent.mkdir(parents=True, exist_ok=True)
+            os.replace(source, out / path)
+    for entry in journal["stale"]:
+        record = FileRecord(**entry)
+        reason = difference(out, record)
+        if reason is None:
+            (out / record.path).unlink()
+        elif reason != "missing":
+            logger.warning("%s: left in place (%s); it is no longer listed as export's", out / record.path, reason)
+    write_manifest(out, {entry["path"]: FileRecord(**entry) for entry in journal["manifest"]})
+
+
 def sweep_stale_staging(out: str | os.PathLike) -> list[Path]:
     """Remove the staging folders in ``out`` left by exports that died; return them.
 
-    Folders without our marker, or whose export may still run, are left alone.
+    Folders without our marker, or whose export may still run, are left alone. One killed
+    while moving into place (it holds a journal) has its commit finished first.
 
     Example:
         >>> sweep_stale_staging("/nonexistent")
@@ -145,7 +206,12 @@ def sweep_stale_staging(out: str | os.PathLike) -> list[Path]:
     removed = []
     for folder in sorted(out.glob(STAGING_PREFIX + "*")):
         if is_ours(folder) and not owner_alive(folder):
-            logger.warning("%s: removing the staging folder of an export that did not finish", folder)
+            if (folder / JOURNAL).is_file():
+                logger.warning("%s: finishing the moves of an export killed while moving into place", folder)
+                with signals_deferred():
+                    finish(folder, out)
+            else:
+                logger.warning("%s: removing the staging folder of an export that did not finish", folder)
             remove_staging(folder)
             removed.append(folder)
     return removed
