@@ -56,7 +56,7 @@ from builder_utils.hub.card import (
     render_card,
 )
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
-from builder_utils.hub.manifest import MANIFEST, FileRecord, difference, file_record, read_manifest
+from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
 from builder_utils.hub.staging import (
     finish,
     make_staging,
@@ -371,6 +371,7 @@ def export_builder(
         manifest = read_manifest(out)
         state = card_state(out, manifest)
         existing = read_card(out / README)
+        _check_folders(out, manifest, [config_dir(n) for n in names] + [ASSETS_DIR])
         out.mkdir(parents=True, exist_ok=True)
         staging = make_staging(out)
     except OSError as exc:
@@ -472,6 +473,24 @@ def _staged_records(staging: Path, owners: Mapping[str, str]) -> dict[str, FileR
         name = relative.as_posix()
         records[name] = file_record(staging, name, owners.get(name, owners.get(relative.parts[0])))
     return records
+
+
+def _check_folders(out: Path, manifest: Mapping[str, FileRecord], folders: Sequence[str]) -> None:
+    """The refusals :func:`_check_target` would make after the build, made before it where the
+    names are known: a folder export writes into that is a symlink or a file, a foreign shard."""
+    for folder in folders:
+        path = out / folder
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise ExportError(f"{path}: export writes its folder {folder}/ there; move this away")
+        if not path.is_dir():
+            continue
+        for item in sorted(path.iterdir()):
+            name = f"{folder}/{item.name}"
+            if SHARD.match(name) and name not in manifest:
+                raise ExportError(
+                    f"{item}: not written by export (not in {out / MANIFEST}); export never replaces "
+                    "another file: move it away, or export to another folder"
+                )
 
 
 def _check_target(out: Path, record: FileRecord, manifest: Mapping[str, FileRecord]) -> None:
