@@ -155,9 +155,9 @@ def media_bytes(dataset: datasets.Dataset, columns: Sequence[str], where: str) -
     A file that does not exist is an :class:`ExportError` naming it and the first row using it.
     Only top-level media columns are counted (nested ones are embedded all the same).
 
-    Example:
-        >>> media_bytes(ds, ["image"], "general/train")  # doctest: +SKIP
-        1843200
+    Example::
+
+        media_bytes(ds, ["image"], "general/train")   # 1843200
     """
     total = 0
     sizes: dict[str, int] = {}
@@ -220,8 +220,9 @@ def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datas
     stream. Calling the same ``embed_table_storage`` on the shard's table gives the same rows
     without the copy (the test suite compares both). Memory: one shard, as for push_to_hub.
 
-    Example:
-        >>> embed_shard(ds["train"].shard(4, 0, contiguous=True))["image"][0]  # doctest: +SKIP
+    Example::
+
+        embed_shard(ds["train"].shard(4, 0, contiguous=True)).data.column("image")[0]["bytes"]
     """
     table = shard.data.table
     # Batch by batch, as push_to_hub's map does: one huge embedded array is much slower to build.
@@ -257,9 +258,10 @@ def write_split(
     after the other: a version writing them in two processes was 2x slower on the 2-core
     machine (1 GB of audio shards), the work being memory- and disk-bound.
 
-    Example:
-        >>> write_split(ds["train"], "staging", "general", "train", "50MB").shards  # doctest: +SKIP
-        ['general/train-00000-of-00001.parquet']
+    Example::
+
+        write_split(ds["train"], "staging", "general", "train", "50MB").shards
+        # ['general/train-00000-of-00001.parquet']
     """
     if dataset._indices is not None:  # a filtered/shuffled view: shards must hold its rows in its order
         dataset = dataset.flatten_indices()
@@ -288,8 +290,12 @@ def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str
     """The files a card's ``configs`` entry names under ``folder``, by split (globs expanded).
 
     Example:
-        >>> split_files("out", {"data_files": [{"split": "train", "path": "general/train-*"}]})  # doctest: +SKIP
-        {'train': ['out/general/train-00000-of-00001.parquet']}
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()); (out / "general").mkdir()
+        >>> _ = (out / "general" / "train-00000-of-00001.parquet").write_bytes(b"")
+        >>> found = split_files(out, {"data_files": [{"split": "train", "path": "general/train-*"}]})
+        >>> [Path(f).relative_to(out).as_posix() for f in found["train"]]
+        ['general/train-00000-of-00001.parquet']
     """
     data_files = entry.get("data_files")
     if not data_files:
@@ -349,12 +355,12 @@ def export_builder(
     :mod:`builder_utils.hub.card_merge`); files export did not write are never replaced (see
     :mod:`builder_utils.hub.manifest`), and the refusals come before any build.
 
-    Example:
-        >>> from clevr_math import ClevrMath
-        >>> result = export_builder(ClevrMath, "hub/clevr_math", card_template="clevr_math",
-        ...                         data_dir="CLEVR_v1.0", configs=["multihop"])   # doctest: +SKIP
-        >>> sorted(result.configs["multihop"])                                       # doctest: +SKIP
-        ['test', 'train', 'validation']
+    Example::
+
+        from clevr_math import ClevrMath
+        result = export_builder(ClevrMath, "hub/clevr_math", card_template="clevr_math",
+                                data_dir="CLEVR_v1.0", configs=["multihop"])
+        sorted(result.configs["multihop"])   # ['test', 'train', 'validation']
     """
     started = time.perf_counter()
     names = _check_configs(builder_cls, configs)
