@@ -60,8 +60,10 @@ from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, 
 from builder_utils.hub.staging import (
     finish,
     make_staging,
+    raise_missed_signal,
     remove_staging,
     signals_deferred,
+    signals_remembered,
     sweep_stale_staging,
     write_journal,
 )
@@ -235,11 +237,17 @@ def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datas
 
 
 def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, embed: bool) -> tuple[int, int, int]:
-    """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes)."""
-    with _datasets_bars_off():
+    """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes).
+
+    Ctrl-C and SIGTERM wait until the shard is written (one shard: seconds): raised inside
+    pyarrow's Parquet writer, which writes through a Python file object, an exception makes it
+    abort the whole process (``Check failed ... WriteArrowDense``), skipping every cleanup.
+    """
+    with _datasets_bars_off(), signals_deferred():
         if embed:
             shard = embed_shard(shard, batch_size)
         shard.to_parquet(path, batch_size=batch_size)
+    raise_missed_signal()
     return len(shard), os.path.getsize(path), shard.data.nbytes
 
 
@@ -391,6 +399,8 @@ def export_builder(
     hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
     pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
     template = marked_template(template, hand_set)
+    handlers = contextlib.ExitStack()
+    handlers.enter_context(signals_remembered())
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
@@ -441,11 +451,13 @@ def export_builder(
         # Stale candidates: every old file of a re-exported configuration, and the old plots of
         # every configuration whose plots were drawn again.
         replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
+        raise_missed_signal()
         _commit(staging, out, manifest, _staged_records(staging, owners), replaced)
     finally:
-        remove_staging(staging)
-        if created and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()  # a failed first export leaves no empty folder behind
+        with handlers:
+            remove_staging(staging)
+            if created and out.is_dir() and not any(out.iterdir()):
+                out.rmdir()  # a failed first export leaves no empty folder behind
     result.seconds = time.perf_counter() - started
     return result
 

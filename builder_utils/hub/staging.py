@@ -217,6 +217,64 @@ def sweep_stale_staging(out: str | os.PathLike) -> list[Path]:
     return removed
 
 
+def _deliver(handler, signum: int) -> None:
+    # Hand a signal to the handler that was in place: a Python handler is called (it raises
+    # KeyboardInterrupt or Terminated); the default action is taken for real; ignored stays ignored.
+    if callable(handler):
+        handler(signum, None)
+    elif handler == signal.SIG_DFL:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+_remembered: list[tuple[int, object]] = []
+
+
+@contextlib.contextmanager
+def signals_remembered() -> Iterator[None]:
+    """Remember every SIGINT / SIGTERM of the block, so that :func:`raise_missed_signal` can
+    raise it again.
+
+    The handler's ``KeyboardInterrupt`` is raised wherever the main thread is, and when that is
+    a finaliser (``Dataset.__del__`` during a collection) Python prints "Exception ignored" and
+    goes on: the interruption is lost and the export would finish with status 0. Checkpoints in
+    the export call :func:`raise_missed_signal`; one that propagated never reaches them.
+
+    Example:
+        >>> with signals_remembered():
+        ...     raise_missed_signal()     # nothing received: nothing raised
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.getsignal(signum) for signum in signals}
+
+    def remember(signum, frame):
+        _remembered.append((signum, previous[signum]))
+        _deliver(previous[signum], signum)
+
+    for signum in signals:
+        signal.signal(signum, remember)
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _remembered.clear()
+
+
+def raise_missed_signal() -> None:
+    """Raise again a signal received inside :func:`signals_remembered` (see there).
+
+    Example:
+        >>> raise_missed_signal()
+    """
+    if _remembered:
+        signum, handler = _remembered[0]
+        _deliver(handler, signum)
+
+
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
     """Hold SIGINT and SIGTERM until the block is done, then act on the first one received.
@@ -248,8 +306,4 @@ def signals_deferred() -> Iterator[None]:
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         if received:
-            handler = previous[received[0]]
-            if callable(handler):
-                handler(received[0], None)
-            elif handler == signal.SIG_DFL:
-                os.kill(os.getpid(), received[0])
+            _deliver(previous[received[0]], received[0])
