@@ -12,11 +12,13 @@ from builder_utils.hub.card import CardError, CardTemplate, load_card_template
 from builder_utils.hub.cli import add_export_subcommand, add_push_subcommand
 from builder_utils.hub.export import ExportError, ExportResult, export_builder
 from builder_utils.hub.load import load_exported
+from builder_utils.hub.media import MediaJoinError, attach_media
 from builder_utils.hub.push import PushError, PushPlan, PushResult, UploadPlan, plan_push, plan_upload, push_folder
 
 __all__ = [
     "add_export_subcommand",
     "add_push_subcommand",
+    "attach_media",
     "CardError",
     "CardTemplate",
     "ExportError",
@@ -28,6 +30,7 @@ __all__ = [
     "export_builder",
     "load_card_template",
     "load_exported",
+    "MediaJoinError",
     "plan_push",
     "plan_upload",
     "push_folder",
