@@ -35,6 +35,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -254,11 +255,21 @@ def signals_remembered() -> Iterator[None]:
         _remembered.append((signum, previous[signum]))
         _deliver(previous[signum], signum)
 
+    hook = sys.unraisablehook
+
+    def quiet(unraisable):
+        # The swallowed interruption is raised again at the next checkpoint: its "Exception
+        # ignored" traceback would only bury the one-line message of the command.
+        if not (isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, KeyboardInterrupt)):
+            hook(unraisable)
+
     for signum in signals:
         signal.signal(signum, remember)
+    sys.unraisablehook = quiet
     try:
         yield
     finally:
+        sys.unraisablehook = hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         _remembered.clear()
