@@ -7,7 +7,9 @@ import json
 import datasets
 import pytest
 
-from clevr_math.cli import COMMANDS, main
+from clevr_math.cli import main
+
+COMMANDS = ("synth", "demo", "export", "push")
 
 
 def test_help_lists_every_command(capsys):
@@ -57,7 +59,7 @@ def test_demo_exports_and_reloads_both_configs(tmp_path, capsys):
     reloaded = datasets.load_dataset(str(hub), "multihop", cache_dir=str(tmp_path / "hf2"))
     assert reloaded["test"][0]["image"].size == (320, 240)
     # No temporary folders are left behind.
-    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "hub"]
 
 
 def test_demo_rerun_replaces_its_outputs(tmp_path):
@@ -66,4 +68,4 @@ def test_demo_rerun_replaces_its_outputs(tmp_path):
     assert main(["demo", "--out", str(out), "--num_scenes", "3", "--rows", "0"]) == 0
     reloaded = datasets.load_dataset(str(out / "hub"), "general", cache_dir=str(tmp_path / "hf"))
     assert len(set(reloaded["train"]["image_filename"])) == 3
-    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "cache", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "hub"]

@@ -78,7 +78,7 @@ from builder_utils.hub.staging import (
     sweep_stale_staging,
     write_journal,
 )
-from builder_utils.hub.stats import ConfigStats, config_statistics
+from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 
 logger = logging.getLogger(__name__)
 
@@ -484,7 +484,7 @@ def export_builder(
             files = split_files(root, card_configs[name])
             files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
             if files:
-                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
+                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
                 plots[name] = draw_plots(staging, stats[name], pretty_name)
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         descriptions |= added_descriptions(layout)
