@@ -82,7 +82,7 @@ def test_demo_exports_and_reloads_every_config(tmp_path, capsys):
         assert list((tmp_path / "demo" / "hub" / name).glob("train-*-of-*.parquet"))
     assert (tmp_path / "demo" / "hub" / "README.md").is_file()
     assert "@ 44100 Hz" in printed
-    assert not list((tmp_path / "demo" / "hub").glob(".*"))  # no staging folder left
+    assert not list((tmp_path / "demo" / "hub").glob(".export-*"))  # no staging folder left
 
 
 def test_splits_command(tmp_path, capsys):
