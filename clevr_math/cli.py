@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["synth", "--out", tempfile.mkdtemp(), "--num_scenes", "2", "--no_render"])
         0
     """
-    return run_command(build_parser(), argv)
+    return run_command(build_parser(), argv, package="clevr_math")
 
 
 if __name__ == "__main__":

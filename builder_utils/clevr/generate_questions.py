@@ -27,6 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from builder_utils.cli_support import add_version, progress_wanted, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 from .distributed import DaskUnavailable
@@ -85,9 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--scenes_per_shard", type=int, default=DEFAULT_SCENES_PER_SHARD,
                      help=f"parquet: scenes per shard, rounded up to whole balancing windows ({DEFAULT_SCENES_PER_SHARD})")
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")
+    run.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings and errors")
     # The generator's own options (templates, seed, ...): flags declared once in .options.
     add_option_flags(p, {"inputs and outputs": io, "generation": gen, "running": run})
-    return p
+    return add_version(p)
 
 
 def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
@@ -176,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = window_tasks(start, stop, every, min_scenes=task_scenes(stop - start, workers),
                          cuts=[a for a, _ in shards])
     output = "arrow" if args.output_format == "parquet" else "json"
-    with tqdm(total=stop - start, unit="scene", file=sys.stderr, desc=PROG) as bar:
+    with tqdm(total=stop - start, unit="scene", file=sys.stderr, desc=PROG, disable=not progress_wanted(args.quiet)) as bar:
         results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
                                    output=output)
 
@@ -193,8 +195,8 @@ def run(args: argparse.Namespace) -> int:
                                     (q for _, questions in counted(results) for q in questions))
     if args.verbose:
         took = time.perf_counter() - tic
-        print(f"{PROG}: wrote {count} questions for {stop - start} scenes to {args.output_questions_file} "
-              f"in {took:.2f} s ({count / took if took else 0:.0f} questions/s)", file=sys.stderr)
+        logger.info("wrote %d questions for %d scenes to %s in %.2f s (%.0f questions/s)", count, stop - start,
+                    args.output_questions_file, took, count / took if took else 0)
     if count == 0:
         logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
                        "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
@@ -220,10 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     question was generated, 2 on bad input with one line on stderr naming the file and the
     place, 130/143 when interrupted)."""
     args = build_parser().parse_args(argv)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     try:
-        with stop_on_signals():
+        with stop_on_signals(), running(PROG, quiet=args.quiet):
             if args.profile:
                 import cProfile
                 import pstats
