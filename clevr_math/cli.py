@@ -1,4 +1,4 @@
-"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``.
+"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``, ``evaluate``.
 
 Every subcommand is a :class:`Command` in :data:`COMMANDS` and parses its own arguments, so a
 new one is one entry here and one module beside this one.
@@ -44,6 +44,12 @@ def _export(argv: list[str]) -> int:
     return export_command(argv, ClevrMath, "clevr_math", prog="clevr-math export")
 
 
+def _evaluate(argv: list[str]) -> int:
+    from clevr_math.evaluate import main as evaluate_main
+
+    return evaluate_main(argv)
+
+
 def _push(argv: list[str]) -> int:
     from builder_utils.hub.cli import push_command
 
@@ -55,6 +61,7 @@ COMMANDS: dict[str, Command] = {
     "demo": Command("build both configs from a tiny synthetic CLEVR world, offline, and show them", _demo),
     "export": Command("write configs in the Hub layout (Parquet shards, dataset card, plots)", _export),
     "push": Command("upload an exported folder to a Hub dataset repository", _push),
+    "evaluate": Command("score predictions (and baselines) per category, template and number of operations", _evaluate),
 }
 
 

@@ -106,6 +106,9 @@ def run_demo(
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
         print(f"{config_name}: load_dataset({hub!r}, {config_name!r})")
         print(describe(config_name, loaded[config_name], rows))
+    from clevr_math.evaluate import evaluate_demo
+
+    evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir)
     print(f"demo finished in {time.perf_counter() - started:.1f} s; outputs in {out_dir}")
     return loaded
 

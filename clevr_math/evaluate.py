@@ -385,6 +385,28 @@ def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = 
     return write_report(out, report, render_markdown(report), charts(report), overwrite=overwrite)
 
 
+def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | os.PathLike,
+                  configs: Sequence[str] = ("general", "multihop"), cache_dir: str | os.PathLike | None = None,
+                  stream=None) -> dict[str, dict]:
+    """The demo's last step: the baselines (and the oracle) on each config's test split of the
+    demo export, reports in ``out/<config>``, the overall tables printed.
+
+    Example:
+        >>> evaluate_demo("demo_output/clevr_math/hub", "demo_output/clevr_math/CLEVR_v1.0",
+        ...               "demo_output/clevr_math/evaluation")  # doctest: +SKIP
+    """
+    stream = stream or sys.stdout
+    reports = {}
+    for config in configs:
+        report = evaluate(hub, config, "test", scenes=scenes, cache_dir=cache_dir)
+        write_evaluation(report, Path(out) / config, overwrite=True)
+        print(f"\nbaselines on {config}/test ({report['num_questions']} questions), report in {Path(out) / config}:",
+              file=stream)
+        print(overall_table(_systems(report)), file=stream)
+        reports[config] = report
+    return reports
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The options of ``clevr-math evaluate``.
 

@@ -89,6 +89,9 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
             print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
             print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
             print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
+        from clotho_aqa.evaluate import evaluate_demo
+
+        evaluate_demo(hub, out / "evaluation", cache_dir=cache, stream=stream)
     return sizes
 
 
@@ -198,7 +201,23 @@ def _add_push(subparsers) -> None:
     add_push_subcommand(subparsers, prog="clotho-aqa push")
 
 
-SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push]
+def _add_evaluate(subparsers) -> None:
+    from clotho_aqa import evaluate
+
+    p = subparsers.add_parser("evaluate", help="score predictions (and baselines) under the paper's labellings")
+    evaluate.add_arguments(p)
+    p.set_defaults(run=lambda args: evaluate_command(args))
+
+
+def evaluate_command(args) -> int:
+    """``clotho-aqa evaluate``, with the evaluation's own error handling (exit status 2, 130/143)."""
+    from builder_utils.evaluation.cli import run_command
+    from clotho_aqa import evaluate
+
+    return run_command("clotho-aqa evaluate", evaluate.run, args)
+
+
+SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push, _add_evaluate]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -19,8 +19,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["answer_prior", "back_off", "majority_answer"]
+__all__ = ["answer_prior", "answer_ranking", "back_off", "majority_answer", "ranked_answers"]
+
+
+def _ranked(counts: Counter) -> list[str]:
+    return [answer for answer, _ in sorted(counts.items(), key=lambda item: (-item[1], item[0]))]
 
 
 def _top(counts: Counter) -> str:
@@ -51,7 +56,7 @@ def answer_prior(pairs: Iterable[tuple[Hashable, str]]) -> dict[Hashable, str]:
     return {key: _top(c) for key, c in counts.items()}
 
 
-def back_off(lookups: Sequence[tuple[Mapping[Hashable, str], Hashable]], default: str | None) -> str | None:
+def back_off(lookups: Sequence[tuple[Mapping[Hashable, Any], Hashable]], default: Any) -> Any:
     """The answer of the first ``(table, key)`` whose key is in its table, else ``default``.
 
     Example:
@@ -62,3 +67,27 @@ def back_off(lookups: Sequence[tuple[Mapping[Hashable, str], Hashable]], default
         if key in table:
             return table[key]
     return default
+
+
+def ranked_answers(answers: Iterable[str], k: int) -> list[str]:
+    """The ``k`` most frequent answers, most frequent first (ties in sort order): a ranked
+    prediction for top-k accuracy.
+
+    Example:
+        >>> ranked_answers(["rain", "water", "rain", "birds"], 2)
+        ['rain', 'birds']
+    """
+    return _ranked(Counter(answers))[:k]
+
+
+def answer_ranking(pairs: Iterable[tuple[Hashable, str]], k: int) -> dict[Hashable, list[str]]:
+    """``(key, answer)`` pairs -> the ``k`` most frequent answers per key (a ranked prior).
+
+    Example:
+        >>> answer_ranking([("how many", "two"), ("how many", "one"), ("how many", "two")], 5)
+        {'how many': ['two', 'one']}
+    """
+    counts: dict[Hashable, Counter] = {}
+    for key, answer in pairs:
+        counts.setdefault(key, Counter())[answer] += 1
+    return {key: _ranked(c)[:k] for key, c in counts.items()}
