@@ -43,6 +43,7 @@ from builder_utils.evaluation.report import (
     markdown_table,
     overall_table,
     percent,
+    check_outputs,
     write_report,
 )
 
@@ -56,6 +57,8 @@ MULTIHOP = "multihop"
 SECTIONS = ("by_category", "by_template", "by_num_operations", "by_hop")
 EXTRACTION = ("integer: the last number (digits before number words) of the answer span: the last \\boxed{}, "
               "<answer></answer> or {}, else the text after the last 'Answer:'/'answer is', else the whole text")
+
+CHART_FILES = ("accuracy_by_category.png", "accuracy_by_num_operations.png")
 
 
 @dataclass(frozen=True)
@@ -242,6 +245,10 @@ def evaluate(
     """
     from clevr_math.clevr_math import ClevrMath
 
+    source = None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions)
+    where = source or "predictions"
+    if source is not None:
+        predictions = read_predictions(predictions)  # a bad file fails before any data is loaded
     splits = load_splits(data, config, ClevrMath, COLUMNS, cache_dir)
     questions = read_questions(require_split(splits, split, data, config))
     notes: list[str] = []
@@ -257,16 +264,13 @@ def evaluate(
         "config": config,
         "split": split,
         "train_split": train_split,
-        "predictions": None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions),
+        "predictions": source,
         "num_questions": len(questions),
         "extraction": EXTRACTION,
         "seed": seed,
         "bootstrap_resamples": resamples,
     }
     if predictions is not None:
-        where = "predictions" if isinstance(predictions, Mapping) else os.fspath(predictions)
-        if not isinstance(predictions, Mapping):
-            predictions = read_predictions(predictions)
         _check_ids(predictions, questions, where, split, config)
         model = system_result(questions, score_answers(questions, predictions), seed, resamples)
         report.update(model)
@@ -369,9 +373,9 @@ def charts(report: Mapping) -> list[Chart]:
     systems = _systems(report)
     subtitle = f"CLEVR-Math {report['config']} / {report['split']}, {report['num_questions']} questions"
     return [
-        Chart("accuracy_by_category.png", "Accuracy by category", chart_rows(systems, "by_category"), list(systems),
+        Chart(CHART_FILES[0], "Accuracy by category", chart_rows(systems, "by_category"), list(systems),
               subtitle=subtitle, value_label="category"),
-        Chart("accuracy_by_num_operations.png", "Accuracy by number of operations",
+        Chart(CHART_FILES[1], "Accuracy by number of operations",
               chart_rows(systems, "by_num_operations"), list(systems), subtitle=subtitle, value_label="operations"),
     ]
 
@@ -427,6 +431,7 @@ def run(args: argparse.Namespace) -> int:
         >>> run(argparse.Namespace(data="hub", ...))  # doctest: +SKIP
         0
     """
+    check_outputs(args.out, CHART_FILES, args.overwrite)  # before any work
     report = evaluate(args.data, args.config, args.split, args.predictions, args.scenes, args.train_split,
                       args.seed, args.bootstrap, args.cache_dir)
     write_evaluation(report, args.out, overwrite=args.overwrite)

@@ -52,6 +52,7 @@ from builder_utils.evaluation.report import (
     markdown_table,
     overall_table,
     percent,
+    check_outputs,
     write_report,
 )
 from clotho_aqa.answers import normalize_answer
@@ -68,6 +69,8 @@ DIGIT_WORDS = {str(value): word for word, value in NUMBER_WORDS.items() if word 
 EXTRACTION = ("yes/no: the first yes/no word of the answer span; single word: the span normalised like the "
               "builder's answers (clotho_aqa.answers.normalize_answer), punctuation and a leading article removed, "
               "else its first known answer word; ranked lists item by item")
+
+CHART_FILES = ("accuracy_by_labelling.png", "accuracy_by_category.png")
 
 
 @dataclass(frozen=True)
@@ -237,6 +240,10 @@ def evaluate(
     """
     from clotho_aqa import ClothoAQA
 
+    source = None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions)
+    where = source or "predictions"
+    if source is not None:
+        predictions = read_predictions(predictions)  # a bad file fails before any data is loaded
     splits = load_splits(data, config, ClothoAQA, COLUMNS, cache_dir)
     questions = read_questions(require_split(splits, split, data, config), config)
     train = read_questions(splits[train_split], config) if train_split in splits else []
@@ -250,7 +257,7 @@ def evaluate(
         "config": config,
         "split": split,
         "train_split": train_split,
-        "predictions": None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions),
+        "predictions": source,
         "num_questions": len(questions),
         "num_questions_by_type": {kind: sum(q.answer_type == kind for q in questions) for kind in TYPES},
         "extraction": EXTRACTION,
@@ -258,9 +265,6 @@ def evaluate(
         "bootstrap_resamples": resamples,
     }
     if predictions is not None:
-        where = "predictions" if isinstance(predictions, Mapping) else os.fspath(predictions)
-        if not isinstance(predictions, Mapping):
-            predictions = read_predictions(predictions)
         known = {q.question_id for q in questions}
         unknown = [qid for qid in predictions if qid not in known]
         if unknown:
@@ -345,9 +349,9 @@ def charts(report: Mapping) -> list[Chart]:
     systems = _systems(report)
     subtitle = f"Clotho-AQA {report['config']} / {report['split']}, {report['num_questions']} questions"
     return [
-        Chart("accuracy_by_labelling.png", "Accuracy by labelling (single-word: top-1)",
+        Chart(CHART_FILES[0], "Accuracy by labelling (single-word: top-1)",
               chart_rows(systems, "by_labelling"), list(systems), subtitle=subtitle, value_label="labelling"),
-        Chart("accuracy_by_category.png", "Accuracy by question type (unfiltered)",
+        Chart(CHART_FILES[1], "Accuracy by question type (unfiltered)",
               chart_rows(systems, "by_category"), list(systems), subtitle=subtitle, value_label="question type"),
     ]
 
@@ -395,6 +399,7 @@ def run(args: argparse.Namespace) -> int:
         >>> run(argparse.Namespace(data="hub", ...))  # doctest: +SKIP
         0
     """
+    check_outputs(args.out, CHART_FILES, args.overwrite)  # before any work
     report = evaluate(args.data, args.config, args.split, args.predictions, args.train_split, args.seed,
                       args.bootstrap, args.cache_dir)
     write_evaluation(report, args.out, overwrite=args.overwrite)

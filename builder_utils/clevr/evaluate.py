@@ -38,12 +38,20 @@ from builder_utils.evaluation.cli import run_command
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.extract import extract_ranked
 from builder_utils.evaluation.predictions import Prediction, read_predictions
-from builder_utils.evaluation.report import Chart, breakdown_table, chart_rows, overall_table, write_report
+from builder_utils.evaluation.report import (
+    Chart,
+    breakdown_table,
+    chart_rows,
+    check_outputs,
+    overall_table,
+    write_report,
+)
 
 __all__ = ["ClevrQuestion", "answer_kind", "attribute_synonyms", "coarse_question_types", "evaluate_questions",
            "read_clevr_questions"]
 
 ATTRIBUTES = {"color": "Color", "shape": "Shape", "size": "Size", "material": "Material"}
+CHART_FILES = ("accuracy_by_family.png", "accuracy_by_question_type.png")
 _SYNONYMS_FILE = Path(__file__).with_name("synonyms.json")
 _INTEGER_COMPARE = {"equal_integer", "less_than", "greater_than"}
 _ATTRIBUTE_COMPARE = {"equal_size", "equal_color", "equal_material", "equal_shape"}
@@ -290,9 +298,9 @@ def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = 
         >>> write_evaluation(evaluate_questions("q.json", "p.jsonl"), "eval")  # doctest: +SKIP
     """
     systems = _systems(report)
-    charts = [Chart("accuracy_by_family.png", "Accuracy by question family", chart_rows(systems, "by_family"),
+    charts = [Chart(CHART_FILES[0], "Accuracy by question family", chart_rows(systems, "by_family"),
                     list(systems), value_label="family"),
-              Chart("accuracy_by_question_type.png", "Accuracy by question type",
+              Chart(CHART_FILES[1], "Accuracy by question type",
                     chart_rows(systems, "by_question_type"), list(systems), value_label="type")]
     return write_report(out, report, render_markdown(report), charts, overwrite=overwrite)
 
@@ -316,6 +324,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
     args = parser.parse_args(argv)
 
     def run(args: argparse.Namespace) -> int:
+        check_outputs(args.out, CHART_FILES, args.overwrite)
         report = evaluate_questions(args.questions, args.predictions, args.train_questions, args.scenes,
                                     args.seed, args.bootstrap)
         write_evaluation(report, args.out, overwrite=args.overwrite)

@@ -31,7 +31,7 @@ from builder_utils.atomic import write_atomic
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.plots import accuracy_chart
 
-__all__ = ["Chart", "breakdown_table", "markdown_table", "overall_table", "percent", "write_report"]
+__all__ = ["Chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent", "write_report"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -135,6 +135,29 @@ def chart_rows(systems: Mapping[str, Mapping], section: str, metric: str = "accu
     return [(g, {n: ((r.get(section) or {}).get(g) or {}).get(metric) for n, r in systems.items()}) for g in groups]
 
 
+def check_outputs(out: str | os.PathLike, chart_names: Sequence[str], overwrite: bool = False) -> Path:
+    """Fail early (before any work) when ``out`` cannot take the report: it is a file, or it
+    holds report files and ``overwrite`` is off, or one of them is a symlink or a folder (left
+    alone even with ``overwrite``). Returns ``out`` as a path.
+
+    Example:
+        >>> import tempfile
+        >>> check_outputs(tempfile.mkdtemp(), ["a.png"]).is_dir()
+        True
+    """
+    out = Path(out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise EvaluationError(f"{out}: exists and is not a folder; --out names the folder to write the report into")
+    targets = [out / name for name in chart_names] + [out / REPORT_MD, out / REPORT_JSON]
+    existing = [p.name for p in targets if p.exists() or p.is_symlink()]
+    if existing and not overwrite:
+        raise EvaluationError(f"{out}: already holds {', '.join(existing)}; pass --overwrite to replace them")
+    for path in targets:
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise EvaluationError(f"{path}: not a regular file; it is left alone")
+    return out
+
+
 def write_report(
     out: str | os.PathLike, report: Mapping, markdown: str, charts: Sequence[Chart] = (), overwrite: bool = False
 ) -> list[Path]:
@@ -145,16 +168,8 @@ def write_report(
         >>> [p.name for p in write_report(tempfile.mkdtemp(), {"overall": None}, "# Report\\n")]
         ['report.md', 'report.json']
     """
-    out = Path(out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise EvaluationError(f"{out}: exists and is not a folder; --out names the folder to write the report into")
+    out = check_outputs(out, [chart.filename for chart in charts], overwrite)
     targets = [out / chart.filename for chart in charts] + [out / REPORT_MD, out / REPORT_JSON]
-    existing = [p.name for p in targets if p.exists() or p.is_symlink()]
-    if existing and not overwrite:
-        raise EvaluationError(f"{out}: already holds {', '.join(existing)}; pass --overwrite to replace them")
-    for path in targets:
-        if path.is_symlink() or (path.exists() and not path.is_file()):
-            raise EvaluationError(f"{path}: not a regular file; it is left alone")
     out.mkdir(parents=True, exist_ok=True)
     text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     for chart in charts:
