@@ -34,7 +34,7 @@ from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize, summarize_groups
 from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
-from builder_utils.evaluation.cli import run_command
+from builder_utils.evaluation.cli import positive_int, run_command
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.extract import extract_ranked
 from builder_utils.evaluation.predictions import Prediction, read_predictions
@@ -319,7 +319,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
     parser.add_argument("--train_questions", help="question file the majority and prior baselines count on")
     parser.add_argument("--scenes", help="scene file of the questions' images, for the program oracle")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES)
+    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES)
     parser.add_argument("--overwrite", action="store_true")
     args = parser.parse_args(argv)
 

@@ -25,7 +25,23 @@ from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import PredictionsError
 from builder_utils.interrupt import exit_status, stop_on_signals
 
-__all__ = ["add_evaluate_arguments", "run_command"]
+__all__ = ["add_evaluate_arguments", "positive_int", "run_command"]
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1.
+
+    Example:
+        >>> positive_int("1000")
+        1000
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
+    return value
 
 
 def add_evaluate_arguments(parser: argparse.ArgumentParser, default_config: str) -> None:
@@ -45,7 +61,7 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser, default_config: str)
     parser.add_argument("--out", required=True, help="folder for report.json, report.md and the PNG charts")
     parser.add_argument("--train_split", default="train", help="split the baselines count answers on (default: train)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
-    parser.add_argument("--bootstrap", type=int, default=DEFAULT_RESAMPLES,
+    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
                         help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
     parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
     parser.add_argument("--overwrite", action="store_true", help="replace report files a previous run wrote in --out")
@@ -63,9 +79,6 @@ def run_command(prog: str, run: Callable[[argparse.Namespace], int], args: argpa
     """
     from builder_utils.hub.export import ExportError
 
-    if args.__dict__.get("bootstrap", 1) < 1:
-        print(f"{prog}: error: --bootstrap must be at least 1", file=sys.stderr)
-        return 2
     try:
         with stop_on_signals():
             return run(args)

@@ -2,8 +2,9 @@
 
 ``--data D`` is read as:
 
-- a folder holding a dataset card (``README.md``): an export (``clevr-math export``, or a
-  downloaded copy of the Hub repository), loaded with :func:`builder_utils.hub.load_exported`;
+- a folder holding a dataset card (``README.md``) and Parquet files one level down: an export
+  (``clevr-math export``, or a downloaded copy of the Hub repository), loaded with
+  :func:`builder_utils.hub.load_exported`;
 - any other folder: the builder's ``data_dir`` (a CLEVR_v1.0 folder, a Clotho-AQA release),
   built with the builder class (cached like any build);
 - ``owner/name`` that is not a local path: a Hub dataset repository, ``datasets.load_dataset``.
@@ -46,7 +47,8 @@ def data_kind(data: str | os.PathLike) -> str:
     """
     path = Path(data).expanduser()
     if path.is_dir():
-        return "export" if (path / "README.md").is_file() else "data_dir"
+        exported = (path / "README.md").is_file() and next(path.glob("*/*.parquet"), None) is not None
+        return "export" if exported else "data_dir"
     if path.exists():
         raise EvaluationError(f"{data}: a file; --data takes an exported folder, a data_dir or a Hub repository id")
     if _REPO_ID.match(str(data)):
