@@ -12,12 +12,13 @@ category / template, backing off to the category and then to the majority answer
 ``oracle``, which runs each question's program on its scene graph (expected: 100 %) when the
 scenes are available (``--data`` is a CLEVR_v1.0 ``data_dir``, or ``--scenes``).
 
-Example:
-    >>> report = evaluate("demo_output/clevr_math/hub", "multihop", predictions="preds.jsonl",
-    ...                   scenes="demo_output/clevr_math/CLEVR_v1.0")     # doctest: +SKIP
-    >>> report["overall"]["accuracy"], report["baselines"]["oracle"]["overall"]["accuracy"]  # doctest: +SKIP
-    (0.625, 1.0)
-    >>> write_evaluation(report, "eval_out")                                # doctest: +SKIP
+Example::
+
+    report = evaluate("demo_output/clevr_math/hub", "multihop", predictions="preds.jsonl",
+                      scenes="demo_output/clevr_math/CLEVR_v1.0")
+    report["overall"]["accuracy"], report["baselines"]["oracle"]["overall"]["accuracy"]
+    # -> (0.625, 1.0)
+    write_evaluation(report, "eval_out")
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import argparse
 import logging
 import os
 import sys
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +51,8 @@ from builder_utils.evaluation.report import (
 
 logger = logging.getLogger("clevr_math")
 
-__all__ = ["MathQuestion", "evaluate", "main", "oracle_answers", "read_questions", "render_markdown", "write_evaluation"]
+__all__ = ["MathQuestion", "evaluate", "evaluate_demo", "main", "oracle_answers", "read_questions", "render_markdown",
+           "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
            "image_filename")
@@ -87,9 +90,10 @@ class MathQuestion:
 def read_questions(dataset) -> list[MathQuestion]:
     """The rows of a CLEVR-Math split (a ``datasets.Dataset``) as :class:`MathQuestion`.
 
-    Example:
-        >>> read_questions(load_exported("hub", "general")["test"])[0].template  # doctest: +SKIP
-        'adversarial[1]'
+    Example::
+
+        read_questions(load_exported("hub", "general")["test"])[0].template
+        # -> 'adversarial[1]'
     """
     names = dataset.features["category"].names
     has_program = "program" in dataset.column_names
@@ -153,8 +157,10 @@ def baseline_answers(train: Sequence[MathQuestion], questions: Sequence[MathQues
     ``category_prior`` and ``template_prior``.
 
     Example:
-        >>> train = [MathQuestion("t1", "2", "insertion", "addition[0]", 1), MathQuestion("t2", "5", "insertion", "addition[1]", 1),
-        ...          MathQuestion("t3", "5", "insertion", "addition[1]", 1), MathQuestion("t4", "2", "adversarial", "adversarial[0]", 1)]
+        >>> train = [MathQuestion("t1", "2", "insertion", "addition[0]", 1),
+        ...          MathQuestion("t2", "5", "insertion", "addition[1]", 1),
+        ...          MathQuestion("t3", "5", "insertion", "addition[1]", 1),
+        ...          MathQuestion("t4", "2", "adversarial", "adversarial[0]", 1)]
         >>> b = baseline_answers(train, [MathQuestion("q", "5", "insertion", "addition[0]", 1)])
         >>> b["majority"]["q"], b["category_prior"]["q"], b["template_prior"]["q"]
         ('2', '5', '2')
@@ -188,9 +194,10 @@ def oracle_answers(questions: Sequence[MathQuestion], scenes: str | os.PathLike)
     the answer, or None when the program has no answer there. Questions whose image has no
     scene in ``scenes`` get no entry (they count as missing).
 
-    Example:
-        >>> oracle_answers(read_questions(ds), "demo_output/clevr_math/CLEVR_v1.0")  # doctest: +SKIP
-        {'test_000000_0': '1', ...}
+    Example::
+
+        oracle_answers(read_questions(ds), "demo_output/clevr_math/CLEVR_v1.0")
+        # -> {'test_000000_0': '1', ...}
     """
     from builder_utils.clevr import InvalidProgram, answer, load_scenes
 
@@ -240,8 +247,9 @@ def evaluate(
     """Score ``predictions`` (a file, or a ``{question_id: prediction}`` dict; None: baselines
     only) on ``split`` of ``config`` in ``data``; return the report (what ``report.json`` holds).
 
-    Example:
-        >>> evaluate("my-name/clevr-math", "multihop", predictions="preds.csv")["by_num_operations"]  # doctest: +SKIP
+    Example::
+
+        evaluate("my-name/clevr-math", "multihop", predictions="preds.csv")["by_num_operations"]
     """
     from clevr_math.clevr_math import ClevrMath
 
@@ -282,7 +290,8 @@ def evaluate(
     if scenes is not None:
         oracle = oracle_answers(questions, scenes)
         if len(oracle) < len(questions):
-            notes.append(f"oracle: {len(questions) - len(oracle)} question(s) without a scene or program (counted as missing)")
+            notes.append(f"oracle: {len(questions) - len(oracle)} question(s) without a scene or program "
+                         "(counted as missing)")
         baselines["oracle"] = system_result(questions, score_answers(questions, oracle), seed, resamples)
     else:
         notes.append("oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs")
@@ -303,8 +312,8 @@ def generalisation(train: Sequence[MathQuestion], systems: Mapping[str, Mapping]
         {'train_questions': 0, 'questions': 4, 'accuracy': {'m': 0.5}}
     """
     train_counts = {
-        "by_num_operations": {str(n): sum(q.num_operations == n for q in train) for n in {q.num_operations for q in train}},
-        "by_hop": {h: sum(q.hop == h for q in train) for h in {q.hop for q in train}},
+        "by_num_operations": Counter(str(q.num_operations) for q in train),
+        "by_hop": Counter(q.hop for q in train),
     }
     out: dict = {}
     for section in ("by_num_operations", "by_hop"):
@@ -326,8 +335,9 @@ def _systems(report: Mapping) -> dict[str, Mapping]:
 def render_markdown(report: Mapping) -> str:
     """``report.md``: the overall table, the generalisation table and the breakdowns.
 
-    Example:
-        >>> print(render_markdown(evaluate("hub", "multihop")))  # doctest: +SKIP
+    Example::
+
+        print(render_markdown(evaluate("hub", "multihop")))
     """
     systems = _systems(report)
     names = list(systems)
@@ -366,9 +376,10 @@ def render_markdown(report: Mapping) -> str:
 def charts(report: Mapping) -> list[Chart]:
     """The PNG charts: accuracy by category and by number of operations, every system.
 
-    Example:
-        >>> [c.filename for c in charts(report)]  # doctest: +SKIP
-        ['accuracy_by_category.png', 'accuracy_by_num_operations.png']
+    Example::
+
+        [c.filename for c in charts(report)]
+        # -> ['accuracy_by_category.png', 'accuracy_by_num_operations.png']
     """
     systems = _systems(report)
     subtitle = f"CLEVR-Math {report['config']} / {report['split']}, {report['num_questions']} questions"
@@ -383,8 +394,9 @@ def charts(report: Mapping) -> list[Chart]:
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the charts into ``out``.
 
-    Example:
-        >>> write_evaluation(evaluate("hub", "general"), "eval")  # doctest: +SKIP
+    Example::
+
+        write_evaluation(evaluate("hub", "general"), "eval")
     """
     return write_report(out, report, render_markdown(report), charts(report), overwrite=overwrite)
 
@@ -395,9 +407,10 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
     """The demo's last step: the baselines (and the oracle) on each config's test split of the
     demo export, reports in ``out/<config>``, the overall tables printed.
 
-    Example:
-        >>> evaluate_demo("demo_output/clevr_math/hub", "demo_output/clevr_math/CLEVR_v1.0",
-        ...               "demo_output/clevr_math/evaluation")  # doctest: +SKIP
+    Example::
+
+        evaluate_demo("demo_output/clevr_math/hub", "demo_output/clevr_math/CLEVR_v1.0",
+                      "demo_output/clevr_math/evaluation")
     """
     stream = stream or sys.stdout
     reports = {}
@@ -427,9 +440,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate, write the report, print the overall table.
 
-    Example:
-        >>> run(argparse.Namespace(data="hub", ...))  # doctest: +SKIP
-        0
+    Example::
+
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        run(parser.parse_args(["--data", "hub/clevr_math", "--out", "eval"]))
+        # -> 0
     """
     check_outputs(args.out, CHART_FILES, args.overwrite)  # before any work
     report = evaluate(args.data, args.config, args.split, args.predictions, args.scenes, args.train_split,

@@ -210,7 +210,12 @@ def _add_evaluate(subparsers) -> None:
 
 
 def evaluate_command(args) -> int:
-    """``clotho-aqa evaluate``, with the evaluation's own error handling (exit status 2, 130/143)."""
+    """``clotho-aqa evaluate``, with the evaluation's own error handling (exit status 2, 130/143).
+
+    Example:
+        >>> main(["evaluate", "--data", "/nonexistent/hub", "--out", "/tmp/eval"])
+        2
+    """
     from builder_utils.evaluation.cli import run_command
     from clotho_aqa import evaluate
 

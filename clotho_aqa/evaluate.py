@@ -23,10 +23,11 @@ frequent answers of train questions with the same two leading words, backing off
 first word, then to the majority). The paper found question-only models as good as
 multimodal ones, so compare with ``question_prior``.
 
-Example:
-    >>> report = evaluate("demo_output/clotho_aqa/hub", "questions", predictions="preds.jsonl")  # doctest: +SKIP
-    >>> report["by_labelling"]["yes_no/majority"]["accuracy"]                                      # doctest: +SKIP
-    0.7
+Example::
+
+    report = evaluate("demo_output/clotho_aqa/hub", "questions", predictions="preds.jsonl")
+    report["by_labelling"]["yes_no/majority"]["accuracy"]
+    # -> 0.7
 """
 
 from __future__ import annotations
@@ -122,12 +123,13 @@ def read_questions(dataset, config: str) -> list[AQAQuestion]:
     Configs with one row per annotator answer (``all``, ``yes_no_unfiltered``, ``single_word``)
     are grouped back into questions by ``question_id``.
 
-    Example:
-        >>> read_questions(load_exported("hub", "questions")["test"], "questions")[0].answer_type  # doctest: +SKIP
-        'yes_no'
+    Example::
+
+        read_questions(load_exported("hub", "questions")["test"], "questions")[0].answer_type
+        # -> 'yes_no'
     """
     columns = dataset.column_names
-    fixed_type = "yes_no" if config.startswith("yes_no") else "single_word" if config.startswith("single_word") else None
+    fixed_type = next((kind for kind in TYPES if config.startswith(kind)), None)
     label_names = dataset.features["label"].names if "label" in columns else None
     grouped: dict[str, dict] = {}
     for row in dataset:
@@ -189,7 +191,8 @@ def system_result(questions: Sequence[AQAQuestion], predictions: Mapping[str, Pr
     by_labelling = {}
     for labelling in LABELLINGS:
         items = [s for name, s in labelled if name == labelling]
-        by_labelling[labelling] = summarize(items, seed, resamples, top_k=TOP_K if labelling.startswith("single") else None)
+        top_k = TOP_K if labelling.startswith("single_word") else None
+        by_labelling[labelling] = summarize(items, seed, resamples, top_k=top_k)
     return {
         "overall": summarize([s for _, s in unfiltered], seed, resamples),
         "by_category": summarize_groups(unfiltered, seed, resamples, order=TYPES.index),
@@ -235,8 +238,9 @@ def evaluate(
     """Score ``predictions`` (a file or a ``{question_id: prediction}`` dict; None: baselines
     only) on ``split`` of ``config`` in ``data``; return the report (what ``report.json`` holds).
 
-    Example:
-        >>> evaluate("my-name/clotho-aqa", predictions="preds.csv")["by_labelling"]  # doctest: +SKIP
+    Example::
+
+        evaluate("my-name/clotho-aqa", predictions="preds.csv")["by_labelling"]
     """
     from clotho_aqa import ClothoAQA
 
@@ -289,8 +293,9 @@ def _systems(report: Mapping) -> dict[str, Mapping]:
 def labelling_table(report: Mapping) -> str:
     """The paper's labellings, one row each, one column per system (single-word: top-1, top-5).
 
-    Example:
-        >>> print(labelling_table(evaluate("hub")))  # doctest: +SKIP
+    Example::
+
+        print(labelling_table(evaluate("hub")))
     """
     systems = _systems(report)
     rows = []
@@ -309,8 +314,9 @@ def labelling_table(report: Mapping) -> str:
 def render_markdown(report: Mapping) -> str:
     """``report.md``: overall, per question type, and the paper's labellings (with top-5).
 
-    Example:
-        >>> print(render_markdown(evaluate("hub")))  # doctest: +SKIP
+    Example::
+
+        print(render_markdown(evaluate("hub")))
     """
     systems = _systems(report)
     counts = report["num_questions_by_type"]
@@ -342,9 +348,10 @@ def render_markdown(report: Mapping) -> str:
 def charts(report: Mapping) -> list[Chart]:
     """Accuracy by labelling and by question type, every system.
 
-    Example:
-        >>> [c.filename for c in charts(report)]  # doctest: +SKIP
-        ['accuracy_by_labelling.png', 'accuracy_by_category.png']
+    Example::
+
+        [c.filename for c in charts(report)]
+        # -> ['accuracy_by_labelling.png', 'accuracy_by_category.png']
     """
     systems = _systems(report)
     subtitle = f"Clotho-AQA {report['config']} / {report['split']}, {report['num_questions']} questions"
@@ -359,8 +366,9 @@ def charts(report: Mapping) -> list[Chart]:
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the charts into ``out``.
 
-    Example:
-        >>> write_evaluation(evaluate("hub"), "eval")  # doctest: +SKIP
+    Example::
+
+        write_evaluation(evaluate("hub"), "eval")
     """
     return write_report(out, report, render_markdown(report), charts(report), overwrite=overwrite)
 
@@ -370,8 +378,9 @@ def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str
     """The demo's last step: the baselines on the test split of the demo export's ``questions``
     config, the report in ``out``, the labelling table printed.
 
-    Example:
-        >>> evaluate_demo("demo_output/clotho_aqa/hub", "demo_output/clotho_aqa/evaluation")  # doctest: +SKIP
+    Example::
+
+        evaluate_demo("demo_output/clotho_aqa/hub", "demo_output/clotho_aqa/evaluation")
     """
     stream = stream or sys.stdout
     report = evaluate(hub, "questions", "test", cache_dir=cache_dir)
@@ -395,9 +404,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Evaluate, write the report, print the overall table.
 
-    Example:
-        >>> run(argparse.Namespace(data="hub", ...))  # doctest: +SKIP
-        0
+    Example::
+
+        parser = argparse.ArgumentParser()
+        add_arguments(parser)
+        run(parser.parse_args(["--data", "hub/clotho_aqa", "--out", "eval"]))
+        # -> 0
     """
     check_outputs(args.out, CHART_FILES, args.overwrite)  # before any work
     report = evaluate(args.data, args.config, args.split, args.predictions, args.train_split, args.seed,

@@ -182,7 +182,8 @@ def test_clotho_configs_with_one_row_per_answer_give_the_same_scores(data, confi
     other = aqa_eval.evaluate(data["hub_clotho"], config, cache_dir=data["cache"])
     for name in ("majority", "question_prior"):
         for labelling in ("yes_no/unfiltered", "yes_no/unanimous", "yes_no/majority"):
-            assert other["baselines"][name]["by_labelling"][labelling] == base["baselines"][name]["by_labelling"][labelling]
+            expected = base["baselines"][name]["by_labelling"][labelling]
+            assert other["baselines"][name]["by_labelling"][labelling] == expected
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -247,8 +248,8 @@ def test_clevr_math_lmms_utils_agree_with_the_command(data):
     records = [math_utils.clevr_math_process_results(row, [p["prediction"]])["accuracy"]
                for row, p in zip(rows, predictions)]
     assert math_utils.clevr_math_accuracy(records) == right / len(rows)
-    report = math_eval.evaluate(data["hub_clevr"], "general", predictions={p["question_id"]: p["prediction"]
-                                                                            for p in predictions}, cache_dir=data["cache"])
+    by_id = {p["question_id"]: p["prediction"] for p in predictions}
+    report = math_eval.evaluate(data["hub_clevr"], "general", predictions=by_id, cache_dir=data["cache"])
     assert report["overall"]["accuracy"] == math_utils.clevr_math_accuracy(records)
     assert math_utils.clevr_math_unparseable(records) == report["overall"]["unparseable"] / len(rows)
 
@@ -287,4 +288,5 @@ def test_clevr_families_oracle_and_breakdowns(data, tmp_path):
     assert set(report["by_family"]) == families
     assert set(report["by_question_type"]) <= {"count", "exist", "query", "attribute_compare", "integer_compare",
                                                 "relation", "logical_and", "logical_or"}
-    assert json.loads((tmp_path / "eval" / "report.json").read_text())["baselines"]["oracle"]["overall"]["accuracy"] == 1.0
+    written = json.loads((tmp_path / "eval" / "report.json").read_text())
+    assert written["baselines"]["oracle"]["overall"]["accuracy"] == 1.0

@@ -143,9 +143,10 @@ class ClevrQuestion:
 def read_clevr_questions(path: str | os.PathLike) -> list[ClevrQuestion]:
     """The questions of a CLEVR question file (``{"questions": [...]}``).
 
-    Example:
-        >>> read_clevr_questions("questions.json")[0].family  # doctest: +SKIP
-        'zero_hop'
+    Example::
+
+        read_clevr_questions("questions.json")[0].family
+        # -> 'zero_hop'
     """
     path = Path(path)
     try:
@@ -236,13 +237,14 @@ def evaluate_questions(
 ) -> dict:
     """The report of ``predictions`` (and of the baselines the inputs allow) on a question file.
 
-    Example:
-        >>> evaluate_questions("val_q.json", "preds.jsonl", "train_q.json")["by_family"]  # doctest: +SKIP
+    Example::
+
+        evaluate_questions("val_q.json", "preds.jsonl", "train_q.json")["by_family"]
     """
     questions = read_clevr_questions(questions_file)
+    source = None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions)
     report: dict = {"dataset": "clevr", "questions": os.fspath(questions_file), "num_questions": len(questions),
-                    "predictions": None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions),
-                    "seed": seed, "bootstrap_resamples": resamples}
+                    "predictions": source, "seed": seed, "bootstrap_resamples": resamples}
     if predictions is not None:
         if not isinstance(predictions, Mapping):
             predictions = read_predictions(predictions)
@@ -277,8 +279,9 @@ def _systems(report: Mapping) -> dict[str, Mapping]:
 def render_markdown(report: Mapping) -> str:
     """``report.md`` of a CLEVR evaluation.
 
-    Example:
-        >>> print(render_markdown(evaluate_questions("q.json", train_questions="t.json")))  # doctest: +SKIP
+    Example::
+
+        print(render_markdown(evaluate_questions("q.json", train_questions="t.json")))
     """
     systems = _systems(report)
     return "\n".join([
@@ -294,8 +297,9 @@ def render_markdown(report: Mapping) -> str:
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md``, ``accuracy_by_family.png`` and ``accuracy_by_question_type.png``.
 
-    Example:
-        >>> write_evaluation(evaluate_questions("q.json", "p.jsonl"), "eval")  # doctest: +SKIP
+    Example::
+
+        write_evaluation(evaluate_questions("q.json", "p.jsonl"), "eval")
     """
     systems = _systems(report)
     charts = [Chart(CHART_FILES[0], "Accuracy by question family", chart_rows(systems, "by_family"),

@@ -90,5 +90,6 @@ def run_command(prog: str, run: Callable[[argparse.Namespace], int], args: argpa
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as stop:
-        print(f"{prog}: interrupted (report.json is written last: without it the report is incomplete)", file=sys.stderr)
+        print(f"{prog}: interrupted (report.json is written last: without it the report is incomplete)",
+              file=sys.stderr)
         return exit_status(stop)

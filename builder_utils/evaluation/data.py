@@ -11,15 +11,15 @@
 
 Only the columns the evaluation needs are kept, so images and audio are never decoded.
 
-Example:
-    >>> splits = load_splits("demo_output/clevr_math/hub", "general", ClevrMath, ["question_id", "label"])  # doctest: +SKIP
-    >>> sorted(splits)                                                                                      # doctest: +SKIP
-    ['test', 'train', 'validation']
+Example::
+
+    splits = load_splits("demo_output/clevr_math/hub", "general", ClevrMath, ["question_id", "label"])
+    sorted(splits)
+    # -> ['test', 'train', 'validation']
 """
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 from collections.abc import Sequence
@@ -27,7 +27,6 @@ from pathlib import Path
 
 import datasets
 
-logger = logging.getLogger("builder_utils")
 
 __all__ = ["EvaluationError", "data_kind", "load_splits", "require_split"]
 
@@ -65,8 +64,9 @@ def load_splits(
 ) -> dict[str, datasets.Dataset]:
     """Every split of ``config`` in ``data``, restricted to ``columns`` (those that exist).
 
-    Example:
-        >>> load_splits("my-name/clevr-math", "multihop", ClevrMath, ["label"])["test"]  # doctest: +SKIP
+    Example::
+
+        load_splits("my-name/clevr-math", "multihop", ClevrMath, ["label"])["test"]
     """
     kind = data_kind(data)
     cache = None if cache_dir is None else os.fspath(cache_dir)

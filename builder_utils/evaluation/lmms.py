@@ -44,9 +44,10 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike, d
     """Copy the task folder to ``out_dir`` with every ``dataset_path:`` set to ``dataset_path``
     (an exported folder, made absolute, or a Hub repository id). Returns ``out_dir``.
 
-    Example:
-        >>> write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")  # doctest: +SKIP
-        PosixPath('my_tasks')
+    Example::
+
+        write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")
+        # -> PosixPath('my_tasks')
     """
     out = Path(out_dir)
     local = Path(dataset_path).expanduser()

@@ -87,7 +87,8 @@ def _read_csv(path: Path) -> dict[str, Prediction]:
         reader = csv.DictReader(handle)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
         if missing:
-            raise PredictionsError(f"{path}: line 1: missing column(s) {', '.join(missing)} (header: {reader.fieldnames})")
+            raise PredictionsError(
+                f"{path}: line 1: missing column(s) {', '.join(missing)} (header: {reader.fieldnames})")
         for row in reader:
             where = f"{path}: line {reader.line_num}"
             raw = row["prediction"]
@@ -125,9 +126,10 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
     The format follows the extension: ``.jsonl`` (also ``.json``, ``.ndjson``: one object per
     line), ``.csv``, ``.parquet``.
 
-    Example:
-        >>> read_predictions("predictions.csv")  # doctest: +SKIP
-        {'test_000000_0': 'There are 3 cubes left.', ...}
+    Example::
+
+        read_predictions("predictions.csv")
+        # -> {'test_000000_0': 'There are 3 cubes left.', ...}
     """
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())

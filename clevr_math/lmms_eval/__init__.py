@@ -29,8 +29,9 @@ TASK_DIR = Path(__file__).resolve().parent
 def write_tasks(out_dir: str | os.PathLike, dataset_path: str) -> Path:
     """Copy these tasks to ``out_dir``, reading ``dataset_path`` (an exported folder or a repo id).
 
-    Example:
-        >>> write_tasks("my_tasks", "my-name/clevr-math")  # doctest: +SKIP
-        PosixPath('my_tasks')
+    Example::
+
+        write_tasks("my_tasks", "my-name/clevr-math")
+        # -> PosixPath('my_tasks')
     """
     return write_task_folder(TASK_DIR, out_dir, dataset_path)

@@ -26,8 +26,9 @@ TASK_DIR = Path(__file__).resolve().parent
 def write_tasks(out_dir: str | os.PathLike, dataset_path: str) -> Path:
     """Copy this task to ``out_dir``, reading ``dataset_path`` (an exported folder or a repo id).
 
-    Example:
-        >>> write_tasks("my_tasks", "my-name/clotho-aqa")  # doctest: +SKIP
-        PosixPath('my_tasks')
+    Example::
+
+        write_tasks("my_tasks", "my-name/clotho-aqa")
+        # -> PosixPath('my_tasks')
     """
     return write_task_folder(TASK_DIR, out_dir, dataset_path)

@@ -77,25 +77,60 @@ def _accuracy(records: list[dict], labelling: str) -> float | None:
 
 
 def clotho_aqa_yes_no_unfiltered(records: list[dict]) -> float | None:
-    """Binary accuracy, every annotator answer a target."""
+    """Binary accuracy, every annotator answer a target.
+
+    Example:
+        >>> record = {"question_id": "q", "question": "Is it wet?", "answers": ["yes", "yes", "no"],
+        ...           "answer_type": "yes_no", "prediction": "yes"}
+        >>> clotho_aqa_yes_no_unfiltered([record])
+        0.6666666666666666
+    """
     return _accuracy(records, METRICS["yes_no_unfiltered"])
 
 
 def clotho_aqa_yes_no_unanimous(records: list[dict]) -> float | None:
-    """Binary accuracy on the questions whose 3 annotators agree."""
+    """Binary accuracy on the questions whose 3 annotators agree.
+
+    Example:
+        >>> record = {"question_id": "q", "question": "Is it wet?", "answers": ["no", "no", "no"],
+        ...           "answer_type": "yes_no", "prediction": "No."}
+        >>> clotho_aqa_yes_no_unanimous([record])
+        1.0
+    """
     return _accuracy(records, METRICS["yes_no_unanimous"])
 
 
 def clotho_aqa_yes_no_majority(records: list[dict]) -> float | None:
-    """Binary accuracy against the majority vote."""
+    """Binary accuracy against the majority vote.
+
+    Example:
+        >>> record = {"question_id": "q", "question": "Is it wet?", "answers": ["yes", "no", "no"],
+        ...           "answer_type": "yes_no", "prediction": "yes"}
+        >>> clotho_aqa_yes_no_majority([record])
+        0.0
+    """
     return _accuracy(records, METRICS["yes_no_majority"])
 
 
 def clotho_aqa_single_word_top1(records: list[dict]) -> float | None:
-    """Single-word top-1 accuracy, every annotator answer a target."""
+    """Single-word top-1 accuracy, every annotator answer a target.
+
+    Example:
+        >>> record = {"question_id": "q", "question": "What is heard?", "answers": ["rain", "rain", "water"],
+        ...           "answer_type": "single_word", "prediction": "Rain."}
+        >>> clotho_aqa_single_word_top1([record])
+        0.6666666666666666
+    """
     return _accuracy(records, METRICS["single_word_top1"])
 
 
 def clotho_aqa_single_word_majority_top1(records: list[dict]) -> float | None:
-    """Single-word top-1 accuracy against the majority answer."""
+    """Single-word top-1 accuracy against the majority answer.
+
+    Example:
+        >>> record = {"question_id": "q", "question": "What is heard?", "answers": ["rain", "rain", "water"],
+        ...           "answer_type": "single_word", "prediction": "Rain."}
+        >>> clotho_aqa_single_word_majority_top1([record])
+        1.0
+    """
     return _accuracy(records, METRICS["single_word_majority_top1"])
