@@ -424,17 +424,19 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
     return reports
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``clevr-math evaluate``.
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``clevr-math evaluate`` on ``parser``; ``args.run(args)`` evaluates.
 
     Example:
-        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> p = add_arguments(argparse.ArgumentParser())
         >>> p.parse_args(["--data", "hub", "--out", "o", "--scenes", "CLEVR_v1.0"]).scenes
         'CLEVR_v1.0'
     """
     add_evaluate_arguments(parser, default_config="general")
     parser.add_argument("--scenes", help="CLEVR_v1.0 folder or scene file for the program oracle "
                                          "(default: --data when it is a data_dir)")
+    parser.set_defaults(run=run)
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:

@@ -390,15 +390,17 @@ def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str
     return report
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The options of ``clotho-aqa evaluate``.
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``clotho-aqa evaluate`` on ``parser``; ``args.run(args)`` evaluates.
 
     Example:
-        >>> p = argparse.ArgumentParser(); add_arguments(p)
+        >>> p = add_arguments(argparse.ArgumentParser())
         >>> p.parse_args(["--data", "hub", "--out", "o"]).config
         'questions'
     """
     add_evaluate_arguments(parser, default_config="questions")
+    parser.set_defaults(run=run)
+    return parser
 
 
 def run(args: argparse.Namespace) -> int:
