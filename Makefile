@@ -14,7 +14,7 @@ LEGACY_STAMP := $(LEGACY_VENV)/.installed
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m pip install --quiet -e '.[test,dask]'
 	touch $(STAMP)
 
 $(LEGACY_STAMP): setup.cfg pyproject.toml

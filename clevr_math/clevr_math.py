@@ -100,6 +100,16 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
     DEFAULT_CONFIG_NAME = DEFAULT_CONFIG_NAME
     # Rows are small (the image is a path in the Arrow cache); big batches write faster.
     DEFAULT_WRITER_BATCH_SIZE = 10000
+    # Read by builder_utils.hub (--media shared, the conversations configuration).
+    HUB_LAYOUT = {
+        "media_column": "image",
+        "key": "image_filename",
+        "media_config": "images",
+        "conversations_from": "general",
+        "conversation_media": "images",
+        "turn": {"user": "question", "assistant": "label"},
+        "turn_fields": ["question_id", "category", "template", "template_index"],
+    }
 
     def _create_builder_config(self, config_name=None, custom_features=None, **config_kwargs):
         # `datasets` reports unknown names/keys without the valid ones, and applies keyword

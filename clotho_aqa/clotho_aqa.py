@@ -313,6 +313,18 @@ class ClothoAQA(datasets.ArrowBasedBuilder):
     #: Where the release files are downloaded from when no data_dir is given; a mirror can
     #: subclass and override it (checksums.tsv is keyed by URL, so mirrors go unchecked).
     BASE_URL = ZENODO_URL
+    # Read by builder_utils.hub (--media shared, the conversations configuration). A turn is a
+    # question with its majority answer; questions without a majority have no turn.
+    HUB_LAYOUT = {
+        "media_column": "audio",
+        "key": "file_name",
+        "media_config": "clips",
+        "media_metadata": ["keywords", "sound_link", "license", "manufacturer", "start_end_samples"],
+        "conversations_from": "questions",
+        "conversation_media": "audios",
+        "turn": {"user": "question", "assistant": "majority_answer"},
+        "turn_fields": ["question_id", "answer_type", "answers", "confidences", "unanimous"],
+    }
 
     def __init__(self, *args, **kwargs):
         # datasets reuses a cache until the version or hash changes; hashing our own reading

@@ -761,7 +761,7 @@ def test_cli_question_types_and_named_sets(tmp_path, scenes):
 
 
 def _error_of(argv, capsys) -> str:
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     lines = [line for line in err.splitlines() if "error" in line]
     assert len(lines) == 1 and "Traceback" not in err, err
@@ -841,3 +841,25 @@ def test_cli_verbose_reports_each_template_search(tmp_path, scenes, capsys):
     err = capsys.readouterr().err
     assert re.search(r"CLEVR_val_000000\.png: \w+:\d+: (1 question\(s\)|nothing), \d+ states in [\d.]+ ms", err)
     assert "wrote 4 questions for 2 scenes" in err
+
+
+def test_parquet_output_matches_the_json_and_a_rerun_replaces_only_our_shards(tmp_path, scenes):
+    import pyarrow.parquet as pq
+
+    path = scene_file(tmp_path, scenes)
+    common = ["--input_scene_file", str(path), "--seed", "2", "--reset_counts_every", "4"]
+    assert main(common + ["--output_questions_file", str(tmp_path / "q.json")]) == 0
+    out = tmp_path / "shards"
+    assert main(common + ["--output_questions_file", str(out), "--output_format", "parquet",
+                          "--scenes_per_shard", "6"]) == 0
+    expected = json.loads((tmp_path / "q.json").read_text())["questions"]
+    index = json.loads((out / "index.json").read_text())
+    assert [s["file"] for s in index["shards"]] == [f"questions-0000{k}-of-00003.parquet" for k in range(3)]
+    assert [(s["scene_start"], s["scene_stop"]) for s in index["shards"]] == [(0, 8), (8, 16), (16, 24)]
+    rows = [row for s in index["shards"] for row in pq.read_table(out / s["file"]).to_pylist()]
+    assert rows == expected
+    # a second run with bigger shards: the three old shards go, the new one and the index stay
+    assert main(common + ["--output_questions_file", str(out), "--output_format", "parquet",
+                          "--scenes_per_shard", "100"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["index.json", "questions-00000-of-00001.parquet"]
+    assert pq.read_table(out / "questions-00000-of-00001.parquet").to_pylist() == expected

@@ -170,6 +170,12 @@ SCENE_CASES = [
     ("scene not an object", lambda s: s.__setitem__(2, [1, 2]), r"scene 2: scene: expected a JSON object, got list"),
     ("bad image index", lambda s: s[1].__setitem__("image_index", "1"), r"scene 1 \(CLEVR_val_000001\.png\): image_index: expected a non-negative integer"),
     ("objects not a list", lambda s: s[1].__setitem__("objects", {}), r"scene 1 \(CLEVR_val_000001\.png\): objects: expected a list, got dict"),
+    ("NaN coordinate", lambda s: s[2]["objects"][1]["3d_coords"].__setitem__(0, float("nan")),
+     r"scene 2 \(CLEVR_val_000002\.png\): objects\[1\]\.3d_coords\[0\]: expected a finite number, got nan"),
+    ("infinite pixel coordinate", lambda s: s[3]["objects"][0]["pixel_coords"].__setitem__(1, float("-inf")),
+     r"scene 3 \(CLEVR_val_000003\.png\): objects\[0\]\.pixel_coords\[1\]: expected a finite number, got -inf"),
+    ("repeated image_index", lambda s: s[3].__setitem__("image_index", 1),
+     r"scene 3 \(CLEVR_val_000003\.png\): image_index: 1 repeats the image_index of scene 1"),
 ]
 
 
@@ -252,3 +258,24 @@ def test_validate_scene_on_a_dict():
         validate_scene(scene)
     with pytest.raises(SceneError, match=r"^my scene: objects: missing key"):
         validate_scene({"image_index": 1, "image_filename": "a.png"}, where="my scene")
+
+
+def test_deeply_nested_json_is_a_scene_error_not_a_recursion_error(tmp_path):
+    path = tmp_path / "deep.json"
+    path.write_text('{"info": {}, "scenes": [' + "[" * 100_000 + "]" * 100_000 + "]}")
+    with pytest.raises(SceneError, match=r"deep\.json: scene 0: line 1 column 25: not valid JSON \(nested too deeply\)"):
+        load_scenes(path)
+
+
+def test_a_scene_of_another_split_is_loaded_with_a_warning(tmp_path, caplog):
+    scenes = varied_scenes(4)
+    scenes[2]["split"] = scenes[3]["split"] = "train"
+    path = write_scene_file(tmp_path / "mixed.json", scenes, split="val")
+    with caplog.at_level("WARNING", logger="builder_utils.clevr.scenes"):
+        assert len(load_scenes(path)) == 4
+    assert [r.getMessage() for r in caplog.records] == [
+        f"{path}: 2 scene(s) have split 'train' but the file's info says 'val' (first: scene 2 (CLEVR_val_000002.png))"
+    ]
+    caplog.clear()
+    load_scenes(write_scene_file(tmp_path / "plain.json", varied_scenes(4), split="val"))
+    assert not caplog.records

@@ -23,7 +23,6 @@ import random
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +45,11 @@ __all__ = [
     "TemplateStats",
     "balancing_windows",
     "generate_parallel",
+    "generate_windows",
+    "run_window",
     "scene_seed",
+    "task_scenes",
+    "window_tasks",
 ]
 
 DEFAULT_SEARCH_BUDGET = 2000
@@ -310,11 +313,10 @@ def _number_agreement(metadata: Metadata, synonyms) -> Callable[[str], str]:
     return number_agreement(adjectives, nouns)
 
 
-_in_worker = False
-
-
 def _log(message: str) -> None:
-    if _in_worker:
+    from multiprocessing import parent_process
+
+    if parent_process() is not None:  # a pool or Dask worker: no progress bar to protect
         print(message, file=sys.stderr, flush=True)
         return
     from tqdm import tqdm
@@ -322,22 +324,106 @@ def _log(message: str) -> None:
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
 
 
-# -- several processes -----------------------------------------------------------------------
+# -- tasks: balancing windows run anywhere ---------------------------------------------------
 
-_worker_generator: QuestionGenerator | None = None
+MIN_TASK_SCENES = 64
+"""Consecutive balancing windows are merged into tasks of at least this many scenes, so that
+tiny windows (``reset_counts_every`` 4, say) do not drown in per-task overhead."""
+
+# Generators built in this (worker) process, by options: templates are loaded once per process.
+_GENERATORS: dict[str, QuestionGenerator] = {}
 
 
-def _init_worker(options: GeneratorOptions) -> None:
-    global _worker_generator, _in_worker
-    _in_worker = True
-    _worker_generator = QuestionGenerator(options)
+def _generator_for(options: GeneratorOptions) -> QuestionGenerator:
+    key = repr(options)
+    generator = _GENERATORS.get(key)
+    if generator is None:
+        _GENERATORS.clear()
+        generator = _GENERATORS[key] = QuestionGenerator(options)
+    return generator
 
 
-def _run_window(scenes: Sequence[dict], base: int, as_json: bool) -> list:
-    assert _worker_generator is not None
-    questions = _worker_generator._generate(scenes, 0, len(scenes), base)
-    # JSON text pickles far faster than nested dicts, and the parent only writes it out.
-    return [json.dumps(q) for q in questions] if as_json else list(questions)
+def window_tasks(start: int, stop: int, reset_counts_every: int, *, min_scenes: int = MIN_TASK_SCENES,
+                 cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
+    """Scene ranges ``[a, b)`` covering ``start`` to ``stop``, each made of whole balancing
+    windows (at least ``min_scenes`` scenes unless cut short), never crossing a position of
+    ``cuts``: the units of work that can run anywhere.
+
+    >>> window_tasks(0, 20, 4, min_scenes=6)
+    [(0, 8), (8, 16), (16, 20)]
+    >>> window_tasks(0, 20, 4, min_scenes=6, cuts=[12])
+    [(0, 8), (8, 12), (12, 20)]
+    """
+    tasks: list[tuple[int, int]] = []
+    cut_set = set(cuts)
+    for a, b in balancing_windows(stop, reset_counts_every, start):
+        if tasks and tasks[-1][1] - tasks[-1][0] < min_scenes and a not in cut_set:
+            tasks[-1] = (tasks[-1][0], b)
+        else:
+            tasks.append((a, b))
+    return tasks
+
+
+def task_scenes(num_scenes: int, num_workers: int) -> int:
+    """The ``min_scenes`` of :func:`window_tasks` for a run: :data:`MIN_TASK_SCENES`, less
+    when that would leave fewer than four tasks per worker (the load would not balance).
+
+    >>> task_scenes(100_000, 2), task_scenes(24, 2), task_scenes(24, 1)
+    (64, 3, 64)
+    """
+    if num_workers <= 1:
+        return MIN_TASK_SCENES
+    return max(1, min(MIN_TASK_SCENES, num_scenes // (4 * num_workers)))
+
+
+def run_window(options: GeneratorOptions, scenes: Sequence[dict], base: int, output: str = "dict") -> Any:
+    """The questions of ``scenes`` (whose first scene is absolute position ``base``, a window
+    boundary), as a list of dicts (``output="dict"``), of their ``json.dumps`` texts
+    (``"json"``: far cheaper to send between processes) or a :mod:`pyarrow` table (``"arrow"``,
+    see :func:`builder_utils.clevr.question_files.questions_table`). The task function of
+    :func:`generate_windows`, run in whichever process gets it.
+
+    >>> from builder_utils.clevr.synth import generate_scenes
+    >>> len(run_window(GeneratorOptions(templates_per_image=2), generate_scenes(2, seed=0), 0))
+    4
+    """
+    generator = _generator_for(options)
+    questions = generator._generate(scenes, 0, len(scenes), base)
+    if output == "json":
+        return [json.dumps(q) for q in questions]
+    if output == "arrow":
+        from .question_files import questions_table
+
+        return questions_table(list(questions))
+    return list(questions)
+
+
+def generate_windows(
+    options: GeneratorOptions,
+    scenes: Sequence[dict],
+    tasks: Sequence[tuple[int, int]],
+    *,
+    num_workers: int = 1,
+    dask: str | None = None,
+    output: str = "dict",
+    client: Any = None,
+) -> Iterator[tuple[tuple[int, int], Any]]:
+    """Yield ``((a, b), run_window(...))`` for each task range, in order, computed in this
+    process, a pool of ``num_workers`` processes or on Dask (see
+    :func:`builder_utils.clevr.distributed.ordered_map`). A :class:`SceneFile` travels as its
+    path and byte offsets, so each worker reads only its own window of the file.
+
+    >>> from builder_utils.clevr.synth import generate_scenes
+    >>> [(r, len(qs)) for r, qs in generate_windows(GeneratorOptions(templates_per_image=1),
+    ...                                             generate_scenes(3, seed=0), [(0, 2), (2, 3)])]
+    [((0, 2), 2), ((2, 3), 1)]
+    """
+    from .distributed import ordered_map
+
+    part = getattr(scenes, "part", None)
+    work = [(options, part(a, b) if part is not None else list(scenes[a:b]), a, output) for a, b in tasks]
+    results = ordered_map(run_window, work, num_workers=num_workers, dask=dask, client=client)
+    yield from zip(tasks, results)
 
 
 def generate_parallel(
@@ -349,42 +435,30 @@ def generate_parallel(
     num_workers: int = 2,
     on_window: Callable[[int, int], None] | None = None,
     as_json: bool = False,
+    dask: str | None = None,
 ) -> Iterator[dict | str]:
-    """Generate with ``num_workers`` processes, one balancing window per task, and yield the
-    questions in scene order: the same questions as ``QuestionGenerator(options).generate``
-    (each as its ``json.dumps`` text when ``as_json``).
+    """Generate with ``num_workers`` processes (or on Dask: ``dask="local"`` or a scheduler
+    address), over whole balancing windows, and yield the questions in scene order: the same
+    questions as ``QuestionGenerator(options).generate`` (each as its ``json.dumps`` text when
+    ``as_json``).
 
-    Parallelism is over windows, so it needs at least ``num_workers`` windows of
-    ``reset_counts_every`` scenes. ``on_window(start, stop)`` is called as each window's
-    results arrive (in order), e.g. to move a progress bar.
+    Parallelism is over windows of ``reset_counts_every`` scenes. ``on_window(start, stop)``
+    is called as each task's results arrive (in order), e.g. to move a progress bar.
 
-    >>> qs = list(generate_parallel(GeneratorOptions(), load_scenes("s.json"), num_workers=2))  # doctest: +SKIP
+    >>> from builder_utils.clevr.synth import generate_scenes
+    >>> scenes = generate_scenes(4, seed=0)
+    >>> opts = GeneratorOptions(reset_counts_every=2)
+    >>> list(generate_parallel(opts, scenes, num_workers=2)) == list(QuestionGenerator(opts).generate(scenes))
+    True
     """
     total = len(scenes)
     stop = total if stop is None else min(stop, total)
-    tasks = balancing_windows(stop, options.reset_counts_every, start)
-    if num_workers <= 1 or len(tasks) <= 1:
-        generator = QuestionGenerator(options)
-        for a, b in tasks:
-            for question in generator.generate(scenes, a, b):
-                yield json.dumps(question) if as_json else question
-            if on_window:
-                on_window(a, b)
-        return
     # Validate everything in this process first, so bad input fails before workers start.
     QuestionGenerator(options)
-    window_reader = getattr(scenes, "part", None)
-    # The platform's default start method (fork on Linux: no re-import of the caller's main
-    # module); workers never touch tqdm, whose lock a forked child might inherit held.
-    with ProcessPoolExecutor(max_workers=min(num_workers, len(tasks)), initializer=_init_worker,
-                             initargs=(options,)) as pool:
-        futures = []
-        for a, b in tasks:
-            # A SceneFile part pickles as a path and offsets; the worker reads the scenes.
-            part = window_reader(a, b) if window_reader is not None else list(scenes[a:b])
-            futures.append(pool.submit(_run_window, part, a, as_json))
-        for (a, b), future in zip(tasks, futures):
-            questions = future.result()
-            yield from questions
-            if on_window:
-                on_window(a, b)
+    workers = num_workers if dask is None else max(num_workers, 2)
+    tasks = window_tasks(start, stop, options.reset_counts_every, min_scenes=task_scenes(stop - start, workers))
+    for (a, b), questions in generate_windows(options, scenes, tasks, num_workers=num_workers, dask=dask,
+                                              output="json" if as_json else "dict"):
+        yield from questions
+        if on_window:
+            on_window(a, b)

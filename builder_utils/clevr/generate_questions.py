@@ -5,36 +5,54 @@ the scenes of a CLEVR scene file (also ``python -m builder_utils.clevr.generate_
         --output_questions_file CLEVR_val_questions.json --seed 0 --num_workers 2
 
 Metadata, templates and synonyms default to the files shipped with the package, so the
-command works from any directory. The output (``{"info": ..., "questions": [...]}``) is
-written to a temporary file beside the target and renamed into place only when complete.
+command works from any directory. The output (``{"info": ..., "questions": [...]}``, or a
+folder of Parquet shards with ``--output_format parquet``) is written to a temporary file
+beside the target and renamed into place only when complete; the command refuses to write over
+its own input, and checks that the output location is writable before generating anything.
+
+Exit status: 0 on success; 1 when the run wrote no question at all (with a warning); 2 on
+bad input or arguments (one line ``generate-questions: error: ...`` naming the file and the
+place); 130 / 143 when interrupted by SIGINT / SIGTERM (no output, no temporary file and no
+worker process left behind).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import logging
 import os
 import sys
+import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from pathlib import Path
 
-from builder_utils.atomic import atomic_output
+from builder_utils.interrupt import exit_status, stop_on_signals
 
+from .distributed import DaskUnavailable
 from .executor import InvalidProgram, MalformedProgram
-from .generate import DEFAULT_SEARCH_BUDGET, GeneratorOptions, QuestionGenerator, generate_parallel
+from .generate import (
+    DEFAULT_SEARCH_BUDGET, GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks,
+)
 from .metadata import MetadataError
-from .question_types import COARSE_TYPES, QuestionTypeError
+from .question_files import check_parquet_folder, write_questions, write_questions_parquet
+from .question_types import COARSE_TYPES, QuestionTypeError, parse_question_types
 from .scenes import SceneError, load_scenes
 from .templates import TEMPLATE_SETS, TemplateError
 
 __all__ = ["build_parser", "main", "write_questions"]
 
+logger = logging.getLogger(__name__)
+
 PROG = "generate-questions"
 # Errors caused by the user's input: reported as one line, without a traceback.
 _INPUT_ERRORS = (
     SceneError, TemplateError, MetadataError, QuestionTypeError, MalformedProgram, InvalidProgram,
-    OSError, ValueError, IndexError,
+    OSError, ValueError, IndexError, DaskUnavailable,
 )
+OUTPUT_FORMATS = ("json", "parquet")
+DEFAULT_OUTPUT = {"json": "CLEVR_questions.json", "parquet": "CLEVR_questions"}
+DEFAULT_SCENES_PER_SHARD = 1000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     io = p.add_argument_group("inputs and outputs")
     io.add_argument("--input_scene_file", required=True, help="CLEVR scene file ({\"info\", \"scenes\"})")
-    io.add_argument("--output_questions_file", default="CLEVR_questions.json", help="where to write the questions")
+    io.add_argument("--output_questions_file", default=None,
+                    help="where to write the questions: a JSON file (default CLEVR_questions.json), or a "
+                         "folder with --output_format parquet (default CLEVR_questions)")
     io.add_argument("--metadata_file", default=None, help="functional-language metadata (default: the shipped one)")
     io.add_argument("--synonyms_json", default=None, help="value and word synonyms (default: the shipped one)")
     io.add_argument("--template_dir", default=None, help="folder of template *.json files (overrides --templates)")
@@ -74,8 +94,16 @@ def build_parser() -> argparse.ArgumentParser:
                      help="with --max_answer: also refuse questions whose intermediate counts exceed it")
     gen.add_argument("--search_budget", type=int, default=DEFAULT_SEARCH_BUDGET,
                      help=f"search states per template and image ({DEFAULT_SEARCH_BUDGET})")
-    run = p.add_argument_group("running")
-    run.add_argument("--num_workers", type=int, default=1, help="worker processes (parallel over balancing windows)")
+    run = p.add_argument_group("running and output format (none of these changes the questions)")
+    run.add_argument("--num_workers", type=int, default=1,
+                     help="worker processes (parallel over balancing windows); with --dask local, the cluster's")
+    run.add_argument("--dask", default=None, metavar="ADDRESS",
+                     help="run the windows as Dask tasks: 'local' (a LocalCluster of --num_workers processes) or "
+                          "a scheduler address such as tcp://host:8786 (needs the [dask] extra)")
+    run.add_argument("--output_format", default="json", choices=OUTPUT_FORMATS,
+                     help="json: one CLEVR question file (default); parquet: a folder of Parquet shards and index.json")
+    run.add_argument("--scenes_per_shard", type=int, default=DEFAULT_SCENES_PER_SHARD,
+                     help=f"parquet: scenes per shard, rounded up to whole balancing windows ({DEFAULT_SCENES_PER_SHARD})")
     run.add_argument("--verbose", action="store_true", help="log every template tried to stderr")
     run.add_argument("--time_dfs", action="store_true", help="with --verbose: time each template search")
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")
@@ -84,11 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
     """The :class:`GeneratorOptions` a command line asks for."""
+    paths = {name: getattr(args, name) for name in ("template_dir", "metadata_file", "synonyms_json")}
+    if args.dask is not None:
+        # Dask workers may run elsewhere (another working directory): give them absolute paths.
+        paths = {name: value if value is None else os.path.abspath(value) for name, value in paths.items()}
     return GeneratorOptions(
         templates=args.templates,
-        template_dir=args.template_dir,
-        metadata_file=args.metadata_file,
-        synonyms_json=args.synonyms_json,
         seed=args.seed,
         templates_per_image=args.templates_per_image,
         instances_per_template=args.instances_per_template,
@@ -100,43 +129,73 @@ def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
         search_budget=args.search_budget,
         verbose=args.verbose,
         time_dfs=args.time_dfs,
+        **paths,
     )
 
 
-def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dict | str]) -> int:
-    """Stream ``{"info": info, "questions": [...]}`` to ``path`` atomically (temporary file
-    in the same folder, renamed when complete), adding each question's ``question_index``
-    (last key). Questions are dicts or their ``json.dumps`` text. The bytes equal
-    ``json.dumps`` of the whole document. Returns the number written.
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # b does not exist yet
+        return os.path.realpath(a) == os.path.realpath(b)
 
-    >>> write_questions("out.json", {"split": "val"}, [{"question": "Q?"}])   # doctest: +SKIP
-    1
-    """
-    count = 0
-    with atomic_output(path) as fh:
-        fh.write('{"info": ' + json.dumps(info) + ', "questions": [')
-        for question in questions:
-            if isinstance(question, str):
-                # '{..."cot": ...}' -> '{..., "question_index": n}', as json.dumps would write it
-                text = f'{question[:-1]}, "question_index": {count}}}'
-            else:
-                question["question_index"] = count
-                text = json.dumps(question)
-            fh.write((", " if count else "") + text)
-            count += 1
-        fh.write("]}")
-    return count
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, before any work, what would fail or destroy something later: bad numbers, an
+    empty --question_types, an output that is the input, a directory or an unwritable place."""
+    if args.num_workers < 1:
+        raise ValueError(f"--num_workers must be at least 1, got {args.num_workers}")
+    if args.scene_start_idx < 0 or args.num_scenes < 0:
+        raise ValueError("--scene_start_idx and --num_scenes must not be negative")
+    if args.scenes_per_shard < 1:
+        raise ValueError(f"--scenes_per_shard must be at least 1, got {args.scenes_per_shard}")
+    if args.question_types is not None and not parse_question_types(args.question_types):
+        raise ValueError("--question_types names no type (leave the flag out for all types)")
+    if args.dask is not None and not args.dask.strip():
+        raise ValueError("--dask needs 'local' or a scheduler address such as tcp://host:8786")
+    out = args.output_questions_file
+    if _same_file(args.input_scene_file, out):
+        raise ValueError(f"{out}: the output is the same file as --input_scene_file; choose another output")
+    if args.output_format == "parquet":
+        check_parquet_folder(out)
+        if os.path.realpath(args.input_scene_file).startswith(os.path.realpath(out) + os.sep):
+            raise ValueError(f"{out}: the output folder holds --input_scene_file; choose another folder")
+        _check_writable(out, Path(out))
+    else:
+        if os.path.isdir(out):
+            raise IsADirectoryError(f"{out}: is a directory; --output_questions_file names a file "
+                                    "(or use --output_format parquet)")
+        _check_writable(out, Path(out).parent)
+
+
+def _check_writable(out: str, folder: Path) -> None:
+    """Create and remove a temporary file where the output will go (the only sure test: as
+    root, permission bits say nothing about a read-only file system)."""
+    existing = folder.absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        raise NotADirectoryError(f"{out}: cannot write there: {existing} is not a folder")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=f".{Path(out).name}.", suffix=".tmp", dir=existing)
+    except OSError as exc:
+        raise PermissionError(f"{out}: cannot write there ({exc.strerror or exc})") from None
+    os.close(fd)
+    os.unlink(probe)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the command for parsed arguments; returns the number of questions written."""
     from tqdm import tqdm
 
+    if args.output_questions_file is None:
+        args.output_questions_file = DEFAULT_OUTPUT[args.output_format]
+    check_arguments(args)
+    if args.dask is not None:
+        from .distributed import require_dask
+
+        require_dask()
     options = options_from_args(args)
-    if args.num_workers < 1:
-        raise ValueError(f"--num_workers must be at least 1, got {args.num_workers}")
-    if args.scene_start_idx < 0 or args.num_scenes < 0:
-        raise ValueError("--scene_start_idx and --num_scenes must not be negative")
     tic = time.perf_counter()
     generator = QuestionGenerator(options)  # validates metadata, synonyms, templates, types
     scenes = load_scenes(args.input_scene_file, metadata=generator.metadata)
@@ -144,46 +203,79 @@ def run(args: argparse.Namespace) -> int:
     if start > len(scenes):
         raise IndexError(f"{args.input_scene_file}: --scene_start_idx {start} is past the last scene ({len(scenes)})")
     stop = len(scenes) if args.num_scenes == 0 else min(len(scenes), start + args.num_scenes)
+    every = options.reset_counts_every
+    shards = window_tasks(start, stop, every, min_scenes=args.scenes_per_shard) if args.output_format == "parquet" else []
+    workers = args.num_workers if args.dask is None else max(args.num_workers, 2)
+    tasks = window_tasks(start, stop, every, min_scenes=task_scenes(stop - start, workers),
+                         cuts=[a for a, _ in shards])
+    output = "arrow" if args.output_format == "parquet" else "json"
     with tqdm(total=stop - start, unit="scene", file=sys.stderr, desc=PROG) as bar:
-        if args.num_workers == 1:
-            questions = generator.generate(scenes, start, stop, progress=bar.update)
+        results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
+                                   output=output)
+
+        def counted(results):
+            for (a, b), result in results:
+                yield (a, b), result
+                bar.update(b - a)
+
+        if args.output_format == "parquet":
+            count = write_questions_parquet(args.output_questions_file, scenes.info,
+                                            _shard_tables(counted(results), shards), len(shards))
         else:
-            questions = generate_parallel(
-                options, scenes, start, stop, num_workers=args.num_workers,
-                on_window=lambda a, b: bar.update(b - a), as_json=True,
-            )
-        count = write_questions(args.output_questions_file, scenes.info, questions)
+            count = write_questions(args.output_questions_file, scenes.info,
+                                    (q for _, questions in counted(results) for q in questions))
     if args.verbose:
         took = time.perf_counter() - tic
         print(f"{PROG}: wrote {count} questions for {stop - start} scenes to {args.output_questions_file} "
               f"in {took:.2f} s ({count / took if took else 0:.0f} questions/s)", file=sys.stderr)
+    if count == 0:
+        logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
+                       "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
+                       args.output_questions_file)
     return count
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``generate-questions``; returns the exit status (0 on success, 1 on bad
-    input, with one line on stderr naming the file and the place)."""
-    args = build_parser().parse_args(argv)
-    try:
-        if args.profile:
-            import cProfile
-            import pstats
+def _shard_tables(results, shards):
+    """Concatenate the task tables of each shard's scene range, yielding one table per shard."""
+    import pyarrow as pa
 
-            profiler = cProfile.Profile()
-            profiler.runcall(run, args)
-            pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
-        else:
-            run(args)
+    results = iter(results)
+    for a, b in shards:
+        tables, at = [], a
+        while at < b:
+            (_, at), table = next(results)
+            tables.append(table)
+        yield (a, b), pa.concat_tables(tables).combine_chunks()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``generate-questions``; returns the exit status (0 on success, 1 when no
+    question was generated, 2 on bad input with one line on stderr naming the file and the
+    place, 130/143 when interrupted)."""
+    args = build_parser().parse_args(argv)
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
+    try:
+        with stop_on_signals():
+            if args.profile:
+                import cProfile
+                import pstats
+
+                profiler = cProfile.Profile()
+                count = profiler.runcall(run, args)
+                pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(30)
+            else:
+                count = run(args)
     except _INPUT_ERRORS as exc:
         message = str(exc) or type(exc).__name__
         if isinstance(exc, OSError) and exc.filename and exc.strerror:
             message = f"{exc.filename}: {exc.strerror}"
         print(f"{PROG}: error: {message}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
+        return 2
+    except KeyboardInterrupt as stop:
         print(f"{PROG}: interrupted; no output written", file=sys.stderr)
-        return 130
-    return 0
+        return exit_status(stop)
+    return 0 if count else 1
 
 
 if __name__ == "__main__":

@@ -15,6 +15,8 @@ arrays, so handing a window of scenes to a worker process is cheap.
 from __future__ import annotations
 
 import json
+import logging
+import math
 import os
 import re
 from array import array
@@ -24,6 +26,8 @@ from typing import Any
 from .metadata import ATTRIBUTES, Metadata, default_metadata
 
 __all__ = ["SceneError", "SceneFile", "load_scenes", "validate_scene"]
+
+logger = logging.getLogger(__name__)
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
@@ -117,6 +121,9 @@ def _looks_valid(scene: Any, vocab: _Vocabulary) -> bool:
                 return False
             if type(pixels) is not list or not 2 <= len(pixels) <= 3 or not _NUMBER_TYPES.issuperset(map(type, pixels)):
                 return False
+            # json reads NaN and Infinity literals as floats; they would poison every relation
+            if not all(map(math.isfinite, coords)) or not all(map(math.isfinite, pixels)):
+                return False
         if relationships.keys() != vocab.relation_set:
             return False
         n = len(objects)
@@ -143,6 +150,9 @@ def _check_coords(obj: dict, k: int, key: str, lengths: tuple[int, ...]) -> None
     if not isinstance(coords, list) or len(coords) not in lengths or not all(map(_is_number, coords)):
         expected = " or ".join(map(str, lengths))
         raise _Problem(f"objects[{k}].{key}", f"expected a list of {expected} numbers, got {coords!r}")
+    for i, value in enumerate(coords):
+        if not math.isfinite(value):
+            raise _Problem(f"objects[{k}].{key}[{i}]", f"expected a finite number, got {value!r}")
 
 
 def _check_scene(scene: Any, vocab: _Vocabulary) -> None:
@@ -288,6 +298,8 @@ class _Reader:
         while True:
             try:
                 value, end = _DECODER.raw_decode(self.text, self.pos)
+            except RecursionError:
+                raise _JSONSyntax(self.base + self.pos, "nested too deeply") from None
             except json.JSONDecodeError as exc:
                 near_end = exc.pos >= len(self.text) - _TRUNCATION_MARGIN
                 if near_end and self._read_more(2 * (len(self.text) - self.pos)):
@@ -434,7 +446,8 @@ def _index_document(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[dic
         raise SceneError(f'{path}: top level: expected a JSON object {{"info": ..., "scenes": [...]}}')
     reader.expect("{", "'{'")
     info: dict = {}
-    found: tuple[array, array] | None = None
+    found: tuple[array, array, dict] | None = None
+    splits: dict[str, tuple[int, str]] = {}
     if reader.peek() == "}":
         reader.expect("}", "'}'")
     else:
@@ -447,6 +460,7 @@ def _index_document(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[dic
                 if found is not None:
                     raise SceneError(f"{path}: top level: duplicate key 'scenes'")
                 found = _index_scenes(reader, path, vocab)
+                splits = found[2]
             elif key == "info":
                 info, start, end, non_ascii = reader.value()
                 if non_ascii:
@@ -461,18 +475,35 @@ def _index_document(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[dic
         raise _JSONSyntax(reader.byte_offset(), "unexpected data after the top-level object")
     if found is None:
         raise SceneError(f"{path}: top level: missing key 'scenes'")
+    _warn_other_splits(path, info.get("split"), splits)
     return info, found[0], found[1]
 
 
-def _index_scenes(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[array, array]:
+def _warn_other_splits(path: str, file_split: Any, splits: dict[str, tuple[int, str]]) -> None:
+    """A scene whose ``split`` is not its file's is most likely a file assembled by hand from
+    two splits: legal, but worth a word, since questions take the scene's split."""
+    if not isinstance(file_split, str):
+        return
+    for split, (count, first) in splits.items():
+        if split != file_split:
+            logger.warning("%s: %d scene(s) have split %r but the file's info says %r (first: %s)",
+                           path, count, split, file_split, first)
+
+
+def _index_scenes(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[array, array, dict]:
+    """Byte ranges of the scenes, and per scene ``split`` (count, first scene) for the warning."""
     starts, ends = array("q"), array("q")
+    splits: dict[str, tuple[int, str]] = {}
     if reader.peek() != "[":
         value = reader.value()[0]
         raise SceneError(f"{path}: scenes: expected a list of scenes, got {_type_name(value)}")
     reader.expect("[", "'['")
     if reader.peek() == "]":
         reader.expect("]", "']'")
-        return starts, ends
+        return starts, ends, splits
+    # image_index keys the per-scene seed and the question ids: a repeat would give two scenes
+    # the same questions' randomness and make the output depend on how scenes are sharded.
+    seen: dict[int, int] = {}
     position = 0
     while True:
         try:
@@ -488,11 +519,20 @@ def _index_scenes(reader: _Reader, path: str, vocab: _Vocabulary) -> tuple[array
             _check_scene(scene, vocab)
         except _Problem as problem:
             raise SceneError(f"{path}: {_scene_label(position, scene)}: {problem}") from None
+        index = scene["image_index"]
+        earlier = seen.setdefault(index, position)
+        if earlier != position:
+            raise SceneError(f"{path}: {_scene_label(position, scene)}: image_index: {index} repeats "
+                             f"the image_index of scene {earlier}")
+        split = scene.get("split")
+        if split is not None:
+            count, first = splits.get(split, (0, _scene_label(position, scene)))
+            splits[split] = (count + 1, first)
         starts.append(start)
         ends.append(end)
         position += 1
         if reader.expect(",]", "',' or ']' after a scene") == "]":
-            return starts, ends
+            return starts, ends, splits
 
 
 def _reparse_utf8(path: str, where: str, start: int, end: int) -> Any:

@@ -11,11 +11,13 @@ from builder_utils.hub.card import CardError, CardTemplate, load_card_template
 from builder_utils.hub.cli import add_export_subcommand, add_push_subcommand, export_command, push_command
 from builder_utils.hub.export import ExportError, ExportResult, export_builder
 from builder_utils.hub.load import load_exported
+from builder_utils.hub.media import MediaJoinError, attach_media
 from builder_utils.hub.push import PushError, UploadPlan, plan_upload, push_folder
 
 __all__ = [
     "add_export_subcommand",
     "add_push_subcommand",
+    "attach_media",
     "CardError",
     "CardTemplate",
     "ExportError",
@@ -26,6 +28,7 @@ __all__ = [
     "export_command",
     "load_card_template",
     "load_exported",
+    "MediaJoinError",
     "plan_upload",
     "push_command",
     "push_folder",

@@ -18,12 +18,14 @@ stderr (``<prog>: error: ...``) and status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 
 import datasets
 
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, README, export_builder
+from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
 from builder_utils.hub.push import PushError, plan_upload, push_folder
 
 
@@ -53,6 +55,7 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argp
     )
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_media_arguments(parser)
     return parser
 
 
@@ -78,6 +81,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
         return 2
     if args.quiet:
         datasets.disable_progress_bars()
+    terminal = log_to_terminal(prog)
     try:
         result = export_builder(
             builder_cls,
@@ -89,10 +93,16 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
             max_shard_size=args.max_shard_size,
             cache_dir=args.cache_dir,
             progress=not args.quiet,
+            **media_options(args),
         )
     except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        terminal.close()
+    if args.plan:
+        print(f"--plan: nothing written to {result.folder}")
+        return 0
     print(result.summary())
     print(f"card: {result.folder / README}")
     return 0
@@ -181,3 +191,80 @@ def add_push_subcommand(subparsers, prog: str) -> argparse.ArgumentParser:
     parser = _push_arguments(subparsers.add_parser("push", help=PUSH_HELP, description=PUSH_HELP))
     parser.set_defaults(run=lambda args: run_push(args, prog))
     return parser
+
+
+# -- media layout options (--media, --audio_format, --plan) ---------------------------------
+
+
+def add_media_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``--media``, ``--audio_format`` and ``--plan`` to an export parser.
+
+    Example:
+        >>> add_media_arguments(argparse.ArgumentParser()).parse_args(["--media", "shared"]).media
+        'shared'
+    """
+    parser.add_argument(
+        "--media", choices=MEDIA_LAYOUTS, default="inline",
+        help="inline: every row embeds its file (push_to_hub's layout, the default); shared: question "
+        "configs name their file and one media config holds each file once (join: builder_utils.hub.attach_media)",
+    )
+    parser.add_argument(
+        "--audio_format", choices=AUDIO_FORMATS, default="wav",
+        help="how embedded clips are stored: wav (as read) or flac (lossless, same samples, smaller)",
+    )
+    parser.add_argument(
+        "--plan", action="store_true",
+        help="build, print the rows and projected bytes per config and layout, write nothing",
+    )
+    return parser
+
+
+def media_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of :func:`export_builder` given by :func:`add_media_arguments`.
+
+    Example:
+        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True))
+        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True}
+    """
+    return {"media": args.media, "audio_format": args.audio_format, "plan_only": args.plan}
+
+
+class _Terminal(logging.Handler):
+    """Prints the ``builder_utils.hub`` records of one command: INFO to stdout, warnings to stderr."""
+
+    def __init__(self, prog: str):
+        super().__init__(logging.INFO)
+        self.prog = prog
+        self.logger = logging.getLogger("builder_utils.hub")
+        self.saved = (self.logger.level, self.logger.propagate)
+        self.logger.addHandler(self)
+        self.logger.setLevel(logging.INFO)
+        self.logger.propagate = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        # sys.stdout/sys.stderr looked up now: a replaced stream (pytest's capture) is used.
+        if record.levelno >= logging.WARNING:
+            print(f"{self.prog}: warning: {record.getMessage()}", file=sys.stderr)
+        else:
+            print(record.getMessage(), file=sys.stdout)
+
+    def close(self) -> None:
+        """Detach from the logger and give it back its level and propagation."""
+        if self in self.logger.handlers:
+            self.logger.removeHandler(self)
+            self.logger.setLevel(self.saved[0])
+            self.logger.propagate = self.saved[1]
+        super().close()
+
+
+def log_to_terminal(prog: str) -> _Terminal:
+    """Show the export's size table (INFO, stdout) and warnings (stderr, ``<prog>: warning:``)
+    until the returned handler is closed.
+
+    Example:
+        >>> terminal = log_to_terminal("clotho-aqa export")
+        >>> logging.getLogger("builder_utils.hub.plan").info("a table")
+        a table
+        >>> terminal.close()
+    """
+    return _Terminal(prog)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import glob
 import importlib.metadata
+import logging
 import os
 import shutil
 import tempfile
@@ -50,7 +51,20 @@ from builder_utils.hub.card import (
     read_card,
     render_card,
 )
+from builder_utils.hub.audio_format import encode_flac
+from builder_utils.hub.layout import CONVERSATIONS, layout_of
+from builder_utils.hub.media import with_join_section
+from builder_utils.hub.outputs import (
+    assemble,
+    check_options,
+    configs_to_build,
+    descriptions as added_descriptions,
+    keep_media_of_kept_configs,
+)
+from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.stats import ConfigStats, config_statistics
+
+logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 README = "README.md"
@@ -80,6 +94,7 @@ class ExportResult:
     configs: dict[str, dict[str, SplitExport]] = field(default_factory=dict)
     seconds: float = 0.0
     build_seconds: float = 0.0
+    plan: ExportPlan | None = None
 
     @property
     def parquet_bytes(self) -> int:
@@ -217,11 +232,16 @@ def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datas
                             fingerprint=f"{shard._fingerprint}-embedded")
 
 
-def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, embed: bool) -> tuple[int, int, int]:
+def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, embed: bool,
+                 audio_format: str = "wav") -> tuple[int, int, int]:
     """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes)."""
     with _datasets_bars_off():
         if embed:
             shard = embed_shard(shard, batch_size)
+            if audio_format == "flac":
+                shard = datasets.Dataset(InMemoryTable(encode_flac(shard.data.table, shard.features)),
+                                         info=shard.info.copy(), split=shard.split,
+                                         fingerprint=f"{shard._fingerprint}-flac")
         shard.to_parquet(path, batch_size=batch_size)
     return len(shard), os.path.getsize(path), shard.data.nbytes
 
@@ -233,6 +253,7 @@ def write_split(
     split: str,
     max_shard_size: int | str = DEFAULT_MAX_SHARD_SIZE,
     bar: tqdm | None = None,
+    audio_format: str = "wav",
 ) -> SplitExport:
     """Write one split as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards under ``folder``.
 
@@ -259,7 +280,7 @@ def write_split(
     for index in range(num_shards):
         name = f"{subdir}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
         shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
-        rows, parquet_bytes, arrow_bytes = _write_shard(shard, str(folder / name), batch_size, bool(media))
+        rows, parquet_bytes, arrow_bytes = _write_shard(shard, str(folder / name), batch_size, bool(media), audio_format)
         result.shards.append(name)
         result.parquet_bytes += parquet_bytes
         result.arrow_bytes += arrow_bytes
@@ -297,6 +318,9 @@ def _generator_name() -> str:
 
 def _check_configs(builder_cls, configs: Sequence[str] | None) -> list[str]:
     available = [c.name for c in builder_cls.BUILDER_CONFIGS]
+    layout = layout_of(builder_cls)
+    if layout is not None and layout.conversations_from and configs:
+        available.append(CONVERSATIONS)  # asked for by name only: the default export stays the builder's
     if not configs:
         return available
     unknown = [c for c in configs if c not in available]
@@ -322,6 +346,9 @@ def export_builder(
     cache_dir: str | os.PathLike | None = None,
     builder_kwargs: Mapping | None = None,
     progress: bool = True,
+    media: str = "inline",
+    audio_format: str = "wav",
+    plan_only: bool = False,
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
@@ -330,6 +357,11 @@ def export_builder(
     builders' caches are keyed by path, and a fresh build is cheap next to embedding).
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
     :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see :func:`merge_metadata`).
+
+    ``media="shared"`` writes the question configurations without media plus the builder's
+    media configuration; ``"conversations"`` among ``configs`` adds that configuration;
+    ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
+    ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
 
     Example:
         >>> from clevr_math import ClevrMath
@@ -340,6 +372,8 @@ def export_builder(
     """
     started = time.perf_counter()
     names = _check_configs(builder_cls, configs)
+    layout = layout_of(builder_cls)
+    check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names)
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
     _shard_limit(max_shard_size)  # a bad size fails before any build
     out = Path(out_dir).expanduser().resolve()
@@ -356,7 +390,8 @@ def export_builder(
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
-        for name in names:
+        built: dict[str, datasets.DatasetDict] = {}
+        for name in configs_to_build(names, layout):
             build_started = time.perf_counter()
             builder = builder_cls(
                 config_name=name,
@@ -365,17 +400,32 @@ def export_builder(
                 **dict(builder_kwargs or {}),
             )
             builder.download_and_prepare(num_proc=num_proc)
-            built = builder.as_dataset()
+            built[name] = builder.as_dataset()
             result.build_seconds += time.perf_counter() - build_started
-            splits = ordered_splits(built)
-            total = sum(len(built[s]) for s in splits)
+        outputs, result.plan = assemble(names, built, layout, media)
+        if media == "shared" and existing is not None:
+            on_card = MetadataConfigs.from_dataset_card_data(existing.data)
+            kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
+            old_media = split_files(out, on_card[layout.media_config]) if layout.media_config in on_card else {}
+            keep_media_of_kept_configs(outputs, layout, kept, old_media)
+        logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
+        if result.plan.warning():
+            logger.warning("%s", result.plan.warning())
+        if plan_only:
+            return result
+        for name, built_splits in outputs.items():
+            splits = ordered_splits(built_splits)
+            total = sum(len(built_splits[s]) for s in splits)
             result.configs[name] = {}
             with tqdm(total=total, unit=" rows", desc=f"export {name}", disable=not progress, leave=True) as bar:
                 for split in splits:
-                    result.configs[name][split] = write_split(built[split], staging, name, split, max_shard_size, bar)
-            infos[name] = _dataset_info(name, built, result.configs[name])
+                    result.configs[name][split] = write_split(
+                        built_splits[split], staging, name, split, max_shard_size, bar, audio_format
+                    )
+            infos[name] = _dataset_info(name, built_splits, result.configs[name])
             entries[name] = config_entry(config_dir(name), splits)
-            del built, builder
+        names = list(outputs)  # with the media configuration
+        del built, outputs
 
         card_data = merge_metadata(
             template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME
@@ -392,10 +442,13 @@ def export_builder(
                 stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
                 plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
+        descriptions |= added_descriptions(layout)
         card = render_card(
             template, card_data, all_configs, stats, descriptions, plots,
             card_configs.get_default_config_name(), _generator_name(),
         )
+        if media == "shared":
+            card = with_join_section(card, layout, [n for n in entries if n not in (layout.media_config, CONVERSATIONS)])
         (staging / README).write_text(str(card), encoding="utf-8")
         _move_into_place(staging, out, [config_dir(n) for n in names])
     finally:

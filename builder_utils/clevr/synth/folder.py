@@ -8,7 +8,14 @@ Layout::
 Every file is written to a temporary name and renamed, and the scene file of a split is written
 last, so an interrupted run never leaves a scene file that points at missing images. Scenes and
 images depend only on (seed, split, index), so the output is byte-identical for a seed whatever
-``num_proc`` is.
+``num_proc`` is, and on a Dask cluster (``dask="local"`` or a scheduler address: the workers
+write the images, so ``out_dir`` must be on storage they share).
+
+Data safety: a non-empty ``out_dir`` is refused unless ``overwrite=True``; then only what synth
+wrote there before is replaced. A small manifest, ``out_dir/.clevr-synth.json``, records it (the
+splits, their scene counts, whether images were rendered); a file at one of our paths that the
+manifest does not claim is never replaced, and images of our earlier run that the new one does
+not write are removed, nothing else.
 """
 
 from __future__ import annotations
@@ -18,21 +25,24 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from contextlib import ExitStack
 from pathlib import Path
 
 from tqdm import tqdm
 
-from builder_utils.atomic import atomic_output
+from builder_utils.atomic import atomic_output, write_atomic
+from builder_utils.interrupt import exit_status, stop_on_signals
 
+from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
 from .render import render_scene
-from .scenes import SPLITS, check_split, generate_scene
+from .scenes import SPLITS, check_split, generate_scene, image_filename
 
 LICENSE = "Creative Commons Attribution (CC BY 4.0)"
 VERSION = "1.0"
 # a fixed stamp rather than today's date, so that one seed always gives the same bytes
 DATE = "synthetic"
 CHUNK_SIZE = 64
+MANIFEST = ".clevr-synth.json"
 
 
 def scene_file_info(split: str) -> dict[str, str]:
@@ -61,8 +71,7 @@ def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[
     return counts
 
 
-def _make_chunk(task: tuple[int, str, int, int, str | None]) -> list[dict]:
-    seed, split, start, stop, image_dir = task
+def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None) -> list[dict]:
     scenes = []
     for index in range(start, stop):
         scene = generate_scene(seed, split, index)
@@ -94,6 +103,65 @@ def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
         fh.write("]}")
 
 
+def _planned(counts: Mapping[str, int], render: bool, seed: int) -> dict:
+    return {"seed": seed, "splits": {split: {"scenes": count, "images": bool(render)} for split, count in counts.items()}}
+
+
+def _paths(manifest: dict) -> set[str]:
+    """The files (relative paths) a manifest says synth wrote."""
+    paths = set()
+    for split, entry in manifest.get("splits", {}).items():
+        paths.add(f"scenes/CLEVR_{split}_scenes.json")
+        if entry.get("images"):
+            paths.update(f"images/{split}/{image_filename(split, k)}" for k in range(entry["scenes"]))
+    return paths
+
+
+def _union(a: dict, b: dict) -> dict:
+    """A manifest claiming every file of ``a`` and of ``b``."""
+    splits = {split: dict(entry) for split, entry in a.get("splits", {}).items()}
+    for split, entry in b["splits"].items():
+        old = splits.get(split, {"scenes": 0, "images": False})
+        splits[split] = {"scenes": max(old["scenes"], entry["scenes"]), "images": old["images"] or entry["images"]}
+    return {"seed": b["seed"], "splits": splits}
+
+
+def _read_manifest(root: Path) -> dict:
+    try:
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+        _paths(manifest)  # a manifest we cannot read claims nothing
+        return manifest
+    except (OSError, ValueError, TypeError, AttributeError, KeyError):
+        return {}
+
+
+def _check_out_dir(root: Path, planned: dict, overwrite: bool) -> set[str]:
+    """Refuse a file, or a folder with files that are not ours; return what we wrote before."""
+    if root.exists() and not root.is_dir():
+        raise NotADirectoryError(f"{root}: exists and is not a folder; give a folder for the synthetic CLEVR world")
+    if not root.is_dir() or not any(root.iterdir()):
+        return set()
+    if not overwrite:
+        raise FileExistsError(f"{root}: the folder is not empty; pass --overwrite (overwrite=True) to replace "
+                              "what synth wrote there before, or give a new folder")
+    previous = _paths(_read_manifest(root))
+    for rel in sorted(_paths(planned) - previous):
+        if os.path.lexists(root / rel):
+            raise FileExistsError(f"{root / rel}: exists and was not written by synth; not replacing it "
+                                  "(give a new folder)")
+    return previous
+
+
+def _remove_our_temporaries(root: Path, counts: Mapping[str, int]) -> None:
+    """Temporary files of our own images, which a worker killed mid-write may leave (a Dask
+    worker is stopped without unwinding): named ``.CLEVR_<split>_NNNNNN.png.<hex>.tmp``."""
+    for split in counts:
+        folder = root / "images" / split
+        if folder.is_dir():
+            for tmp in folder.glob(f".CLEVR_{split}_*.png.*.tmp"):
+                tmp.unlink(missing_ok=True)
+
+
 def write_clevr_folder(
     out_dir: str | os.PathLike,
     num_scenes: int | Mapping[str, int],
@@ -102,17 +170,26 @@ def write_clevr_folder(
     render: bool = True,
     progress: bool = True,
     num_proc: int = 1,
+    *,
+    overwrite: bool = False,
+    dask: str | None = None,
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
     ``num_scenes`` is either one count for every split in ``splits`` or a dict split -> count
     (then its keys are the splits written). ``render=False`` writes only the scene files.
+    ``num_proc`` worker processes, or ``dask`` (``"local"``: a LocalCluster of ``num_proc``
+    processes; or a scheduler address) render in parallel with the same bytes. A non-empty
+    ``out_dir`` needs ``overwrite=True``, which replaces only what synth wrote there.
 
     Example:
         >>> import tempfile
         >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 2}, seed=0, progress=False)
         >>> sorted(p.name for p in (root / "images" / "val").iterdir())
         ['CLEVR_val_000000.png', 'CLEVR_val_000001.png']
+        >>> root = write_clevr_folder(root, {"val": 1}, seed=0, progress=False, overwrite=True)
+        >>> sorted(p.name for p in (root / "images" / "val").iterdir())     # the stale image is gone
+        ['CLEVR_val_000000.png']
     """
     counts = _counts(num_scenes, splits)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
@@ -120,22 +197,38 @@ def write_clevr_folder(
     if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
         raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
     root = Path(out_dir)
+    planned = _planned(counts, render, seed)
+    previous = _check_out_dir(root, planned, overwrite)
+    if dask is not None:
+        require_dask()  # before anything is written
+        # workers write the images: they need a path that means the same on every machine
+        root = root.absolute()
     (root / "scenes").mkdir(parents=True, exist_ok=True)
+    # Claim every path this run may write before writing any, so that an interrupted run
+    # can still be replaced with overwrite=True.
+    claimed = _union(_read_manifest(root), planned) if previous else planned
+    write_atomic(root / MANIFEST, json.dumps(claimed, indent=1, sort_keys=True) + "\n")
     bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress, desc="synthetic CLEVR")
-    pool = ProcessPoolExecutor(max_workers=num_proc) if num_proc > 1 else None
     try:
-        for split, count in counts.items():
-            image_dir = root / "images" / split if render else None
-            if image_dir is not None:
-                image_dir.mkdir(parents=True, exist_ok=True)
-            tasks = _chunks(seed, split, count, image_dir)
-            # map() yields chunks in submission order, so the file does not depend on scheduling
-            results = pool.map(_make_chunk, tasks) if pool else map(_make_chunk, tasks)
-            _write_scene_file(root / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+        with ExitStack() as stack:
+            # one cluster for every split
+            client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
+            for split, count in counts.items():
+                image_dir = root / "images" / split if render else None
+                if image_dir is not None:
+                    image_dir.mkdir(parents=True, exist_ok=True)
+                # results come back in task order, so the file does not depend on scheduling
+                results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
+                                      client=client)
+                _write_scene_file(root / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+    except BaseException:
+        _remove_our_temporaries(root, counts)
+        raise
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
         bar.close()
+    for stale in sorted(previous - _paths(planned)):
+        (root / stale).unlink(missing_ok=True)
+    write_atomic(root / MANIFEST, json.dumps(planned, indent=1, sort_keys=True) + "\n")
     return root
 
 
@@ -173,6 +266,11 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--splits", default="train,val", help=f"comma-separated splits among {', '.join(SPLITS)}")
     parser.add_argument("--no_render", action="store_true", help="write only the scene files, no images")
     parser.add_argument("--num_proc", type=int, default=1, help="worker processes (output does not depend on it)")
+    parser.add_argument("--dask", default=None, metavar="ADDRESS",
+                        help="render on Dask: 'local' (a LocalCluster of --num_proc processes) or a scheduler address "
+                             "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="write into a non-empty --out, replacing only what synth wrote there before")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 
@@ -197,17 +295,25 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         if split not in SPLITS:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
     try:
-        root = write_clevr_folder(
-            args.out,
-            counts,
-            seed=args.seed,
-            splits=splits,
-            render=not args.no_render,
-            progress=not args.quiet,
-            num_proc=args.num_proc,
-        )
-    except ValueError as exc:
-        parser.error(str(exc))
+        with stop_on_signals():
+            root = write_clevr_folder(
+                args.out,
+                counts,
+                seed=args.seed,
+                splits=splits,
+                render=not args.no_render,
+                progress=not args.quiet,
+                num_proc=args.num_proc,
+                overwrite=args.overwrite,
+                dask=args.dask,
+            )
+    except (ValueError, OSError, DaskUnavailable) as exc:
+        message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename and exc.strerror else exc
+        print(f"{parser.prog}: error: {message}", file=sys.stderr)  # one line: the arguments parsed fine
+        return 2
+    except KeyboardInterrupt as stop:
+        print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)
+        return exit_status(stop)
     if not args.quiet:
         print(f"wrote synthetic CLEVR to {root}", file=sys.stderr)
     return 0

@@ -1,0 +1,110 @@
+"""The ``conversations`` configuration: one row per image or clip, all of its questions as chat
+turns, the media once.
+
+The format is the_cauldron's (HuggingFaceM4/the_cauldron, which has a ``clevr_math`` subset):
+a list of media (``images``, or ``audios`` for audio) and ``texts``, a list of turns
+``{user, assistant, ...}``. Each turn also keeps the question's own fields (``question_id``,
+``category``, ``template``, ... as the builder's ``HUB_LAYOUT["turn_fields"]`` names them, with
+their types: a ClassLabel stays a ClassLabel), so single-hop and multi-hop turns can still be
+told apart. Rows and turns keep the order of the source configuration.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import datasets
+import pyarrow as pa
+from datasets.table import InMemoryTable, table_cast
+
+from builder_utils.hub.layout import HubLayout
+
+logger = logging.getLogger(__name__)
+
+TEXTS = "texts"
+
+
+def conversation_features(source: datasets.Features, layout: HubLayout) -> datasets.Features:
+    """The features of ``conversations`` built from a source configuration's features.
+
+    Example:
+        >>> source = datasets.Features({"image_filename": datasets.Value("string"), "image": datasets.Image(),
+        ...                             "question": datasets.Value("string"), "label": datasets.Value("int64")})
+        >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
+        ...                    conversation_media="images", turn={"user": "question", "assistant": "label"})
+        >>> list(conversation_features(source, layout))
+        ['image_filename', 'images', 'texts']
+    """
+    turn = {"user": datasets.Value("string"), "assistant": datasets.Value("string")}
+    turn |= {name: source[name] for name in layout.turn_fields if name in source}
+    return datasets.Features({
+        layout.key: source[layout.key],
+        layout.conversation_media: datasets.List(source[layout.media_column]),
+        TEXTS: datasets.List(turn),
+    })
+
+
+def _answer_text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | None = None) -> datasets.Dataset:
+    """Group one split of the source configuration into conversation rows (media as in ``rows``).
+
+    A question whose assistant column is empty (e.g. no majority answer) gives no turn; a file
+    left without turns gives no row.
+
+    Example:
+        >>> rows = datasets.Dataset.from_dict({"f": ["a", "a", "b"], "m": ["A", "A", "B"],
+        ...                                    "q": ["1?", "2?", "3?"], "ans": [1, 2, None]})
+        >>> layout = HubLayout("m", "f", "media", conversations_from="x", conversation_media="ms",
+        ...                    turn={"user": "q", "assistant": "ans"})
+        >>> conversations_split(rows, layout)[0]
+        {'f': 'a', 'ms': ['A'], 'texts': [{'user': '1?', 'assistant': '1'}, {'user': '2?', 'assistant': '2'}]}
+    """
+    if rows._indices is not None:
+        rows = rows.flatten_indices(keep_in_memory=True)
+    features = conversation_features(rows.features, layout)
+    fields = [name for name in layout.turn_fields if name in rows.features]
+    user, assistant = layout.turn["user"], layout.turn["assistant"]
+    table = rows.data.table
+    columns = {name: table.column(name).to_pylist() for name in dict.fromkeys([layout.key, user, assistant, *fields])}
+    first: dict = {}
+    turns: dict = {}
+    skipped = 0
+    for position, key in enumerate(columns[layout.key]):
+        first.setdefault(key, position)
+        answer = _answer_text(columns[assistant][position])
+        if answer is None:
+            skipped += 1
+            continue
+        turn = {"user": columns[user][position], "assistant": answer}
+        turn |= {name: columns[name][position] for name in fields}
+        turns.setdefault(key, []).append(turn)
+    if skipped:
+        logger.info("conversations%s: %d question(s) without %s give no turn", f" {split}" if split else "",
+                    skipped, assistant)
+    keys = [k for k in first if k in turns]
+    media = table.column(layout.media_column).take(pa.array([first[k] for k in keys], pa.int64())).combine_chunks()
+    offsets = pa.array(range(len(keys) + 1), pa.int32())
+    built = pa.table({
+        layout.key: pa.array(keys, table.schema.field(layout.key).type),
+        layout.conversation_media: pa.ListArray.from_arrays(offsets, media),
+        TEXTS: pa.array([turns[k] for k in keys], features.arrow_schema.field(TEXTS).type),
+    })
+    built = table_cast(built, features.arrow_schema)
+    return datasets.Dataset(InMemoryTable(built), info=datasets.DatasetInfo(features=features), split=split)
+
+
+def conversations(source: Mapping[str, datasets.Dataset], layout: HubLayout) -> dict[str, datasets.Dataset]:
+    """The ``conversations`` configuration of every split of the source configuration.
+
+    Example:
+        >>> rows = datasets.Dataset.from_dict({"f": ["a", "b", "a"], "m": ["A", "B", "A"], "q": ["1?", "2?", "3?"],
+        ...                                    "ans": ["x", "y", "z"]})
+        >>> layout = HubLayout("m", "f", "media", conversations_from="x", turn={"user": "q", "assistant": "ans"})
+        >>> [len(row["texts"]) for row in conversations({"train": rows}, layout)["train"]]
+        [2, 1]
+    """
+    return {split: conversations_split(rows, layout, split) for split, rows in source.items()}

@@ -1,0 +1,155 @@
+"""Which configurations an export writes, in which layout, from the configurations it built.
+
+- ``inline``: every built configuration as it is (each row embeds its file);
+- ``shared``: every built configuration without its media columns, plus the media configuration
+  (each file once, see :mod:`builder_utils.hub.media`);
+- ``conversations`` (asked for by name): the source configuration grouped per file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import datasets
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from datasets.table import InMemoryTable, table_cast
+
+from builder_utils.hub.conversations import conversations
+from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, HubLayout
+from builder_utils.hub.media import media_rows, question_columns_only
+from builder_utils.hub.plan import ExportPlan, plan_export
+
+Splits = Mapping[str, datasets.Dataset]
+
+
+def check_options(layout: HubLayout | None, builder_name: str, media: str, audio_format: str,
+                  wants_conversations: bool) -> None:
+    """Raise ValueError for an unknown layout or format, or one the builder cannot serve.
+
+    Example:
+        >>> check_options(None, "X", "inline", "wav", False)
+        >>> check_options(None, "X", "shared", "wav", False)
+        Traceback (most recent call last):
+        ...
+        ValueError: X declares no HUB_LAYOUT (its media column and key): --media shared is not available
+    """
+    if media not in MEDIA_LAYOUTS:
+        raise ValueError(f"--media must be one of {', '.join(MEDIA_LAYOUTS)}, got {media!r}")
+    if audio_format not in AUDIO_FORMATS:
+        raise ValueError(f"--audio_format must be one of {', '.join(AUDIO_FORMATS)}, got {audio_format!r}")
+    if layout is None and media == "shared":
+        raise ValueError(f"{builder_name} declares no HUB_LAYOUT (its media column and key): --media shared is not available")
+    if wants_conversations and (layout is None or not layout.conversations_from):
+        raise ValueError(f"{builder_name} declares no conversations source: the {CONVERSATIONS} configuration is not available")
+
+
+def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str]:
+    """The builder configurations to build for the requested output configurations.
+
+    Example:
+        >>> configs_to_build(["multihop", "conversations"], HubLayout("image", "image_filename", "images",
+        ...                  conversations_from="general", turn={"user": "q", "assistant": "a"}))
+        ['multihop', 'general']
+    """
+    wanted = [n for n in names if n != CONVERSATIONS]
+    if CONVERSATIONS in names and layout.conversations_from not in wanted:
+        wanted.append(layout.conversations_from)
+    return wanted
+
+
+def assemble(
+    names: Sequence[str], built: Mapping[str, Splits], layout: HubLayout | None, media: str
+) -> tuple[dict[str, Splits], ExportPlan]:
+    """The output configurations (name -> split -> rows, media as paths) and the size plan.
+
+    Example:
+        >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": [None], "question": ["?"]})
+        >>> outputs, plan = assemble(["general"], {"general": {"train": rows}},
+        ...                          HubLayout("image", "image_filename", "images"), "shared")
+        >>> {name: list(splits["train"].column_names) for name, splits in outputs.items()}
+        {'general': ['image_filename', 'question'], 'images': ['image_filename', 'image']}
+    """
+    questions = {n: built[n] for n in names if n != CONVERSATIONS}
+    shared_media = media_rows(questions, layout) if layout is not None and questions else None
+    talks = conversations(built[layout.conversations_from], layout) if CONVERSATIONS in names else None
+    plan = plan_export(questions, layout, media, media=shared_media, conversations=talks)
+    outputs: dict[str, Splits] = {}
+    for name, splits in questions.items():
+        outputs[name] = splits if media == "inline" else {s: question_columns_only(d, layout) for s, d in splits.items()}
+    if media == "shared" and shared_media:
+        outputs[layout.media_config] = shared_media
+    if talks is not None:
+        outputs[CONVERSATIONS] = talks
+    return outputs, plan
+
+
+def descriptions(layout: HubLayout | None) -> dict[str, str]:
+    """Card descriptions of the configurations an export adds to the builder's.
+
+    Example:
+        >>> descriptions(None)
+        {}
+    """
+    if layout is None:
+        return {}
+    found = {layout.media_config: f"Each media file once (`{layout.key}`, `{layout.media_column}`); "
+                                  "the question configurations of a shared export name their file."}
+    if layout.conversations_from:
+        found[CONVERSATIONS] = (f"One row per file: its `{layout.conversations_from}` questions as chat turns "
+                                f"(`{layout.conversation_media}` + `texts`, the_cauldron's format).")
+    return found
+
+
+def _parquet_table(files: Sequence[str], columns: Sequence[str] | None = None) -> pa.Table | None:
+    tables = [pq.read_table(path, columns=columns) for path in files]
+    return pa.concat_tables(tables) if tables else None
+
+
+def keep_media_of_kept_configs(
+    outputs: dict[str, Splits], layout: HubLayout, kept: Mapping[str, Mapping[str, Sequence[str]]],
+    old_media: Mapping[str, Sequence[str]],
+) -> None:
+    """Add to the new media configuration the files that shared configurations kept in the folder
+    (``kept``: config -> split -> Parquet files) name and this export does not hold, taken from
+    the folder's current media configuration (``old_media``: split -> files). Without them the
+    export would replace the media configuration with one that lacks those files. A kept file
+    found nowhere is a ValueError naming it. Used by :func:`builder_utils.hub.export.export_builder`::
+
+        keep_media_of_kept_configs(outputs, layout, {"multihop": {"train": [shard, ...]}},
+                                   {"train": ["OUT/images/train-00000-of-00001.parquet"]})
+    """
+    new = outputs.setdefault(layout.media_config, {})
+    have = {key for rows in new.values() for key in rows.data.column(layout.key).to_pylist()}
+    wanted: set = set()
+    for config, splits in kept.items():
+        for files in splits.values():
+            names = pq.read_schema(files[0]).names if files else []
+            if layout.media_column in names or layout.key not in names:
+                continue  # an inline configuration carries its own media
+            wanted |= set(_parquet_table(files, [layout.key]).column(layout.key).to_pylist()) - have
+    if not wanted:
+        return
+    found: set = set()
+    for split, files in old_media.items():
+        table = _parquet_table(files)
+        if table is None:
+            continue
+        table = table.filter(pc.is_in(table.column(layout.key), pa.array(sorted(wanted), table.schema.field(layout.key).type)))
+        if not table.num_rows:
+            continue
+        found |= set(table.column(layout.key).to_pylist())
+        features = new[split].features if split in new else datasets.Features.from_arrow_schema(table.schema)
+        table = table_cast(table.select(list(features)), features.arrow_schema)
+        if split in new:
+            table = pa.concat_tables([new[split].data.table, table])
+        table = table.sort_by(layout.key).combine_chunks()
+        new[split] = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
+    missing = wanted - found
+    if missing:
+        raise ValueError(
+            f"the folder keeps shared configuration(s) {', '.join(sorted(kept))} naming {len(missing)} file(s) that "
+            f"neither this export nor the folder's {layout.media_config!r} configuration holds (e.g. {sorted(missing)[0]!r}); "
+            "export those configurations again in the same run"
+        )
