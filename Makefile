@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
-# A second, small environment pinned to datasets 3.6: the CLEVR-Math builder must still work
+# A second, small environment pinned to datasets 3.6: both builder modules must still work
 # there as a loading script (tests/test_legacy_script.py runs its check when it exists).
 LEGACY_VENV := .venv-legacy
 LEGACY_STAMP := $(LEGACY_VENV)/.installed

@@ -16,50 +16,21 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from builder_utils.checksums import read_checksums
+from builder_utils.media_check import MediaError, check_all, check_png
+
 # (Hugging Face split name, CLEVR split name); train and validation are required.
 SPLITS: tuple[tuple[str, str], ...] = (("train", "train"), ("validation", "val"), ("test", "test"))
 REQUIRED_SPLITS = ("train", "val")
 
 CHECKSUMS_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "checksums.tsv")
-
-
-@dataclass(frozen=True)
-class Download:
-    """One downloadable file as recorded in ``checksums.tsv`` (url, size, sha256, file name)."""
-
-    url: str
-    size: int
-    sha256: str
-    filename: str
-
-
-def recorded_downloads(path: str = CHECKSUMS_FILE) -> dict[str, Download]:
-    """The downloads recorded in ``checksums.tsv`` (the TFDS format), by file name.
-
-    Example:
-        >>> recorded_downloads()["CLEVR_v1.0.zip"].size
-        19021600724
-    """
-    downloads = {}
-    with open(path, encoding="utf-8") as fh:
-        for number, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            fields = line.rstrip("\n").split("\t")
-            if len(fields) != 4 or not fields[1].isdigit():
-                raise ValueError(f"{path}: line {number}: expected url, size, sha256 and file name separated by tabs")
-            downloads[fields[3]] = Download(fields[0], int(fields[1]), fields[2], fields[3])
-    return downloads
-
-
-CLEVR_ZIP = recorded_downloads()["CLEVR_v1.0.zip"]
-CLEVR_ZIP_URL = CLEVR_ZIP.url
+CLEVR_ZIP = read_checksums(CHECKSUMS_FILE)["https://dl.fbaipublicfiles.com/clevr/CLEVR_v1.0.zip"]
 
 # How to get data, repeated in every "no data" error so the user never has to search.
 DATA_OPTIONS = (
     "Options: (1) data_dir=<folder in the CLEVR_v1.0 layout: scenes/CLEVR_train_scenes.json, "
     "scenes/CLEVR_val_scenes.json, images/train/, images/val/, optionally scenes/CLEVR_test_scenes.json "
-    f"and images/test/>; (2) no data_dir and network access, to download the official {CLEVR_ZIP_URL} "
+    f"and images/test/>; (2) no data_dir and network access, to download the official {CLEVR_ZIP.url} "
     "(19 GB); (3) a synthetic CLEVR world: `clevr-math synth --out DIR --splits train,val,test` then "
     "data_dir=DIR, or `clevr-math demo` to see the whole pipeline offline."
 )
@@ -142,19 +113,38 @@ def image_path(source: SplitSource, image_filename: str, where: str) -> str:
     return path
 
 
-def check_images(source: SplitSource, scenes) -> None:
-    """Every scene's image exists; else :class:`ClevrDataError` naming the first missing file,
-    its scene and how many are missing. Run before generating, so the user gets this error
-    directly rather than wrapped in a generation error from a worker.
+def check_images(source: SplitSource, scenes, origin: str | None = None, item: str = "scene") -> None:
+    """Every scene's image exists and is a whole PNG (Pillow open + verify, see
+    :mod:`builder_utils.media_check`); else :class:`ClevrDataError` (missing file, or a folder
+    in its place) or :class:`~builder_utils.media_check.MediaError` naming the file and its scene
+    (``item`` ``position`` of ``origin``, by default the split's scene file). Run before
+    generating, so the user gets this error directly rather than wrapped in a generation error
+    from a worker.
 
     Example:
-        >>> check_images(source, load_scenes(source.scenes_path))  # doctest: +SKIP
+        >>> check_images(SplitSource("val", "val", "s.json", "/nonexistent"), [])
+        Traceback (most recent call last):
+        ...
+        clevr_math.clevr_folder.ClevrDataError: /nonexistent: image folder not found (the scenes of s.json name images in it)
     """
-    present = set(os.listdir(source.images_dir))
-    missing = [(i, scene["image_filename"]) for i, scene in enumerate(scenes) if scene["image_filename"] not in present]
+    origin = origin or source.scenes_path
+    if not os.path.isdir(source.images_dir):
+        raise ClevrDataError(f"{source.images_dir}: image folder not found (the scenes of {origin} name images in it)")
+    with os.scandir(source.images_dir) as entries:
+        kinds = {entry.name: entry.is_file() for entry in entries}
+    names = [scene["image_filename"] for scene in scenes]
+    missing = [(i, name) for i, name in enumerate(names) if not kinds.get(name)]
     if missing:
         position, name = missing[0]
+        path = os.path.join(source.images_dir, name)
+        what = "is a folder, not an image file" if name in kinds else "not found"
         raise ClevrDataError(
-            f"{source.scenes_path}: scene {position} ({name}): image {os.path.join(source.images_dir, name)} "
-            f"not found ({len(missing)} of {len(scenes)} images of this split are missing)"
+            f"{origin}: {item} {position} ({name}): image {path} {what} "
+            f"({len(missing)} of {len(scenes)} images of this split are missing or not files)"
         )
+    paths = [os.path.join(source.images_dir, name) for name in names]
+    try:
+        check_all(list(dict.fromkeys(paths)), check_png)  # released files name an image once per question
+    except MediaError as exc:
+        position = paths.index(exc.path)
+        raise MediaError(exc.path, f"{exc.problem} (the image of {item} {position} of {origin})") from None

@@ -23,10 +23,11 @@ import os
 
 import datasets
 
+from builder_utils.builder import CheckedConfigBuilder, list_of
+from builder_utils.checksums import download
 from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
 from builder_utils.clevr.templates import TEMPLATE_SETS
-from clevr_math.cache_key import cache_hash
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
     DATA_OPTIONS,
@@ -37,14 +38,7 @@ from clevr_math.clevr_folder import (
     find_splits,
     image_path,
 )
-from clevr_math.config import (
-    BUILDER_CONFIGS,
-    DEFAULT_CONFIG_NAME,
-    VERSION,
-    ClevrMathConfig,
-    ConfigError,
-    config_field_names,
-)
+from clevr_math.config import BUILDER_CONFIGS, DEFAULT_CONFIG_NAME, VERSION, ClevrMathConfig
 from clevr_math.released import load_released_questions, released_file, released_row
 from clevr_math.template_selection import category_names, in_split, longest_chain, selected_templates, template_set
 
@@ -80,7 +74,7 @@ _HOMEPAGE = "https://arxiv.org/abs/2208.05358"
 _LICENSE = "CC BY 4.0 (CLEVR images and scenes)"
 
 
-class ClevrMath(datasets.GeneratorBasedBuilder):
+class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     """CLEVR-Math, regenerated from CLEVR scenes (configs ``general``, ``multihop``, ``chains``).
 
     Data comes from ``data_dir`` (the CLEVR_v1.0 layout, test split when
@@ -94,10 +88,15 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
         5
     """
 
+    DATASET_NAME = "CLEVR-Math"
     VERSION = VERSION
     BUILDER_CONFIG_CLASS = ClevrMathConfig
     BUILDER_CONFIGS = BUILDER_CONFIGS
     DEFAULT_CONFIG_NAME = DEFAULT_CONFIG_NAME
+    #: What the Hub card describes (builder_utils.hub.stats): the answer, then the columns
+    #: users filter on (category; template, whose values are the card's keys).
+    CARD_ANSWER_COLUMNS = ("label",)
+    CARD_GROUP_COLUMNS = ("category", "template")
     # Rows are small (the image is a path in the Arrow cache); big batches write faster.
     DEFAULT_WRITER_BATCH_SIZE = 10000
     # Read by builder_utils.hub (--media shared, the conversations configuration).
@@ -111,23 +110,7 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
         "turn_fields": ["question_id", "category", "template", "template_index"],
     }
 
-    def _create_builder_config(self, config_name=None, custom_features=None, **config_kwargs):
-        # `datasets` reports unknown names/keys without the valid ones, and applies keyword
-        # overrides with setattr (skipping __post_init__), so both are checked here.
-        if isinstance(config_name, str) and config_name not in self.builder_configs:
-            raise ConfigError(
-                f"unknown CLEVR-Math config {config_name!r}; valid: {', '.join(self.builder_configs)}"
-            )
-        known = set(config_field_names())
-        unknown = sorted(k for k in config_kwargs if k not in known and k != "config_id")
-        if unknown:
-            raise ConfigError(
-                f"unknown CLEVR-Math config option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
-            )
-        builder_config, config_id = super()._create_builder_config(
-            config_name=config_name, custom_features=custom_features, **config_kwargs
-        )
-        builder_config.validate()
+    def checked_config(self, builder_config: ClevrMathConfig) -> None:
         for split in ("train", "test"):  # bad selections fail here, not deep in a worker
             selected_templates(builder_config, split)
         longest = longest_chain(builder_config)
@@ -140,12 +123,12 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
                 builder_config.name, builder_config.max_operations, builder_config.template_set, longest,
                 builder_config.max_operations,
             )
-        self.hash = self._cache_hash(builder_config, inherited=self.hash)
-        return builder_config, config_id
 
-    @staticmethod
-    def _cache_hash(config: ClevrMathConfig, inherited: str | None) -> str:
-        code = [os.path.abspath(__file__)]
+    def cache_inputs(self, config: ClevrMathConfig) -> dict:
+        # Everything under builder_utils/clevr can change generated rows (executor, generator,
+        # templates, synonyms), and so can this package's own modules (category mapping of
+        # released files, template selection, row layout) even when the version stays the same.
+        code = []
         if os.path.isdir(str(config.template_set)):
             code += sorted(
                 os.path.join(config.template_set, f) for f in os.listdir(config.template_set) if f.endswith(".json")
@@ -156,15 +139,14 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             inputs += [os.path.join(root, "scenes", f"CLEVR_{s}_scenes.json") for s in ("train", "val", "test")]
         if config.released_questions_dir:
             inputs += [released_file(config.released_questions_dir, s) for s in ("train", "val", "test")]
-        return cache_hash(config.content(), code_files=code, input_files=inputs, inherited=inherited)
+        return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "input_files": inputs}
 
     def _info(self):
         program_node = {
             "function": datasets.Value("string"),
-            "inputs": [datasets.Value("int32")],
-            "value_inputs": [datasets.Value("string")],
+            "inputs": list_of(datasets.Value("int32")),
+            "value_inputs": list_of(datasets.Value("string")),
         }
-        # Python lists (not Sequence) so the features mean "list of" under datasets 3.x too.
         features = datasets.Features(
             {
                 "template": datasets.Value("string"),
@@ -177,11 +159,11 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
                 "category": datasets.ClassLabel(names=category_names(self.config)),
                 "question_family_index": datasets.Value("int32"),
                 "template_index": datasets.Value("int32"),
-                "program": [program_node],
+                "program": list_of(program_node),
                 "cot": datasets.Value("string"),
                 "num_operations": datasets.Value("int32"),
                 # The count after each operation, in order (what a chain's reasoning passes through).
-                "intermediate_counts": [datasets.Value("int32")],
+                "intermediate_counts": list_of(datasets.Value("int32")),
             }
         )
         return datasets.DatasetInfo(
@@ -197,26 +179,8 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
     def _data_root(self, dl_manager) -> str:
         if self.config.data_dir:
             return clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir)))
-        try:
-            archive = dl_manager.download(CLEVR_ZIP.url)
-        except ImportError as exc:
-            # datasets >= 4 fetches http(s) URLs through fsspec's HTTP filesystem but no longer
-            # depends on its extra (aiohttp, requests): without them the download cannot start.
-            raise ClevrDataError(
-                f"CLEVR-Math: no data_dir was given, and downloading {CLEVR_ZIP.url} needs HTTP support "
-                f"that is not installed ({exc}; install it with `pip install 'fsspec[http]'`). {DATA_OPTIONS}"
-            ) from None
-        except (ConnectionError, OSError) as exc:
-            raise ClevrDataError(
-                f"CLEVR-Math: no data_dir was given and downloading {CLEVR_ZIP.url} failed ({exc}). {DATA_OPTIONS}"
-            ) from None
-        # The size check is instant; the sha256 in checksums.tsv is there for a full verification.
-        size = os.path.getsize(archive)
-        if size != CLEVR_ZIP.size:
-            raise ClevrDataError(
-                f"{archive}: downloaded {CLEVR_ZIP.filename} has {size} bytes, expected {CLEVR_ZIP.size}; "
-                "delete it and download again"
-            )
+        # The recorded size and sha256 are checked: a 19 GB download cut short or altered fails here.
+        archive = download(dl_manager, CLEVR_ZIP.url, CLEVR_ZIP, "CLEVR-Math", DATA_OPTIONS)
         return clevr_root(dl_manager.extract(archive))
 
     def _split_generators(self, dl_manager):
@@ -276,12 +240,11 @@ class ClevrMath(datasets.GeneratorBasedBuilder):
             raise ClevrDataError(f"{path}: released question file not found (the {source.hf_split} split needs it)")
         # Checked in full here so that a bad question or a missing image is reported directly,
         # not wrapped in a generation error; one shard per split (the file is one JSON document).
-        present = set(os.listdir(source.images_dir))
-        for position, question in enumerate(load_released_questions(path)):
-            where = f"{path}: question {position}"
-            filename = released_row(question, where)["image_filename"]
-            if filename not in present:
-                raise ClevrDataError(f"{where}: image {os.path.join(source.images_dir, filename)} not found")
+        names = [
+            released_row(question, f"{path}: question {position}")["image_filename"]
+            for position, question in enumerate(load_released_questions(path))
+        ]
+        check_images(source, [{"image_filename": name} for name in names], origin=path, item="question")
         return datasets.SplitGenerator(
             name=source.hf_split,
             gen_kwargs={"source": source, "released_path": path},

@@ -1,7 +1,8 @@
 """The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``, ``evaluate``.
 
-Every subcommand is a :class:`Command` in :data:`COMMANDS` and parses its own arguments, so a
-new one is one entry here and one module beside this one.
+The same pattern as ``clotho-aqa`` (:mod:`builder_utils.command`): each subcommand is one
+``_add_<name>(subparsers)`` function of :data:`SUBCOMMANDS` that registers its arguments and
+sets ``run``; a new subcommand is one more such function appended to the list.
 
 Example:
     $ clevr-math synth --out /tmp/clevr --num_scenes 50 --splits train,val,test
@@ -13,82 +14,82 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+from builder_utils.command import add_forwarding_subcommand, command_parser, run_command
 
 
-@dataclass(frozen=True)
-class Command:
-    """A subcommand: one line of help and ``run(argv) -> exit status``."""
-
-    help: str
-    run: Callable[[list[str]], int]
-
-
-def _synth(argv: list[str]) -> int:
+def _synth_main(argv: list[str], prog: str) -> int:
     # Imported on use: `clevr-math --help` stays fast and never needs the renderer.
     from builder_utils.clevr.synth import main as synth_main
 
-    return synth_main(argv, prog="clevr-math synth") or 0
+    return synth_main(argv, prog=prog) or 0
 
 
-def _demo(argv: list[str]) -> int:
-    from clevr_math.demo import main as demo_main
+def _add_synth(subparsers) -> None:
+    add_forwarding_subcommand(
+        subparsers, "synth", "write a synthetic CLEVR_v1.0-shaped folder (scenes and images)", _synth_main
+    )
 
-    return demo_main(argv)
+
+def _add_demo(subparsers) -> None:
+    from clevr_math.demo import add_demo_arguments
+
+    add_demo_arguments(subparsers.add_parser(
+        "demo", help="build the general and multihop configs from a tiny synthetic CLEVR world, offline",
+        description="Write a synthetic CLEVR world, build and export the general and multihop configs in "
+        "the Hub layout, load them back and print a few rows; offline.",
+    ))
 
 
-def _export(argv: list[str]) -> int:
-    from builder_utils.hub.cli import export_command
+def _add_export(subparsers) -> None:
+    from builder_utils.hub.cli import add_export_subcommand
     from clevr_math.clevr_math import ClevrMath
 
-    return export_command(argv, ClevrMath, "clevr_math", prog="clevr-math export")
+    add_export_subcommand(subparsers, ClevrMath, "clevr_math", prog="clevr-math export")
 
 
-def _evaluate(argv: list[str]) -> int:
-    from clevr_math.evaluate import main as evaluate_main
+def _add_push(subparsers) -> None:
+    from builder_utils.hub.cli import add_push_subcommand
 
-    return evaluate_main(argv)
-
-
-def _push(argv: list[str]) -> int:
-    from builder_utils.hub.cli import push_command
-
-    return push_command(argv, prog="clevr-math push")
+    add_push_subcommand(subparsers, prog="clevr-math push")
 
 
-COMMANDS: dict[str, Command] = {
-    "synth": Command("write a synthetic CLEVR_v1.0-shaped folder (scenes and images)", _synth),
-    "demo": Command("build both configs from a tiny synthetic CLEVR world, offline, and show them", _demo),
-    "export": Command("write configs in the Hub layout (Parquet shards, dataset card, plots)", _export),
-    "push": Command("upload an exported folder to a Hub dataset repository", _push),
-    "evaluate": Command("score predictions (and baselines) per category, template and number of operations", _evaluate),
-}
+def _add_evaluate(subparsers) -> None:
+    from clevr_math.evaluate import add_arguments
+
+    add_arguments(subparsers.add_parser(
+        "evaluate", help="score predictions and model-free baselines per category, template and operations",
+        description="Score a model's answers (and the majority, prior and program-oracle baselines) on a "
+        "split: accuracy overall and per category, template and number of operations with bootstrap 95% "
+        "intervals; writes report.json, report.md and PNG charts.",
+    ))
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="clevr-math",
-        description="CLEVR-Math: build the dataset from CLEVR scenes, or try it on synthetic data.",
-        epilog="Run `clevr-math COMMAND --help` for a command's options.",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, command in COMMANDS.items():
-        commands.add_parser(name, help=command.help, add_help=False)
+SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_export, _add_push, _add_evaluate]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``clevr-math`` with every subcommand of :data:`SUBCOMMANDS`.
+
+    Example:
+        >>> build_parser().parse_args(["demo", "--out", "d"]).num_scenes
+        30
+    """
+    parser = command_parser("clevr-math", "CLEVR-Math: build the dataset from CLEVR scenes, or try it on synthetic data.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in SUBCOMMANDS:
+        add(subparsers)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``clevr-math``; returns the exit status.
+    """Entry point of ``clevr-math``; returns the exit status (2 with one line on stderr for bad input).
 
     Example:
         >>> main(["demo", "--out", "/tmp/clevr_math_demo"])  # doctest: +SKIP
         0
     """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or argv[0] not in COMMANDS:
-        _parser().parse_args(argv)  # prints the help or the "invalid choice" error and exits
-        return 2
-    return COMMANDS[argv[0]].run(argv[1:])
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ import os
 
 import datasets
 
+from builder_utils.builder import ConfigError, check_int
+
 # The paper's six question categories, in a fixed order: the ClassLabel ids depend on it.
 CATEGORIES: tuple[str, ...] = (
     "remove_group",
@@ -41,10 +43,6 @@ CONTENT_FIELDS: tuple[str, ...] = (
     "question_types",
     "released_questions_dir",
 )
-
-
-class ConfigError(ValueError):
-    """A configuration value is invalid; the message names the field and the valid values."""
 
 
 @dataclasses.dataclass
@@ -111,16 +109,16 @@ class ClevrMathConfig(datasets.BuilderConfig):
                 f"{where}: unknown holdout_category {self.holdout_category!r}; "
                 f"valid: None or one of {', '.join(CATEGORIES)}"
             )
-        _check_int(where, "seed", self.seed, minimum=0)
-        _check_int(where, "templates_per_image", self.templates_per_image, minimum=1)
-        _check_int(where, "instances_per_template", self.instances_per_template, minimum=1)
-        _check_int(where, "reset_counts_every", self.reset_counts_every, minimum=0)
-        _check_int(where, "max_answer", self.max_answer, minimum=0)
+        check_int(where, "seed", self.seed, minimum=0)
+        check_int(where, "templates_per_image", self.templates_per_image, minimum=1)
+        check_int(where, "instances_per_template", self.instances_per_template, minimum=1)
+        check_int(where, "reset_counts_every", self.reset_counts_every, minimum=0)
+        check_int(where, "max_answer", self.max_answer, minimum=0)
         for flag in ("add_post_prompt", "bound_intermediate_counts"):
             if not isinstance(getattr(self, flag), bool):
                 raise ConfigError(f"{where}: {flag} must be True or False, got {getattr(self, flag)!r}")
         if self.max_operations is not None:
-            _check_int(where, "max_operations", self.max_operations, minimum=1)
+            check_int(where, "max_operations", self.max_operations, minimum=1)
         if self.question_types is not None:
             if isinstance(self.question_types, str):
                 self.question_types = tuple(t for t in self.question_types.split(",") if t)
@@ -147,31 +145,7 @@ class ClevrMathConfig(datasets.BuilderConfig):
         return {name: getattr(self, name) for name in CONTENT_FIELDS}
 
 
-def config_field_names() -> list[str]:
-    """Every keyword a user may pass to ``ClevrMath(...)`` or ``load_dataset(...)`` for a config.
-
-    Example:
-        >>> "seed" in config_field_names()
-        True
-    """
-    return [f.name for f in dataclasses.fields(ClevrMathConfig)]
-
-
-def _check_int(where: str, field: str, value, minimum: int) -> None:
-    # bool is an int subclass; `seed=True` is almost certainly a mistake.
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{where}: {field} must be an integer >= {minimum}, got {value!r}")
-
-
 VERSION = datasets.Version("2.0.0")
-
-# Release notes per version, newest first (the TFDS convention).
-RELEASE_NOTES = {
-    "2.0.0": "Questions regenerated from scenes by our template engine; adds question_id, "
-    "image_filename, category, question_family_index, template_index, program, cot and "
-    "num_operations; data from a local CLEVR_v1.0 folder or the official zip.",
-    "1.1.0": "The original Hub release (dali-does/clevr-math): template, id, question, image, label.",
-}
 
 BUILDER_CONFIGS: list[ClevrMathConfig] = [
     ClevrMathConfig(

@@ -23,10 +23,15 @@ import datasets
 
 from builder_utils.atomic import replace_dir
 from builder_utils.hub import export_builder, load_exported
+from builder_utils.owned import OwnedFolders
 from clevr_math.clevr_math import ClevrMath
 
 DEMO_CONFIGS = ("general", "multihop")
 DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
+#: The folders the demo writes inside its output folder; it creates them, and it refuses to
+#: touch any that exist without having been created by an earlier demo run.
+DEMO_FOLDERS = ("CLEVR_v1.0", "cache", "hub", "evaluation")  # evaluation: the scores the demo ends with
+OWNER = "clevr-math demo"
 
 
 def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
@@ -81,20 +86,26 @@ def run_demo(
 ) -> dict[str, datasets.DatasetDict]:
     """Make the world, build and export both configurations, load them back, print them.
 
+    The demo writes only the folders of :data:`DEMO_FOLDERS` inside ``out_dir``, and only when
+    it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``cache`` or ``hub``
+    already there is refused with :class:`builder_utils.owned.NotOurFolderError` before anything
+    is written.
+
     Example:
         >>> loaded = run_demo("/tmp/demo", num_scenes=10)  # doctest: +SKIP
         >>> sorted(loaded["multihop"])                       # doctest: +SKIP
         ['test', 'train', 'validation']
     """
     out_dir = os.path.abspath(out_dir)
+    folders = OwnedFolders(out_dir, OWNER)
+    folders.claim(*DEMO_FOLDERS)  # refuses before anything is written
     os.makedirs(out_dir, exist_ok=True)
     datasets.disable_progress_bars()  # the demo prints its own summary
     started = time.perf_counter()
     world = make_world(out_dir, num_scenes, seed)
     print(f"synthetic CLEVR world: {world} ({num_scenes} scenes per split, seed {seed})")
     # A new world is a new cache key; drop the builds of earlier runs instead of piling them up.
-    cache_dir = os.path.join(out_dir, "cache")
-    shutil.rmtree(cache_dir, ignore_errors=True)
+    cache_dir = str(folders.fresh("cache"))
     hub = os.path.join(out_dir, "hub")
     export_builder(
         ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
@@ -113,21 +124,28 @@ def run_demo(
     return loaded
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``clevr-math demo`` entry point.
+def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``clevr-math demo`` on ``parser``; ``args.run(args)`` runs the demo.
 
     Example:
-        >>> main(["--out", "/tmp/demo", "--num_scenes", "10"])  # doctest: +SKIP
-        0
+        >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_scenes
+        30
     """
-    parser = argparse.ArgumentParser(prog="clevr-math demo", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", default=DEFAULT_OUT, help=f"output folder (default: {DEFAULT_OUT})")
+    parser.add_argument(
+        "--out", default=DEFAULT_OUT,
+        help=f"output folder (default: {DEFAULT_OUT}); the demo writes {', '.join(DEMO_FOLDERS)} in it and "
+        "refuses to touch such folders that an earlier demo run did not create",
+    )
     parser.add_argument("--num_scenes", type=int, default=30, help="synthetic scenes per split (default: 30)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic world (default: 0)")
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
     parser.add_argument("--rows", type=int, default=3, help="rows to print per split (default: 3)")
-    args = parser.parse_args(argv)
+    parser.set_defaults(run=_run, parser=parser)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.num_scenes < 1:
-        parser.error("--num_scenes must be at least 1")
+        args.parser.error("--num_scenes must be at least 1")
     run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows)
     return 0

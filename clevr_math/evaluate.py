@@ -34,7 +34,8 @@ from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize, summarize_groups
 from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
-from builder_utils.evaluation.cli import add_evaluate_arguments, run_command
+from builder_utils.command import run_parsed
+from builder_utils.evaluation.cli import add_evaluate_arguments
 from builder_utils.evaluation.data import EvaluationError, data_kind, load_splits, require_split
 from builder_utils.evaluation.extract import extract_ranked
 from builder_utils.evaluation.predictions import Prediction, read_predictions
@@ -466,10 +467,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -
         >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
         2
     """
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    add_arguments(parser)
-    args = parser.parse_args(argv)
-    return run_command(prog, run, args)
+    parser = add_arguments(argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0]))
+    return run_parsed(prog, parser.parse_args(argv))
 
 
 if __name__ == "__main__":

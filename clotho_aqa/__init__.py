@@ -1,13 +1,15 @@
 """Clotho-AQA as a Hugging Face ``datasets`` builder that needs no loading script and no torch.
 
-Example:
-    >>> from clotho_aqa import ClothoAQA, decode_audio
-    >>> builder = ClothoAQA(config_name="questions", data_dir="release")  # doctest: +SKIP
-    >>> builder.download_and_prepare()  # doctest: +SKIP
+Example::
+
+    from clotho_aqa import ClothoAQA, decode_audio
+    builder = ClothoAQA(config_name="questions", data_dir="release")
+    builder.download_and_prepare()
 """
 
 from clotho_aqa.audio import decode_audio, without_decoding
-from clotho_aqa.clotho_aqa import CONFIG_NAMES, ClothoAQA, ClothoAQAConfig
+from clotho_aqa.clotho_aqa import ClothoAQA
+from clotho_aqa.config import CONFIG_NAMES, ClothoAQAConfig
 from clotho_aqa.release import MissingAudioError, ReleaseError
 
 __all__ = [

@@ -1,8 +1,8 @@
-"""The ``clotho-aqa`` command: ``synth``, ``demo`` and ``splits``.
+"""The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export``, ``push`` and ``evaluate``.
 
-Each subcommand is one ``_add_<name>(subparsers)`` function listed in ``SUBCOMMANDS`` that
-registers its arguments and sets ``run``; a new subcommand (``export``, ``push``) is one more
-such function appended to the list.
+The same pattern as ``clevr-math`` (:mod:`builder_utils.command`): each subcommand is one
+``_add_<name>(subparsers)`` function listed in :data:`SUBCOMMANDS` that registers its arguments
+and sets ``run``; a new subcommand is one more such function appended to the list.
 """
 
 from __future__ import annotations
@@ -13,25 +13,29 @@ import io
 import json
 import os
 import sys
-import tempfile
-from pathlib import Path
-from typing import Callable
+from typing import Callable, Sequence
 
 from builder_utils.atomic import write_atomic
-
-DEMO_DIR = Path("demo_output") / "clotho_aqa"
+from builder_utils.command import command_parser, run_command
 
 
 # --- synth -----------------------------------------------------------------------------
 
 
 def _add_synth(subparsers) -> None:
-    p = subparsers.add_parser("synth", help="write a small synthetic release in the official layout")
+    p = subparsers.add_parser(
+        "synth", help="write a small synthetic release in the official layout",
+        description="Write a small synthetic Clotho-AQA release (our own questions, generated WAVs) in the "
+        "official layout: audio_files/, the three QA CSVs and the metadata CSV.",
+    )
     p.add_argument("--out", required=True, help="folder to create (audio_files/ and the official CSV names)")
     p.add_argument("--num_files", type=int, default=10, help="number of clips (at least 3; split about 60/20/20)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     p.add_argument("--duration", type=float, default=0.2, help="seconds of audio per clip")
-    p.add_argument("--overwrite", action="store_true", help="replace --out if it exists")
+    p.add_argument(
+        "--overwrite", action="store_true",
+        help="replace --out if it is a release this command wrote earlier (any other folder is never replaced)",
+    )
     p.set_defaults(run=_run_synth)
 
 
@@ -49,66 +53,14 @@ def _run_synth(args) -> int:
 # --- demo ------------------------------------------------------------------------------
 
 
-def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None) -> dict[str, dict[str, int]]:
-    """Synthesise a release, export every config in the Hub layout, load each back and print a row.
-
-    The export folder (``OUT/hub``) is what ``clotho-aqa push`` uploads; loading it back with
-    ``datasets.load_dataset(folder, config)`` after the build is the check that it is complete.
-    Returns config -> split -> rows of the reloaded datasets.
-
-    Example:
-        >>> run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]  # doctest: +SKIP
-        54
-    """
-    import datasets
-
-    from builder_utils.hub import export_builder, load_exported
-    from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
-    from clotho_aqa.synth import write_synthetic_release
-
-    stream = stream or sys.stdout
-    datasets.disable_progress_bars()
-    out = Path(out)
-    release = write_synthetic_release(out / "release", num_files=num_files, seed=seed, overwrite=True)
-    print(f"synthetic release: {release.root} ({num_files} clips, seed {seed})", file=stream)
-    hub = out / "hub"
-    sizes: dict[str, dict[str, int]] = {}
-    # A fresh cache each run: the builder's cache is keyed by the data_dir path, not its content.
-    with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
-        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False)
-        print(f"exported every config in the Hub layout: {hub}", file=stream)
-        for name in CONFIG_NAMES:
-            loaded = load_exported(hub, name, cache_dir=cache)
-            sizes[name] = {split: len(ds) for split, ds in loaded.items()}
-            first = next(iter(loaded.values()))  # a split without rows is left out by the builder
-            row = without_decoding(first)[0]
-            array, rate = decode_audio(row)
-            shown = {k: v for k, v in row.items() if k not in ("audio", "keywords", "sound_link", "manufacturer")}
-            if "label" in shown:
-                shown["label"] = f"{row['label']} ({first.features['label'].int2str(row['label'])})"
-            print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
-            print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
-            print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
-        from clotho_aqa.evaluate import evaluate_demo
-
-        evaluate_demo(hub, out / "evaluation", cache_dir=cache, stream=stream)
-    return sizes
-
-
 def _add_demo(subparsers) -> None:
-    p = subparsers.add_parser("demo", help="build every config from a synthetic release, offline")
-    p.add_argument(
-        "--out", default=str(DEMO_DIR),
-        help="demo folder: release/ (synthetic) and hub/ (the export that `clotho-aqa push` uploads)",
-    )
-    p.add_argument("--num_files", type=int, default=10)
-    p.add_argument("--seed", type=int, default=0)
-    p.set_defaults(run=_run_demo)
+    from clotho_aqa.demo import add_demo_arguments
 
-
-def _run_demo(args) -> int:
-    run_demo(args.out, args.num_files, args.seed)
-    return 0
+    add_demo_arguments(subparsers.add_parser(
+        "demo", help="build every config from a synthetic release, export and reload it, offline",
+        description="Write a small synthetic release, export every config in the Hub layout, load each "
+        "back and print a row with its decoded audio; offline, no torch.",
+    ))
 
 
 # --- splits ----------------------------------------------------------------------------
@@ -132,11 +84,15 @@ def compute_split_file(
         >>> compute_split_file("release", "splits.csv", "report.json", candidates=200, keep=10)["files"]  # doctest: +SKIP
         {'train': 1194, 'validation': 398, 'test': 399}
     """
-    from clotho_aqa.clotho_aqa import recompute_splits
-    from clotho_aqa.release import find_release_files, read_questions
+    from clotho_aqa.recompute import recompute_release_splits
+    from clotho_aqa.release import find_release_files
 
-    questions = read_questions(find_release_files(data_dir)["csv"])
-    assignment, result = recompute_splits(questions, seed=seed, candidates=candidates, keep=keep, progress=progress)
+    for path in (out, report):
+        if path is not None and os.path.isdir(path):
+            raise IsADirectoryError(f"{path} is a folder; give the path of the file to write")
+    assignment, result = recompute_release_splits(
+        find_release_files(data_dir)["csv"], seed=seed, candidates=candidates, keep=keep, progress=progress
+    )
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["file_name", "split"])
@@ -157,13 +113,17 @@ def compute_split_file(
 
 
 def _add_splits(subparsers) -> None:
-    p = subparsers.add_parser("splits", help="recompute the stratified 60/20/20 split of a release")
+    p = subparsers.add_parser(
+        "splits", help="recompute the stratified 60/20/20 split of a release",
+        description="Recompute the paper's stratified 60/20/20 split of a release's clips (only the QA CSVs "
+        "are read) and write file_name,split rows; the builder's split_strategy='recomputed' uses the same rule.",
+    )
     p.add_argument("--data_dir", required=True, help="folder with the official QA CSVs")
-    p.add_argument("--out", required=True, help="CSV to write: file_name,split")
-    p.add_argument("--report", help="JSON report to write")
+    p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
+    p.add_argument("--report", help="JSON report file to write")
     p.add_argument("--candidates", type=int, default=2000, help="60/40 candidate splits (paper: 2000)")
     p.add_argument("--keep", type=int, default=50, help="best candidates split again 50/50 (paper: 50)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=_run_splits)
 
@@ -202,24 +162,14 @@ def _add_push(subparsers) -> None:
 
 
 def _add_evaluate(subparsers) -> None:
-    from clotho_aqa import evaluate
+    from clotho_aqa.evaluate import add_arguments
 
-    p = subparsers.add_parser("evaluate", help="score predictions (and baselines) under the paper's labellings")
-    evaluate.add_arguments(p)
-    p.set_defaults(run=lambda args: evaluate_command(args))
-
-
-def evaluate_command(args) -> int:
-    """``clotho-aqa evaluate``, with the evaluation's own error handling (exit status 2, 130/143).
-
-    Example:
-        >>> main(["evaluate", "--data", "/nonexistent/hub", "--out", "/tmp/eval"])
-        2
-    """
-    from builder_utils.evaluation.cli import run_command
-    from clotho_aqa import evaluate
-
-    return run_command("clotho-aqa evaluate", evaluate.run, args)
+    add_arguments(subparsers.add_parser(
+        "evaluate", help="score predictions and model-free baselines under the paper's labellings",
+        description="Score a model's answers (and the majority and question-only baselines) on a split: "
+        "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
+        "ranked predictions); writes report.json, report.md and PNG charts.",
+    ))
 
 
 SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push, _add_evaluate]
@@ -232,28 +182,21 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["synth", "--out", "rel"]).num_files
         10
     """
-    parser = argparse.ArgumentParser(prog="clotho-aqa", description="Clotho-AQA: synthetic releases, demo, splits.")
-    subparsers = parser.add_subparsers(dest="command", required=True)
+    parser = command_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for add in SUBCOMMANDS:
         add(subparsers)
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run ``clotho-aqa``; errors about the input end the command with their message, exit code 2.
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``clotho-aqa``; bad input ends the command with one line on stderr and exit status 2.
 
     Example:
-        >>> main(["synth", "--out", "/tmp/rel", "--num_files", "5", "--overwrite"])  # doctest: +SKIP
-        0
+        >>> main(["synth", "--out", "/nonexistent/dir/rel", "--num_files", "2"])
+        2
     """
-    from clotho_aqa.release import ReleaseError
-
-    args = build_parser().parse_args(argv)
-    try:
-        return args.run(args)
-    except (ReleaseError, FileNotFoundError, FileExistsError, ValueError) as err:
-        print(f"clotho-aqa {args.command}: error: {err}", file=sys.stderr)
-        return 2
+    return run_command(build_parser(), argv)
 
 
 if __name__ == "__main__":

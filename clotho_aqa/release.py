@@ -15,7 +15,9 @@ Quirks of the official files that this module handles on purpose:
   (``souffle_me_tallique`` vs ``souffle_me.tallique``, ``18_44`` vs ``18.44``):
   names are resolved against the audio files that exist;
 - confidences come as ``yes``/``Yes``/``maybe``/``Maybe``/``no``/``No`` and are
-  lower-cased;
+  lower-cased; answers are spelt one way by :func:`clotho_aqa.answers.normalize_answer`
+  (the official ones already are; an edited CSV's ``Yes `` would otherwise be a class of its
+  own and turn a yes/no question into a single-word one), with a warning giving the count;
 - text is read as UTF-8 and nothing else, so upstream mojibake stays as is.
 """
 
@@ -30,6 +32,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
+
+from builder_utils.media_check import check_all, check_wav, summarize
+from clotho_aqa.answers import normalize_answer
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +54,10 @@ ANNOTATORS_PER_QUESTION = 3
 CONFIDENCES = ("yes", "maybe", "no")
 YES_NO = ("yes", "no")
 SAMPLING_RATE = 44_100  # every official clip is 44.1 kHz mono
+CHANNELS = 1
+#: Where the Zenodo record's files are; ``checksums.tsv`` beside this module records them.
+ZENODO_URL = "https://zenodo.org/records/6473207/files/{}"
+CHECKSUMS_FILE = Path(__file__).with_name("checksums.tsv")
 
 
 class ReleaseError(ValueError):
@@ -195,7 +204,8 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
     """Read one official QA table into questions, grouping annotators by position.
 
     Every question must be exactly 3 consecutive rows with the same file name and text;
-    answers must be non-empty and confidences one of yes/maybe/no in any case.
+    answers must be non-empty and confidences one of yes/maybe/no in any case. Answers are
+    normalised (:func:`~clotho_aqa.answers.normalize_answer`); a warning gives how many changed.
 
     Example:
         >>> questions = read_qa_csv("data/clotho_aqa_val.csv", "validation")  # doctest: +SKIP
@@ -210,6 +220,7 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
     # Runs of consecutive rows about the same clip and text must come in whole groups of 3;
     # a run of 6 is a question asked twice, which the release does once.
     run_start = 0
+    respelt: list[int] = []
     for i in range(1, len(rows) + 1):
         if i < len(rows) and _group_key(rows[i][1]) == _group_key(rows[run_start][1]):
             continue
@@ -230,9 +241,11 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
             for column in ("file_name", "QuestionText"):
                 if not row[column].strip():
                     raise ReleaseError(f"empty {column}", path, line)
-            answer = row["answer"]
-            if not answer.strip():
+            answer = normalize_answer(row["answer"])
+            if not answer:
                 raise ReleaseError(f"empty answer for {row['file_name']!r} / {row['QuestionText']!r}", path, line)
+            if answer != row["answer"]:
+                respelt.append(line)
             confidence = row["confidence"].strip().lower()
             if confidence not in CONFIDENCES:
                 raise ReleaseError(
@@ -253,6 +266,11 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
             )
         )
         per_file[name] += 1
+    if respelt:
+        logger.warning(
+            "%s: normalised the spelling (case, surrounding and repeated whitespace) of %d answer(s), "
+            "first at line %d", path, len(respelt), respelt[0],
+        )
     return questions
 
 
@@ -421,13 +439,17 @@ def load_release(
     audio_dir: str | os.PathLike,
     metadata_path: str | os.PathLike | None = None,
     skip_missing_audio: bool = False,
+    check_audio: bool = True,
 ) -> Release:
     """Read and cross-check a release: QA tables, audio folder and optional metadata.
 
     ``csv_paths`` maps split names (train, validation, test) to QA CSV paths. A clip in more
     than one split is an error; missing audio raises :class:`MissingAudioError` unless
     ``skip_missing_audio`` is set, in which case their questions are dropped and a warning
-    gives the count.
+    gives the count. With ``check_audio`` every used clip's header is read
+    (:func:`builder_utils.media_check.check_wav`): an empty, unreadable or truncated file raises
+    :class:`~builder_utils.media_check.MediaError` naming it, and clips whose sample rate or
+    channel count differ from the declared 44.1 kHz mono are counted in a warning.
 
     Example:
         >>> release = load_release(find_release_files("my_release")["csv"], "my_release/audio_files")  # doctest: +SKIP
@@ -454,6 +476,8 @@ def load_release(
             len(missing), audio_dir, n_dropped,
         )
         questions = [q for q in questions if q.file_name not in dropped]
+    if check_audio:
+        check_clips(audio)
 
     metadata = None
     if metadata_path is not None:
@@ -466,6 +490,22 @@ def load_release(
                 len(unmatched), metadata_path, unmatched[0],
             )
     return Release(questions=questions, audio=audio, metadata=metadata, skipped_files=missing)
+
+
+def check_clips(audio: Mapping[str, Path]) -> None:
+    """Read every clip's header; raise for a broken file, warn about an unexpected format.
+
+    Example:
+        >>> check_clips({})
+    """
+    formats = check_all(list(audio.values()), check_wav)
+    count, examples = summarize(zip(audio, formats), (SAMPLING_RATE, CHANNELS))
+    if count:
+        logger.warning(
+            "%d clip(s) are not %d Hz mono as the audio feature declares (sample rate, channels), e.g. %s; "
+            "decoders resample or mix them down on reading",
+            count, SAMPLING_RATE, "; ".join(examples),
+        )
 
 
 def find_release_files(data_dir: str | os.PathLike) -> dict:

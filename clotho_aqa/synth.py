@@ -24,8 +24,10 @@ import numpy as np
 import soundfile
 
 from builder_utils.atomic import replace_dir
+from builder_utils.owned import NotOurFolderError, mark_written_by, written_by
 from clotho_aqa.release import AUDIO_DIR, METADATA_COLUMNS, METADATA_CSV, QA_COLUMNS, SAMPLING_RATE, SPLIT_CSVS
 
+OWNER = "clotho-aqa synth"
 LICENSES = ("CC0", "CC-BY-3.0", "CC-BY-NC-3.0", "Sampling+ 1.0")
 
 _PLACES = ("harbour", "kitchen", "forest", "station", "market", "garden", "tunnel", "stairwell", "beach", "workshop")
@@ -146,7 +148,9 @@ def write_synthetic_release(
     validation/test answer also occurs in train, and the answers cover unanimous, 2-of-3 and
     (single-word) all-different cases. The same arguments give byte-identical files. The
     folder is assembled next to ``out_dir`` and renamed into place, so a failure leaves
-    nothing half-written; an existing non-empty ``out_dir`` needs ``overwrite=True``.
+    nothing half-written. An existing non-empty ``out_dir`` needs ``overwrite=True``, and even
+    then it is replaced only if this function wrote it (its marker file
+    ``.clotho-aqa-synth.json``): a user's folder is never replaced.
 
     Example:
         >>> rel = write_synthetic_release("/tmp/clotho_synth", num_files=10, seed=1)  # doctest: +SKIP
@@ -156,8 +160,16 @@ def write_synthetic_release(
     if num_files < 3:
         raise ValueError(f"num_files must be at least 3 (one clip per split), got {num_files}")
     out = Path(out_dir)
-    if out.exists() and any(out.iterdir()) and not overwrite:
-        raise FileExistsError(f"{out} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+    if out.exists() and not out.is_dir():
+        raise FileExistsError(f"{out} is a file; give a folder to create")
+    if out.is_symlink() or (out.exists() and any(out.iterdir())):
+        if not overwrite:
+            raise FileExistsError(f"{out} exists and is not empty; pass overwrite=True (--overwrite) to replace it")
+        if not written_by(out, OWNER):
+            raise NotOurFolderError(
+                f"{out} was not written by {OWNER} (it has no .clotho-aqa-synth.json marker); --overwrite only "
+                "replaces a synthetic release written earlier, never another folder"
+            )
     rng = random.Random(seed)
     sizes = _split_sizes(num_files)
     names, on_disk, quirk_names = _clip_names(num_files, sizes["train"], rng, quirks)
@@ -227,6 +239,7 @@ def write_synthetic_release(
             # the official table's first column is an unnamed index
             _write_csv(tmp / METADATA_CSV, ["", *METADATA_COLUMNS], meta_rows)
 
+        mark_written_by(tmp, OWNER)
         replace_dir(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -11,6 +11,7 @@ import datasets
 import pytest
 from builder_test_helpers import BuilderSpec, assert_same_rows, build, check_builder
 
+from builder_utils.checksums import DownloadError
 from builder_utils.clevr import answer, execute, load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 from builder_utils.clevr.synth import write_clevr_folder
@@ -281,9 +282,10 @@ def test_missing_scene_file_names_the_path_and_the_options(tmp_path):
 def test_no_data_dir_and_no_network_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
     builder = ClevrMath(config_name="general", cache_dir=str(tmp_path))
-    with pytest.raises(ClevrDataError) as raised:
+    with pytest.raises(DownloadError) as raised:
         builder.download_and_prepare()
     message = str(raised.value)
+    assert "Offline mode is enabled" in message  # the reason, not only the URL
     for option in ("data_dir=", "CLEVR_v1.0.zip", "clevr-math synth", "clevr-math demo"):
         assert option in message
 
@@ -296,14 +298,14 @@ def test_failed_download_without_offline_mode_is_a_clear_error(tmp_path, monkeyp
     import importlib.util
 
     import clevr_math.clevr_math as module
-    from clevr_math.clevr_folder import Download
+    from builder_utils.checksums import Download
 
     monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", False)
     monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", False, raising=False)
     closed = Download("http://127.0.0.1:9/CLEVR_v1.0.zip", 1, "0" * 64, "CLEVR_v1.0.zip")
     monkeypatch.setattr(module, "CLEVR_ZIP", closed)
     builder = ClevrMath(config_name="general", cache_dir=str(tmp_path))
-    with pytest.raises(ClevrDataError) as raised:
+    with pytest.raises(DownloadError) as raised:
         builder.download_and_prepare()
     message = str(raised.value)
     assert "http://127.0.0.1:9/CLEVR_v1.0.zip" in message

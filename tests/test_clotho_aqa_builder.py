@@ -19,8 +19,8 @@ import datasets
 import builder_test_helpers
 from builder_test_helpers import BuilderSpec, check_builder, make_builder
 from clotho_aqa import CONFIG_NAMES, ClothoAQA, ClothoAQAConfig, MissingAudioError, decode_audio, without_decoding
-from clotho_aqa.clotho_aqa import ZENODO_URL, verify_download
-from clotho_aqa.release import AUDIO_DIR, METADATA_CSV, SPLIT_CSVS, ReleaseError
+from builder_utils.checksums import ChecksumError, read_checksums, verify_download
+from clotho_aqa.release import AUDIO_DIR, CHECKSUMS_FILE, METADATA_CSV, SPLIT_CSVS, ZENODO_URL, ReleaseError
 from clotho_aqa.synth import MOJIBAKE_QUESTION, write_synthetic_release
 
 SPLITS = list(SPLIT_CSVS)
@@ -225,11 +225,9 @@ def test_same_input_same_arrow_bytes(release, tmp_path):
 
 
 def test_num_proc_gives_the_same_rows(tmp_path, monkeypatch):
-    import clotho_aqa.clotho_aqa as module
-
     root = write_synthetic_release(tmp_path / "rel", num_files=6, seed=2).root
     _, one = build("all", root, tmp_path / "one")
-    monkeypatch.setattr(module, "FILES_PER_SHARD", 2)  # several shards for the 2 workers
+    monkeypatch.setattr(ClothoAQA, "FILES_PER_SHARD", 2)  # several shards for the 2 workers
     builder, two = build("all", root, tmp_path / "two", num_proc=2)
     assert len(builder.info.splits["train"].shard_lengths or []) > 1
     for split in SPLITS:
@@ -299,6 +297,8 @@ def test_unknown_config_lists_the_configs(release, tmp_path):
         ({"keep": 0}, "keep"),
         ({"candidates": "many"}, "candidates"),
         ({"seed": -1}, "seed"),
+        ({"skip_missing_audio": "yes"}, "skip_missing_audio"),
+        ({"split_strategi": "official"}, r"unknown Clotho-AQA config option\(s\) split_strategi; valid: .*split_strategy"),
     ],
 )
 def test_bad_options(release, tmp_path, options, message):
@@ -316,23 +316,20 @@ def test_data_dir_without_audio(tmp_path, release):
 
 
 def test_checksums_table_and_verification(tmp_path):
-    table = (Path(__import__("clotho_aqa").__file__).parent / "checksums.tsv").read_text(encoding="utf-8")
-    entries = [line.split("\t") for line in table.splitlines() if line and not line.startswith("#")]
-    urls = {e[0] for e in entries}
+    recorded = read_checksums(CHECKSUMS_FILE)
     wanted = list(SPLIT_CSVS.values()) + [METADATA_CSV, "audio_files.zip"]
-    assert urls == {ZENODO_URL.format(n) for n in wanted}
-    for url, size, sha in entries:
-        assert size == "" or size.isdigit()
-        assert sha == "" or (len(sha) == 64 and int(sha, 16) >= 0)
+    assert recorded == {ZENODO_URL.format(n): recorded[ZENODO_URL.format(n)] for n in wanted}
+    assert [d.filename for d in recorded.values()] == wanted
+    assert recorded[ZENODO_URL.format("audio_files.zip")].size == 3140677494
     small = tmp_path / "audio_files.zip"
     small.write_bytes(b"not the release")
-    with pytest.raises(ReleaseError, match="3140677494"):
-        verify_download(small, ZENODO_URL.format("audio_files.zip"))
+    with pytest.raises(ChecksumError, match="3140677494"):
+        verify_download(small, recorded[ZENODO_URL.format("audio_files.zip")])
     fake_csv = tmp_path / "clotho_aqa_val.csv"
     fake_csv.write_bytes(b"x" * 422039)  # right size, wrong content
-    with pytest.raises(ReleaseError, match="sha256"):
-        verify_download(fake_csv, ZENODO_URL.format("clotho_aqa_val.csv"))
-    verify_download(small, "https://example.org/unlisted")  # nothing recorded: nothing to check
+    with pytest.raises(ChecksumError, match="sha256"):
+        verify_download(fake_csv, recorded[ZENODO_URL.format("clotho_aqa_val.csv")])
+    verify_download(small, recorded.get("https://example.org/unlisted"))  # nothing recorded: nothing to check
 
 
 def test_recomputed_split(tmp_path):
@@ -377,3 +374,51 @@ def test_download_branch_from_a_mirror(release, tmp_path):
     assert "sound_link" in dsets["train"].features
     array, rate = decode_audio(without_decoding(dsets["train"])[0])
     assert rate == 44_100 and array.ndim == 1
+
+
+def test_no_data_dir_and_no_network_gives_the_url_the_reason_and_data_dir(tmp_path, monkeypatch):
+    from builder_utils.checksums import DownloadError
+
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True)
+    builder = ClothoAQA(config_name="all", cache_dir=str(tmp_path))
+    with pytest.raises(DownloadError) as raised:
+        builder.download_and_prepare()
+    message = str(raised.value)
+    for part in (ZENODO_URL.format("clotho_aqa_train.csv"), "Offline mode is enabled", "data_dir=", "clotho-aqa synth"):
+        assert part in message
+
+
+def test_edited_csv_is_rebuilt_not_served_from_the_cache(release, tmp_path):
+    """Issue 12 item 7: the cache key covers the input files, as CLEVR-Math's does."""
+    root = tmp_path / "rel"
+    shutil.copytree(release.root, root)
+    first, before = build("questions", root, tmp_path / "cache")
+    path = root / SPLIT_CSVS["test"]
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(lines[:4]), encoding="utf-8")  # the header and the first question only
+    second, after = build("questions", root, tmp_path / "cache")
+    assert second.cache_dir != first.cache_dir
+    assert len(after["test"]) == 1 < len(before["test"])
+
+
+@pytest.mark.parametrize("spellings", [("Yes", "yes ", "YES"), (" no", "No", "NO\t")])
+def test_answers_are_normalised_with_a_warning(release, tmp_path, caplog, spellings):
+    """Issue 12 item 8: case and whitespace never make a yes/no question single-word."""
+    root = tmp_path / "rel"
+    shutil.copytree(release.root, root)
+    path = root / SPLIT_CSVS["validation"]
+    with open(path, encoding="utf-8", newline="") as f:
+        rows = list(csv.reader(f))
+    first = next(i for i in range(1, len(rows), 3) if {r[2] for r in rows[i:i + 3]} <= {"yes", "no"})
+    for row, spelling in zip(rows[first:first + 3], spellings):
+        row[2] = spelling
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        csv.writer(f, lineterminator="\n").writerows(rows)
+    with caplog.at_level(logging.WARNING, logger="clotho_aqa.release"):
+        _, dsets = build("yes_no_majority", root, tmp_path / "cache")
+    assert "3 answer(s)" in caplog.text
+    assert len(dsets["validation"]) == expected_rows("yes_no_majority", csv_groups(release.root))["validation"]
+    word = spellings[0].strip().lower()
+    rows_of_question = [r for r in dsets["validation"].remove_columns("audio")
+                        if (r["file_name"], r["question"]) == (rows[first][0], rows[first][1])]
+    assert [r["answers"] for r in rows_of_question] == [[word] * 3]

@@ -7,8 +7,9 @@ import json
 
 import soundfile
 
-from clotho_aqa.cli import main, run_demo
-from clotho_aqa.clotho_aqa import CONFIG_NAMES
+from clotho_aqa.cli import main
+from clotho_aqa.config import CONFIG_NAMES
+from clotho_aqa.demo import run_demo
 from clotho_aqa.release import AUDIO_DIR, METADATA_CSV, SPLIT_CSVS
 
 
@@ -20,7 +21,7 @@ def test_synth_writes_the_official_layout(tmp_path, capsys):
     out = tmp_path / "rel"
     assert main(["synth", "--out", str(out), "--num_files", "8", "--seed", "3"]) == 0
     assert "wrote" in capsys.readouterr().out
-    assert sorted(p.name for p in out.iterdir()) == sorted([AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
+    assert sorted(p.name for p in out.iterdir()) == sorted([".clotho-aqa-synth.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
     clips = set()
     for name in SPLIT_CSVS.values():
         raw = (out / name).read_bytes()
@@ -54,8 +55,14 @@ def test_synth_refuses_to_overwrite(tmp_path, capsys):
     assert "overwrite" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel"]  # no temporary folder left behind
-    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 0
-    assert not (out / "keep.txt").exists()
+    # --overwrite replaces only a release synth wrote itself, never the user's folder
+    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 2
+    assert "was not written by clotho-aqa synth" in capsys.readouterr().err
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    ours = tmp_path / "ours"
+    assert main(["synth", "--out", str(ours), "--num_files", "5"]) == 0
+    assert main(["synth", "--out", str(ours), "--num_files", "6", "--overwrite"]) == 0
+    assert len(list((ours / AUDIO_DIR).iterdir())) == 6 + 1
 
 
 def test_synth_rejects_too_few_files(tmp_path, capsys):
@@ -113,7 +120,6 @@ def test_builder_recomputed_split_is_the_splits_command(tmp_path):
     import datasets
 
     from clotho_aqa import ClothoAQA
-    from clotho_aqa.clotho_aqa import hashed_sources
 
     datasets.disable_progress_bars()
     rel = tmp_path / "rel"
@@ -151,7 +157,6 @@ def test_builder_recomputed_split_is_the_splits_command(tmp_path):
         assert per_label[word]["total"] == len(files)
         for split in ("train", "validation", "test"):
             assert per_label[word][split] == sum(s == split for s in files.values())
-    assert any(p.name == "search.py" for p in hashed_sources())  # an edited search invalidates the cache
 
 
 def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
@@ -176,3 +181,28 @@ def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
     in_rest = {w for clip, answers in rows.items() if split_of[clip] != "train" for w in answers}
     broken = sorted({"x", "y", "z"} - (in_train & in_rest))
     assert len(broken) == 1 and repr(broken[0]) in captured.err
+
+
+def test_recomputed_split_with_missing_audio_is_the_splits_command(tmp_path):
+    """Issue 12 item 10: with skip_missing_audio=True the remaining clips keep the split that
+    `clotho-aqa splits` gives them (the split is a property of the QA tables, not of the WAVs)."""
+    import datasets
+
+    from clotho_aqa import ClothoAQA
+
+    datasets.disable_progress_bars()
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "9", "--seed", "4"]) == 0
+    out = tmp_path / "splits.csv"
+    search = ["--candidates", "40", "--keep", "6", "--seed", "3"]
+    assert main(["splits", "--data_dir", str(rel), "--out", str(out), *search, "--quiet"]) == 0
+    with open(out, encoding="utf-8", newline="") as f:
+        from_command = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
+    missing = sorted(from_command)[:3]
+    for name in missing:
+        (rel / AUDIO_DIR / name).unlink()
+    builder = ClothoAQA(config_name="questions", data_dir=str(rel), cache_dir=str(tmp_path / "cache"),
+                        split_strategy="recomputed", seed=3, candidates=40, keep=6, skip_missing_audio=True)
+    builder.download_and_prepare()
+    from_builder = {name: split for split, ds in builder.as_dataset().items() for name in ds["file_name"]}
+    assert from_builder == {name: split for name, split in from_command.items() if name not in missing}

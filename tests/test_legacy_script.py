@@ -1,4 +1,4 @@
-"""``clevr_math/clevr_math.py`` as a loading script under datasets 3.6 (legacy mode).
+"""``clevr_math/clevr_math.py`` and ``clotho_aqa/clotho_aqa.py`` as loading scripts under datasets 3.6.
 
 The check runs in a separate environment pinned to ``datasets==3.6.0``: ``make test-legacy``
 creates ``.venv-legacy`` and runs ``tests/legacy/check_legacy_script.py`` in it. When that
@@ -33,10 +33,13 @@ def test_loading_script_under_datasets_3_6(tmp_path):
     assert "legacy loading script OK (datasets 3.6" in result.stdout
 
 
-def test_the_builder_module_imports_only_installed_packages_absolutely():
-    """A loading script is copied alone into a modules cache: a relative import would break."""
-    with open(os.path.join(REPO, "clevr_math", "clevr_math.py"), encoding="utf-8") as fh:
+@pytest.mark.parametrize("package", ["clevr_math", "clotho_aqa"])
+def test_the_builder_module_imports_only_installed_packages_absolutely(package):
+    """A loading script is copied alone into a modules cache: a relative import, or a file
+    looked up beside ``__file__``, would break."""
+    with open(os.path.join(REPO, package, f"{package}.py"), encoding="utf-8") as fh:
         source = fh.read()
+    assert "__file__" not in source
     tree = ast.parse(source)
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
@@ -46,4 +49,4 @@ def test_the_builder_module_imports_only_installed_packages_absolutely():
             top = node.names[0].name.split(".")[0]
         else:
             continue
-        assert top in sys.stdlib_module_names or top in {"datasets", "builder_utils", "clevr_math"}, top
+        assert top in sys.stdlib_module_names or top in {"datasets", "pyarrow", "builder_utils", package}, top

@@ -34,7 +34,8 @@ from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize, summarize_groups
 from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
-from builder_utils.evaluation.cli import positive_int, run_command
+from builder_utils.command import run_parsed
+from builder_utils.evaluation.cli import positive_int
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.extract import extract_ranked
 from builder_utils.evaluation.predictions import Prediction, read_predictions
@@ -325,7 +326,6 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES)
     parser.add_argument("--overwrite", action="store_true")
-    args = parser.parse_args(argv)
 
     def run(args: argparse.Namespace) -> int:
         check_outputs(args.out, CHART_FILES, args.overwrite)
@@ -335,7 +335,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
         print(overall_table(_systems(report)))
         return 0
 
-    return run_command(prog, run, args)
+    parser.set_defaults(run=run)
+    return run_parsed(prog, parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -1,9 +1,9 @@
-"""The shared part of the ``evaluate`` subcommands: arguments, error handling, exit status.
+"""The shared options of the ``evaluate`` subcommands.
 
 Each dataset's ``evaluate`` module adds its own options and a ``run(args)``; this module gives
-them the common options (``--data --config --split --predictions --out`` ...) and turns bad
-input into one ``<prog>: error: ...`` line with exit status 2, and Ctrl-C / SIGTERM into 130 / 143
-(each output file is written atomically, so an interruption leaves no partial file).
+them the common ones (``--data --config --split --predictions --out`` ...). Errors and signals
+follow :mod:`builder_utils.command` (one ``error:`` line and status 2; 130 / 143 when interrupted;
+each output file is written atomically).
 
 Example:
     >>> import argparse
@@ -16,16 +16,10 @@ Example:
 from __future__ import annotations
 
 import argparse
-import logging
-import sys
-from collections.abc import Callable
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
-from builder_utils.evaluation.data import EvaluationError
-from builder_utils.evaluation.predictions import PredictionsError
-from builder_utils.interrupt import exit_status, stop_on_signals
 
-__all__ = ["add_evaluate_arguments", "positive_int", "run_command"]
+__all__ = ["add_evaluate_arguments", "positive_int"]
 
 
 def positive_int(text: str) -> int:
@@ -66,30 +60,3 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser, default_config: str)
     parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
     parser.add_argument("--overwrite", action="store_true", help="replace report files a previous run wrote in --out")
     parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
-
-
-def run_command(prog: str, run: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """``run(args)`` with the shared error handling; returns the exit status.
-
-    Example:
-        >>> def fail(args):
-        ...     raise EvaluationError("hub/x: config 'general' has no split 'test'")
-        >>> run_command("clevr-math evaluate", fail, argparse.Namespace())
-        2
-    """
-    from builder_utils.hub.export import ExportError
-
-    try:
-        with stop_on_signals():
-            return run(args)
-    except (EvaluationError, PredictionsError, ExportError, FileNotFoundError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except ValueError as exc:  # a builder's configuration error (unknown config, bad data_dir)
-        logging.getLogger("builder_utils").debug("evaluate failed", exc_info=True)
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt as stop:
-        print(f"{prog}: interrupted (report.json is written last: without it the report is incomplete)",
-              file=sys.stderr)
-        return exit_status(stop)

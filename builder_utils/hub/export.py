@@ -62,7 +62,7 @@ from builder_utils.hub.outputs import (
     keep_media_of_kept_configs,
 )
 from builder_utils.hub.plan import ExportPlan
-from builder_utils.hub.stats import ConfigStats, config_statistics
+from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 
 logger = logging.getLogger(__name__)
 
@@ -439,7 +439,7 @@ def export_builder(
             files = split_files(root, card_configs[name])
             files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
             if files:
-                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)})
+                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
                 plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         descriptions |= added_descriptions(layout)

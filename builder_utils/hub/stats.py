@@ -3,6 +3,11 @@
 The card is filled from the files that will be uploaded, not from the builder, so what the
 card says and what users download cannot drift apart, and the configurations exported by an
 earlier run are described from their own files.
+
+Which columns are described is the builder's declaration (:func:`card_columns`): its
+``CARD_ANSWER_COLUMNS`` (the first present in a configuration is its answer) and
+``CARD_GROUP_COLUMNS`` (distributions shown next to it). Values are counted as they are in the
+column, so every key of the card is a value users can filter on.
 """
 
 from __future__ import annotations
@@ -17,11 +22,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-#: Column holding a row's answer, first present wins (CLEVR-Math: ``label``; Clotho-AQA:
-#: ``answer``, or ``label`` / ``majority_answer`` in the per-question configurations).
-ANSWER_COLUMNS = ("answer", "label", "majority_answer")
-#: Columns whose distribution the card shows next to the answers.
-GROUP_COLUMNS = ("category", "template", "answer_type", "confidence")
 NO_LABEL = "(no label)"
 MISSING = "(none)"
 
@@ -74,13 +74,17 @@ class ConfigStats:
         return [d for d in [self.answers, *self.groups] if d is not None]
 
 
-def _column_values(table: pa.Table, column: str) -> pa.ChunkedArray:
-    values = table.column(column)
-    # CLEVR-Math's `template` is the file stem; with `template_index` it names one template.
-    if column == "template" and "template_index" in table.column_names:
-        index = pc.cast(table.column("template_index"), pa.string())
-        values = pc.binary_join_element_wise(pc.cast(values, pa.string()), index, ":")
-    return values
+def card_columns(builder_cls) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(answer columns, group columns)`` a builder class declares for its card (none: empty).
+
+    Example:
+        >>> class Builder:
+        ...     CARD_ANSWER_COLUMNS = ("label",)
+        ...     CARD_GROUP_COLUMNS = ("category", "template")
+        >>> card_columns(Builder)
+        (('label',), ('category', 'template'))
+    """
+    return tuple(getattr(builder_cls, "CARD_ANSWER_COLUMNS", ())), tuple(getattr(builder_cls, "CARD_GROUP_COLUMNS", ()))
 
 
 def _counts(values: pa.ChunkedArray) -> dict:
@@ -115,13 +119,14 @@ def _distribution(column: str, feature, per_split: Mapping[str, dict], by_count:
 def config_statistics(
     name: str,
     split_files: Mapping[str, Sequence[str | os.PathLike]],
-    answer_columns: Sequence[str] = ANSWER_COLUMNS,
-    group_columns: Sequence[str] = GROUP_COLUMNS,
+    answer_columns: Sequence[str] = (),
+    group_columns: Sequence[str] = (),
 ) -> ConfigStats:
     """Count rows and the answer / group distributions of one configuration's Parquet files.
 
-    ``split_files`` maps each split to its shards, in split order. Only the needed columns
-    are read.
+    ``split_files`` maps each split to its shards, in split order; ``answer_columns`` and
+    ``group_columns`` come from the builder (:func:`card_columns`). Only the needed columns are
+    read.
 
     Example:
         >>> stats = config_statistics("general", {"train": ["out/general/train-00000-of-00001.parquet"]})  # doctest: +SKIP
@@ -142,15 +147,13 @@ def config_statistics(
     answer = next((c for c in answer_columns if c in features), None)
     groups = [c for c in group_columns if c in features and c != answer]
     wanted = [c for c in [answer, *groups] if c is not None]
-    if "template" in groups and "template_index" in features:
-        wanted.append("template_index")
     per_column: dict[str, dict[str, dict]] = {column: {} for column in [answer, *groups] if column}
     for split, files in split_files.items():
         for path in files:
             table = pq.read_table(path, columns=wanted)
             for column in per_column:
                 split_counts = per_column[column].setdefault(split, {})
-                for value, count in _counts(_column_values(table, column)).items():
+                for value, count in _counts(table.column(column)).items():
                     split_counts[value] = split_counts.get(value, 0) + count
     distributions = {c: _distribution(c, features[c], per_column[c], by_count=c == answer) for c in per_column}
     return ConfigStats(

@@ -1,15 +1,17 @@
-"""Check that ``clevr_math/clevr_math.py`` still works as a loading script under datasets 3.6.
+"""Check that both builder modules still work as loading scripts under datasets 3.6.
 
 Run it with the interpreter of a small environment pinned to ``datasets==3.6.0`` with this
 package installed (``make test-legacy`` creates ``.venv-legacy`` and runs it)::
 
     .venv-legacy/bin/python tests/legacy/check_legacy_script.py [--workdir DIR]
 
-It writes a tiny synthetic CLEVR world, loads the ``multihop`` config through
-``load_dataset(<script path>, "multihop", data_dir=..., trust_remote_code=True)`` (the script is
-copied into a fresh modules cache, exactly as for users), checks splits, features and the
-multihop rule, and checks that the rows equal those of the installed ``ClevrMath`` class.
-Exits 0 and prints ``legacy loading script OK`` on success.
+CLEVR-Math: a tiny synthetic CLEVR world, the ``multihop`` config loaded through
+``load_dataset("clevr_math/clevr_math.py", "multihop", data_dir=..., trust_remote_code=True)``
+(the script is copied into a fresh modules cache, exactly as for users); splits, features and
+the multihop rule are checked. Clotho-AQA: a small synthetic release, ``yes_no_majority`` through
+``load_dataset("clotho_aqa/clotho_aqa.py", ...)``; splits, labels and a decoded clip are
+checked. For both, the rows must equal those of the installed builder class. Exits 0 and prints
+``legacy loading script OK`` on success.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(REPO, "clevr_math", "clevr_math.py")
+CLOTHO_SCRIPT = os.path.join(REPO, "clotho_aqa", "clotho_aqa.py")
 SCENES_PER_SPLIT = 12
 
 
@@ -84,9 +87,44 @@ def main(argv: list[str] | None = None) -> int:
         columns = ["question_id", "question", "label", "category", "template"]
         if loaded[split].select_columns(columns).to_list() != direct[split].select_columns(columns).to_list():
             _fail(f"{split}: rows differ between the loading script and the installed builder")
-    sizes = ", ".join(f"{split} {ds.num_rows}" for split, ds in loaded.items())
-    print(f"legacy loading script OK (datasets {datasets.__version__}; multihop: {sizes})")
+    clevr_sizes = ", ".join(f"{split} {ds.num_rows}" for split, ds in loaded.items())
+    clotho_sizes = check_clotho_aqa(datasets, workdir)
+    print(f"legacy loading script OK (datasets {datasets.__version__}; clevr_math multihop: {clevr_sizes}; "
+          f"clotho_aqa yes_no_majority: {clotho_sizes})")
     return 0
+
+
+def check_clotho_aqa(datasets, workdir: str) -> str:
+    """Load ``clotho_aqa/clotho_aqa.py`` as a script; compare with the installed ``ClothoAQA``."""
+    from clotho_aqa.synth import write_synthetic_release
+
+    root = str(write_synthetic_release(os.path.join(workdir, "clotho_release"), num_files=6, seed=0).root)
+    loaded = datasets.load_dataset(CLOTHO_SCRIPT, "yes_no_majority", data_dir=root, trust_remote_code=True)
+    if sorted(loaded) != ["test", "train", "validation"]:
+        _fail(f"clotho_aqa: splits {sorted(loaded)}")
+    if loaded["train"].features["label"].names != ["yes", "no"]:
+        _fail(f"clotho_aqa: label names {loaded['train'].features['label'].names}")
+    from clotho_aqa import ClothoAQA, decode_audio, without_decoding
+
+    # datasets 3.x decodes audio with librosa, which this package does not need: the
+    # documented torch-free path (undecoded column + soundfile) is what is checked.
+    row = without_decoding(loaded["validation"])[0]
+    if not isinstance(row["keywords"], list):
+        _fail(f"clotho_aqa: keywords is not a list: {row['keywords']!r}")
+    array, rate = decode_audio(row)
+    if rate != 44_100 or array.size == 0:
+        _fail(f"clotho_aqa: audio not decoded: {rate} Hz, {array.size} samples")
+
+    builder = ClothoAQA(config_name="yes_no_majority", data_dir=root, cache_dir=os.path.join(workdir, "clotho_direct"))
+    builder.download_and_prepare()
+    direct = builder.as_dataset()
+    for split in loaded:
+        columns = ["question_id", "question", "label", "answers", "file_name"]
+        if loaded[split].select_columns(columns).to_list() != direct[split].select_columns(columns).to_list():
+            _fail(f"clotho_aqa {split}: rows differ between the loading script and the installed builder")
+    return ", ".join(f"{split} {ds.num_rows}" for split, ds in loaded.items())
+
+
 
 
 if __name__ == "__main__":

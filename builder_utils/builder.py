@@ -1,0 +1,207 @@
+"""Plumbing every dataset builder of the package shares: the cache key, config checks, a 3.x shim.
+
+- :func:`cache_key`: ``datasets`` keys a builder's cache on the module name, the config id and
+  the version only. Used directly (``Builder(...).download_and_prepare()``), an edited builder,
+  template, config or input file would silently serve the old rows. The key covers everything
+  that decides the rows: the distribution's version, the content of the builder's code and data
+  packages, the config's content and the input files' size and modification time (what
+  ``datasets`` itself uses for local data files).
+- :class:`CheckedConfigBuilder`: a builder mixin that rejects an unknown config name or keyword
+  argument with a :class:`ConfigError` listing the valid ones, validates the config after
+  ``datasets`` applied the keyword overrides (with ``setattr``, which skips ``__post_init__``),
+  and keys the cache with the builder's :meth:`~CheckedConfigBuilder.cache_inputs`.
+- :func:`list_of`: the list feature of ``datasets`` >= 4 (``List``); under 3.x (the legacy
+  loading-script mode) a Python list, which means "list of" there too (``Sequence`` of a dict
+  would turn a list of records into a record of lists).
+
+Example:
+    >>> a = cache_key({"seed": 0}, packages=["builder_utils.splits"])
+    >>> a == cache_key({"seed": 0}, packages=["builder_utils.splits"]) != cache_key({"seed": 1})
+    True
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import importlib
+import json
+import os
+from collections.abc import Iterable
+from importlib import metadata as importlib_metadata
+
+import datasets
+
+import builder_utils
+
+__all__ = ["CheckedConfigBuilder", "ConfigError", "cache_key", "check_int", "distribution_version", "list_of"]
+
+
+class ConfigError(ValueError):
+    """A configuration name, option or value is invalid; the message names it and the valid values."""
+
+
+def check_int(where: str, field: str, value, minimum: int) -> None:
+    """Raise :class:`ConfigError` unless ``value`` is an integer (not a bool) ``>= minimum``.
+
+    Example:
+        >>> check_int("config 'x'", "seed", 3, minimum=0)
+        >>> check_int("config 'x'", "keep", 0, minimum=1)
+        Traceback (most recent call last):
+        ...
+        builder_utils.builder.ConfigError: config 'x': keep must be an integer >= 1, got 0
+    """
+    # bool is an int subclass; `seed=True` is almost certainly a mistake.
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ConfigError(f"{where}: {field} must be an integer >= {minimum}, got {value!r}")
+
+
+def list_of(feature) -> object:
+    """A list-of-``feature`` feature under any supported ``datasets`` version.
+
+    Example:
+        >>> list_of(datasets.Value("string")).feature
+        Value('string')
+    """
+    return datasets.List(feature) if hasattr(datasets, "List") else [feature]
+
+
+@functools.lru_cache(maxsize=1)
+def distribution_version() -> str:
+    """The version of the installed distribution that ships ``builder_utils``.
+
+    The distribution's name is looked up from the installed metadata, so it is written only in
+    setup.cfg; an uninstalled checkout falls back to ``builder_utils.__version__``.
+
+    Example:
+        >>> distribution_version().count(".") >= 1
+        True
+    """
+    for name in importlib_metadata.packages_distributions().get("builder_utils", []):
+        try:
+            return importlib_metadata.version(name)
+        except importlib_metadata.PackageNotFoundError:
+            continue
+    return builder_utils.__version__
+
+
+def _package_files(package: str) -> list[tuple[str, str]]:
+    """(label, path) of the code and data files of an installed package, labels relative to it."""
+    module = importlib.import_module(package)
+    root = os.path.dirname(os.path.abspath(module.__file__))
+    found = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for name in sorted(files):
+            if name.endswith((".py", ".json", ".tsv")):
+                path = os.path.join(folder, name)
+                found.append((f"{package}/{os.path.relpath(path, root)}", path))
+    return found
+
+
+def _stamp(path: str) -> list:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return [os.path.basename(path), None]
+    # a folder's mtime changes when an entry is added, removed or renamed
+    return [os.path.basename(path), "dir" if os.path.isdir(path) else st.st_size, st.st_mtime_ns]
+
+
+def cache_key(
+    content: dict,
+    *,
+    packages: Iterable[str] = (),
+    code_files: Iterable[str] = (),
+    input_files: Iterable[str] = (),
+    inherited: str | None = None,
+) -> str:
+    """A 16-hex-digit key over the distribution's version, the files of ``packages`` (importable
+    names, e.g. ``"clevr_math"``) and ``code_files`` by content, ``content`` (the config's fields)
+    and ``input_files`` (files or folders) by size and modification time. ``inherited`` is a hash
+    ``datasets`` passed in (the loading script's own hash in legacy mode).
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> csv = pathlib.Path(tempfile.mkdtemp()) / "train.csv"
+        >>> _ = csv.write_text("a,b\\n")
+        >>> before = cache_key({}, input_files=[str(csv)])
+        >>> _ = csv.write_text("a,b\\n1,2\\n")
+        >>> before != cache_key({}, input_files=[str(csv)])
+        True
+    """
+    digest = hashlib.sha256()
+    digest.update(f"version={distribution_version()}\n".encode())
+    files = [entry for package in packages for entry in _package_files(package)]
+    files += [(os.path.basename(path), os.path.abspath(path)) for path in code_files]
+    for label, path in files:
+        digest.update(label.encode() + b"\0")
+        try:
+            with open(path, "rb") as fh:
+                digest.update(hashlib.sha256(fh.read()).digest())
+        except FileNotFoundError:
+            digest.update(b"missing")
+    digest.update(json.dumps(content, sort_keys=True, default=str).encode())
+    digest.update(json.dumps([_stamp(os.fspath(p)) for p in input_files]).encode())
+    if inherited:
+        digest.update(inherited.encode())
+    return digest.hexdigest()[:16]
+
+
+class CheckedConfigBuilder:
+    """Mixin (before ``datasets.DatasetBuilder`` in the bases) for builders with checked configs.
+
+    The builder declares ``DATASET_NAME`` (for messages) and a ``BUILDER_CONFIG_CLASS`` that is
+    a dataclass with a ``validate()`` method raising :class:`ConfigError`, and implements
+    :meth:`cache_inputs`. Relative ``data_dir`` values are made absolute, so that two folders
+    that share a relative name never share a cache.
+
+    Example::
+
+        class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
+            DATASET_NAME = "Clotho-AQA"
+            BUILDER_CONFIG_CLASS = ClothoAQAConfig
+
+            def cache_inputs(self, config):
+                return {"packages": ["clotho_aqa"], "input_files": [...]}
+    """
+
+    DATASET_NAME = "dataset"
+
+    @classmethod
+    def config_options(cls) -> list[str]:
+        """Every keyword a user may pass for a config (the config dataclass's fields)."""
+        return [f.name for f in dataclasses.fields(cls.BUILDER_CONFIG_CLASS)]
+
+    def _create_builder_config(self, config_name=None, custom_features=None, **config_kwargs):
+        # `datasets` reports an unknown name or option without the valid ones; say them here.
+        if isinstance(config_name, str) and config_name not in self.builder_configs:
+            raise ConfigError(
+                f"unknown {self.DATASET_NAME} config {config_name!r}; valid: {', '.join(self.builder_configs)}"
+            )
+        known = set(self.config_options())
+        unknown = sorted(k for k in config_kwargs if k not in known and k != "config_id")
+        if unknown:
+            raise ConfigError(
+                f"unknown {self.DATASET_NAME} config option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
+            )
+        if config_kwargs.get("data_dir"):
+            config_kwargs["data_dir"] = os.path.abspath(os.path.expanduser(config_kwargs["data_dir"]))
+        builder_config, config_id = super()._create_builder_config(
+            config_name=config_name, custom_features=custom_features, **config_kwargs
+        )
+        builder_config.validate()
+        self.checked_config(builder_config)
+        inputs = dict(self.cache_inputs(builder_config))
+        content = {**builder_config.content(), **inputs.pop("content", {})}
+        self.hash = cache_key(content, inherited=self.hash, **inputs)
+        return builder_config, config_id
+
+    def checked_config(self, config) -> None:
+        """Further checks that need the builder (a hook; the default does nothing)."""
+
+    def cache_inputs(self, config) -> dict:
+        """Keyword arguments of :func:`cache_key`: ``packages``, ``code_files``, ``input_files``, and
+        ``content`` added to the config's own ``content()`` (e.g. a download URL)."""
+        raise NotImplementedError

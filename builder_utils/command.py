@@ -1,0 +1,112 @@
+"""One command-line pattern for every dataset command: argparse subcommands.
+
+A command (``clevr-math``, ``clotho-aqa``) is a parser with one subparser per subcommand; each
+subcommand is registered by one ``add_<name>(subparsers)`` function that sets ``run`` (a function
+of the parsed arguments returning the exit status). :func:`run_command` parses, runs and turns
+what can go wrong into the conventions of every command of this package:
+
+- bad input (``ValueError``, ``OSError`` and their subclasses: every error of our readers and
+  builders) is one line ``<prog> <subcommand>: error: <message>`` on stderr and status 2,
+  never a traceback;
+- SIGTERM unwinds like Ctrl-C (:func:`builder_utils.interrupt.stop_on_signals`), so temporary
+  files and workers are cleaned up; the status is 130 or 143.
+
+A subcommand whose arguments are parsed by another module (``forward=True`` in
+:func:`add_forwarding_subcommand`) receives its arguments unparsed.
+
+Example:
+    >>> parser = command_parser("demo-cli", "An example.")
+    >>> subparsers = parser.add_subparsers(dest="command", required=True)
+    >>> p = subparsers.add_parser("hello", help="say hello")
+    >>> _ = p.add_argument("--name", default="world")
+    >>> p.set_defaults(run=lambda args: print(f"hello {args.name}") or 0)
+    >>> run_command(parser, ["hello", "--name", "you"])
+    hello you
+    0
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from builder_utils.interrupt import exit_status, stop_on_signals
+
+__all__ = ["add_forwarding_subcommand", "command_parser", "run_command", "run_parsed"]
+
+
+def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
+    """The top-level parser of a dataset command.
+
+    Example:
+        >>> command_parser("clevr-math", "CLEVR-Math.").prog
+        'clevr-math'
+    """
+    return argparse.ArgumentParser(
+        prog=prog, description=description, epilog=f"Run `{prog} COMMAND --help` for a command's options."
+    )
+
+
+def add_forwarding_subcommand(subparsers, name: str, help: str, main: Callable[[list[str], str], int]):
+    """Register ``name`` whose arguments are parsed by ``main(argv, prog)`` (its own parser).
+
+    Example:
+        >>> parser = command_parser("x", "X.")
+        >>> subparsers = parser.add_subparsers(dest="command", required=True)
+        >>> _ = add_forwarding_subcommand(subparsers, "echo", "print the arguments", lambda argv, prog: print(argv) or 0)
+        >>> run_command(parser, ["echo", "--out", "d"])
+        ['--out', 'd']
+        0
+    """
+    parser = subparsers.add_parser(name, help=help, add_help=False)
+    parser.set_defaults(run=lambda args: main(list(args.forwarded), parser.prog), forward=True)
+    return parser
+
+
+def _chosen(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
+    """The subparser of subcommand ``name`` (so that its errors carry its own usage line)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and name in action.choices:
+            return action.choices[name]
+    return parser
+
+
+def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None,
+                errors: tuple[type[BaseException], ...] = (ValueError, OSError)) -> int:
+    """Parse ``argv`` and run the chosen subcommand; returns the exit status (see the module doc).
+
+    Example:
+        >>> parser = command_parser("x", "X.")
+        >>> subparsers = parser.add_subparsers(dest="command", required=True)
+        >>> subparsers.add_parser("fail").set_defaults(run=lambda args: open("/nonexistent/x"))
+        >>> run_command(parser, ["fail"])
+        2
+    """
+    args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    if getattr(args, "forward", False):
+        args.forwarded = extra
+    elif extra:
+        _chosen(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
+    return run_parsed(f"{parser.prog} {args.command}", args, errors)
+
+
+def run_parsed(prog: str, args: argparse.Namespace,
+               errors: tuple[type[BaseException], ...] = (ValueError, OSError)) -> int:
+    """Run ``args.run(args)`` with the conventions of the module doc (also for a command without
+    subcommands, such as ``python -m builder_utils.clevr.evaluate``); returns the exit status.
+
+    Example:
+        >>> run_parsed("x", argparse.Namespace(run=lambda args: open("/nonexistent/x")))
+        2
+    """
+    try:
+        with stop_on_signals():
+            return int(args.run(args) or 0)
+    except KeyboardInterrupt as stop:
+        print(f"{prog}: interrupted; nothing half-written was left behind", file=sys.stderr)
+        return exit_status(stop)
+    except errors as exc:
+        message = str(exc) or type(exc).__name__
+        print(f"{prog}: error: {' '.join(message.split())}", file=sys.stderr)
+        return 2

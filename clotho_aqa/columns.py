@@ -1,0 +1,166 @@
+"""What one Clotho-AQA row is in each configuration: features, row mapping, label vocabulary.
+
+Plain functions of the release's :class:`~clotho_aqa.release.Question` records, so the builder
+only reads, splits and writes.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Iterable
+
+import datasets
+
+from builder_utils.builder import list_of
+from clotho_aqa.release import SAMPLING_RATE, YES_NO, ClipMetadata, Question
+
+logger = logging.getLogger(__name__)
+
+# Each split becomes shards of this many clips so that num_proc has something to share out.
+FILES_PER_SHARD = 256
+
+
+def config_features(config_name: str, with_metadata: bool, vocabulary: Iterable[str] = ()) -> datasets.Features:
+    """The features of one config; ``vocabulary`` names the classes of the single_word configs.
+
+    Example:
+        >>> list(config_features("yes_no_majority", with_metadata=False)["label"].names)
+        ['yes', 'no']
+    """
+    string = datasets.Value("string")
+    strings = list_of(string)
+    columns: dict[str, Any] = {
+        "file_name": string,
+        "audio": datasets.Audio(sampling_rate=SAMPLING_RATE),
+        "question_id": string,
+        "question": string,
+    }
+    per_answer = {"confidence": string, "annotator": datasets.Value("int8")}
+    per_question = {"answers": strings, "confidences": strings}
+    yes_no = datasets.ClassLabel(names=list(YES_NO))
+    words = datasets.ClassLabel(names=list(vocabulary))
+    columns |= {
+        "all": {"answer": string, **per_answer, "answer_type": string},
+        "questions": {
+            **per_question,
+            "majority_answer": string,
+            "unanimous": datasets.Value("bool"),
+            "answer_type": string,
+        },
+        "yes_no_unfiltered": {"label": yes_no, **per_answer},
+        "yes_no_unanimous": {"label": yes_no, **per_question},
+        "yes_no_majority": {"label": yes_no, **per_question},
+        "single_word": {"label": words, "answer": string, **per_answer},
+        "single_word_majority": {"label": words, **per_question},
+    }[config_name]
+    if with_metadata:
+        columns |= {
+            "keywords": strings,
+            "sound_link": string,
+            "license": string,
+            "manufacturer": string,
+            "start_end_samples": list_of(datasets.Value("int64")),
+        }
+    return datasets.Features(columns)
+
+
+def config_rows(config_name: str, question: Question, label_of: dict[str, int]) -> list[dict[str, Any]]:
+    """The config-specific columns of the rows one question contributes (possibly none).
+
+    ``label_of`` maps an answer to its class index (yes/no or the single-word vocabulary);
+    an answer outside it gets -1 (no label).
+
+    Example:
+        >>> q = Question("a.wav", 0, "Any rain?", ("yes", "no", "yes"), ("yes", "yes", "maybe"), "train", 2)
+        >>> config_rows("yes_no_majority", q, {"yes": 0, "no": 1})[0]["label"]
+        0
+    """
+    lists = {"answers": list(question.answers), "confidences": list(question.confidences)}
+    per_answer = [
+        {"answer": a, "confidence": c, "annotator": k}
+        for k, (a, c) in enumerate(zip(question.answers, question.confidences))
+    ]
+    kind = question.answer_type
+    if config_name == "all":
+        return [row | {"answer_type": kind} for row in per_answer]
+    if config_name == "questions":
+        return [
+            lists
+            | {"majority_answer": question.majority_answer, "unanimous": question.unanimous, "answer_type": kind}
+        ]
+    wanted = "yes_no" if config_name.startswith("yes_no") else "single_word"
+    if kind != wanted:
+        return []
+    if config_name in ("yes_no_unfiltered", "single_word"):
+        rows = [row | {"label": label_of.get(row["answer"], -1)} for row in per_answer]
+        if config_name == "yes_no_unfiltered":
+            for row in rows:
+                del row["answer"]
+        return rows
+    if config_name == "yes_no_unanimous" and not question.unanimous:
+        return []
+    majority = question.majority_answer
+    if majority is None:
+        return []
+    return [lists | {"label": label_of.get(majority, -1)}]
+
+
+def metadata_columns(meta: ClipMetadata | None) -> dict[str, Any]:
+    """The metadata columns of a clip's rows (empty for a clip without a metadata row).
+
+    Example:
+        >>> metadata_columns(None)["keywords"]
+        []
+    """
+    if meta is None:
+        return {"keywords": [], "sound_link": None, "license": None, "manufacturer": None, "start_end_samples": None}
+    return {
+        "keywords": list(meta.keywords),
+        "sound_link": meta.sound_link,
+        "license": meta.license,
+        "manufacturer": meta.manufacturer,
+        "start_end_samples": None if meta.start_end_samples is None else list(meta.start_end_samples),
+    }
+
+
+def single_word_vocabulary(questions: Iterable[Question], split: str = "train") -> list[str]:
+    """Sorted distinct answers to the single-word questions of one split (828 for the official train).
+
+    Example:
+        >>> q = Question("a.wav", 0, "What?", ("rain", "water", "rain"), ("yes",) * 3, "train", 2)
+        >>> single_word_vocabulary([q])
+        ['rain', 'water']
+    """
+    return sorted({a for q in questions if q.split == split and q.answer_type == "single_word" for a in q.answers})
+
+
+def shards(questions: list[Question], files_per_shard: int = FILES_PER_SHARD) -> list[list[Question]]:
+    """Consecutive runs of the questions of at most ``files_per_shard`` clips (one clip is never cut).
+
+    Example:
+        >>> qs = [Question(f"{c}.wav", 0, "Q?", ("yes",) * 3, ("yes",) * 3, "train", 2) for c in "aab"]
+        >>> [len(s) for s in shards(qs, files_per_shard=1)]
+        [2, 1]
+    """
+    runs: list[list[Question]] = []
+    files_in_run: set[str] = set()
+    for q in questions:
+        if q.file_name not in files_in_run and len(files_in_run) >= files_per_shard:
+            files_in_run = set()
+        if not files_in_run:
+            runs.append([])
+        files_in_run.add(q.file_name)
+        runs[-1].append(q)
+    return runs
+
+
+def warn_unlabelled(config_name: str, split: str, questions: list[Question], label_of: dict[str, int]) -> None:
+    """Log how many single-word answers of a split are outside the train vocabulary (label -1)."""
+    if not config_name.startswith("single_word"):
+        return
+    unknown = sorted({a for q in questions if q.answer_type == "single_word" for a in q.answers} - set(label_of))
+    if unknown:
+        logger.warning(
+            "%s: %d single-word answer(s) of the %s split never occur in train and get label -1, e.g. %r",
+            config_name, len(unknown), split, unknown[:5],
+        )

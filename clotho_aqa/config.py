@@ -1,0 +1,93 @@
+"""The configurations of the Clotho-AQA builder: one per labelling in use, with typed options.
+
+Every option is checked in ``__post_init__`` and again by :meth:`ClothoAQAConfig.validate`
+after ``datasets`` has set keyword overrides with ``setattr`` (see
+:class:`builder_utils.builder.CheckedConfigBuilder`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import datasets
+
+from builder_utils.builder import ConfigError, check_int
+
+#: Config name -> what one row is. The names are fixed; they are the labellings in use.
+CONFIG_DESCRIPTIONS: dict[str, str] = {
+    "all": "One row per annotator answer (3 per question), both question types.",
+    "questions": "One row per question: its 3 answers and confidences, the majority answer, unanimity.",
+    "yes_no_unfiltered": "Yes/no questions, one row per annotator answer (the paper's unfiltered setting).",
+    "yes_no_unanimous": "Yes/no questions whose 3 annotators agree, one row per question.",
+    "yes_no_majority": "Yes/no questions, one row per question labelled by majority vote.",
+    "single_word": "Single-word questions, one row per annotator answer (the authors' multiclass baseline).",
+    "single_word_majority": "Single-word questions where at least 2 of 3 annotators agree, one row per question.",
+}
+CONFIG_NAMES = tuple(CONFIG_DESCRIPTIONS)
+SPLIT_STRATEGIES = ("official", "recomputed")
+VERSION = datasets.Version("1.0.0")
+#: The fields that decide the rows (they key the cache).
+CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "skip_missing_audio")
+
+
+@dataclass
+class ClothoAQAConfig(datasets.BuilderConfig):
+    """Options of the Clotho-AQA builder.
+
+    Args:
+        split_strategy: ``"official"`` (the release's split) or ``"recomputed"`` (our multilabel
+            stratified 60/20/20 search over each clip's set of answer words; the same rule as
+            ``clotho-aqa splits``, see :mod:`clotho_aqa.recompute`).
+        seed, candidates, keep: the recomputed search's seed, number of 60/40 candidates, and
+            how many of the best are split again (the paper: 2,000 and 50; keep is capped at
+            candidates).
+        skip_missing_audio: drop the questions of clips whose WAV is missing (with a warning
+            giving the count) instead of raising an error that lists them.
+
+    Example:
+        >>> ClothoAQAConfig(name="questions", split_strategy="recomputed", seed=3).seed
+        3
+    """
+
+    split_strategy: str = "official"
+    seed: int = 0
+    candidates: int = 2000
+    keep: int = 50
+    skip_missing_audio: bool = False
+
+    def __post_init__(self):
+        super().__post_init__()
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise :class:`ConfigError` for an unknown config name or an unusable option.
+
+        Example:
+            >>> ClothoAQAConfig(name="binary")
+            Traceback (most recent call last):
+            ...
+            builder_utils.builder.ConfigError: unknown Clotho-AQA config 'binary'; valid: all, questions, yes_no_unfiltered, yes_no_unanimous, yes_no_majority, single_word, single_word_majority
+        """
+        if self.name not in CONFIG_NAMES:
+            raise ConfigError(f"unknown Clotho-AQA config {self.name!r}; valid: {', '.join(CONFIG_NAMES)}")
+        where = f"Clotho-AQA config {self.name!r}"
+        if self.split_strategy not in SPLIT_STRATEGIES:
+            raise ConfigError(f"{where}: split_strategy {self.split_strategy!r} is not one of: {', '.join(SPLIT_STRATEGIES)}")
+        check_int(where, "seed", self.seed, minimum=0)
+        check_int(where, "candidates", self.candidates, minimum=1)
+        check_int(where, "keep", self.keep, minimum=1)
+        if not isinstance(self.skip_missing_audio, bool):
+            raise ConfigError(f"{where}: skip_missing_audio must be True or False, got {self.skip_missing_audio!r}")
+
+    def content(self) -> dict:
+        """The fields that decide the rows, as a plain dict (for the cache key).
+
+        Example:
+            >>> ClothoAQAConfig(name="all").content()["split_strategy"]
+            'official'
+        """
+        return {name: getattr(self, name) for name in CONTENT_FIELDS}
+
+
+BUILDER_CONFIGS = [ClothoAQAConfig(name=name, version=VERSION, description=text) for name, text in CONFIG_DESCRIPTIONS.items()]
+DEFAULT_CONFIG_NAME = "all"

@@ -1,0 +1,98 @@
+"""``clotho-aqa demo``: every configuration built from a synthetic release, exported and reloaded, offline.
+
+Steps: write a small synthetic release in the official layout (``OUT/release``), export every
+configuration to ``OUT/hub`` in the layout ``push_to_hub`` writes, load each back with
+``datasets.load_dataset(OUT/hub, config)`` and print one row with its decoded audio (no torch
+needed). ``clotho-aqa push --folder OUT/hub`` would upload it.
+
+The demo writes only ``release`` and ``hub`` inside ``OUT``, and only when it created them itself
+(an earlier run, recorded in ``OUT/.clotho-aqa-demo.json``): a user's folder of that name is refused
+before anything is written.
+
+Example::
+
+    run_demo("demo_output/clotho_aqa", num_files=5)["all"]["train"]   # -> 54 rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+DEMO_DIR = Path("demo_output") / "clotho_aqa"
+#: The folders the demo writes inside its output folder.
+DEMO_FOLDERS = ("release", "hub", "evaluation")  # evaluation: the scores the demo ends with
+OWNER = "clotho-aqa demo"
+
+
+def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None) -> dict[str, dict[str, int]]:
+    """Synthesise a release, export every config in the Hub layout, load each back and print a row.
+
+    Returns config -> split -> rows of the reloaded datasets. Raises
+    :class:`builder_utils.owned.NotOurFolderError` when ``OUT/release`` or ``OUT/hub`` exists
+    and was not created by an earlier demo run.
+
+    Example::
+
+        run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]   # -> 54
+    """
+    import datasets
+
+    from builder_utils.hub import export_builder, load_exported
+    from builder_utils.owned import OwnedFolders
+    from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
+    from clotho_aqa.synth import write_synthetic_release
+
+    stream = stream or sys.stdout
+    out = Path(out).absolute()
+    release_dir, hub, evaluation = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
+    datasets.disable_progress_bars()
+    release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
+    print(f"synthetic release: {release.root} ({num_files} clips, seed {seed})", file=stream)
+    sizes: dict[str, dict[str, int]] = {}
+    with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
+        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False)
+        print(f"exported every config in the Hub layout: {hub}", file=stream)
+        for name in CONFIG_NAMES:
+            loaded = load_exported(hub, name, cache_dir=cache)
+            sizes[name] = {split: len(ds) for split, ds in loaded.items()}
+            first = next(iter(loaded.values()))  # a split without rows is left out by the builder
+            row = without_decoding(first)[0]
+            array, rate = decode_audio(row)
+            shown = {k: v for k, v in row.items() if k not in ("audio", "keywords", "sound_link", "manufacturer")}
+            if "label" in shown:
+                shown["label"] = f"{row['label']} ({first.features['label'].int2str(row['label'])})"
+            print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
+            print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
+            print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
+        from clotho_aqa.evaluate import evaluate_demo
+
+        evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
+    return sizes
+
+
+def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The options of ``clotho-aqa demo`` on ``parser``; ``args.run(args)`` runs the demo.
+
+    Example:
+        >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_files
+        10
+    """
+    parser.add_argument(
+        "--out", default=str(DEMO_DIR),
+        help="demo folder: release/ (synthetic) and hub/ (the export that `clotho-aqa push` uploads); "
+        "such folders that an earlier demo run did not create are never touched",
+    )
+    parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
+    parser.set_defaults(run=_run)
+    return parser
+
+
+def _run(args: argparse.Namespace) -> int:
+    run_demo(args.out, args.num_files, args.seed)
+    return 0
