@@ -8,8 +8,16 @@ STAMP := $(VENV)/.installed
 # there as a loading script (tests/test_legacy_script.py runs its check when it exists).
 LEGACY_VENV := .venv-legacy
 LEGACY_STAMP := $(LEGACY_VENV)/.installed
+# A third, optional environment for the [audio] path (datasets decoding audio with torchcodec):
+# torch's CPU build, torchcodec and FFmpeg. The default torch wheel pulls several GB of CUDA
+# libraries; AUDIO_TORCH names the CPU build instead (2.13.0+cpu lies on this project's machines;
+# elsewhere use PyTorch's CPU index). torchcodec 0.14 and later do not import beside it.
+AUDIO_VENV := .venv-audio
+AUDIO_STAMP := $(AUDIO_VENV)/.installed
+AUDIO_TORCH ?= torch==2.13.0
+AUDIO_TORCHCODEC ?= torchcodec>=0.11,<0.14
 
-.PHONY: demo test test-legacy clean
+.PHONY: demo test test-legacy test-audio clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +31,16 @@ $(LEGACY_STAMP): setup.cfg pyproject.toml
 	$(LEGACY_VENV)/bin/python -m pip install --quiet 'datasets==3.6.0' -e .
 	touch $(LEGACY_STAMP)
 
+# torchcodec loads FFmpeg's shared libraries; as root on Debian/Ubuntu they are installed here.
+$(AUDIO_STAMP): setup.cfg pyproject.toml
+	@command -v ffmpeg >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null)
+	@command -v ffmpeg >/dev/null || { echo "make test-audio needs FFmpeg (e.g. sudo apt-get install ffmpeg)" >&2; exit 1; }
+	$(PYTHON) -m venv $(AUDIO_VENV)
+	$(AUDIO_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(AUDIO_VENV)/bin/python -m pip install --quiet '$(AUDIO_TORCH)' '$(AUDIO_TORCHCODEC)' -e '.[test,audio]'
+	touch $(AUDIO_STAMP)
+
 demo: $(STAMP)
 	$(VENV)/bin/clevr-math demo
 	$(VENV)/bin/clotho-aqa demo
@@ -33,5 +51,9 @@ test: $(STAMP) $(LEGACY_STAMP)
 test-legacy: $(LEGACY_STAMP)
 	$(LEGACY_VENV)/bin/python tests/legacy/check_legacy_script.py
 
+# Not part of `make test` (CI): it installs ~1 GB (see the README's Audio paragraph).
+test-audio: $(AUDIO_STAMP)
+	$(AUDIO_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_audio_torchcodec.py tests/test_clotho_aqa_audio.py
+
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) demo_output .pytest_cache

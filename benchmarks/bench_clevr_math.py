@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from builder_utils.atomic import write_atomic
-from builder_utils.clevr import answer, load_scenes
+from builder_utils.clevr import answer, chain_templates, load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 
 DEFAULT_SCENES = Path(__file__).resolve().parents[2] / "shared" / "data" / "clevr" / "CLEVR_val_scenes_100.json"
@@ -90,7 +90,7 @@ def oracle_failures(questions, scenes, template_set: str) -> int:
             if template_set == "clevr_math":
                 expected, amounts, states = oracle_checks.oracle(*key, params, objects)
             else:
-                ops = oracle_checks.CHAINS.operation_sequence(int(key[0].split("_")[1]), *orders[key[1]])
+                ops = chain_templates.operation_sequence(int(key[0].split("_")[1]), *orders[key[1]])
                 expected, states, amounts = oracle_checks.chain_oracle(ops, params, objects)
             ok = str(expected) == q["answer"] and list(q["intermediate_counts"]) == states
             failures += not (ok and all(a >= 1 for a in amounts))

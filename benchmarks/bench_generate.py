@@ -37,7 +37,7 @@ from builder_utils.clevr import load_scenes
 from builder_utils.clevr.engine import SearchStats, search
 from builder_utils.clevr.executor import SceneIndex, answer_text
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, scene_seed
-from builder_utils.clevr.options import SceneData
+from builder_utils.clevr.choices import SceneData
 from builder_utils.clevr.generate_questions import main as generate_questions
 
 

@@ -71,7 +71,8 @@ def atomic_output(
     (bytes; ``encoding`` and ``newline`` are ignored). Missing parent folders are created. If the
     block raises, the temporary file is removed, ``path`` keeps its previous content (or stays
     absent) and the exception propagates. The final file's permissions follow the umask, as
-    with :func:`open`.
+    with :func:`open`. A folder at ``path``, or a folder where no file can be created, is an
+    ``OSError`` naming ``path`` (never the temporary file) before anything is written.
 
     Example:
         >>> import tempfile
@@ -92,6 +93,10 @@ def atomic_output(
         '0\\n1\\n2\\n'
         >>> sorted(p.name for p in Path(folder.name).iterdir())
         ['numbers.txt']
+        >>> with atomic_output(folder.name) as fh:    # doctest: +ELLIPSIS
+        ...     pass
+        Traceback (most recent call last):
+        IsADirectoryError: ...: is a folder; the output must be a file name
         >>> folder.cleanup()
     """
     if mode not in _MODES:
@@ -103,8 +108,14 @@ def atomic_output(
         if encoding is not None:
             codecs.lookup(encoding)
     path = Path(path)
+    if path.is_dir():
+        raise IsADirectoryError(f"{path}: is a folder; the output must be a file name")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _create_temp(path)
+    try:
+        fd, tmp = _create_temp(path)
+    except OSError as exc:
+        # The hidden temporary name would only confuse: name the output the user gave.
+        raise type(exc)(f"{path}: cannot write this file ({exc.strerror or exc})") from None
     try:
         # open() closes fd itself if it fails once it has taken it over
         handle = open(fd, "wb") if mode == "wb" else open(fd, "w", encoding=encoding, newline=newline)

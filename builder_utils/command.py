@@ -31,6 +31,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from builder_utils.cli_support import add_version, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 __all__ = ["add_forwarding_subcommand", "command_parser", "run_command", "run_parsed"]
@@ -73,8 +74,13 @@ def _chosen(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentPars
 
 
 def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None,
-                errors: tuple[type[BaseException], ...] = (ValueError, OSError)) -> int:
+                errors: tuple[type[BaseException], ...] = (ValueError, OSError), package: str | None = None) -> int:
     """Parse ``argv`` and run the chosen subcommand; returns the exit status (see the module doc).
+
+    Every subcommand gets ``--version``; while it runs, the log records of ``package`` (the
+    command's own package) and ``builder_utils`` show on stderr, and progress bars follow
+    :func:`builder_utils.cli_support.progress_wanted` (``args.progress``; ``--quiet`` if the
+    subcommand has it).
 
     Example:
         >>> parser = command_parser("x", "X.")
@@ -83,16 +89,17 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = No
         >>> run_command(parser, ["fail"])
         2
     """
+    add_version(parser)
     args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
     if getattr(args, "forward", False):
         args.forwarded = extra
     elif extra:
         _chosen(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
-    return run_parsed(f"{parser.prog} {args.command}", args, errors)
+    return run_parsed(f"{parser.prog} {args.command}", args, errors, package)
 
 
 def run_parsed(prog: str, args: argparse.Namespace,
-               errors: tuple[type[BaseException], ...] = (ValueError, OSError)) -> int:
+               errors: tuple[type[BaseException], ...] = (ValueError, OSError), package: str | None = None) -> int:
     """Run ``args.run(args)`` with the conventions of the module doc (also for a command without
     subcommands, such as ``python -m builder_utils.clevr.evaluate``); returns the exit status.
 
@@ -101,7 +108,8 @@ def run_parsed(prog: str, args: argparse.Namespace,
         2
     """
     try:
-        with stop_on_signals():
+        with stop_on_signals(), running(prog, *filter(None, [package]), quiet=getattr(args, "quiet", False)) as progress:
+            args.progress = progress
             return int(args.run(args) or 0)
     except KeyboardInterrupt as stop:
         print(f"{prog}: interrupted; nothing half-written was left behind", file=sys.stderr)

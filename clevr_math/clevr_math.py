@@ -27,7 +27,8 @@ from builder_utils.builder import CheckedConfigBuilder, list_of
 from builder_utils.checksums import download
 from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
-from builder_utils.clevr.templates import TEMPLATE_SETS
+from builder_utils.clevr.options import generator_settings
+from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
     DATA_OPTIONS,
@@ -118,8 +119,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             # max_operations only filters a template set; it cannot make longer chains.
             logger.warning(
                 "CLEVR-Math config %r: max_operations=%d, but the longest template of %s has %d "
-                "operations; write longer chains with `python builder_utils/clevr/templates/"
-                "make_chain_templates.py --max-operations %d --output-dir DIR` and pass template_set=DIR",
+                "operations; write longer chains with `python -m builder_utils.clevr.chain_templates "
+                "--max-operations %d --output-dir DIR` and pass template_set=DIR",
                 builder_config.name, builder_config.max_operations, builder_config.template_set, longest,
                 builder_config.max_operations,
             )
@@ -220,19 +221,13 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         # Generating only the wanted templates (rather than filtering afterwards) lets every
         # test image get its held-out question and spends the train budget on the others.
         question_types = None if set(keys) == every else keys
-        shipped = config.template_set in TEMPLATE_SETS
-        return GeneratorOptions(
-            templates=config.template_set if shipped else "clevr_math",
-            template_dir=None if shipped else config.template_set,
-            seed=config.seed,
-            templates_per_image=config.templates_per_image,
-            instances_per_template=config.instances_per_template,
-            reset_counts_every=config.reset_counts_every,
-            question_types=question_types,
-            add_post_prompt=config.add_post_prompt,
-            max_answer=config.max_answer,
-            bound_intermediate_counts=config.bound_intermediate_counts,
-        )
+        shipped = config.template_set in SHIPPED_TEMPLATE_SETS
+        return GeneratorOptions(**{
+            **generator_settings(config),
+            "templates": config.template_set if shipped else "clevr_math",
+            "template_dir": None if shipped else config.template_set,
+            "question_types": question_types,
+        })
 
     def _released_split(self, source: SplitSource) -> datasets.SplitGenerator:
         path = released_file(self.config.released_questions_dir, source.clevr_split)

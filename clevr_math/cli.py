@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["demo", "--out", "/tmp/clevr_math_demo"])  # doctest: +SKIP
         0
     """
-    return run_command(build_parser(), argv)
+    return run_command(build_parser(), argv, package="clevr_math")
 
 
 if __name__ == "__main__":

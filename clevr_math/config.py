@@ -15,6 +15,7 @@ import os
 import datasets
 
 from builder_utils.builder import ConfigError, check_int
+from builder_utils.clevr.options import builder_fields, check_options, option_names
 
 # The paper's six question categories, in a fixed order: the ClassLabel ids depend on it.
 CATEGORIES: tuple[str, ...] = (
@@ -26,27 +27,27 @@ CATEGORIES: tuple[str, ...] = (
     "multihop",
 )
 
-TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
+# The shipped template sets a CLEVR-Math configuration may name (the generator also ships "clevr").
+CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
+
+# The generator options a configuration sets (seed, templates_per_image, instances_per_template,
+# reset_counts_every, question_types, add_post_prompt, max_answer, bound_intermediate_counts):
+# declared, checked and documented once in builder_utils/clevr/options.py; only the default
+# answer cap is CLEVR-Math's own (the paper's answers are 0-10).
+GeneratorFields = builder_fields("GeneratorFields", max_answer=10)
 
 # Fields that describe the dataset content; they feed the cache hash and the error messages.
 CONTENT_FIELDS: tuple[str, ...] = (
     "template_set",
     "holdout_category",
-    "seed",
-    "templates_per_image",
-    "instances_per_template",
-    "reset_counts_every",
-    "add_post_prompt",
-    "max_answer",
+    *option_names(builder=True),
     "max_operations",
-    "bound_intermediate_counts",
-    "question_types",
     "released_questions_dir",
 )
 
 
 @dataclasses.dataclass
-class ClevrMathConfig(datasets.BuilderConfig):
+class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     """Configuration of :class:`clevr_math.ClevrMath`.
 
     Attributes:
@@ -54,21 +55,13 @@ class ClevrMathConfig(datasets.BuilderConfig):
             (longer chains of operations), or a path to a folder of template files.
         holdout_category: when set, questions of this category go only to the test split and
             the test split holds only them (``"multihop"`` gives the paper's zero-shot setting).
-        seed: seed of every random choice of the generator.
-        templates_per_image: at most this many templates are instantiated per image.
-        instances_per_template: accepted questions per template and image.
-        reset_counts_every: answer-balancing counts reset every this many scenes; it is also
-            the shard size for ``num_proc`` (sharding on these windows is exact); 0 never
-            resets (one shard).
-        add_post_prompt: append the answer-format sentence to each question.
-        max_answer: largest answer a question may have (the paper: 10).
         max_operations: keep only templates with at most this many arithmetic operations
             (``chains``: 5, the longest committed chains).
-        bound_intermediate_counts: also keep every intermediate count of a chain within
-            ``max_answer`` (``chains``: True), not only the final answer.
-        question_types: restrict the templates (family stems, ``stem:index`` or coarse types).
         released_questions_dir: read the originally released ``clevr-math-{train,val,test}.json``
             from this folder instead of regenerating questions (for comparability).
+        seed, templates_per_image, ...: the generator options of :data:`GeneratorFields`
+            (``max_answer`` 10, the others as the generator's); ``reset_counts_every`` is also
+            the shard size for ``num_proc`` (sharding on these windows is exact).
 
     Example:
         >>> ClevrMathConfig(name="mine", seed=3, templates_per_image=5).seed
@@ -77,15 +70,7 @@ class ClevrMathConfig(datasets.BuilderConfig):
 
     template_set: str = "clevr_math"
     holdout_category: str | None = None
-    seed: int = 0
-    templates_per_image: int = 10
-    instances_per_template: int = 1
-    reset_counts_every: int = 250
-    add_post_prompt: bool = False
-    max_answer: int = 10
     max_operations: int | None = None
-    bound_intermediate_counts: bool = False
-    question_types: tuple[str, ...] | None = None
     released_questions_dir: str | None = None
 
     def __post_init__(self):
@@ -99,36 +84,19 @@ class ClevrMathConfig(datasets.BuilderConfig):
             >>> ClevrMathConfig(name="x").validate()  # defaults are valid
         """
         where = f"CLEVR-Math config {self.name!r}"
-        if self.template_set not in TEMPLATE_SETS and not os.path.isdir(str(self.template_set)):
+        if self.template_set not in CLEVR_MATH_TEMPLATE_SETS and not os.path.isdir(str(self.template_set)):
             raise ConfigError(
                 f"{where}: unknown template_set {self.template_set!r}; valid: "
-                f"{', '.join(TEMPLATE_SETS)} or a path to a folder of template files"
+                f"{', '.join(CLEVR_MATH_TEMPLATE_SETS)} or a path to a folder of template files"
             )
         if self.holdout_category is not None and self.holdout_category not in CATEGORIES:
             raise ConfigError(
                 f"{where}: unknown holdout_category {self.holdout_category!r}; "
                 f"valid: None or one of {', '.join(CATEGORIES)}"
             )
-        check_int(where, "seed", self.seed, minimum=0)
-        check_int(where, "templates_per_image", self.templates_per_image, minimum=1)
-        check_int(where, "instances_per_template", self.instances_per_template, minimum=1)
-        check_int(where, "reset_counts_every", self.reset_counts_every, minimum=0)
-        check_int(where, "max_answer", self.max_answer, minimum=0)
-        for flag in ("add_post_prompt", "bound_intermediate_counts"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ConfigError(f"{where}: {flag} must be True or False, got {getattr(self, flag)!r}")
+        check_options(self, where=where, error=ConfigError)
         if self.max_operations is not None:
             check_int(where, "max_operations", self.max_operations, minimum=1)
-        if self.question_types is not None:
-            if isinstance(self.question_types, str):
-                self.question_types = tuple(t for t in self.question_types.split(",") if t)
-            if not all(isinstance(t, str) and t for t in self.question_types):
-                raise ConfigError(
-                    f"{where}: question_types must be a list of non-empty strings, got {self.question_types!r}"
-                )
-            self.question_types = tuple(self.question_types)
-            if not self.question_types:
-                raise ConfigError(f"{where}: question_types is empty; pass None to keep every template")
         if self.released_questions_dir is not None and not os.path.isdir(self.released_questions_dir):
             raise ConfigError(
                 f"{where}: released_questions_dir {self.released_questions_dir!r} is not a folder; it must "

@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import tempfile
@@ -22,9 +23,12 @@ import time
 import datasets
 
 from builder_utils.atomic import replace_dir
+from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
 from builder_utils.owned import OwnedFolders
 from clevr_math.clevr_math import ClevrMath
+
+logger = logging.getLogger(__name__)
 
 DEMO_CONFIGS = ("general", "multihop")
 DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
@@ -77,6 +81,7 @@ def describe(config_name: str, dataset: datasets.DatasetDict, rows: int = 3) -> 
     return "\n".join(lines)
 
 
+@progress_bars(False)  # the demo prints its own summary; a caller's setting is restored after it
 def run_demo(
     out_dir: str = DEFAULT_OUT,
     num_scenes: int = 30,
@@ -100,10 +105,9 @@ def run_demo(
     folders = OwnedFolders(out_dir, OWNER)
     folders.claim(*DEMO_FOLDERS)  # refuses before anything is written
     os.makedirs(out_dir, exist_ok=True)
-    datasets.disable_progress_bars()  # the demo prints its own summary
     started = time.perf_counter()
     world = make_world(out_dir, num_scenes, seed)
-    print(f"synthetic CLEVR world: {world} ({num_scenes} scenes per split, seed {seed})")
+    logger.info("synthetic CLEVR world: %s (%d scenes per split, seed %d)", world, num_scenes, seed)
     # A new world is a new cache key; drop the builds of earlier runs instead of piling them up.
     cache_dir = str(folders.fresh("cache"))
     hub = os.path.join(out_dir, "hub")
@@ -111,7 +115,7 @@ def run_demo(
         ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
         num_proc=num_proc, cache_dir=cache_dir, progress=False,
     )
-    print(f"exported {', '.join(DEMO_CONFIGS)} in the Hub layout: {hub}")
+    logger.info("exported %s in the Hub layout: %s", ", ".join(DEMO_CONFIGS), hub)
     loaded = {}
     for config_name in DEMO_CONFIGS:
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
@@ -120,7 +124,7 @@ def run_demo(
     from clevr_math.evaluate import evaluate_demo
 
     evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir)
-    print(f"demo finished in {time.perf_counter() - started:.1f} s; outputs in {out_dir}")
+    logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
     return loaded
 
 

@@ -468,7 +468,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -
         2
     """
     parser = add_arguments(argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0]))
-    return run_parsed(prog, parser.parse_args(argv))
+    return run_parsed(prog, parser.parse_args(argv), package="clevr_math")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from builder_utils.clevr import MalformedProgram, normalize_program
+from builder_utils.clevr import MalformedProgram, load_metadata, normalize_program
 
 # The public generator's 13 templates: file stem -> category of each template, in file order
 # (the mapping by meaning documented for the paper's six categories).
@@ -30,8 +30,6 @@ RELEASED_TEMPLATES: dict[str, tuple[str, ...]] = {
     ),
     "subtraction-multihop": ("multihop",),
 }
-# As the generator counts them: the arithmetic nodes of the program.
-_ARITHMETIC = ("addition", "subtraction")
 # Position of each file's first template in the whole set, files in sorted order (as ours).
 _FAMILY_OFFSET = {}
 _offset = 0
@@ -120,7 +118,8 @@ def released_row(question: dict, where: str) -> dict:
         "template_index": index,
         "program": program,
         "cot": None,
-        "num_operations": sum(node["function"] in _ARITHMETIC for node in program),
+        # As the generator counts them: the arithmetic nodes of the program.
+        "num_operations": sum(node["function"] in load_metadata().arithmetic for node in program),
         # Not in the released files; working them out would need the scene graphs.
         "intermediate_counts": None,
     }

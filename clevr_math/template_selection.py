@@ -13,9 +13,6 @@ from builder_utils.clevr.question_types import QuestionTypeError, select_templat
 from builder_utils.clevr.templates import Template, TemplateError, TemplateSet, load_template_set
 from clevr_math.config import CATEGORIES, ClevrMathConfig, ConfigError
 
-# The CLEVR-Math operations; `max_operations` counts these nodes (as `num_operations` does).
-ARITHMETIC_FUNCTIONS = frozenset({"addition", "subtraction"})
-
 
 def in_split(category: str, holdout_category: str | None, clevr_split: str) -> bool:
     """Whether questions of ``category`` belong to ``clevr_split``: with a held-out category,
@@ -92,4 +89,5 @@ def longest_chain(config: ClevrMathConfig) -> int:
 
 
 def _operations(template: Template) -> int:
-    return sum(node.type in ARITHMETIC_FUNCTIONS for node in template.nodes)
+    # `max_operations` counts the arithmetic nodes, as `num_operations` does.
+    return sum(node.type in load_metadata().arithmetic for node in template.nodes)

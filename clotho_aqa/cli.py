@@ -11,6 +11,7 @@ import argparse
 import csv
 import io
 import json
+import logging
 import os
 import sys
 from typing import Callable, Sequence
@@ -18,6 +19,7 @@ from typing import Callable, Sequence
 from builder_utils.atomic import write_atomic
 from builder_utils.command import command_parser, run_command
 
+logger = logging.getLogger(__name__)
 
 # --- synth -----------------------------------------------------------------------------
 
@@ -46,7 +48,7 @@ def _run_synth(args) -> int:
         args.out, num_files=args.num_files, seed=args.seed, duration=args.duration, overwrite=args.overwrite
     )
     sizes = ", ".join(f"{split} {len(files)} clips / {release.num_rows[split]} rows" for split, files in release.files.items())
-    print(f"wrote {release.root}: {sizes}")
+    logger.info("wrote %s: %s", release.root, sizes)
     return 0
 
 
@@ -124,25 +126,22 @@ def _add_splits(subparsers) -> None:
     p.add_argument("--candidates", type=int, default=2000, help="60/40 candidate splits (paper: 2000)")
     p.add_argument("--keep", type=int, default=50, help="best candidates split again 50/50 (paper: 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     p.set_defaults(run=_run_splits)
 
 
 def _run_splits(args) -> int:
     summary = compute_split_file(
-        args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=not args.quiet
+        args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=args.progress
     )
     search = summary["search"]
-    print(f"wrote {args.out}: {summary['files']}, allocation error {search['allocation_error']}")
+    logger.info("wrote %s: %s, allocation error %s", args.out, summary["files"], search["allocation_error"])
     violations = search["constraint"]["violations"]
     if violations:
         # The split is still written (the search's best), but never without saying what it breaks.
         shown = ", ".join(repr(v) for v in violations[:10]) + (", ..." if len(violations) > 10 else "")
-        print(
-            f"clotho-aqa splits: warning: {len(violations)} answer(s) with at least 2 clips are not in "
-            f"train and in validation or test: {shown}",
-            file=sys.stderr,
-        )
+        logger.warning("%d answer(s) with at least 2 clips are not in train and in validation or test: %s",
+                       len(violations), shown)
     return 0
 
 
@@ -196,7 +195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["synth", "--out", "/nonexistent/dir/rel", "--num_files", "2"])
         2
     """
-    return run_command(build_parser(), argv)
+    return run_command(build_parser(), argv, package="clotho_aqa")
 
 
 if __name__ == "__main__":

@@ -18,10 +18,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 import tempfile
 from pathlib import Path
+
+from builder_utils.cli_support import progress_bars
+
+logger = logging.getLogger(__name__)
 
 DEMO_DIR = Path("demo_output") / "clotho_aqa"
 #: The folders the demo writes inside its output folder.
@@ -29,6 +34,7 @@ DEMO_FOLDERS = ("release", "hub", "evaluation")  # evaluation: the scores the de
 OWNER = "clotho-aqa demo"
 
 
+@progress_bars(False)  # the demo prints its own summary; a caller's setting is restored after it
 def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None) -> dict[str, dict[str, int]]:
     """Synthesise a release, export every config in the Hub layout, load each back and print a row.
 
@@ -40,8 +46,6 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
         run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]   # -> 54
     """
-    import datasets
-
     from builder_utils.hub import export_builder, load_exported
     from builder_utils.owned import OwnedFolders
     from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
@@ -50,13 +54,12 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     stream = stream or sys.stdout
     out = Path(out).absolute()
     release_dir, hub, evaluation = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
-    datasets.disable_progress_bars()
     release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
-    print(f"synthetic release: {release.root} ({num_files} clips, seed {seed})", file=stream)
+    logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
         export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False)
-        print(f"exported every config in the Hub layout: {hub}", file=stream)
+        logger.info("exported every config in the Hub layout: %s", hub)
         for name in CONFIG_NAMES:
             loaded = load_exported(hub, name, cache_dir=cache)
             sizes[name] = {split: len(ds) for split, ds in loaded.items()}

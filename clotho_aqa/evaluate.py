@@ -432,7 +432,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "clotho-aqa evaluate") -
         2
     """
     parser = add_arguments(argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0]))
-    return run_parsed(prog, parser.parse_args(argv))
+    return run_parsed(prog, parser.parse_args(argv), package="clotho_aqa")
 
 
 if __name__ == "__main__":

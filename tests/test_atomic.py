@@ -125,3 +125,23 @@ def test_replace_dir_swaps_in_the_new_folder_and_leaves_nothing_beside_it(tmp_pa
     (tmp_path / "again").mkdir()
     replace_dir(tmp_path / "again", tmp_path / "fresh")  # no folder to replace yet
     assert (tmp_path / "fresh").is_dir() and not (tmp_path / "again").exists()
+
+
+def test_a_folder_as_output_is_named_and_left_alone(tmp_path):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    with pytest.raises(IsADirectoryError, match=f"^{tmp_path / 'out'}: is a folder") as raised:
+        write_atomic(tmp_path / "out", "data")
+    assert ".tmp" not in str(raised.value)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"] and (tmp_path / "out" / "keep.txt").read_text() == "mine"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
+def test_a_read_only_folder_is_named_not_the_temporary_file(tmp_path):
+    (tmp_path / "ro").mkdir(mode=0o555)
+    try:
+        with pytest.raises(PermissionError, match=f"^{tmp_path / 'ro' / 'a.txt'}: cannot write this file") as raised:
+            write_atomic(tmp_path / "ro" / "a.txt", "data")
+        assert ".tmp" not in str(raised.value)
+    finally:
+        (tmp_path / "ro").chmod(0o755)

@@ -23,7 +23,7 @@ from builder_utils.clevr.engine import search
 from builder_utils.clevr.executor import SceneIndex, answer, execute
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, generate_parallel, scene_seed
 from builder_utils.clevr.generate_questions import main, write_questions
-from builder_utils.clevr.options import SceneData, filter_options, relate_options
+from builder_utils.clevr.choices import SceneData, filter_choices, relate_choices
 from builder_utils.clevr.synth import generate_scenes
 from builder_utils.clevr.templates import TemplateNode
 from builder_utils.clevr.text import POST_PROMPTS, realise
@@ -465,7 +465,7 @@ def test_empty_filter_options_prefer_scene_objects_outside_the_input_set(tmp_pat
     inputs = {1}  # the small blue rubber sphere alone
     elsewhere = {k for k in vocabulary if any(_matches(objects[i], k) for i in range(4))
                  and not any(_matches(objects[i], k) for i in inputs)}
-    options, empties = filter_options(plan.steps[3], data, 0b0010, {})
+    options, empties = filter_choices(plan.steps[3], data, 0b0010, {})
     wanted = options.count(None)
     assert wanted == len(options) - wanted == 16  # filter_exist: as many empty as present
     rng = random.Random(0)
@@ -476,7 +476,7 @@ def test_empty_filter_options_prefer_scene_objects_outside_the_input_set(tmp_pat
     assert after not in elsewhere and not any(_matches(o, after) for o in objects)  # then the vocabulary
 
     # Over the whole scene nothing lies outside the input: empty options come from the vocabulary.
-    whole, empties = filter_options(plan.steps[3], data, 0b1111, {})
+    whole, empties = filter_choices(plan.steps[3], data, 0b1111, {})
     for _ in range(whole.count(None)):
         key, selected = empties.draw(rng)
         assert selected == 0 and not any(_matches(o, key) for o in objects)
@@ -497,7 +497,7 @@ def test_relate_filter_offers_empty_selections_like_filter(tmp_path):
     plan, relations = relate_plan("relate_filter")
     data = SceneData(index, relations)
     for obj in range(4):
-        options = relate_options(plan.steps[2], data, obj, {}, random.Random(obj))
+        options = relate_choices(plan.steps[2], data, obj, {}, random.Random(obj))
         empty = [(rel, key) for rel, key, selected in options if not selected]
         singles = sum(1 for _, _, selected in options if selected and not selected & (selected - 1))
         assert len(empty) == len(set(empty))
@@ -509,7 +509,7 @@ def test_relate_filter_offers_empty_selections_like_filter(tmp_path):
             assert not index.relation_masks[rel][obj] & data.key_mask(key)
     unique_plan, _ = relate_plan("relate_filter_unique")
     for obj in range(4):
-        assert all(selected for _, _, selected in relate_options(unique_plan.steps[2], data, obj, {}, random.Random(0)))
+        assert all(selected for _, _, selected in relate_choices(unique_plan.steps[2], data, obj, {}, random.Random(0)))
 
 
 def test_filter_options_come_from_the_declared_input_not_the_previous_node(tmp_path, scenes):

@@ -240,18 +240,14 @@ def test_bad_config_names_the_valid_choices(kwargs, message, clevr_dir, tmp_path
 
 def test_longer_chains_than_the_set_holds_warn_and_a_written_set_serves_them(clevr_dir, tmp_path, caplog):
     """max_operations filters a template set; asking for more than it holds says how to get them,
-    and a chain set written by make_chain_templates.py gives the longer chains."""
-    import importlib.util
+    and a chain set written by builder_utils.clevr.chain_templates gives the longer chains."""
+    from builder_utils.clevr import chain_templates as chains
 
     with caplog.at_level(logging.WARNING, logger="clevr_math.clevr_math"):
         ClevrMath(config_name="chains", data_dir=clevr_dir, cache_dir=str(tmp_path), max_operations=6)
-    assert any("max_operations=6" in r.getMessage() and "make_chain_templates.py --max-operations 6" in r.getMessage()
+    assert any("max_operations=6" in r.getMessage() and "chain_templates --max-operations 6" in r.getMessage()
                for r in caplog.records)
 
-    script = os.path.join(template_set_dir("clevr_math_chains"), os.pardir, "make_chain_templates.py")
-    spec = importlib.util.spec_from_file_location("make_chain_templates", script)
-    chains = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(chains)
     longer = tmp_path / "chains_6"
     chains.write_chain_set(longer, max_operations=6)
     caplog.clear()

@@ -11,7 +11,6 @@ Every generated question is checked three ways on synthetic scenes:
 from __future__ import annotations
 
 import collections
-import importlib.util
 import json
 import re
 from pathlib import Path
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from builder_utils.clevr import answer as execute_answer
+from builder_utils.clevr import chain_templates
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 from builder_utils.clevr.synth import generate_scenes
 
@@ -237,14 +237,6 @@ def chain_oracle(ops: list[str], p: dict, objects: list[dict], max_insert: int =
 # Fixtures: synthetic scenes and generated questions (generated once per module: seconds).
 
 
-def _load_chain_script():
-    spec = importlib.util.spec_from_file_location("make_chain_templates", TEMPLATE_ROOT / "make_chain_templates.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-CHAINS = _load_chain_script()
 
 
 def _load_templates(folder: Path) -> dict[tuple[str, int], dict]:
@@ -304,18 +296,18 @@ def test_template_files_declare_categories_and_word_slots():
 
 
 def test_committed_chain_set_is_what_the_script_writes(tmp_path):
-    assert CHAINS.main(["--check", "--output-dir", str(CHAIN_DIR)]) == 0
-    written = CHAINS.write_chain_set(tmp_path, max_operations=7)
+    assert chain_templates.main(["--check", "--output-dir", str(CHAIN_DIR)]) == 0
+    written = chain_templates.write_chain_set(tmp_path, max_operations=7)
     assert [p.name for p in written] == [f"chain_{k}.json" for k in range(2, 8)]
     longest = json.loads((tmp_path / "chain_7.json").read_text(encoding="utf-8"))
     assert all(t["category"] == "multihop" for t in longest)
-    assert CHAINS.operation_sequence(7, "add", CHAINS.REMOVE_ALL) == [
+    assert chain_templates.operation_sequence(7, "add", chain_templates.REMOVE_ALL) == [
         "add", "remove_all", "add", "remove_some", "add", "remove_all", "add"]
     with pytest.raises(ValueError, match="each operation needs its own colour"):
-        CHAINS.chain_files(9)
-    uncapped = CHAINS.chain_template(["add", "remove_all"], max_insert=None)
+        chain_templates.chain_files(9)
+    uncapped = chain_templates.chain_template(["add", "remove_all"], max_insert=None)
     assert not [c for c in uncapped["constraints"] if c.get("max")]
-    assert CHAINS.main(["--max-operations", "2", "--max-insert", "0", "--output-dir", str(tmp_path / "u")]) == 0
+    assert chain_templates.main(["--max-operations", "2", "--max-insert", "0", "--output-dir", str(tmp_path / "u")]) == 0
     assert "max" not in (tmp_path / "u" / "chain_2.json").read_text(encoding="utf-8")
 
 
@@ -434,8 +426,8 @@ def test_chains_alternate_and_keep_intermediate_counts(chain_questions, scenes):
     for q in chain_questions:
         family, index = _family(q), q["template_index"]
         k = int(family.split("_")[1])
-        start, first = [(s, f) for s in ("remove", "add") for f in (CHAINS.REMOVE_ALL, CHAINS.REMOVE_SOME)][index]
-        ops = CHAINS.operation_sequence(k, start, first)
+        start, first = [(s, f) for s in ("remove", "add") for f in (chain_templates.REMOVE_ALL, chain_templates.REMOVE_SOME)][index]
+        ops = chain_templates.operation_sequence(k, start, first)
         assert all((a == "add") != (b == "add") for a, b in zip(ops, ops[1:])), ops
         scene = _scene_of(q, scenes)
         assert execute_answer(q["program"], scene) == str(q["answer"])
@@ -485,7 +477,7 @@ def test_generate_questions_command_serves_both_math_sets(tmp_path, scenes):
     scene_file = tmp_path / "scenes.json"
     scene_file.write_text(json.dumps({"info": {"split": "val"}, "scenes": scenes[:6]}), encoding="utf-8")
     longer = tmp_path / "chains_up_to_6"
-    CHAINS.write_chain_set(longer, max_operations=6)
+    chain_templates.write_chain_set(longer, max_operations=6)
     runs = {
         "clevr_math": ["--templates", "clevr_math"],
         "clevr_math_chains": ["--templates", "clevr_math_chains", "--max_answer", "10"],

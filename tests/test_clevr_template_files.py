@@ -7,9 +7,11 @@ generation checks instantiate every template on synthetic scenes with the real e
 from __future__ import annotations
 
 import collections
+import hashlib
 import json
 import re
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
@@ -29,6 +31,7 @@ FAMILY_SIZES = {
     "two_hop": 6,
     "zero_hop": 6,
 }
+DATA = Path(__file__).parent / "data" / "templates"
 ATTRIBUTE_TYPES = {"size": "Size", "color": "Color", "material": "Material", "shape": "Shape"}
 META = load_metadata()
 
@@ -155,6 +158,57 @@ def test_the_text_never_states_the_answer(family, index, template):
                 filtered = [n for n in nodes if me in n["inputs"]]
             for f in filtered:
                 assert _param_of_type(template, f, type_name) in nulls, node
+
+
+def _wording(text: str, keep_optional: bool = True) -> str:
+    """A text reduced to its wording: lower case, punctuation gone, every param a placeholder,
+    every "<Z> <C> <M> <S>" group (with the relations chaining groups) one object ``O``, so that
+    "What size is the O?" is the same wording whatever the object phrase and the hop count."""
+    t = re.sub(r"<[a-z]+\d*>", "<x>", text.lower())
+    t = t.replace("[", "").replace("]", "") if keep_optional else re.sub(r"\[[^\]]*\]", "", t)
+    t = re.sub(r"(<x> ){3}<x>s?", "O", " ".join(re.sub(r"[^a-z0-9<>]+", " ", t).split()))
+    previous = None
+    while previous != t:
+        previous = t
+        t = re.sub(r"O (?:(?:that|which) (?:is|are) |located |standing )?<x> the O", "O", t)
+    return t
+
+
+def _our_texts():
+    for family in sorted(FAMILY_SIZES):
+        for index, template in enumerate(_load(family)):
+            for text in template["text"]:
+                yield f"{family}:{index}", text
+
+
+def test_no_text_repeats_the_original_generators_wording():
+    """Our texts are our own: none has the wording of an original CLEVR template text (known
+    only by digest, see the data file), with or without its optional segments."""
+    lines = (DATA / "clevr_original_wording.sha256").read_text(encoding="utf-8").splitlines()
+    originals = {line for line in lines if line and not line.startswith("#")}
+    assert len(originals) > 500
+    copies = [
+        (key, text)
+        for key, text in _our_texts()
+        for keep in (True, False)
+        if hashlib.sha256(_wording(text, keep).encode()).hexdigest()[:16] in originals
+    ]
+    assert copies == []
+    # The check itself catches a copy whatever its object phrase or optional segments.
+    copy = "What shape is the <Z3> <C3> <M3> <S3> [that is] <R2> the <Z2> <C2> <M2> <S2> <R> the <Z> <C> <M> <S>?"
+    assert _wording(copy, False) == "what shape is the O"
+    assert hashlib.sha256(_wording(copy, False).encode()).hexdigest()[:16] in originals
+
+
+def test_no_text_repeats_a_reference_format_example():
+    examples = {
+        _wording(text)
+        for path in sorted((DATA / "reference" / "templates").glob("*.json"))
+        for template in json.loads(path.read_text(encoding="utf-8"))
+        for text in template["text"]
+    }
+    assert len(examples) >= 8
+    assert [(key, text) for key, text in _our_texts() if _wording(text) in examples] == []
 
 
 def test_families_cover_every_final_function_and_hop_structure():

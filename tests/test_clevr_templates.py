@@ -22,7 +22,7 @@ from builder_utils.clevr.question_types import (
     select_templates,
 )
 from builder_utils.clevr.templates import (
-    TEMPLATE_SETS,
+    SHIPPED_TEMPLATE_SETS,
     TemplateError,
     load_synonyms,
     load_template_file,
@@ -45,8 +45,8 @@ def one_hop_count() -> dict:
     return {
         "params": params,
         "text": [
-            "How many <Z2> <C2> <M2> <S2>s are <R> the <Z> <C> <M> <S>?",
-            "What number of <Z2> <C2> <M2> <S2>s [are there] <R> the <Z> <C> <M> <S>?",
+            "How many <Z2> <C2> <M2> <S2>s can be found <R> the <Z> <C> <M> <S>?",
+            "Counting the <Z2> <C2> <M2> <S2>s [that are] <R> the <Z> <C> <M> <S>, what do you get?",
         ],
         "nodes": [
             {"type": "scene", "inputs": []},
@@ -122,7 +122,7 @@ BAD = {
         ["node 2 (relate_filter_count)", "needs a Relation side input"],
     ),
     "param missing from a text variant": (
-        lambda t: t["text"].__setitem__(1, "What number of <Z2> <C2> <M2> <S2>s are <R> the <Z> <M> <S>?"),
+        lambda t: t["text"].__setitem__(1, "Counting the <Z2> <C2> <M2> <S2>s <R> the <Z> <M> <S>, what do you get?"),
         ["template 1: text 1", "param <C> does not appear in this text variant"],
     ),
     "undeclared placeholder in text": (
@@ -232,7 +232,7 @@ def test_the_generator_refuses_a_folder_with_a_bad_template(tmp_path):
 
 
 def test_shipped_sets_load_with_global_family_indices():
-    for name in TEMPLATE_SETS:
+    for name in SHIPPED_TEMPLATE_SETS:
         tset = load_template_set(name, META, SYNONYMS)
         assert [t.family_index for t in tset.templates] == list(range(len(tset.templates)))
         assert list(tset.families) == sorted(tset.families, key=lambda stem: stem + ".json")

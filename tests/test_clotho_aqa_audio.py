@@ -81,3 +81,41 @@ def test_without_decoding_on_a_dataset(stereo):
     assert row["audio"]["path"] == str(path)
     array, rate = decode_audio(row)
     assert array.shape == (2, 2205) and rate == 22_050
+
+
+def _dominant_frequency(signal: np.ndarray, rate: int) -> float:
+    spectrum = np.abs(np.fft.rfft(signal * np.hanning(len(signal))))
+    return float(np.fft.rfftfreq(len(signal), 1 / rate)[np.argmax(spectrum)])
+
+
+@pytest.mark.parametrize("target", [16_000, 22_050, 48_000])
+def test_resampled_sine_keeps_frequency_length_and_amplitude(tmp_path, target):
+    path = tmp_path / "sine.wav"
+    soundfile.write(path, _tone(RATE, 440), RATE, subtype="PCM_16")  # one second at 440 Hz, amplitude 0.5
+    array, rate = decode_audio({"bytes": None, "path": str(path)}, sampling_rate=target)
+    assert rate == target
+    assert array.shape == (target,) and array.dtype == np.float32  # one second at the new rate
+    assert _dominant_frequency(array, rate) == pytest.approx(440, abs=1)
+    expected = 0.5 * np.sin(2 * np.pi * 440 * np.arange(target) / target)
+    middle = slice(target // 10, -target // 10)  # the filter's edges ring; the middle is the signal
+    np.testing.assert_allclose(array[middle], expected[middle], atol=2e-3)
+
+
+def test_resampling_keeps_channels_and_same_rate_is_untouched(stereo):
+    path, data = stereo  # (frames, 2) at 22.05 kHz: a 110 Hz tone (220 cycles per 44,100 frames) and a constant
+    array, rate = decode_audio({"bytes": None, "path": str(path)}, sampling_rate=11_025)
+    assert rate == 11_025 and array.shape == (2, 1103)  # 2205 frames at half the rate, rounded up
+    assert _dominant_frequency(array[0], rate) == pytest.approx(110, abs=10)  # 0.1 s: 10 Hz bins
+    np.testing.assert_allclose(array[1, 200:-200], -0.25, atol=1e-3)
+    mono, _ = decode_audio({"bytes": None, "path": str(path)}, sampling_rate=11_025, mono=True)
+    np.testing.assert_allclose(mono, array.mean(axis=0), atol=1e-6)
+    same, _ = decode_audio({"bytes": None, "path": str(path)}, sampling_rate=22_050)
+    np.testing.assert_array_equal(same, data.T)
+
+
+def test_decoded_dict_is_resampled_too():
+    array, rate = decode_audio({"array": _tone(RATE, 1000), "sampling_rate": RATE}, sampling_rate=8_000)
+    assert rate == 8_000 and array.shape == (8_000,)
+    assert _dominant_frequency(array, rate) == pytest.approx(1000, abs=1)
+    with pytest.raises(ValueError, match="sampling_rate must be"):
+        decode_audio({"array": _tone(100, 1000), "sampling_rate": RATE}, sampling_rate=0)

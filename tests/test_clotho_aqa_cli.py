@@ -20,7 +20,7 @@ def _tree(root):
 def test_synth_writes_the_official_layout(tmp_path, capsys):
     out = tmp_path / "rel"
     assert main(["synth", "--out", str(out), "--num_files", "8", "--seed", "3"]) == 0
-    assert "wrote" in capsys.readouterr().out
+    assert "clotho-aqa synth: wrote" in capsys.readouterr().err  # a status line, through logging
     assert sorted(p.name for p in out.iterdir()) == sorted([".clotho-aqa-synth.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
     clips = set()
     for name in SPLIT_CSVS.values():
@@ -82,7 +82,7 @@ def test_demo_exports_and_reloads_every_config(tmp_path, capsys):
         assert list((tmp_path / "demo" / "hub" / name).glob("train-*-of-*.parquet"))
     assert (tmp_path / "demo" / "hub" / "README.md").is_file()
     assert "@ 44100 Hz" in printed
-    assert not list((tmp_path / "demo" / "hub").glob(".*"))  # no staging folder left
+    assert not list((tmp_path / "demo" / "hub").glob(".export-*"))  # no staging folder left
     # the demo ends with the baselines under the paper's labellings
     assert "baselines on questions/test" in printed and "| yes_no/majority |" in printed
     assert (tmp_path / "demo" / "evaluation" / "report.json").is_file()
@@ -171,9 +171,9 @@ def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
     for split in ("validation", "test"):
         (rel / SPLIT_CSVS[split]).write_text(header, encoding="utf-8")
     out = tmp_path / "splits.csv"
-    assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--candidates", "10", "--keep", "2", "--quiet"]) == 0
+    assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--candidates", "10", "--keep", "2"]) == 0
     captured = capsys.readouterr()
-    assert "allocation error" in captured.out
+    assert "clotho-aqa splits: wrote" in captured.err and "allocation error" in captured.err
     assert "warning: 1 answer(s)" in captured.err
     with open(out, encoding="utf-8", newline="") as f:
         split_of = {row["file_name"]: row["split"] for row in csv.DictReader(f)}

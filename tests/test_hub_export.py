@@ -9,12 +9,16 @@ builder's features and rows (the media columns compared with the builder's rows 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import os
 import re
 import shutil
+import types
 from pathlib import Path
 
 import datasets
+import huggingface_hub
 import pyarrow.parquet as pq
 import pytest
 import yaml
@@ -32,18 +36,18 @@ from builder_utils.hub import (
     ExportError,
     PushError,
     export_builder,
-    export_command,
     load_card_template,
     load_exported,
     plan_upload,
-    push_command,
     push_folder,
 )
 from builder_utils.hub.card import config_entry, merge_metadata
 from builder_utils.hub.export import write_split
-from builder_utils.hub.cli import export_parser, _config_list
+from builder_utils.hub.manifest import MANIFEST, read_manifest
+from builder_utils.hub.cli import _config_list
 from builder_utils.hub.plots import SPLIT_COLOURS, axis_ticks, bar_chart
-from builder_utils.hub.push import _merged_readme, card_for_repo
+from builder_utils.hub import push as push_module
+from builder_utils.hub.push import RemoteFile, _merged_readme, card_for_repo, git_blob_id, local_files, plan_push
 from clevr_math import ClevrMath
 from clotho_aqa import ClothoAQA
 from clotho_aqa.synth import write_synthetic_release
@@ -53,6 +57,25 @@ CARD_KEYS = ("configs", "dataset_info", "license", "pretty_name", "task_categori
 SHARD = re.compile(r"^(?P<config>[^/]+)/(?P<split>\w+)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 CLEVR_CONFIGS = [c.name for c in ClevrMath.BUILDER_CONFIGS]
 CLOTHO_CONFIGS = [c.name for c in ClothoAQA.BUILDER_CONFIGS]
+
+
+def _command(builder_cls, card_template: str, argv: list[str]) -> int:
+    """Run ``export`` / ``push`` through the argparse entry points, as the dataset CLIs register them."""
+    prog = "clevr-math" if builder_cls is ClevrMath else "clotho-aqa"
+    parser = argparse.ArgumentParser(prog=prog)
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_export_subcommand(subparsers, builder_cls, card_template)
+    add_push_subcommand(subparsers)
+    args = parser.parse_args(argv)
+    return args.run(args)
+
+
+def _export(argv: list[str], builder_cls, card_template: str) -> int:
+    return _command(builder_cls, card_template, ["export", *argv])
+
+
+def _push(argv: list[str], builder_cls=ClevrMath) -> int:
+    return _command(builder_cls, "", ["push", *argv])
 
 
 def _clevr(root: Path) -> Path:
@@ -86,10 +109,10 @@ def exported(tmp_path_factory):
     out = {"clevr": root / "out_clevr", "clotho": root / "out_clotho"}
     # --cache_dir: the export reuses the builds above instead of building again
     common = ["--cache_dir", str(root / "cache"), "--quiet"]
-    assert export_command(["--data_dir", str(clevr), "--out", str(out["clevr"]), "--max_shard_size", "300KB", *common],
-                          ClevrMath, "clevr_math", "clevr-math export") == 0
-    assert export_command(["--data_dir", str(clotho), "--out", str(out["clotho"]), *common],
-                          ClothoAQA, "clotho_aqa", "clotho-aqa export") == 0
+    assert _export(["--data_dir", str(clevr), "--out", str(out["clevr"]), "--max_shard_size", "300KB", *common],
+                   ClevrMath, "clevr_math") == 0
+    assert _export(["--data_dir", str(clotho), "--out", str(out["clotho"]), *common],
+                   ClothoAQA, "clotho_aqa") == 0
     shutil.rmtree(clevr / "images")
     shutil.rmtree(clotho / "audio_files")
     return {"out": out, "expected": expected, "cache": root / "load_cache"}
@@ -192,7 +215,7 @@ def test_reexport_of_one_config_keeps_the_others_and_foreign_card_entries(tmp_pa
     assert sorted(p.name for p in (out / "questions").iterdir()) == before
     for config in ("all", "questions", "yes_no_majority"):
         assert load_exported(out, config, cache_dir=tmp_path / "cache")["train"].num_rows > 0
-    assert not [p for p in out.iterdir() if p.name.startswith(".")]  # no staging left behind
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [MANIFEST]  # no staging left behind
 
 
 def test_same_inputs_give_byte_identical_exports(tmp_path):
@@ -214,8 +237,8 @@ def test_a_failed_export_leaves_the_folder_as_it_was(tmp_path, capsys):
     snapshot = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     missing = sorted((release / "audio_files").iterdir())[0]
     missing.unlink()
-    status = export_command(["--data_dir", str(release), "--out", str(out), "--config", "all,questions", "--quiet"],
-                            ClothoAQA, "clotho_aqa", "clotho-aqa export")
+    status = _export(["--data_dir", str(release), "--out", str(out), "--config", "all,questions", "--quiet"],
+                     ClothoAQA, "clotho_aqa")
     assert status == 2
     err = capsys.readouterr().err
     assert err.startswith("clotho-aqa export: error:") and "Traceback" not in err
@@ -244,8 +267,8 @@ def test_shards_match_the_librarys_own_embedding(tmp_path):
 
 
 def test_unknown_config_is_an_error_listing_the_valid_ones(tmp_path, capsys):
-    status = export_command(["--data_dir", str(tmp_path), "--out", str(tmp_path / "o"), "--config", "nope"],
-                            ClevrMath, "clevr_math", "clevr-math export")
+    status = _export(["--data_dir", str(tmp_path), "--out", str(tmp_path / "o"), "--config", "nope"],
+                     ClevrMath, "clevr_math")
     assert status == 2
     err = capsys.readouterr().err
     assert "unknown ClevrMath config(s) 'nope'" in err and "general, multihop, chains" in err
@@ -296,7 +319,7 @@ def test_merge_moves_default_to_the_builders_default_only_when_present():
 def test_push_dry_run_lists_exactly_the_files_and_sizes(exported, capsys):
     folder = exported["out"]["clotho"]
     (folder / ".export-leftover").mkdir(exist_ok=True)
-    assert push_command(["--folder", str(folder), "--repo_id", "me/clotho-aqa", "--dry_run"], "clotho-aqa push") == 0
+    assert _push(["--folder", str(folder), "--repo_id", "me/clotho-aqa", "--dry_run"], ClothoAQA) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     listed = {}
     for line in lines[:-1]:
@@ -315,7 +338,7 @@ def test_push_dry_run_lists_exactly_the_files_and_sizes(exported, capsys):
 def test_subcommands_register_on_an_argparse_cli(exported, capsys):
     parser = argparse.ArgumentParser(prog="clotho-aqa")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", "clotho-aqa export")
+    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa")
     add_push_subcommand(subparsers, "clotho-aqa push")
     args = parser.parse_args(["push", "--folder", str(exported["out"]["clotho"]), "--repo_id", "me/x", "--dry_run"])
     assert args.run(args) == 0
@@ -332,20 +355,125 @@ def test_push_without_a_reachable_hub_fails_with_one_clear_line(exported, monkey
     with pytest.raises(PushError, match="cannot reach the Hugging Face Hub to push me/clevr-math"):
         push_folder(folder, "me/clevr-math", endpoint="http://127.0.0.1:9")
     # the command with the real endpoint: this machine has no route to the Hub
-    status = push_command(["--folder", str(folder), "--repo_id", "me/clevr-math"], "clevr-math push")
+    status = _push(["--folder", str(folder), "--repo_id", "me/clevr-math"])
     err = capsys.readouterr().err
     assert status == 2
     assert err.startswith("clevr-math push: error: ") and err.count("\n") == 1 and "Traceback" not in err
 
 
 def test_push_needs_an_exported_folder(tmp_path, capsys):
-    assert push_command(["--folder", str(tmp_path), "--repo_id", "me/x", "--dry_run"], "clevr-math push") == 2
+    assert _push(["--folder", str(tmp_path), "--repo_id", "me/x", "--dry_run"]) == 2
     assert "README.md: missing" in capsys.readouterr().err
     (tmp_path / "README.md").write_text(
         "---\nconfigs:\n- config_name: a\n  data_files:\n  - split: train\n    path: a/train-*\n---\n", encoding="utf-8"
     )
     with pytest.raises(PushError, match=r"config 'a' names data files that are not in the folder \(split\(s\) train\)"):
         plan_upload(tmp_path)
+
+
+class _HubRepository:
+    """A dataset repository in memory, behind the few ``HfApi`` calls push makes (no Hub server
+    runs offline): commits change its tree, which ``list_repo_tree`` then reports as the Hub does."""
+
+    def __init__(self, files: dict[str, bytes] | None = None):
+        self.files = dict(files or {})
+        self.commits: list[dict] = []
+
+    def api(self, token=None, endpoint=None):
+        self.token = token
+        return self
+
+    endpoint = "https://hub.invalid"
+
+    def create_repo(self, repo_id, **kwargs):
+        pass
+
+    def create_branch(self, repo_id, **kwargs):
+        pass
+
+    def list_repo_tree(self, repo_id, **kwargs):
+        from huggingface_hub.hf_api import RepoFile
+
+        for path, data in sorted(self.files.items()):
+            lfs = None if path.endswith(".md") else {"size": len(data), "oid": hashlib.sha256(data).hexdigest(),
+                                                    "pointerSize": 130}
+            yield RepoFile(path=path, size=len(data), oid=git_blob_id(data), lfs=lfs)
+
+    def hf_hub_download(self, repo_id, filename, local_dir, **kwargs):
+        target = Path(local_dir) / filename
+        target.write_bytes(self.files[filename])
+        return str(target)
+
+    def create_commit(self, repo_id, operations, commit_message, revision=None, create_pr=False, **kwargs):
+        from huggingface_hub import CommitOperationAdd
+
+        commit = {"message": commit_message, "revision": revision, "create_pr": create_pr, "add": [], "delete": []}
+        for op in operations:
+            if isinstance(op, CommitOperationAdd):
+                source = op.path_or_fileobj
+                self.files[op.path_in_repo] = source if isinstance(source, bytes) else Path(source).read_bytes()
+                commit["add"].append(op.path_in_repo)
+            else:
+                del self.files[op.path_in_repo]
+                commit["delete"].append(op.path_in_repo)
+        self.commits.append(commit)
+        pr = "https://hub.invalid/datasets/me/x/discussions/7" if create_pr else None
+        return types.SimpleNamespace(commit_url=f"https://hub.invalid/commit/{len(self.commits)}", pr_url=pr,
+                                     pr_revision="refs/pr/7" if create_pr else None)
+
+
+def test_push_commits_in_batches_card_and_deletions_last_and_resumes(exported, monkeypatch, tmp_path):
+    folder = tmp_path / "clevr"
+    shutil.copytree(exported["out"]["clevr"], folder)
+    (folder / "general" / "notes.md").write_text("not ours: never uploaded")
+    shards = sorted(p.relative_to(folder).as_posix() for p in folder.glob("general/*.parquet"))
+    remote = _HubRepository({"general/notes.md": b"a remote note", "general/train-00007-of-00009.parquet": b"stale",
+                             "predictions/run1.jsonl": b"{}"})
+    monkeypatch.setattr(huggingface_hub, "HfApi", remote.api)
+    monkeypatch.setattr(push_module, "COMMIT_FILES", 4)
+
+    result = push_folder(folder, "me/x", token="hf_x", create_pr=True, num_workers=2)
+    manifest = read_manifest(folder)
+    assert (result.uploaded, result.unchanged, result.deleted) == (len(manifest), 0, ["general/train-00007-of-00009.parquet"])
+    uploaded = [path for commit in remote.commits for path in commit["add"]]
+    assert sorted(uploaded) == sorted(manifest) and "general/notes.md" not in uploaded
+    assert all(len(commit["add"]) <= 4 for commit in remote.commits)
+    *data, last = remote.commits
+    assert last["add"] == ["README.md"] and last["delete"] == ["general/train-00007-of-00009.parquet"]
+    # the pull request opens with the first commit; every later one goes to it
+    assert remote.commits[0]["create_pr"] and [c["revision"] for c in remote.commits[1:]] == ["refs/pr/7"] * len(data)
+    assert remote.files["general/notes.md"] == b"a remote note" and "predictions/run1.jsonl" in remote.files
+    assert all(remote.files[path] == (folder / path).read_bytes() for path in shards)
+
+    # cut short after the first commit: the re-run sends only what is missing
+    first = set(remote.commits[0]["add"])
+    for path in set(manifest) - first:
+        remote.files.pop(path, None)
+    remote.commits.clear()
+    result = push_folder(folder, "me/x", token="hf_x", revision="refs/pr/7")
+    assert sorted(p for c in remote.commits for p in c["add"]) == sorted(set(manifest) - first)
+    assert (result.uploaded, result.unchanged) == (len(set(manifest) - first), len(first))
+    remote.commits.clear()
+    result = push_folder(folder, "me/x", token="hf_x")  # up to date: no commit at all
+    assert remote.commits == [] and result.uploaded == 0 and result.url == "https://hub.invalid/datasets/me/x"
+
+
+def test_push_plan_on_an_exported_folder(exported):
+    plan = plan_upload(exported["out"]["clevr"], "me/x")
+    local = local_files(plan, b"card")
+    shards = sorted(p for p in local if p.endswith(".parquet"))
+    remote = {p: RemoteFile(p, local[p].size, local[p].sha256) for p in shards[:3]}
+    remote["README.md"] = RemoteFile("README.md", 4, None, git_blob_id(b"card"))
+    remote["general/train-00000-of-00099.parquet"] = RemoteFile("general/train-00000-of-00099.parquet", 1, "0")
+    remote["chains/old-notes.parquet"] = RemoteFile("chains/old-notes.parquet", 1, "0")
+    remote["other/train-00000-of-00001.parquet"] = RemoteFile("other/train-00000-of-00001.parquet", 1, "0")
+    todo = plan_push(local, remote, plan.config_dirs)
+    assert todo.unchanged == sorted(shards[:3] + ["README.md"])
+    assert [f.path for f in todo.upload] == sorted(set(local) - set(todo.unchanged))
+    assert todo.delete == ["general/train-00000-of-00099.parquet"]
+    # a remote file of the same size but other content is sent again
+    remote[shards[0]] = RemoteFile(shards[0], local[shards[0]].size, "f" * 64)
+    assert shards[0] in [f.path for f in plan_push(local, remote, plan.config_dirs).upload]
 
 
 def test_push_keeps_remote_configs_in_the_uploaded_card(exported):
@@ -388,8 +516,10 @@ def test_pushed_card_names_the_repository_in_its_usage_examples(exported):
 
 
 def test_config_option_takes_names_as_listed_in_the_issue_and_repeated_or_comma_separated():
-    args = export_parser("clevr-math export").parse_args(
-        ["--data_dir", "d", "--out", "o", "--config", "general", "multihop", "--config", "chains,general"]
+    parser = argparse.ArgumentParser(prog="clevr-math")
+    add_export_subcommand(parser.add_subparsers(), ClevrMath, "clevr_math")
+    args = parser.parse_args(
+        ["export", "--data_dir", "d", "--out", "o", "--config", "general", "multihop", "--config", "chains,general"]
     )
     assert _config_list(args.config) == ["general", "multihop", "chains", "general"]
 
@@ -436,3 +566,30 @@ def test_plot_bars_are_to_scale_on_a_ticked_axis(tmp_path):
     again = bar_chart(tmp_path / "q.png", "Rows per answer", rows, ["train", "test"],
                       subtitle="Clotho-AQA, configuration all", value_label="answer")
     assert Path(again).read_bytes() == Path(path).read_bytes()
+
+
+def test_a_commit_killed_midway_is_finished_by_the_next_export(tmp_path):
+    from builder_utils.hub.manifest import file_record
+    from builder_utils.hub.staging import MARKER, make_staging, sweep_stale_staging, write_journal
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "a").mkdir()
+    (out / "a" / "train-00000-of-00002.parquet").write_bytes(b"old shard 0")
+    (out / "a" / "train-00001-of-00002.parquet").write_bytes(b"old shard 1")
+    (out / "a" / "notes.md").write_text("mine")
+    old = {p: file_record(out, p, "a") for p in ("a/train-00000-of-00002.parquet", "a/train-00001-of-00002.parquet")}
+    staging = make_staging(out)
+    (staging / "a").mkdir()
+    (staging / "a" / "train-00000-of-00001.parquet").write_bytes(b"new shard")
+    (staging / "README.md").write_text("---\nlicense: mit\n---\ncard\n")
+    new = {p: file_record(staging, p, "a" if p.startswith("a/") else None)
+           for p in ("a/train-00000-of-00001.parquet", "README.md")}
+    write_journal(staging, sorted(new), list(old.values()), new)
+    os.replace(staging / "README.md", out / "README.md")  # the kill came after the first move
+    (staging / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": "0"}))
+
+    assert sweep_stale_staging(out) == [staging]
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
+        MANIFEST, "README.md", "a/notes.md", "a/train-00000-of-00001.parquet"]
+    assert read_manifest(out) == new and (out / "a" / "notes.md").read_text() == "mine"

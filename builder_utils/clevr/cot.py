@@ -14,8 +14,8 @@ Other modules add or replace renderers without touching this file::
         a, b = ctx.inputs
         return f"{a} - {b} = {ctx.output}."
 
-Modules named in :data:`PLUGINS` (for example ``builder_utils.clevr.math_cot``) are imported
-before the first question is rendered, so their registrations are always in effect.
+:mod:`builder_utils.clevr.math_cot` (CLEVR-Math's wording of its programs) is imported at the
+end of this module, so its registrations are in effect wherever chains of thought are rendered.
 
 >>> "filter_unique" in registered_steps()
 True
@@ -23,8 +23,6 @@ True
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,7 +32,6 @@ from .metadata import ATTRIBUTES
 from .templates import TemplateNode
 
 __all__ = [
-    "PLUGINS",
     "NodeTrace",
     "StepContext",
     "register_step",
@@ -43,15 +40,11 @@ __all__ = [
     "render_cot",
 ]
 
-PLUGINS: tuple[str, ...] = ("builder_utils.clevr.math_cot",)
-"""Modules imported before the first rendering, so that they can register renderers."""
-
 ATTRIBUTE_ORDER = tuple(ATTRIBUTES)  # size, color, material, shape: how objects are described
 RELATION_PHRASES = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
 
 StepRenderer = Callable[["StepContext"], "str | Sequence[str] | None"]
 _RENDERERS: dict[str, StepRenderer] = {}
-_plugins_loaded = False
 
 
 def register_step(function: str, renderer: StepRenderer | None = None, *, replace: bool = False):
@@ -83,7 +76,6 @@ def step_renderer(function: str) -> StepRenderer | None:
     >>> step_renderer("count") is not None
     True
     """
-    _load_plugins()
     return _RENDERERS.get(function)
 
 
@@ -93,19 +85,7 @@ def registered_steps() -> tuple[str, ...]:
     >>> "three_hop" in registered_steps()
     False
     """
-    _load_plugins()
     return tuple(_RENDERERS)
-
-
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for name in PLUGINS:
-        # Only a missing plugin is skipped; an error inside one must surface.
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name)
 
 
 @dataclass
@@ -233,7 +213,6 @@ def render_cot(
     Step 1: Counting the objects in the scene gives 0.
     Answer: 0.
     """
-    _load_plugins()
     lines: list[str] = []
     subject: int | None = None
     subject_set: int | None = None
@@ -520,3 +499,7 @@ def _subtraction(ctx: StepContext) -> str:
 def _choose(ctx: StepContext) -> str:
     available = ctx.inputs[0].bit_count()
     return f"The question takes {ctx.output} of the {available} such {_plural(available, 'object')}."
+
+
+# Last, once the renderers above exist: math_cot reads some of them and replaces others.
+from . import math_cot  # noqa: E402,F401

@@ -1,7 +1,7 @@
 """Instantiating one template on one scene: a depth-first search over object bitmasks.
 
 The search walks a template's compiled steps (:mod:`.plan`) in order, trying each node's
-options (:mod:`.options`) in a random order drawn from the scene's generator. A partial state
+choices (:mod:`.choices`) in a random order drawn from the scene's generator. A partial state
 is pruned as soon as a ``unique`` sees other than one object, a function has no valid result
 or a constraint fails; a complete state is accepted when the caller's answer check (balancing,
 answer range) passes and the question is not degenerate. Every option tried counts against a
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .executor import InvalidProgram, SceneIndex
-from .options import SceneData, filter_options, relate_options, shuffled
+from .choices import SceneData, filter_choices, relate_choices, shuffled
 from .plan import (
     CHOOSE,
     FILTER,
@@ -32,9 +32,7 @@ from .plan import (
     SCENE,
     SIDE,
     CompiledTemplate,
-    Invalid,
     Step,
-    finish,
 )
 
 __all__ = ["Instance", "SearchStats", "search"]
@@ -62,10 +60,7 @@ class SearchStats:
 
 
 def _run_impl(step: Step, index: SceneIndex, outputs: Sequence[Any], values: tuple) -> Any:
-    try:
-        return step.impl(index, [outputs[i] for i in step.inputs], values)
-    except InvalidProgram:
-        raise Invalid from None
+    return step.impl(index, tuple([outputs[i] for i in step.inputs]), values)
 
 
 def search(
@@ -150,10 +145,10 @@ def search(
         if kind == FILTER or kind == RELATE:
             empties = None
             if kind == FILTER:
-                options, empties = filter_options(step, data, outputs[step.inputs[0]], values)
+                options, empties = filter_choices(step, data, outputs[step.inputs[0]], values)
             else:
-                options = relate_options(step, data, outputs[step.inputs[0]], values, rng)
-            suffix, free, rel_param = step.suffix, step.free, step.rel_param
+                options = relate_choices(step, data, outputs[step.inputs[0]], values, rng)
+            reduce, free, rel_param = step.reduce, step.free, step.rel_param
             for option in shuffled(options, rng):
                 remaining[0] -= 1
                 if remaining[0] < 0:
@@ -169,10 +164,13 @@ def search(
                     key, selected = option
                 for a, p in free:
                     values[p] = key[a]
-                try:
-                    outputs[k] = finish(suffix, selected)
-                except Invalid:
-                    continue
+                if reduce is None:
+                    outputs[k] = selected
+                else:
+                    try:
+                        outputs[k] = reduce(index, (selected,), ())
+                    except InvalidProgram:
+                        continue
                 choices[k] = option
                 if check(step) and visit(k + 1):
                     return True
@@ -185,9 +183,8 @@ def search(
                 outputs[k] = index.all_mask
             else:
                 try:
-                    fast = step.fast
-                    outputs[k] = fast(index, outputs) if fast is not None else _run_impl(step, index, outputs, ())
-                except Invalid:
+                    outputs[k] = step.run(index, outputs)
+                except InvalidProgram:
                     return False
             return check(step) and visit(k + 1)
         if kind == CHOOSE:
@@ -227,7 +224,7 @@ def search(
                 values[p] = v
             try:
                 outputs[k] = _run_impl(step, index, outputs, tuple(str(v) for v in combo))
-            except Invalid:
+            except InvalidProgram:
                 continue
             choices[k] = combo
             if check(step) and visit(k + 1):
@@ -288,23 +285,20 @@ def _reevaluate(plan: CompiledTemplate, data: SceneData, outputs: list, choices:
                 key = choice[0]
                 selected = new[step.inputs[0]] & data.key_mask(key)
                 new_choices[k] = (key, selected)
-                new[k] = finish(step.suffix, selected)
+                new[k] = selected if step.reduce is None else step.reduce(index, (selected,), ())
             elif kind == RELATE:
                 rel, key = choice[0], choice[1]
                 selected = index.relation_masks[rel][new[step.inputs[0]]] & data.key_mask(key)
                 new_choices[k] = (rel, key, selected)
-                new[k] = finish(step.suffix, selected)
+                new[k] = selected if step.reduce is None else step.reduce(index, (selected,), ())
             elif kind == CHOOSE:
-                available = new[step.inputs[0]].bit_count()
-                if not (0 if step.allow_zero else 1) <= choice <= available:
-                    raise Invalid
-                new[k] = choice
+                # The drawn X is at least 1 unless the node allows zero, so the registered
+                # choose's 0 <= X <= |set| is the whole check.
+                new[k] = step.impl(index, (new[step.inputs[0]],), (str(choice),))
             elif kind == SIDE:
                 new[k] = _run_impl(step, index, new, tuple(str(v) for v in choice))
-            elif step.fast is not None:
-                new[k] = step.fast(index, new)
             else:
-                new[k] = _run_impl(step, index, new, ())
-    except Invalid:
+                new[k] = step.run(index, new)
+    except InvalidProgram:
         return None
     return new[-1], _reduced_set(plan.steps[-1], new, new_choices)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
 import sys
 import time
@@ -30,12 +29,13 @@ from .balance import AnswerBalancer, balancing_windows
 from .cot import NodeTrace, render_cot
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, selected_sets
-from .options import SceneData, shuffled
-from .plan import ARITHMETIC_FUNCTIONS, CompiledTemplate, bound_arithmetic, compile_template
+from .choices import SceneData, shuffled
+from .plan import CompiledTemplate, bound_arithmetic, compile_template
 from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
+from .options import DEFAULT_SEARCH_BUDGET, GeneratorOptions
 from .question_types import select_templates
-from .templates import TEMPLATE_SETS, Template, load_synonyms, load_template_set
+from .templates import Template, load_synonyms, load_template_set
 from .text import number_agreement, realise, with_post_prompt
 
 __all__ = [
@@ -51,61 +51,6 @@ __all__ = [
     "task_scenes",
     "window_tasks",
 ]
-
-DEFAULT_SEARCH_BUDGET = 2000
-"""Options tried per template and image before the search moves on (see BENCHMARKS.md)."""
-
-
-@dataclass
-class GeneratorOptions:
-    """Everything that decides the generated questions (and nothing else does).
-
-    ``templates`` names a shipped set (``clevr``, ``clevr_math``, ``clevr_math_chains``) and
-    is ignored when ``template_dir`` is given; ``metadata_file`` / ``synonyms_json`` default
-    to the shipped files. ``max_answer`` refuses Integer answers above it (CLEVR-Math: 10);
-    with ``bound_intermediate_counts`` it also bounds every ``addition`` / ``subtraction``
-    result on the way (the question's ``intermediate_counts``), so a chain never passes
-    through more than ``max_answer`` objects. ``search_budget`` bounds the options tried per
-    template and image.
-
-    >>> GeneratorOptions(templates="clevr_math", max_answer=10).templates_per_image
-    10
-    >>> GeneratorOptions(templates_per_image=0)
-    Traceback (most recent call last):
-    ...
-    ValueError: templates_per_image must be at least 1, got 0
-    """
-
-    templates: str = "clevr"
-    template_dir: str | os.PathLike | None = None
-    metadata_file: str | os.PathLike | None = None
-    synonyms_json: str | os.PathLike | None = None
-    seed: int = 0
-    templates_per_image: int = 10
-    instances_per_template: int = 1
-    reset_counts_every: int = 250
-    question_types: str | Sequence[str] | None = None
-    add_post_prompt: bool = False
-    max_answer: int | None = None
-    bound_intermediate_counts: bool = False
-    search_budget: int = DEFAULT_SEARCH_BUDGET
-    verbose: bool = False
-    time_dfs: bool = False
-
-    def __post_init__(self) -> None:
-        if self.template_dir is None and self.templates not in TEMPLATE_SETS:
-            raise ValueError(f"unknown template set {self.templates!r}; choose from {', '.join(TEMPLATE_SETS)}")
-        for name, low in (("templates_per_image", 1), ("instances_per_template", 1), ("search_budget", 1),
-                          ("reset_counts_every", 0)):
-            value = getattr(self, name)
-            if type(value) is not int or value < low:
-                raise ValueError(f"{name} must be at least {low}, got {value!r}")
-        if type(self.seed) is not int:
-            raise ValueError(f"seed must be an integer, got {self.seed!r}")
-        if self.max_answer is not None and (type(self.max_answer) is not int or self.max_answer < 0):
-            raise ValueError(f"max_answer must be a non-negative integer or None, got {self.max_answer!r}")
-        if self.bound_intermediate_counts and self.max_answer is None:
-            raise ValueError("bound_intermediate_counts needs max_answer (the bound)")
 
 
 @dataclass
@@ -273,9 +218,7 @@ class QuestionGenerator:
         if self.options.add_post_prompt:
             text = with_post_prompt(text, template.answer_type)
         program = expand_program(plan, instance)
-        arithmetic = [
-            instance.outputs[k] for k, node in enumerate(template.nodes) if node.type in ARITHMETIC_FUNCTIONS
-        ]
+        arithmetic = [instance.outputs[k] for k in plan.arithmetic]
         selected = selected_sets(plan, instance)
         trace = [
             NodeTrace(

@@ -27,18 +27,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from builder_utils.cli_support import add_version, progress_wanted, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 from .distributed import DaskUnavailable
 from .executor import InvalidProgram, MalformedProgram
-from .generate import (
-    DEFAULT_SEARCH_BUDGET, GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks,
-)
+from .generate import GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks
 from .metadata import MetadataError
 from .question_files import check_parquet_folder, write_questions, write_questions_parquet
-from .question_types import COARSE_TYPES, QuestionTypeError, parse_question_types
+from .options import add_option_flags
+from .options import options_from_args as generator_options_from_args
+from .question_types import QuestionTypeError, parse_question_types
 from .scenes import SceneError, load_scenes
-from .templates import TEMPLATE_SETS, TemplateError
+from .templates import TemplateError
 
 __all__ = ["build_parser", "main", "write_questions"]
 
@@ -70,30 +71,10 @@ def build_parser() -> argparse.ArgumentParser:
     io.add_argument("--output_questions_file", default=None,
                     help="where to write the questions: a JSON file (default CLEVR_questions.json), or a "
                          "folder with --output_format parquet (default CLEVR_questions)")
-    io.add_argument("--metadata_file", default=None, help="functional-language metadata (default: the shipped one)")
-    io.add_argument("--synonyms_json", default=None, help="value and word synonyms (default: the shipped one)")
-    io.add_argument("--template_dir", default=None, help="folder of template *.json files (overrides --templates)")
-    io.add_argument("--templates", default="clevr", choices=TEMPLATE_SETS,
-                    help="shipped template set (default: clevr, the nine CLEVR families)")
     sel = p.add_argument_group("which scenes")
     sel.add_argument("--scene_start_idx", type=int, default=0, help="first scene (position in the file)")
     sel.add_argument("--num_scenes", type=int, default=0, help="number of scenes; 0 = to the end of the file")
     gen = p.add_argument_group("generation")
-    gen.add_argument("--templates_per_image", type=int, default=10, help="templates instantiated per image (10)")
-    gen.add_argument("--instances_per_template", type=int, default=1, help="questions per template and image (1)")
-    gen.add_argument("--reset_counts_every", type=int, default=250,
-                     help="scenes per balancing window; counts reset at multiples of it (250; 0 = never)")
-    gen.add_argument("--seed", type=int, default=0, help="random seed (0); same inputs and seed = same file")
-    gen.add_argument("--question_types", nargs="+", default=None, metavar="TYPE",
-                     help="restrict templates: family stems, stem:index, or coarse types "
-                          f"({', '.join(COARSE_TYPES)}); comma or space separated")
-    gen.add_argument("--add_post_prompt", action="store_true",
-                     help="append an answer-format sentence (by answer type) to every question")
-    gen.add_argument("--max_answer", type=int, default=None, help="refuse Integer answers above this")
-    gen.add_argument("--bound_intermediate_counts", action="store_true",
-                     help="with --max_answer: also refuse questions whose intermediate counts exceed it")
-    gen.add_argument("--search_budget", type=int, default=DEFAULT_SEARCH_BUDGET,
-                     help=f"search states per template and image ({DEFAULT_SEARCH_BUDGET})")
     run = p.add_argument_group("running and output format (none of these changes the questions)")
     run.add_argument("--num_workers", type=int, default=1,
                      help="worker processes (parallel over balancing windows); with --dask local, the cluster's")
@@ -104,33 +85,21 @@ def build_parser() -> argparse.ArgumentParser:
                      help="json: one CLEVR question file (default); parquet: a folder of Parquet shards and index.json")
     run.add_argument("--scenes_per_shard", type=int, default=DEFAULT_SCENES_PER_SHARD,
                      help=f"parquet: scenes per shard, rounded up to whole balancing windows ({DEFAULT_SCENES_PER_SHARD})")
-    run.add_argument("--verbose", action="store_true", help="log every template tried to stderr")
-    run.add_argument("--time_dfs", action="store_true", help="with --verbose: time each template search")
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")
-    return p
+    run.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings and errors")
+    # The generator's own options (templates, seed, ...): flags declared once in .options.
+    add_option_flags(p, {"inputs and outputs": io, "generation": gen, "running": run})
+    return add_version(p)
 
 
 def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
     """The :class:`GeneratorOptions` a command line asks for."""
-    paths = {name: getattr(args, name) for name in ("template_dir", "metadata_file", "synonyms_json")}
+    paths = {}
     if args.dask is not None:
         # Dask workers may run elsewhere (another working directory): give them absolute paths.
-        paths = {name: value if value is None else os.path.abspath(value) for name, value in paths.items()}
-    return GeneratorOptions(
-        templates=args.templates,
-        seed=args.seed,
-        templates_per_image=args.templates_per_image,
-        instances_per_template=args.instances_per_template,
-        reset_counts_every=args.reset_counts_every,
-        question_types=args.question_types,
-        add_post_prompt=args.add_post_prompt,
-        max_answer=args.max_answer,
-        bound_intermediate_counts=args.bound_intermediate_counts,
-        search_budget=args.search_budget,
-        verbose=args.verbose,
-        time_dfs=args.time_dfs,
-        **paths,
-    )
+        paths = {name: os.path.abspath(getattr(args, name)) for name in ("template_dir", "metadata_file", "synonyms_json")
+                 if getattr(args, name) is not None}
+    return generator_options_from_args(args, **paths)
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -209,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = window_tasks(start, stop, every, min_scenes=task_scenes(stop - start, workers),
                          cuts=[a for a, _ in shards])
     output = "arrow" if args.output_format == "parquet" else "json"
-    with tqdm(total=stop - start, unit="scene", file=sys.stderr, desc=PROG) as bar:
+    with tqdm(total=stop - start, unit="scene", file=sys.stderr, desc=PROG, disable=not progress_wanted(args.quiet)) as bar:
         results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
                                    output=output)
 
@@ -226,8 +195,8 @@ def run(args: argparse.Namespace) -> int:
                                     (q for _, questions in counted(results) for q in questions))
     if args.verbose:
         took = time.perf_counter() - tic
-        print(f"{PROG}: wrote {count} questions for {stop - start} scenes to {args.output_questions_file} "
-              f"in {took:.2f} s ({count / took if took else 0:.0f} questions/s)", file=sys.stderr)
+        logger.info("wrote %d questions for %d scenes to %s in %.2f s (%.0f questions/s)", count, stop - start,
+                    args.output_questions_file, took, count / took if took else 0)
     if count == 0:
         logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
                        "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
@@ -253,10 +222,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     question was generated, 2 on bad input with one line on stderr naming the file and the
     place, 130/143 when interrupted)."""
     args = build_parser().parse_args(argv)
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.WARNING, format=f"{PROG}: %(levelname)s: %(message)s")
     try:
-        with stop_on_signals():
+        with stop_on_signals(), running(PROG, quiet=args.quiet):
             if args.profile:
                 import cProfile
                 import pstats

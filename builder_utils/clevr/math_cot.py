@@ -39,11 +39,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .cot import NodeTrace, StepContext, _plural, register_step, step_renderer
+from .metadata import default_metadata
 
 __all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
 
-MATH_FUNCTIONS = frozenset({"addition", "subtraction", "choose"})
-_ARITHMETIC = frozenset({"addition", "subtraction"})
+_ARITHMETIC = default_metadata().arithmetic
+MATH_FUNCTIONS = _ARITHMETIC | {"choose"}
 _FILTERS = frozenset({"filter", "filter_size", "filter_color", "filter_material", "filter_shape"})
 _ATTRIBUTE_TYPES = ("Size", "Color", "Material")
 

@@ -67,6 +67,20 @@ class Metadata:
     functions: Mapping[str, FunctionSpec]
     path: str
 
+    @functools.cached_property
+    def arithmetic(self) -> frozenset[str]:
+        """The arithmetic functions: integers in, an integer out (CLEVR-Math's ``addition``
+        and ``subtraction``). A question's ``num_operations`` and ``intermediate_counts``
+        are the outputs of these nodes; this is the one definition of that set.
+
+        >>> sorted(load_metadata().arithmetic)
+        ['addition', 'subtraction']
+        """
+        return frozenset(
+            name for name, spec in self.functions.items()
+            if spec.output == "Integer" and spec.inputs and all(t == "Integer" for t in spec.inputs)
+        )
+
     def values(self, type_name: str) -> tuple[str, ...]:
         """The allowed values of a value type (``Color`` ...), or ``()`` for the others.
 

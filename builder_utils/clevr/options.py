@@ -1,259 +1,350 @@
-"""The options of filter and relate nodes on one scene, and the per-scene caches.
+"""The question generator's options, each declared once.
 
-Options for a filter node are the attribute combinations present among its *declared* input
-objects (for relate nodes: the scene's combinations intersected with the objects related to
-the input object), using only the attributes the node lists. ``filter_count``, ``filter`` and
-``filter_exist`` also get placeholders for combinations that match nothing, drawn when the
-shuffled iteration reaches them, so that 0 and "no" answers occur. Those empty combinations
-are taken first from the ones present in the scene but not among the input objects (a "no"
-about objects that are in the picture, elsewhere, survives the degeneracy check and reads
-naturally), then from the whole vocabulary. ``relate_filter`` offers empty selections as
-``filter`` does (as many as it has one-object options); ``relate_filter_count`` and
-``relate_filter_exist`` offer every empty one.
+An option is one field of :class:`GeneratorOptions` written with :func:`option`: its default,
+its check, its help text, and whether ``generate-questions`` has a flag for it and dataset
+builders expose it in their configs. Everything else is derived from that one declaration:
 
->>> data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))   # doctest: +SKIP
->>> options, empties = filter_options(step, data, data.index.all_mask, {})     # doctest: +SKIP
+* :class:`GeneratorOptions` checks every field in ``__post_init__`` (:func:`check_options`);
+* :func:`add_option_flags` adds a ``--NAME`` flag per command-line option to an argparse parser
+  (type, default, choices and help from the declaration) and :func:`options_from_args` reads
+  them back;
+* :func:`builder_fields` makes the fields a builder config inherits (``ClevrMathConfig`` does),
+  :func:`check_options` checks them there too, and :func:`generator_settings` hands their
+  values to :class:`GeneratorOptions`.
+
+So adding an option is one field here, plus its test.
+
+>>> options = GeneratorOptions(templates="clevr_math", max_answer=10)
+>>> options.templates_per_image, option_names(builder=True)[:2]
+(10, ('seed', 'templates_per_image'))
+>>> GeneratorOptions(templates_per_image=0)
+Traceback (most recent call last):
+...
+ValueError: templates_per_image must be an integer >= 1, got 0
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Iterator, Sequence
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from .executor import SceneIndex
-from .plan import ATTRS, NULL_KEY, Step
+from .question_types import COARSE_TYPES
+from .templates import SHIPPED_TEMPLATE_SETS
 
-__all__ = ["SceneData", "filter_options", "relate_options", "shuffled"]
+__all__ = [
+    "DEFAULT_SEARCH_BUDGET",
+    "Choice",
+    "Flag",
+    "GeneratorOptions",
+    "Integer",
+    "FilePath",
+    "Words",
+    "add_option_flags",
+    "builder_fields",
+    "check_options",
+    "generator_settings",
+    "option",
+    "option_names",
+    "options_from_args",
+]
 
-# Share of "trivial" relate options (the relation does not narrow the filter) kept, as in
-# the reference generator.
-_TRIVIAL_FRACTION = 0.1
+DEFAULT_SEARCH_BUDGET = 2000
+"""Options tried per template and image before the search moves on (see BENCHMARKS.md)."""
+
+_KEY = "generator_option"
 
 
-class SceneData:
-    """A :class:`SceneIndex` plus the per-scene caches of the search (filter keys present in
-    the scene, option lists per node signature and input). Build one per scene; it is shared
-    by every template tried on that scene and dropped afterwards, so nothing leaks into
-    output.
+# -- checks: each knows its value kind, so that it also gives the argparse flag ----------------
 
-    >>> data = SceneData(SceneIndex(scene))                    # doctest: +SKIP
+
+class Integer:
+    """An ``int`` (not a bool) ``>= minimum``; ``None`` too when ``optional``.
+
+    >>> Integer(1)("templates_per_image", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: templates_per_image must be an integer >= 1, got True
     """
 
-    __slots__ = ("index", "relations", "_by_support", "_keys", "_filters", "_relates", "_key_masks")
+    def __init__(self, minimum: int, *, optional: bool = False):
+        self.minimum, self.optional = minimum, optional
 
-    def __init__(self, index: SceneIndex, relations: Sequence[str]):
-        self.index = index
-        self.relations = tuple(relations)
-        by_support: list[dict[tuple, int]] = [{} for _ in range(1 << len(ATTRS))]
-        for i, obj in enumerate(index.objects):
-            bit = 1 << i
-            full = tuple(obj[a] for a in ATTRS)
-            for support in range(1 << len(ATTRS)):
-                key = tuple(v if support >> a & 1 else None for a, v in enumerate(full))
-                table = by_support[support]
-                table[key] = table.get(key, 0) | bit
-        self._by_support = by_support
-        self._keys: dict[tuple[int, int], list[tuple[tuple, int]]] = {}
-        self._filters: dict[tuple, tuple] = {}
-        self._relates: dict[tuple, tuple] = {}
-        self._key_masks = {key: mask for table in by_support for key, mask in table.items()}
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if type(value) is not int or value < self.minimum:
+            alternative = " or None" if self.optional else ""
+            raise ValueError(f"{name} must be an integer >= {self.minimum}{alternative}, got {value!r}")
+        return value
 
-    def keys(self, allowed: int, required: int) -> list[tuple[tuple, int]]:
-        """Filter keys present in the scene using only ``allowed`` attributes and all of the
-        ``required`` ones, with the mask of the objects each selects."""
-        cached = self._keys.get((allowed, required))
-        if cached is None:
-            cached = []
-            for support, table in enumerate(self._by_support):
-                if support & ~allowed == 0 and support & required == required:
-                    cached.extend(table.items())
-            self._keys[(allowed, required)] = cached
-        return cached
-
-    def key_mask(self, key: tuple) -> int:
-        """Objects of the scene matching a filter key (0 if the combination is absent; the
-        all-null key, listed under the empty support, matches every object)."""
-        return self._key_masks.get(key, 0)
+    def flag(self) -> dict:
+        return {"type": int}
 
 
-def shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
-    """Items in a uniformly random order, drawn lazily (a search that succeeds on its first
-    options pays for a few draws instead of a full shuffle), using only ``rng.random()``,
-    whose sequence for a given seed is the same on every Python version.
+class Flag:
+    """``True`` or ``False`` (a command-line switch).
 
-    >>> sorted(shuffled(range(5), random.Random(0)))
-    [0, 1, 2, 3, 4]
+    >>> Flag()("add_post_prompt", "yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: add_post_prompt must be True or False, got 'yes'
     """
-    a = list(items)
-    n = len(a)
-    rand = rng.random
-    for i in range(n):
-        j = i + int(rand() * (n - i))
-        a[i], a[j] = a[j], a[i]
-        yield a[i]
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if type(value) is not bool:
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"action": "store_true"}
 
 
-def filter_options(step: Step, data: SceneData, mask: int, values: dict) -> tuple[list, "_EmptyKeys | None"]:
-    """The options of a filter-family step on input ``mask``: ``(key, selected)`` pairs for
-    the combinations present, plus (for count/exist/filter) ``None`` placeholders that stand
-    for combinations matching nothing, drawn from the returned :class:`_EmptyKeys` when the
-    shuffled iteration reaches them (most searches stop after a few options)."""
-    fixed_values = tuple(values[p] for _, p in step.fixed)
-    cache_key = (step.signature, mask, fixed_values)
-    cached = data._filters.get(cache_key)
-    if cached is None:
-        options, present, singles, elsewhere = [], set(), 0, []
-        unique = step.suffix == "unique"
-        drop_null = step.function == "filter"
-        for key, key_mask in data.keys(step.allowed, step.required):
-            if fixed_values and any(key[a] != v for (a, _), v in zip(step.fixed, fixed_values)):
-                continue
-            selected = key_mask & mask
-            if not selected:
-                if not unique:
-                    elsewhere.append(key)  # in the scene, not among the input objects
-                continue
-            present.add(key)
-            single = not selected & (selected - 1)
-            singles += single
-            if (unique and not single) or (drop_null and key == NULL_KEY):
-                continue
-            options.append((key, selected))
-        extra = 0
-        domains = None
-        if not unique:
-            extra = len(options) if step.suffix == "exist" else singles
-            domains = _key_domains(step, data, fixed_values)
-            room = 1
-            for d in domains:
-                room *= len(d)
-            extra = max(0, min(extra, room - len(present) - (drop_null and NULL_KEY not in present)))
-        cached = (options + [None] * extra, frozenset(present), domains, tuple(elsewhere))
-        data._filters[cache_key] = cached
-    options, present, domains, elsewhere = cached
-    if domains is None or not options or options[-1] is not None:
-        return options, None
-    return options, _EmptyKeys(domains, present, step.function == "filter", elsewhere)
+class Choice:
+    """One of a fixed list of strings.
 
-
-def _key_domains(step: Step, data: SceneData, fixed_values: tuple) -> tuple[tuple, ...]:
-    """Per attribute, the values a filter key of this step may take (null included)."""
-    fixed = {a: v for (a, _), v in zip(step.fixed, fixed_values)}
-    domains = []
-    for a, attr in enumerate(ATTRS):
-        if a in fixed:
-            domains.append((fixed[a],))
-        elif step.allowed >> a & 1:
-            vals = tuple(data.index.attribute_masks[attr])
-            domains.append(vals if step.required >> a & 1 else vals + (None,))
-        else:
-            domains.append((None,))
-    return tuple(domains)
-
-
-class _EmptyKeys:
-    """Draws distinct filter keys that match none of the input objects: first, in random
-    order, the keys present in the scene outside the input set (``elsewhere``), then keys
-    drawn attribute by attribute, each uniformly among its values and null."""
-
-    __slots__ = ("domains", "present", "drop_null", "seen", "_elsewhere")
-
-    def __init__(self, domains: tuple, present: frozenset, drop_null: bool, elsewhere: Sequence[tuple] = ()):
-        self.domains = domains
-        self.present = present
-        self.drop_null = drop_null
-        self.seen: set = set()
-        self._elsewhere = elsewhere  # copied on the first draw: most searches never draw
-
-    def draw(self, rng: random.Random):
-        """A fresh empty ``(key, 0)`` option, or ``None`` if none turned up in 64 draws."""
-        rand = rng.random
-        pool = self._elsewhere
-        if type(pool) is not list:
-            pool = self._elsewhere = list(pool)
-        while pool:
-            # Swap-remove a random entry: each draw costs O(1) and only the drawn ones move.
-            i = int(rand() * len(pool))
-            pool[i], pool[-1] = pool[-1], pool[i]
-            key = pool.pop()
-            if key not in self.seen:
-                self.seen.add(key)
-                return key, 0
-        for _ in range(64):
-            key = tuple([d[int(rand() * len(d))] for d in self.domains])
-            if key in self.present or key in self.seen or (self.drop_null and key == NULL_KEY):
-                continue
-            self.seen.add(key)
-            return key, 0
-        return None
-
-
-def relate_options(step: Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
-    """The ``(relation, key, selected)`` options of a relate-family step on object ``obj``.
-
-    ``relate_filter_unique`` keeps one-object selections; ``relate_filter_count`` /
-    ``relate_filter_exist`` keep every selection, empty ones included; ``relate_filter`` keeps
-    the non-empty ones plus, as ``filter`` does, as many random empty ones as it has
-    one-object options. About 10 % of the result are "trivial" options, in which the relation
-    does not narrow the filter.
+    >>> Choice(("a", "b"))("mode", "c")
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be one of a, b, got 'c'
     """
-    fixed_values = tuple(values[p] for _, p in step.fixed)
-    rel_value = values[step.rel_param] if step.rel_fixed else None
-    cache_key = (step.signature, obj, fixed_values, rel_value)
-    cached = data._relates.get(cache_key)
-    if cached is None:
-        unique = step.suffix == "unique"
-        include_zero = step.suffix in ("count", "exist")
-        keys = [
-            (key, key_mask)
-            for key, key_mask in data.keys(step.allowed, step.required)
-            if not fixed_values or all(key[a] == v for (a, _), v in zip(step.fixed, fixed_values))
-        ]
-        nontrivial, trivial, empty = [], [], []
-        singles = 0
-        rel_masks = data.index.relation_masks
-        for rel in (rel_value,) if step.rel_fixed else data.relations:
-            related = rel_masks[rel][obj]
-            for key, key_mask in keys:
-                selected = related & key_mask
-                if unique:
-                    if not selected or selected & (selected - 1):
-                        continue
-                elif not selected and not include_zero:
-                    empty.append((rel, key, 0))
-                    continue
-                if selected == key_mask:
-                    trivial.append((rel, key, selected))
-                else:
-                    nontrivial.append((rel, key, selected))
-                    singles += selected != 0 and not selected & (selected - 1)
-        cached = (nontrivial, trivial, empty, singles)
-        data._relates[cache_key] = cached
-    nontrivial, trivial, empty, singles = cached
-    keep = int(round(len(nontrivial) * _TRIVIAL_FRACTION / (1 - _TRIVIAL_FRACTION)))
-    result = nontrivial
-    if keep and trivial:
-        chosen = _sample(trivial, keep, rng)
-        result = result + chosen
-        if empty:
-            singles += sum(not s & (s - 1) for _, _, s in chosen)
-    if empty and singles:
-        # As many empty selections as one-object options offered, as for ``filter``.
-        result = result + _sample(empty, singles, rng)
-    return result
+
+    def __init__(self, choices: Sequence[str]):
+        self.choices = tuple(choices)
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value not in self.choices:
+            raise ValueError(f"{name} must be one of {', '.join(self.choices)}, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"choices": self.choices}
 
 
-def _sample(items: Sequence[Any], k: int, rng: random.Random) -> list:
-    """The first ``k`` items :func:`shuffled` would yield, in O(k): a sparse Fisher-Yates
-    shuffle (the lists sampled here are long and only a few items are wanted)."""
-    n = len(items)
-    moved: dict[int, int] = {}
-    chosen = []
-    rand = rng.random
-    for i in range(min(k, n)):
-        j = i + int(rand() * (n - i))
-        picked = moved.get(j, j)
-        moved[j] = moved.get(i, i)
-        chosen.append(items[picked])
-    return chosen
+class FilePath:
+    """``None`` or a file-system path (``str`` or ``os.PathLike``).
+
+    >>> FilePath()("metadata_file", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: metadata_file must be a path or None, got 3
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise ValueError(f"{name} must be a path or None, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {}
+
+
+class Words:
+    """``None`` or non-empty strings: a list, or one string of comma-separated words; gives a
+    tuple (hashable, so that a builder config can hash it).
+
+    >>> Words()("question_types", "count,exist")
+    ('count', 'exist')
+    >>> Words()("question_types", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: question_types is empty; pass None to keep every template
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None:
+            return value
+        words = tuple(w for w in value.split(",") if w) if isinstance(value, str) else value
+        if isinstance(words, (str, bytes)) or not isinstance(words, Sequence) or not all(
+            isinstance(w, str) and w for w in words
+        ):
+            raise ValueError(f"{name} must be a list of non-empty strings, got {value!r}")
+        if not words:
+            raise ValueError(f"{name} is empty; pass None to keep every template")
+        return tuple(words)
+
+    def flag(self) -> dict:
+        return {"nargs": "+", "metavar": "WORD"}
+
+
+Check = Callable[[str, Any], Any]
+
+
+def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
+           requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None):
+    """Declare one generator option (a dataclass field of :class:`GeneratorOptions`).
+
+    ``check(name, value)`` returns the (possibly normalised) value or raises ``ValueError``;
+    ``help`` may use argparse's ``%(default)s``. ``group`` names the ``generate-questions``
+    argument group of its ``--NAME`` flag (``None``: no flag); ``builder`` exposes it in dataset
+    builder configs. ``requires`` names an option that must not be ``None`` when this one is
+    set (truthy); with ``ignored_with`` set, this option is not checked (it is ignored). ``flag``
+    adds or overrides argparse keywords.
+
+    >>> [f.name for f in dataclasses.fields(GeneratorOptions) if f.metadata[_KEY]["builder"]][:1]
+    ['seed']
+    """
+    meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
+            "ignored_with": ignored_with, "flag": flag or {}}
+    return dataclasses.field(default=default, metadata={_KEY: meta})
+
+
+@dataclasses.dataclass
+class GeneratorOptions:
+    """Everything that decides the generated questions (and nothing else does).
+
+    ``templates`` names a shipped set (``clevr``, ``clevr_math``, ``clevr_math_chains``) and
+    is ignored when ``template_dir`` is given; ``metadata_file`` / ``synonyms_json`` default
+    to the shipped files. ``max_answer`` refuses Integer answers above it (CLEVR-Math: 10);
+    with ``bound_intermediate_counts`` it also bounds every ``addition`` / ``subtraction``
+    result on the way (the question's ``intermediate_counts``), so a chain never passes
+    through more than ``max_answer`` objects. ``search_budget`` bounds the options tried per
+    template and image.
+
+    >>> GeneratorOptions(templates="clevr_math", max_answer=10).templates_per_image
+    10
+    >>> GeneratorOptions(bound_intermediate_counts=True)
+    Traceback (most recent call last):
+    ...
+    ValueError: bound_intermediate_counts needs max_answer
+    """
+
+    templates: str = option(
+        "clevr", Choice(SHIPPED_TEMPLATE_SETS), "shipped template set (default: %(default)s, the nine CLEVR families)",
+        group="inputs and outputs", ignored_with="template_dir")
+    template_dir: str | os.PathLike | None = option(
+        None, FilePath(), "folder of template *.json files (overrides --templates)", group="inputs and outputs")
+    metadata_file: str | os.PathLike | None = option(
+        None, FilePath(), "functional-language metadata (default: the shipped one)", group="inputs and outputs")
+    synonyms_json: str | os.PathLike | None = option(
+        None, FilePath(), "value and word synonyms (default: the shipped one)", group="inputs and outputs")
+    seed: int = option(
+        0, Integer(0), "random seed (%(default)s); same inputs and seed = same questions", builder=True)
+    templates_per_image: int = option(
+        10, Integer(1), "templates instantiated per image (%(default)s)", builder=True)
+    instances_per_template: int = option(
+        1, Integer(1), "questions per template and image (%(default)s)", builder=True)
+    reset_counts_every: int = option(
+        250, Integer(0), "scenes per balancing window; counts reset at multiples of it (%(default)s; 0 = never)",
+        builder=True)
+    question_types: tuple[str, ...] | None = option(
+        None, Words(), f"restrict templates: family stems, stem:index, or coarse types ({', '.join(COARSE_TYPES)}); "
+        "comma or space separated",
+        builder=True, flag={"metavar": "TYPE"})
+    add_post_prompt: bool = option(
+        False, Flag(), "append an answer-format sentence (by answer type) to every question", builder=True)
+    max_answer: int | None = option(
+        None, Integer(0, optional=True), "refuse Integer answers above this", builder=True)
+    bound_intermediate_counts: bool = option(
+        False, Flag(), "with --max_answer: also refuse questions whose intermediate counts exceed it",
+        builder=True, requires="max_answer")
+    search_budget: int = option(
+        DEFAULT_SEARCH_BUDGET, Integer(1), "search states per template and image (%(default)s)")
+    verbose: bool = option(False, Flag(), "log every template tried to stderr", group="running")
+    time_dfs: bool = option(False, Flag(), "with --verbose: time each template search", group="running")
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+
+def _declared(cls: type = GeneratorOptions) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(cls) if _KEY in f.metadata]
+
+
+def option_names(*, builder: bool | None = None, cls: type = GeneratorOptions) -> tuple[str, ...]:
+    """Names of the declared options (only those builders expose, with ``builder=True``).
+
+    >>> "search_budget" in option_names(), "search_budget" in option_names(builder=True)
+    (True, False)
+    """
+    return tuple(f.name for f in _declared(cls) if builder is None or f.metadata[_KEY]["builder"] == builder)
+
+
+def check_options(obj: Any, *, where: str | None = None, error: type[Exception] = ValueError) -> None:
+    """Check (and normalise in place) every declared option field of ``obj``: a
+    :class:`GeneratorOptions` or a builder config made with :func:`builder_fields`. Errors are
+    ``error("<where>: <message>")``, the message naming the field and the valid values.
+
+    >>> check_options(GeneratorOptions(), where="config 'x'")
+    """
+    for f in _declared(type(obj)):
+        meta = f.metadata[_KEY]
+        ignored_with = meta["ignored_with"]
+        if ignored_with is not None and getattr(obj, ignored_with, None) is not None:
+            continue
+        try:
+            value = meta["check"](f.name, getattr(obj, f.name))
+            if meta["requires"] is not None and value and getattr(obj, meta["requires"], None) is None:
+                raise ValueError(f"{f.name} needs {meta['requires']}")
+        except ValueError as exc:
+            raise error(f"{where}: {exc}" if where else str(exc)) from None
+        if value is not getattr(obj, f.name):
+            object.__setattr__(obj, f.name, value)
+
+
+def add_option_flags(parser: argparse.ArgumentParser, groups: dict[str, Any] | None = None,
+                     cls: type = GeneratorOptions) -> None:
+    """Add a ``--NAME`` flag per command-line option to ``parser``: type, default, choices
+    and help from the declaration. ``groups`` maps the declared group names (``inputs and
+    outputs``, ``generation``, ``running``) to the command's argument groups; a group it does
+    not name is created.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_option_flags(parser)
+    >>> parser.parse_args(["--max_answer", "10"]).max_answer
+    10
+    """
+    groups = dict(groups or {})
+    for f in _declared(cls):
+        meta = f.metadata[_KEY]
+        if meta["group"] is None:
+            continue
+        group = groups.get(meta["group"])
+        if group is None:
+            group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
+        keywords = {"default": f.default, "help": meta["help"], **meta["check"].flag(), **meta["flag"]}
+        group.add_argument(f"--{f.name}", **keywords)
+
+
+def options_from_args(args: argparse.Namespace, cls: type = GeneratorOptions, **overrides: Any) -> GeneratorOptions:
+    """The options a command line asks for (every flag :func:`add_option_flags` added), with
+    ``overrides`` replacing some of them.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_option_flags(parser)
+    >>> options_from_args(parser.parse_args(["--seed", "3"])).seed
+    3
+    """
+    names = [f.name for f in _declared(cls) if f.metadata[_KEY]["group"] is not None]
+    return cls(**{**{name: getattr(args, name) for name in names}, **overrides})
+
+
+def builder_fields(name: str, cls: type = GeneratorOptions, **defaults: Any) -> type:
+    """A dataclass holding the options builders expose (``builder=True``), with the same
+    declarations, to be inherited by a builder config; ``defaults`` replace some defaults.
+
+    >>> Fields = builder_fields("Fields", max_answer=10)
+    >>> Fields().max_answer, [f.name for f in dataclasses.fields(Fields)][-1]
+    (10, 'bound_intermediate_counts')
+    """
+    unknown = set(defaults) - set(option_names(builder=True, cls=cls))
+    if unknown:
+        raise TypeError(f"not options builders expose: {', '.join(sorted(unknown))}")
+    specs = []
+    for f in _declared(cls):
+        if f.metadata[_KEY]["builder"]:
+            default = defaults.get(f.name, f.default)
+            specs.append((f.name, f.type, dataclasses.field(default=default, metadata=f.metadata)))
+    return dataclasses.make_dataclass(name, specs)
+
+
+def generator_settings(obj: Any, cls: type = GeneratorOptions) -> dict[str, Any]:
+    """The values of the options builders expose, read from a builder config, as keyword
+    arguments for :class:`GeneratorOptions`.
+
+    >>> generator_settings(builder_fields("Fields", seed=4)())["seed"]
+    4
+    """
+    return {name: getattr(obj, name) for name in option_names(builder=True, cls=cls)}

@@ -4,8 +4,9 @@ A plan has one :class:`Step` per template node: its kind (scene, filter family, 
 ``choose``, another function with side inputs, or a plain function), its params bound **by
 type**, which of them an earlier node already bound, the attributes its filter keys may and
 must set (``NULL`` / ``NOT_NULL`` folded in), and the constraints that become checkable once
-it has run. Common plain functions get a direct implementation on raw values; the others
-run through the executor's registry.
+it has run. Every function runs through the executor's registry (:data:`.executor.FUNCTIONS`),
+which is the language's one implementation: a plain step holds its registered function with
+the input positions bound, a filter or relate step the function of its suffix.
 
 >>> from builder_utils.clevr.metadata import load_metadata
 >>> plan = compile_template(template, load_metadata())        # doctest: +SKIP
@@ -23,22 +24,17 @@ from .executor import FUNCTIONS
 from .metadata import ATTRIBUTES, Metadata
 from .templates import ATTRIBUTE_TYPES, FILTER_FAMILY, RELATE_FAMILY, Template, TemplateError
 
-__all__ = ["ARITHMETIC_FUNCTIONS", "CompiledTemplate", "Step", "bound_arithmetic", "compile_template"]
+__all__ = ["CompiledTemplate", "Step", "bound_arithmetic", "compile_template"]
 
 ATTRS: tuple[str, ...] = tuple(ATTRIBUTES)  # size, color, material, shape: filter key order
 ATTR_INDEX = {a: i for i, a in enumerate(ATTRS)}
 TYPE_ATTR_INDEX = {t: ATTR_INDEX[a] for t, a in ATTRIBUTE_TYPES.items()}
 FILTER_FUNCTION = tuple(f"filter_{a}" for a in ATTRS)
 NULL_KEY = (None,) * len(ATTRS)
-ARITHMETIC_FUNCTIONS = frozenset({"addition", "subtraction"})
 
 # Step kinds and constraint-check codes.
 SCENE, FILTER, RELATE, CHOOSE, SIDE, PLAIN = range(6)
 NEQ, OUT_NEQ, OUT_RANGE, IS_NULL, NOT_NULL = range(5)
-
-
-class Invalid(Exception):
-    """A step has no valid output on this state (internal to the search)."""
 
 
 @dataclass
@@ -60,8 +56,9 @@ class Step:
     domains: tuple[tuple[Any, ...], ...] = ()
     allow_zero: bool = False
     bounds: tuple[int | None, int | None] = (None, None)  # OUT_RANGE folded into a choose domain
-    impl: Callable | None = None
-    fast: Callable | None = None  # fast(index, outputs) for common plain functions
+    impl: Callable | None = None  # the registered function (choose, side-input and plain steps)
+    run: Callable | None = None  # plain steps: run(index, outputs), impl with its inputs bound
+    reduce: Callable | None = None  # filter/relate steps: the registered unique/count/exist
     checks: tuple[tuple, ...] = ()
     signature: tuple = ()
 
@@ -81,6 +78,7 @@ class CompiledTemplate:
     raw_relates: tuple[int, ...]
     param_types: dict[str, str]
     dependents: dict[int, tuple[int, ...]]  # raw relate -> later steps that use its output
+    arithmetic: tuple[int, ...] = ()  # positions of the arithmetic nodes (Metadata.arithmetic)
 
 
 def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate:
@@ -113,6 +111,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             suffix = (RELATE_FAMILY if relate else FILTER_FAMILY)[node.type]
             if suffix is not None and suffix not in FUNCTIONS:
                 raise TemplateError(f"{where}: expands to {suffix!r}, which has no implementation")
+            reduce = FUNCTIONS[suffix] if suffix is not None else None
             step = Step(
                 kind=RELATE if relate else FILTER,
                 position=k,
@@ -126,6 +125,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
                 required=required,
                 rel_param=rel_param,
                 rel_fixed=rel_param in bound_at if rel_param else False,
+                reduce=reduce,
             )
             step.signature = (node.type, allowed, required, tuple(a for a, _ in fixed), step.rel_fixed)
         elif node.type == "scene":
@@ -150,7 +150,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
                 )
             else:
                 step = Step(kind=PLAIN, position=k, function=node.type, inputs=node.inputs, impl=impl,
-                             fast=_fast_plain(node.type, node.inputs))
+                            run=_bind_inputs(impl, node.inputs))
         for p in node.side_inputs:
             bound_at.setdefault(p, k)
         steps.append(step)
@@ -196,18 +196,19 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
         raw_relates=raw_relates,
         param_types=params,
         dependents={k: _dependents(template, k) for k in raw_relates},
+        arithmetic=tuple(n.index for n in template.nodes if n.type in metadata.arithmetic),
     )
 
 
 def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
-    """Make every ``addition`` / ``subtraction`` result above ``maximum`` prune the search
-    (checked as soon as the node has run, like an ``OUT_RANGE`` constraint).
+    """Make every arithmetic result (``addition`` / ``subtraction``) above ``maximum`` prune
+    the search (checked as soon as the node has run, like an ``OUT_RANGE`` constraint).
 
     >>> bound_arithmetic(plan, 10)                                 # doctest: +SKIP
     """
-    for step in plan.steps:
-        if step.function in ARITHMETIC_FUNCTIONS:
-            step.checks = step.checks + ((OUT_RANGE, step.position, None, maximum, False),)
+    for k in plan.arithmetic:
+        step = plan.steps[k]
+        step.checks = step.checks + ((OUT_RANGE, step.position, None, maximum, False),)
 
 
 def _intersected_relates(template: Template) -> tuple[int, ...]:
@@ -229,60 +230,17 @@ def _dependents(template: Template, source: int) -> tuple[int, ...]:
     return tuple(sorted(tainted - {source}))
 
 
-def _fast_plain(function: str, inputs: tuple[int, ...]) -> Callable | None:
-    """A direct implementation of a common side-input-free function on raw values, with its
-    input positions bound; ``None`` for others (they run through the executor's registry,
-    which stays the reference: the tests re-execute every generated program with it)."""
+def _bind_inputs(impl: Callable, inputs: tuple[int, ...]) -> Callable:
+    """``run(index, outputs)``: the registered ``impl`` on the outputs at ``inputs`` (the
+    search keeps every node's output in one list; binding the positions once spares a list
+    per call)."""
     if len(inputs) == 1:
         (i,) = inputs
-        if function == "count":
-            return lambda index, out: out[i].bit_count()
-        if function == "exist":
-            return lambda index, out: out[i] != 0
-        if function == "unique":
-            return lambda index, out: finish("unique", out[i])
-        if function.startswith("query_") and function[6:] in ATTR_INDEX:
-            attr = function[6:]
-            return lambda index, out: index.objects[out[i]][attr]
-        if function.startswith("same_") and function[5:] in ATTR_INDEX:
-            attr = function[5:]
-            return lambda index, out: index.attribute_masks[attr][index.objects[out[i]][attr]] & ~(1 << out[i])
-        return None
+        return lambda index, out: impl(index, (out[i],), ())
     if len(inputs) == 2:
         a, b = inputs
-        if function == "union":
-            return lambda index, out: out[a] | out[b]
-        if function == "intersect":
-            return lambda index, out: out[a] & out[b]
-        if function.startswith("equal_"):
-            return lambda index, out: out[a] == out[b]
-        if function == "less_than":
-            return lambda index, out: out[a] < out[b]
-        if function == "greater_than":
-            return lambda index, out: out[a] > out[b]
-        if function == "addition":
-            return lambda index, out: out[a] + out[b]
-        if function == "subtraction":
-            return lambda index, out: _nonnegative(out[a] - out[b])
-    return None
-
-
-def _nonnegative(value: int) -> int:
-    if value < 0:
-        raise Invalid
-    return value
-
-
-def finish(suffix: str | None, selected: int) -> Any:
-    if suffix is None:
-        return selected
-    if suffix == "unique":
-        if not selected or selected & (selected - 1):
-            raise Invalid
-        return selected.bit_length() - 1
-    if suffix == "count":
-        return selected.bit_count()
-    return selected != 0
+        return lambda index, out: impl(index, (out[a], out[b]), ())
+    return lambda index, out: impl(index, tuple([out[j] for j in inputs]), ())
 
 
 def _answer_domain(answer_type: str, metadata: Metadata) -> tuple[Any, ...]:

@@ -28,7 +28,7 @@ __all__ = [
     "ATTRIBUTE_TYPES",
     "FILTER_FAMILY",
     "RELATE_FAMILY",
-    "TEMPLATE_SETS",
+    "SHIPPED_TEMPLATE_SETS",
     "TEMPLATES_ROOT",
     "Constraint",
     "Template",
@@ -43,7 +43,7 @@ __all__ = [
 
 TEMPLATES_ROOT = Path(__file__).resolve().parent / "templates"
 SYNONYMS_FILE = Path(__file__).resolve().parent / "synonyms.json"
-TEMPLATE_SETS = ("clevr", "clevr_math", "clevr_math_chains")
+SHIPPED_TEMPLATE_SETS = ("clevr", "clevr_math", "clevr_math_chains")
 
 # Metadata type -> scene attribute, for the four attribute types a filter can test.
 ATTRIBUTE_TYPES: Mapping[str, str] = MappingProxyType({t: a for a, t in ATTRIBUTES.items()})
@@ -163,8 +163,8 @@ def template_set_dir(name: str) -> Path:
     >>> template_set_dir("clevr").name
     'clevr'
     """
-    if name not in TEMPLATE_SETS:
-        raise TemplateError(f"unknown template set {name!r} (choose from {', '.join(TEMPLATE_SETS)})")
+    if name not in SHIPPED_TEMPLATE_SETS:
+        raise TemplateError(f"unknown template set {name!r} (choose from {', '.join(SHIPPED_TEMPLATE_SETS)})")
     return TEMPLATES_ROOT / name
 
 
@@ -207,7 +207,7 @@ def load_template_set(
     >>> len(load_template_set("clevr_math", load_metadata()).templates)   # doctest: +SKIP
     13
     """
-    if isinstance(source, str) and source in TEMPLATE_SETS and os.path.sep not in source:
+    if isinstance(source, str) and source in SHIPPED_TEMPLATE_SETS and os.path.sep not in source:
         name, directory = source, template_set_dir(source)
     else:
         directory = Path(source)

@@ -29,6 +29,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from builder_utils.hub.card_metadata import metadata_problems
 from builder_utils.hub.plots import bar_chart
 from builder_utils.hub.stats import ConfigStats, Distribution
 
@@ -104,6 +105,9 @@ def load_card_template(name_or_path: str | os.PathLike) -> CardTemplate:
     computed = [key for key in COMPUTED_KEYS if key in metadata]
     if computed:
         raise CardError(f"{path}: front matter sets {', '.join(computed)}, which export computes; remove them")
+    problems = metadata_problems(metadata)
+    if problems:
+        raise CardError(f"{path}: front matter: {'; '.join(problems)}")
     body = "\n".join(lines[end + 1 :])
     for number, line in enumerate(lines[end + 1 :], start=end + 2):
         for match in _PLACEHOLDER.finditer(line):

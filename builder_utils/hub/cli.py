@@ -1,18 +1,17 @@
 """The ``export`` and ``push`` subcommands, shared by ``clevr-math`` and ``clotho-aqa``.
 
-Each dataset's command line hands its arguments over, with its builder and card template::
+One entry point per command: each dataset's argparse command line registers them on its
+subparsers, with its builder and card template::
 
-    from builder_utils.hub.cli import export_command, push_command
-    export_command(argv, ClevrMath, "clevr_math", prog="clevr-math export")
-    push_command(argv, prog="clevr-math push")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa")
+    add_push_subcommand(subparsers)
+    args = parser.parse_args(argv)
+    sys.exit(args.run(args))
 
-or, for a command line built on argparse subparsers, registers both subcommands::
-
-    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", prog="clotho-aqa export")
-    add_push_subcommand(subparsers, prog="clotho-aqa push")   # then: sys.exit(args.run(args))
-
-Both return an exit status; a problem with the input, the folder or the network is one line on
-stderr (``<prog>: error: ...``) and status 2, never a traceback.
+``args.run(args)`` returns the exit status: a problem with the input, the folder or the network
+is one line on stderr (``<prog>: error: ...``) and status 2, an interruption (Ctrl-C, SIGTERM)
+one line and 130 / 143, never a traceback.
 """
 
 from __future__ import annotations
@@ -20,13 +19,14 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import datasets
 
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, README, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
-from builder_utils.hub.push import PushError, plan_upload, push_folder
+from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
+from builder_utils.interrupt import exit_status, stop_on_signals
 
 
 def _config_list(values: Sequence[str] | None) -> list[str] | None:
@@ -36,13 +36,26 @@ def _config_list(values: Sequence[str] | None) -> list[str] | None:
 
 
 EXPORT_HELP = "write configurations in the Hub layout: Parquet shards with media embedded, card, plots"
-PUSH_HELP = "upload an exported folder to a Hub dataset repository"
+PUSH_HELP = "upload an exported folder to a Hub dataset repository (resumable: run it again to continue)"
 
 
-def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argparse.ArgumentParser:
-    names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS) if builder_cls is not None else "see the builder"
+def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
+    # SIGTERM unwinds like Ctrl-C, so staging folders and temporary files go in `finally` blocks.
+    with stop_on_signals():
+        try:
+            return work()
+        except KeyboardInterrupt as stop:
+            print(f"{prog}: interrupted; {after}", file=sys.stderr)
+            return exit_status(stop)
+
+
+def _export_arguments(parser: argparse.ArgumentParser, builder_cls) -> argparse.ArgumentParser:
+    names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS)
     parser.add_argument("--data_dir", required=True, help="the local release/CLEVR folder the builder reads")
-    parser.add_argument("--out", required=True, help="export folder (created; configs already in it are kept)")
+    parser.add_argument(
+        "--out", required=True,
+        help="export folder (created; files export did not write, other configs and card edits are kept)",
+    )
     parser.add_argument(
         # extend + nargs: `--config a b`, `--config a --config b` and `--config a,b` all work
         "--config", action="extend", nargs="+", metavar="NAME",
@@ -51,7 +64,8 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argp
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
     parser.add_argument(
         "--max_shard_size", default=DEFAULT_MAX_SHARD_SIZE,
-        help=f"largest Parquet shard before embedding, e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
+        help="target size of one shard: its rows with the images/audio embedded, counted as push_to_hub "
+        f"counts them (Arrow bytes), e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
     )
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -59,74 +73,64 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls=None) -> argp
     return parser
 
 
-def export_parser(prog: str, builder_cls=None) -> argparse.ArgumentParser:
-    """The parser of ``<dataset> export``.
-
-    Example:
-        >>> export_parser("clevr-math export").parse_args(["--data_dir", "d", "--out", "o"]).max_shard_size
-        '500MB'
-    """
-    return _export_arguments(argparse.ArgumentParser(prog=prog, description=EXPORT_HELP), builder_cls)
-
-
 def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: str) -> int:
     """Run a parsed ``export`` command; returns the exit status.
 
-    Example:
-        >>> run_export(export_parser("x").parse_args(["--data_dir", "d", "--out", "o"]), ClevrMath, "clevr_math", "x")  # doctest: +SKIP
-        0
+    Example::
+
+        run_export(args, ClevrMath, "clevr_math", "clevr-math export")   # 0
     """
     if args.num_proc is not None and args.num_proc < 1:
         print(f"{prog}: error: --num_proc must be at least 1", file=sys.stderr)
         return 2
     if args.quiet:
         datasets.disable_progress_bars()
-    terminal = log_to_terminal(prog)
-    try:
-        result = export_builder(
-            builder_cls,
-            args.out,
-            card_template=card_template,
-            data_dir=args.data_dir,
-            configs=_config_list(args.config),
-            num_proc=args.num_proc,
-            max_shard_size=args.max_shard_size,
-            cache_dir=args.cache_dir,
-            progress=not args.quiet,
-            **media_options(args),
-        )
-    except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    finally:
-        terminal.close()
-    if args.plan:
-        print(f"--plan: nothing written to {result.folder}")
+
+    def work() -> int:
+        terminal = log_to_terminal(prog)
+        try:
+            result = export_builder(
+                builder_cls,
+                args.out,
+                card_template=card_template,
+                data_dir=args.data_dir,
+                configs=_config_list(args.config),
+                num_proc=args.num_proc,
+                max_shard_size=args.max_shard_size,
+                cache_dir=args.cache_dir,
+                progress=getattr(args, "progress", not args.quiet),  # set by run_command: bars only on a terminal
+                **media_options(args),
+            )
+        except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return 2
+        finally:
+            terminal.close()
+        if args.plan:
+            print(f"--plan: nothing written to {result.folder}")
+            return 0
+        print(result.summary())
+        print(f"card: {result.folder / README}")
         return 0
-    print(result.summary())
-    print(f"card: {result.folder / README}")
-    return 0
+
+    return _interruptible(prog, work, "the export folder keeps its previous files, staging removed")
 
 
-def export_command(argv: Sequence[str] | None, builder_cls, card_template: str, prog: str) -> int:
-    """``<dataset> export --data_dir D --out OUT [--config NAME ...] [--num_proc N]``.
+def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str | None = None) -> argparse.ArgumentParser:
+    """Register ``export`` on an argparse subparsers object; ``args.run(args)`` runs it.
+
+    ``prog`` (for the error lines) defaults to the subcommand's own, e.g. ``clotho-aqa export``.
 
     Example:
         >>> from clotho_aqa import ClothoAQA
-        >>> export_command(["--data_dir", "rel", "--out", "hub"], ClothoAQA, "clotho_aqa", "clotho-aqa export")  # doctest: +SKIP
-        0
-    """
-    return run_export(export_parser(prog, builder_cls).parse_args(argv), builder_cls, card_template, prog)
-
-
-def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str) -> argparse.ArgumentParser:
-    """Register ``export`` on an argparse subparsers object; ``args.run(args)`` runs it.
-
-    Example:
-        >>> add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", "clotho-aqa export")  # doctest: +SKIP
+        >>> parser = argparse.ArgumentParser(prog="clotho-aqa")
+        >>> export = add_export_subcommand(parser.add_subparsers(), ClothoAQA, "clotho_aqa")
+        >>> export.prog, parser.parse_args(["export", "--data_dir", "d", "--out", "o"]).max_shard_size
+        ('clotho-aqa export', '500MB')
     """
     parser = _export_arguments(subparsers.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP), builder_cls)
-    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, prog))
+    name = prog or parser.prog
+    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, name))
     return parser
 
 
@@ -134,62 +138,58 @@ def _push_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--folder", required=True, help="a folder written by `export`")
     parser.add_argument("--repo_id", required=True, help="dataset repository, e.g. my-name/clevr-math")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
-    parser.add_argument("--revision", default=None, help="branch to push to (created if missing)")
-    parser.add_argument("--commit_message", default=None)
+    parser.add_argument("--revision", default=None, help="branch (created if missing) or refs/pr/N to push to")
+    parser.add_argument("--create_pr", action="store_true", help="open a pull request instead of committing to the branch")
+    parser.add_argument("--commit_message", default=None, help="message of the Hub commit (default: \"Upload <configs>\")")
+    parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the `hf auth login` one)")
+    parser.add_argument("--num_workers", type=int, default=None, help="files hashed and uploaded at once")
     parser.add_argument("--dry_run", action="store_true", help="list the files and sizes to upload; no network")
     return parser
-
-
-def push_parser(prog: str) -> argparse.ArgumentParser:
-    """The parser of ``<dataset> push``.
-
-    Example:
-        >>> push_parser("clotho-aqa push").parse_args(["--folder", "f", "--repo_id", "me/x", "--dry_run"]).dry_run
-        True
-    """
-    description = PUSH_HELP + " (token from HF_TOKEN or `hf auth login`)"
-    return _push_arguments(argparse.ArgumentParser(prog=prog, description=description))
 
 
 def run_push(args: argparse.Namespace, prog: str) -> int:
     """Run a parsed ``push`` command; returns the exit status.
 
-    Example:
-        >>> run_push(push_parser("x").parse_args(["--folder", "hub", "--repo_id", "me/x", "--dry_run"]), "x")  # doctest: +SKIP
-        0
+    Example::
+
+        run_push(args, "clevr-math push")   # 0
     """
-    try:
-        if args.dry_run:
-            print(plan_upload(args.folder, args.repo_id).describe(args.repo_id))
-            return 0
-        url = push_folder(
-            args.folder, args.repo_id, private=args.private, revision=args.revision, commit_message=args.commit_message
-        )
-    except (PushError, ValueError, OSError) as exc:
-        print(f"{prog}: error: {exc}", file=sys.stderr)
-        return 2
-    print(f"pushed {args.folder} to datasets/{args.repo_id}: {url}")
-    return 0
+    def work() -> int:
+        terminal = log_to_terminal(prog)
+        try:
+            if args.dry_run:
+                check_repo_id(args.repo_id)
+                print(plan_upload(args.folder, args.repo_id).describe(args.repo_id))
+                return 0
+            result = push_folder(
+                args.folder, args.repo_id, private=args.private, revision=args.revision,
+                commit_message=args.commit_message, token=args.token, create_pr=args.create_pr,
+                num_workers=args.num_workers,
+            )
+        except (PushError, ValueError, OSError) as exc:
+            print(f"{prog}: error: {exc}", file=sys.stderr)
+            return 2
+        finally:
+            terminal.close()
+        print(f"pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}")
+        return 0
+
+    return _interruptible(prog, work, "run the same push again to upload the rest")
 
 
-def push_command(argv: Sequence[str] | None, prog: str) -> int:
-    """``<dataset> push --folder OUT --repo_id NAME [--private] [--revision R] [--dry_run]``.
-
-    Example:
-        >>> push_command(["--folder", "hub", "--repo_id", "me/x", "--dry_run"], "clevr-math push")  # doctest: +SKIP
-        0
-    """
-    return run_push(push_parser(prog).parse_args(argv), prog)
-
-
-def add_push_subcommand(subparsers, prog: str) -> argparse.ArgumentParser:
+def add_push_subcommand(subparsers, prog: str | None = None) -> argparse.ArgumentParser:
     """Register ``push`` on an argparse subparsers object; ``args.run(args)`` runs it.
 
     Example:
-        >>> add_push_subcommand(subparsers, "clotho-aqa push")  # doctest: +SKIP
+        >>> parser = argparse.ArgumentParser(prog="clevr-math")
+        >>> push = add_push_subcommand(parser.add_subparsers())
+        >>> push.prog, parser.parse_args(["push", "--folder", "f", "--repo_id", "me/x", "--dry_run"]).dry_run
+        ('clevr-math push', True)
     """
-    parser = _push_arguments(subparsers.add_parser("push", help=PUSH_HELP, description=PUSH_HELP))
-    parser.set_defaults(run=lambda args: run_push(args, prog))
+    description = PUSH_HELP + " (token from --token, HF_TOKEN or `hf auth login`)"
+    parser = _push_arguments(subparsers.add_parser("push", help=PUSH_HELP, description=description))
+    name = prog or parser.prog
+    parser.set_defaults(run=lambda args: run_push(args, name))
     return parser
 
 

@@ -11,9 +11,14 @@ shards, image and audio files are embedded with ``datasets.table.embed_table_sto
 shard is written with ``Dataset.to_parquet``. ``datasets.load_dataset(OUT, config)`` then loads it
 with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
 
-Everything is written in a hidden staging folder inside ``OUT`` and moved into place by renames
-once complete, so a failure leaves ``OUT`` as it was. Configurations already in ``OUT`` (and
-listed by its card) are kept: their files stay, and the card keeps their ``configs`` entry.
+Everything is written in a hidden staging folder inside ``OUT`` (:mod:`builder_utils.hub.staging`)
+and moved into place file by file once complete, so a failure or an interruption leaves ``OUT``
+as it was. Export touches only its own files: ``OUT/.hub-export-manifest.json``
+(:mod:`builder_utils.hub.manifest`) lists every file it wrote, with its size and sha256. A
+re-export replaces only files of the manifest, removes the files of the re-exported
+configurations that it no longer writes (stale shards), and refuses to write over anything else.
+Configurations already in ``OUT`` are kept, and so is a card edited by hand
+(:mod:`builder_utils.hub.card_merge`).
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import glob
 import importlib.metadata
 import logging
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -52,7 +56,9 @@ from builder_utils.hub.card import (
     render_card,
 )
 from builder_utils.hub.audio_format import encode_flac
+from builder_utils.hub.card_merge import card_state, marked_template, merged_card
 from builder_utils.hub.layout import CONVERSATIONS, layout_of
+from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
 from builder_utils.hub.media import with_join_section
 from builder_utils.hub.outputs import (
     assemble,
@@ -62,13 +68,22 @@ from builder_utils.hub.outputs import (
     keep_media_of_kept_configs,
 )
 from builder_utils.hub.plan import ExportPlan
+from builder_utils.hub.staging import (
+    finish,
+    make_staging,
+    raise_missed_signal,
+    remove_staging,
+    signals_deferred,
+    signals_remembered,
+    sweep_stale_staging,
+    write_journal,
+)
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 README = "README.md"
-_STAGING_PREFIX = ".export-"
 
 
 class ExportError(ValueError):
@@ -154,9 +169,9 @@ def media_bytes(dataset: datasets.Dataset, columns: Sequence[str], where: str) -
     A file that does not exist is an :class:`ExportError` naming it and the first row using it.
     Only top-level media columns are counted (nested ones are embedded all the same).
 
-    Example:
-        >>> media_bytes(ds, ["image"], "general/train")  # doctest: +SKIP
-        1843200
+    Example::
+
+        media_bytes(ds, ["image"], "general/train")   # 1843200
     """
     total = 0
     sizes: dict[str, int] = {}
@@ -219,8 +234,9 @@ def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datas
     stream. Calling the same ``embed_table_storage`` on the shard's table gives the same rows
     without the copy (the test suite compares both). Memory: one shard, as for push_to_hub.
 
-    Example:
-        >>> embed_shard(ds["train"].shard(4, 0, contiguous=True))["image"][0]  # doctest: +SKIP
+    Example::
+
+        embed_shard(ds["train"].shard(4, 0, contiguous=True)).data.column("image")[0]["bytes"]
     """
     table = shard.data.table
     # Batch by batch, as push_to_hub's map does: one huge embedded array is much slower to build.
@@ -234,8 +250,13 @@ def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datas
 
 def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, embed: bool,
                  audio_format: str = "wav") -> tuple[int, int, int]:
-    """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes)."""
-    with _datasets_bars_off():
+    """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes).
+
+    Ctrl-C and SIGTERM wait until the shard is written (one shard: seconds): raised inside
+    pyarrow's Parquet writer, which writes through a Python file object, an exception makes it
+    abort the whole process (``Check failed ... WriteArrowDense``), skipping every cleanup.
+    """
+    with _datasets_bars_off(), signals_deferred():
         if embed:
             shard = embed_shard(shard, batch_size)
             if audio_format == "flac":
@@ -243,6 +264,7 @@ def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, emb
                                          info=shard.info.copy(), split=shard.split,
                                          fingerprint=f"{shard._fingerprint}-flac")
         shard.to_parquet(path, batch_size=batch_size)
+    raise_missed_signal()
     return len(shard), os.path.getsize(path), shard.data.nbytes
 
 
@@ -262,9 +284,10 @@ def write_split(
     after the other: a version writing them in two processes was 2x slower on the 2-core
     machine (1 GB of audio shards), the work being memory- and disk-bound.
 
-    Example:
-        >>> write_split(ds["train"], "staging", "general", "train", "50MB").shards  # doctest: +SKIP
-        ['general/train-00000-of-00001.parquet']
+    Example::
+
+        write_split(ds["train"], "staging", "general", "train", "50MB").shards
+        # ['general/train-00000-of-00001.parquet']
     """
     if dataset._indices is not None:  # a filtered/shuffled view: shards must hold its rows in its order
         dataset = dataset.flatten_indices()
@@ -293,8 +316,12 @@ def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str
     """The files a card's ``configs`` entry names under ``folder``, by split (globs expanded).
 
     Example:
-        >>> split_files("out", {"data_files": [{"split": "train", "path": "general/train-*"}]})  # doctest: +SKIP
-        {'train': ['out/general/train-00000-of-00001.parquet']}
+        >>> import tempfile
+        >>> out = Path(tempfile.mkdtemp()); (out / "general").mkdir()
+        >>> _ = (out / "general" / "train-00000-of-00001.parquet").write_bytes(b"")
+        >>> found = split_files(out, {"data_files": [{"split": "train", "path": "general/train-*"}]})
+        >>> [Path(f).relative_to(out).as_posix() for f in found["train"]]
+        ['general/train-00000-of-00001.parquet']
     """
     data_files = entry.get("data_files")
     if not data_files:
@@ -356,19 +383,21 @@ def export_builder(
     default a temporary one, removed afterwards (the
     builders' caches are keyed by path, and a fresh build is cheap next to embedding).
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
-    :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see :func:`merge_metadata`).
+    :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see
+    :mod:`builder_utils.hub.card_merge`); files export did not write are never replaced (see
+    :mod:`builder_utils.hub.manifest`), and the refusals come before any build.
 
     ``media="shared"`` writes the question configurations without media plus the builder's
     media configuration; ``"conversations"`` among ``configs`` adds that configuration;
     ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
     ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
 
-    Example:
-        >>> from clevr_math import ClevrMath
-        >>> result = export_builder(ClevrMath, "hub/clevr_math", card_template="clevr_math",
-        ...                         data_dir="CLEVR_v1.0", configs=["multihop"])   # doctest: +SKIP
-        >>> sorted(result.configs["multihop"])                                       # doctest: +SKIP
-        ['test', 'train', 'validation']
+    Example::
+
+        from clevr_math import ClevrMath
+        result = export_builder(ClevrMath, "hub/clevr_math", card_template="clevr_math",
+                                data_dir="CLEVR_v1.0", configs=["multihop"])
+        sorted(result.configs["multihop"])   # ['test', 'train', 'validation']
     """
     started = time.perf_counter()
     names = _check_configs(builder_cls, configs)
@@ -379,14 +408,30 @@ def export_builder(
     out = Path(out_dir).expanduser().resolve()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    existing = read_card(out / README)  # unparsable -> error now, before any work
     created = not out.exists()
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        # First what a killed export left: it may finish that export's moves into place.
+        sweep_stale_staging(out)
+        # Then every refusal about the folder, before any work.
+        manifest = read_manifest(out)
+        state = card_state(out, manifest)
+        existing = read_card(out / README)
+        _check_folders(out, manifest, [config_dir(n) for n in names] + [ASSETS_DIR])
+        out.mkdir(parents=True, exist_ok=True)
+        staging = make_staging(out)
+    except OSError as exc:
+        if created and out.is_dir() and not any(out.iterdir()):
+            out.rmdir()
+        # Named as the user's folder: the hidden staging name would only confuse.
+        raise ExportError(f"{out}: cannot write into the export folder ({exc.strerror or exc})") from None
     result = ExportResult(folder=out)
-
-    staging = Path(tempfile.mkdtemp(prefix=_STAGING_PREFIX, dir=out))
     if cache_dir is None:
         cache_dir = tempfile.mkdtemp(prefix=".cache-", dir=staging)
+    hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
+    pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
+    template = marked_template(template, hand_set)
+    handlers = contextlib.ExitStack()
+    handlers.enter_context(signals_remembered())
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
@@ -440,7 +485,7 @@ def export_builder(
             files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
             if files:
                 stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
-                plots[name] = draw_plots(staging, stats[name], template.metadata.get("pretty_name"))
+                plots[name] = draw_plots(staging, stats[name], pretty_name)
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         descriptions |= added_descriptions(layout)
         card = render_card(
@@ -449,12 +494,20 @@ def export_builder(
         )
         if media == "shared":
             card = with_join_section(card, layout, [n for n in entries if n not in (layout.media_config, CONVERSATIONS)])
+        card = merged_card(card, existing, state)
         (staging / README).write_text(str(card), encoding="utf-8")
-        _move_into_place(staging, out, [config_dir(n) for n in names])
+        owners = {config_dir(n): n for n in card_configs}
+        owners.update({path: name for name, paths in plots.items() for path in paths})
+        # Stale candidates: every old file of a re-exported configuration, and the old plots of
+        # every configuration whose plots were drawn again.
+        replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
+        raise_missed_signal()
+        _commit(staging, out, manifest, _staged_records(staging, owners), replaced)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if created and not any(out.iterdir()):
-            out.rmdir()  # a failed first export leaves no empty folder behind
+        with handlers:
+            remove_staging(staging)
+            if created and out.is_dir() and not any(out.iterdir()):
+                out.rmdir()  # a failed first export leaves no empty folder behind
     result.seconds = time.perf_counter() - started
     return result
 
@@ -477,14 +530,84 @@ def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
     return ours + sorted(c for c in configs if c not in ours)
 
 
-def _move_into_place(staging: Path, out: Path, folders: Sequence[str]) -> None:
-    # Every file is complete before the first rename; the renames themselves cannot half-write.
-    retired = staging / ".retired"
-    retired.mkdir()
-    for folder in [*folders, ASSETS_DIR]:
-        new, final = staging / folder, out / folder
-        if final.exists():
-            os.rename(final, retired / folder)
-        if new.exists():
-            os.rename(new, final)
-    os.replace(staging / README, out / README)
+def _staged_records(staging: Path, owners: Mapping[str, str]) -> dict[str, FileRecord]:
+    """Every file the export wrote in ``staging`` (hidden ones excepted: marker, build cache),
+    each with the configuration owning it: by its own path (plots) or its top folder (shards)."""
+    records = {}
+    for path in sorted(staging.rglob("*")):
+        relative = path.relative_to(staging)
+        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
+            continue
+        name = relative.as_posix()
+        records[name] = file_record(staging, name, owners.get(name, owners.get(relative.parts[0])))
+    return records
+
+
+def _check_folders(out: Path, manifest: Mapping[str, FileRecord], folders: Sequence[str]) -> None:
+    """The refusals :func:`_check_target` would make after the build, made before it where the
+    names are known: a folder export writes into that is a symlink or a file, a foreign shard."""
+    for folder in folders:
+        path = out / folder
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise ExportError(f"{path}: export writes its folder {folder}/ there; move this away")
+        if not path.is_dir():
+            continue
+        for item in sorted(path.iterdir()):
+            name = f"{folder}/{item.name}"
+            if SHARD.match(name) and name not in manifest:
+                raise ExportError(
+                    f"{item}: not written by export (not in {out / MANIFEST}); export never replaces "
+                    "another file: move it away, or export to another folder"
+                )
+
+
+def _check_target(out: Path, record: FileRecord, manifest: Mapping[str, FileRecord]) -> None:
+    """Refuse to write ``record`` over anything in ``out`` that is not an unchanged file of ours."""
+    for parent in reversed(Path(record.path).parents):
+        folder = out / parent
+        if parent != Path(".") and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
+            raise ExportError(f"{folder}: export writes its folder {parent.as_posix()}/ there; move this away")
+    target = out / record.path
+    if not target.exists() and not target.is_symlink():
+        return
+    if record.path == README:
+        return  # checked by card_state and merged, not replaced blindly
+    if record.path not in manifest:
+        raise ExportError(
+            f"{target}: not written by export (not in {out / MANIFEST}); export never replaces "
+            "another file: move it away, or export to another folder"
+        )
+    # Size, type and symlinks, not the content: hashing every shard being replaced would re-read
+    # the whole old export; a file we wrote that was edited in place keeps its size only by chance.
+    reason = difference(out, manifest[record.path], hash_content=False)
+    if reason is not None:
+        raise ExportError(f"{target}: {reason}; export replaces only its own unchanged files: move it away")
+
+
+def _commit(
+    staging: Path, out: Path, manifest: Mapping[str, FileRecord], written: Mapping[str, FileRecord], replaced: set
+) -> None:
+    """Move the staged files into ``out``, remove our stale files, write the manifest.
+
+    Stale: a file of the old manifest that this export did not write again although it replaced
+    what the file belongs to: a configuration of ``replaced`` (a shard count that went down), or
+    a ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
+    only while its content is still what export wrote.
+    """
+    for record in written.values():
+        _check_target(out, record, manifest)
+
+    def is_replaced(record: FileRecord) -> bool:
+        return record.config in replaced or (record.path.split("/")[0], record.config) in replaced
+
+    stale = [record for path, record in manifest.items() if path not in written and is_replaced(record)]
+    kept = {
+        path: record for path, record in manifest.items()
+        if path not in written and not is_replaced(record) and (out / path).is_file()
+    }
+    write_journal(staging, sorted(written), stale, {**kept, **written})
+    # The renames take milliseconds; a signal in the middle would leave old and new shards mixed
+    # under one data_files glob, so it waits until they are done. A kill -9 there leaves the
+    # journal, and the next export finishes the moves (staging.sweep_stale_staging).
+    with signals_deferred():
+        finish(staging, out)

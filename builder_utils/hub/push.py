@@ -1,18 +1,37 @@
-"""Upload an exported folder to a Hub dataset repository with ``huggingface_hub``.
+"""Upload an exported folder to a Hub dataset repository with ``huggingface_hub``, resumably.
 
-The upload is one commit: every file of the export (hidden files and folders excluded), plus the
-deletion of remote files inside the exported configurations' folders that the export no longer
-has (so a configuration re-exported with fewer shards does not keep stale ones, as
-``push_to_hub`` does). If the repository already has a card, the ``configs`` and
-``dataset_info`` of remote configurations that the export does not hold are merged into the
-uploaded card, so pushing one dataset's configurations never hides another's. The uploaded card's
-usage examples name the repository (``"REPO_ID"`` in the exported card is replaced).
+What is uploaded: the files of the export's manifest (:mod:`builder_utils.hub.manifest`: the
+card, our shards, our plots), and nothing else in the folder. Every one must still be the file
+export wrote (same size and sha256, a regular file, no symlink): a changed shard or a symlink
+leaving the folder stops the push before any network access. The card may have been edited by
+hand; it is uploaded as it is, with the ``configs`` / ``dataset_info`` of remote configurations
+that the folder does not hold merged in, and ``"REPO_ID"`` in its usage examples replaced.
+
+What is deleted on the remote: only ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards of the
+configurations being pushed that the export no longer has (a re-export with fewer shards).
+Notes, predictions, other configurations' files and anything else stay.
+
+How: :func:`plan_push` compares the local files with the remote tree (sizes, sha256 of LFS/Xet
+files, git blob ids of small files) and returns what to upload and what to delete; it is a pure
+function, tested offline. The upload is then a series of commits of at most ``COMMIT_FILES``
+files / ``COMMIT_BYTES`` bytes, and last one commit with the card and the deletions. We commit
+in batches ourselves rather than through ``HfApi.upload_folder``: in huggingface_hub 2.x that
+call replaced ``upload_large_folder`` and is resumable too, but it takes glob patterns over a
+walk of the whole folder (following symlinks), uploads the card from disk and would delete in
+its first commit; here the file list is exactly the manifest, the card is built in memory, and
+the card and the deletions come last, once every shard they describe is on the Hub. An
+interrupted push resumes by running it again: committed files are found unchanged in the remote
+tree and skipped, and Xet deduplicates the chunks of a batch that was cut short.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import logging
 import os
 import tempfile
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,11 +40,141 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
 from builder_utils.hub.card import merge_metadata, read_card
-from builder_utils.hub.export import README, split_files
+from builder_utils.hub.export import README, config_dir, split_files
+from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, read_manifest
+
+logger = logging.getLogger(__name__)
+
+COMMIT_FILES = 100
+COMMIT_BYTES = 4 * 2**30
+# Files the Hub keeps in git rather than LFS/Xet are small; their blob id is cheap to compute.
+GIT_BLOB_LIMIT = 10 * 2**20
 
 
 class PushError(RuntimeError):
     """A push that cannot be done (bad folder, no token, no network, refused by the Hub)."""
+
+
+@dataclass(frozen=True)
+class LocalFile:
+    """A file to push: path in the repository, size, sha256 and (small files) git blob id."""
+
+    path: str
+    size: int
+    sha256: str
+    git_oid: str | None = None
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """A file of the remote tree: size, LFS/Xet sha256 (None for a git file) and git blob id."""
+
+    path: str
+    size: int
+    sha256: str | None = None
+    git_oid: str | None = None
+
+
+@dataclass
+class PushPlan:
+    """What a push does: files to upload, files already there, remote shards to delete."""
+
+    upload: list[LocalFile] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    delete: list[str] = field(default_factory=list)
+
+
+@dataclass
+class PushResult:
+    """What a push did: the last commit's URL (the repository's if none), files sent and skipped."""
+
+    url: str
+    uploaded: int = 0
+    unchanged: int = 0
+    deleted: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """One line for the command line.
+
+        Example:
+            >>> PushResult("https://hub/x", 3, 1, ["a/train-00001-of-00002.parquet"]).summary()
+            '3 file(s) uploaded, 1 already on the Hub, 1 stale shard(s) deleted: https://hub/x'
+        """
+        return (f"{self.uploaded} file(s) uploaded, {self.unchanged} already on the Hub, "
+                f"{len(self.deleted)} stale shard(s) deleted: {self.url}")
+
+
+def git_blob_id(data: bytes) -> str:
+    """The git object id of a file's content (what the Hub reports for a non-LFS file).
+
+    Example:
+        >>> git_blob_id(b"")
+        'e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'
+    """
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _same(local: LocalFile, remote: RemoteFile) -> bool:
+    if local.size != remote.size:
+        return False
+    if remote.sha256 is not None:
+        return remote.sha256 == local.sha256
+    return remote.git_oid is not None and remote.git_oid == local.git_oid
+
+
+def plan_push(local: Mapping[str, LocalFile], remote: Mapping[str, RemoteFile], config_dirs: Iterable[str]) -> PushPlan:
+    """Compare the files to push with the remote tree: what to upload, what to delete.
+
+    A file is uploaded unless the remote holds the same content (same size, and same sha256 or
+    git blob id); a file whose remote content cannot be compared is uploaded. A remote file is
+    deleted only if it is a shard (``<dir>/<split>-NNNNN-of-MMMMM.parquet``) in one of
+    ``config_dirs`` (the folders of the configurations being pushed) that is not pushed.
+
+    Example:
+        >>> local = {"a/train-00000-of-00001.parquet": LocalFile("a/train-00000-of-00001.parquet", 3, "s1")}
+        >>> remote = {"a/train-00000-of-00001.parquet": RemoteFile("a/train-00000-of-00001.parquet", 3, "s1"),
+        ...           "a/train-00001-of-00002.parquet": RemoteFile("a/train-00001-of-00002.parquet", 9, "s9"),
+        ...           "a/notes.md": RemoteFile("a/notes.md", 5, None, "g5"),
+        ...           "b/train-00000-of-00001.parquet": RemoteFile("b/train-00000-of-00001.parquet", 4, "s4")}
+        >>> plan = plan_push(local, remote, ["a"])
+        >>> plan.upload, plan.unchanged, plan.delete
+        ([], ['a/train-00000-of-00001.parquet'], ['a/train-00001-of-00002.parquet'])
+    """
+    plan = PushPlan()
+    for path in sorted(local):
+        if path in remote and _same(local[path], remote[path]):
+            plan.unchanged.append(path)
+        else:
+            plan.upload.append(local[path])
+    dirs = set(config_dirs)
+    for path in sorted(remote):
+        match = SHARD.match(path)
+        if match and match["dir"] in dirs and path not in local:
+            plan.delete.append(path)
+    return plan
+
+
+def commit_batches(files: Sequence[LocalFile], max_files: int = COMMIT_FILES, max_bytes: int = COMMIT_BYTES) -> list[list[LocalFile]]:
+    """Cut the files to upload into commits of at most ``max_files`` files and ``max_bytes``
+    bytes (a single larger file gets a commit of its own), keeping their order.
+
+    Example:
+        >>> files = [LocalFile(str(i), size, "") for i, size in enumerate([4, 4, 9, 1])]
+        >>> [[f.path for f in batch] for batch in commit_batches(files, max_files=3, max_bytes=8)]
+        [['0', '1'], ['2'], ['3']]
+    """
+    batches: list[list[LocalFile]] = []
+    current: list[LocalFile] = []
+    size = 0
+    for item in files:
+        if current and (len(current) >= max_files or size + item.size > max_bytes):
+            batches.append(current)
+            current, size = [], 0
+        current.append(item)
+        size += item.size
+    if current:
+        batches.append(current)
+    return batches
 
 
 @dataclass
@@ -36,6 +185,7 @@ class UploadPlan:
     files: list[tuple[str, int]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
     config_dirs: list[str] = field(default_factory=list)
+    records: dict[str, FileRecord] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -73,46 +223,83 @@ def card_for_repo(text: str, repo_id: str | None) -> str:
     return text if not repo_id else text.replace(REPO_PLACEHOLDER, f'"{repo_id}"')
 
 
+def check_repo_id(repo_id: str) -> None:
+    """Refuse a repository id the Hub would refuse (huggingface_hub's own validator).
+
+    Example:
+        >>> check_repo_id("me/clevr-math")
+        >>> check_repo_id("me/../x")
+        Traceback (most recent call last):
+        builder_utils.hub.push.PushError: invalid --repo_id 'me/../x': Repo id must be in the form 'repo_name' or 'namespace/repo_name': 'me/../x'. Use `repo_type` argument if needed.
+    """
+    from huggingface_hub.errors import HFValidationError
+    from huggingface_hub.utils import validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as exc:
+        raise PushError(f"invalid --repo_id {repo_id!r}: {exc}") from None
+    if "/" not in repo_id:
+        raise PushError(f"invalid --repo_id {repo_id!r}: give it as namespace/name, e.g. my-name/{repo_id}")
+
+
 def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> UploadPlan:
     """Check an exported folder and list what a push would upload, without any network.
 
-    The folder needs a README.md whose YAML has ``configs`` whose data files all exist.
-    With ``repo_id``, the README's size is that of the card as uploaded (:func:`card_for_repo`).
+    The folder needs its card (README.md, with ``configs`` whose data files exist and were
+    written by export) and its manifest; every file of the manifest but the card must be what
+    export wrote. With ``repo_id``, the README's size is that of the card as uploaded
+    (:func:`card_for_repo`).
 
     Example:
-        >>> plan = plan_upload("hub/clevr_math")   # doctest: +SKIP
-        >>> plan.files[0]                           # doctest: +SKIP
-        ('README.md', 14021)
+        >>> plan_upload("/nonexistent")
+        Traceback (most recent call last):
+        builder_utils.hub.push.PushError: /nonexistent: no such folder; export first (`... export --out /nonexistent`)
     """
     root = Path(folder).expanduser().resolve()
     if not root.is_dir():
         raise PushError(f"{root}: no such folder; export first (`... export --out {folder}`)")
-    card = read_card(root / README)
+    readme = root / README
+    if readme.is_symlink() or (readme.exists() and not readme.is_file()):
+        raise PushError(f"{readme}: not a regular file; push uploads the card export wrote")
+    card = read_card(readme)
     if card is None:
-        raise PushError(f"{root / README}: missing; push uploads a folder written by `export`")
+        raise PushError(f"{readme}: missing; push uploads a folder written by `export`")
     configs = MetadataConfigs.from_dataset_card_data(card.data)
     if not configs:
-        raise PushError(f"{root / README}: the card has no `configs`; re-export the folder")
-    config_dirs = []
+        raise PushError(f"{readme}: the card has no `configs`; re-export the folder")
+    data_files = {}
     for name, entry in configs.items():
-        found = split_files(root, entry)
+        found = data_files[name] = split_files(root, entry)
         empty = [split for split, files in found.items() if not files]
         if not found or empty:
             raise PushError(
-                f"{root / README}: config {name!r} names data files that are not in the folder "
+                f"{readme}: config {name!r} names data files that are not in the folder "
                 f"(split(s) {', '.join(empty) or 'all'}); re-export it or remove it from the card"
             )
-        parts = [Path(f).relative_to(root).parts for files in found.values() for f in files]
-        config_dirs += [p[0] for p in parts if len(p) > 1]
-    plan = UploadPlan(folder=root, configs=list(configs), config_dirs=sorted(set(config_dirs)))
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if any(part.startswith(".") for part in relative.parts) or not path.is_file():
-            continue  # staging folders of an export in progress, editor files, .cache
-        size = path.stat().st_size
-        if relative.as_posix() == README and repo_id:
-            size = len(card_for_repo(path.read_text(encoding="utf-8"), repo_id).encode("utf-8"))
-        plan.files.append((relative.as_posix(), size))
+    records = read_manifest(root)
+    if not records:
+        raise PushError(f"{root / MANIFEST}: missing; push uploads only files listed there by `export`: re-export the folder")
+    for name, found in data_files.items():
+        foreign = [f for files in found.values() for f in files if Path(f).relative_to(root).as_posix() not in records]
+        if foreign:
+            raise PushError(
+                f"{foreign[0]}: named by config {name!r} of the card but not written by export, so push would "
+                "not upload it; remove the config from the card, or re-export it"
+            )
+    changed = [(path, reason) for path in sorted(records) if path != README
+               for reason in [difference(root, records[path])] if reason is not None]
+    if changed:
+        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
+        path, reason = changed[0]
+        raise PushError(
+            f"{root / path}: {reason}{more}; push uploads only the files export wrote, unchanged: re-export the folder"
+        )
+    pushed = sorted({record.config for record in records.values() if record.config})
+    plan = UploadPlan(folder=root, configs=list(configs), config_dirs=sorted({config_dir(c) for c in pushed}))
+    plan.records = {path: record for path, record in records.items() if path != README}
+    size = len(card_for_repo(readme.read_text(encoding="utf-8"), repo_id).encode("utf-8"))
+    plan.files = sorted([(README, size)] + [(path, record.size) for path, record in plan.records.items()])
     return plan
 
 
@@ -156,6 +343,47 @@ def _merged_readme(local: Path, remote_text: str | None, repo_id: str | None = N
     return str(merged).encode("utf-8"), kept
 
 
+def local_files(plan: UploadPlan, readme: bytes) -> dict[str, LocalFile]:
+    """The files of ``plan`` as :class:`LocalFile` (sha256 from the verified manifest), with the
+    card as it will be uploaded.
+
+    Example:
+        >>> local_files(UploadPlan(Path("out")), b"card")["README.md"].size
+        4
+    """
+    files = {README: LocalFile(README, len(readme), hashlib.sha256(readme).hexdigest(), git_blob_id(readme))}
+    for path, record in plan.records.items():
+        oid = git_blob_id((plan.folder / path).read_bytes()) if record.size <= GIT_BLOB_LIMIT else None
+        files[path] = LocalFile(path, record.size, record.sha256, oid)
+    return files
+
+
+def _remote_tree(api, repo_id: str, revision: str | None) -> dict[str, RemoteFile]:
+    from huggingface_hub.hf_api import RepoFile
+
+    remote = {}
+    for entry in api.list_repo_tree(repo_id, repo_type="dataset", revision=revision, recursive=True):
+        if isinstance(entry, RepoFile):
+            sha256 = entry.lfs.sha256 if entry.lfs is not None else None
+            remote[entry.path] = RemoteFile(entry.path, entry.size, sha256, entry.blob_id)
+    return remote
+
+
+@contextlib.contextmanager
+def _xet_workers(num_workers: int | None) -> Iterator[None]:
+    # hf_xet reads its concurrency from the environment (files chunked and uploaded at once,
+    # default 8); a value the user set there wins.
+    name = "HF_XET_DATA_MAX_CONCURRENT_FILE_INGESTION"
+    if num_workers is None or name in os.environ:
+        yield
+        return
+    os.environ[name] = str(num_workers)
+    try:
+        yield
+    finally:
+        os.environ.pop(name, None)
+
+
 def push_folder(
     folder: str | os.PathLike,
     repo_id: str,
@@ -165,56 +393,71 @@ def push_folder(
     commit_message: str | None = None,
     token: str | None = None,
     endpoint: str | None = None,
-) -> str:
-    """Upload an exported folder as one commit; return the commit URL.
+    create_pr: bool = False,
+    num_workers: int | None = None,
+) -> PushResult:
+    """Upload what is missing of an exported folder in batched commits.
 
     The token comes from ``token``, else ``HF_TOKEN`` or the stored login (``hf auth login``);
-    ``endpoint`` defaults to ``HF_ENDPOINT`` (huggingface.co).
-    Every failure (no token, no network, refused) is a :class:`PushError` with one clear line.
+    ``endpoint`` defaults to ``HF_ENDPOINT`` (huggingface.co). ``create_pr`` opens a pull request
+    with the first commit and puts the later ones on it; a push cut short resumes with
+    ``revision="refs/pr/N"`` (logged when the pull request opens). ``num_workers``: files hashed
+    and uploaded at once. Every failure is a :class:`PushError` with one clear line.
 
-    Example:
-        >>> push_folder("hub/clevr_math", "me/clevr-math", private=True)  # doctest: +SKIP
-        'https://huggingface.co/datasets/me/clevr-math/commit/...'
+    Example::
+
+        push_folder("hub/clevr_math", "me/clevr-math", private=True).url
+        # 'https://huggingface.co/datasets/me/clevr-math/commit/...'
     """
     from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi, get_token
     from huggingface_hub.errors import EntryNotFoundError, HfHubHTTPError, OfflineModeIsEnabled
 
+    check_repo_id(repo_id)
+    if num_workers is not None and num_workers < 1:
+        raise PushError("--num_workers must be at least 1")
     plan = plan_upload(folder, repo_id)
     token = token or get_token()
     if not token:
-        raise PushError("no Hugging Face token: set HF_TOKEN or run `hf auth login`, then push again")
+        raise PushError("no Hugging Face token: set HF_TOKEN, pass --token or run `hf auth login`, then push again")
     api = HfApi(token=token, endpoint=endpoint)
+    message = commit_message or f"Upload {', '.join(plan.configs)}"
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         if revision is not None and not revision.startswith("refs/pr/"):
             api.create_branch(repo_id, repo_type="dataset", branch=revision, exist_ok=True)
-        remote_files = api.list_repo_files(repo_id, repo_type="dataset", revision=revision)
+        remote = _remote_tree(api, repo_id, revision)
         remote_readme = None
-        if README in remote_files:
+        if README in remote:
             try:
                 with tempfile.TemporaryDirectory() as scratch:
-                    path = api.hf_hub_download(
-                        repo_id, README, repo_type="dataset", revision=revision, local_dir=scratch
-                    )
+                    path = api.hf_hub_download(repo_id, README, repo_type="dataset", revision=revision, local_dir=scratch)
                     remote_readme = Path(path).read_text(encoding="utf-8")
             except EntryNotFoundError:
                 remote_readme = None
         readme, kept = _merged_readme(plan.folder / README, remote_readme, repo_id)
-        local = {path for path, _ in plan.files}
-        operations: list = [CommitOperationAdd(path_in_repo=README, path_or_fileobj=readme)]
-        operations += [
-            CommitOperationAdd(path_in_repo=path, path_or_fileobj=str(plan.folder / path))
-            for path, _ in plan.files
-            if path != README
-        ]
-        stale = [f for f in remote_files if f.split("/")[0] in plan.config_dirs and "/" in f and f not in local]
-        operations += [CommitOperationDelete(path_in_repo=path) for path in stale]
-        message = commit_message or f"Upload {', '.join(plan.configs)} ({len(plan.files)} files)"
-        if kept:
-            message += f"; card keeps remote configs {', '.join(kept)}"
-        info = api.create_commit(
-            repo_id, operations=operations, commit_message=message, repo_type="dataset", revision=revision
-        )
+        todo = plan_push(local_files(plan, readme), remote, plan.config_dirs)
+        data = [item for item in todo.upload if item.path != README]
+        batches = commit_batches(data, COMMIT_FILES, COMMIT_BYTES)
+        final: list = [CommitOperationDelete(path_in_repo=path) for path in todo.delete]
+        if len(data) < len(todo.upload):
+            final.insert(0, CommitOperationAdd(path_in_repo=README, path_or_fileobj=readme))
+        result = PushResult(f"{api.endpoint}/datasets/{repo_id}", len(todo.upload), len(todo.unchanged), todo.delete)
+        target, open_pr = revision, create_pr
+        with _xet_workers(num_workers):
+            steps = [[CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(plan.folder / f.path)) for f in batch]
+                     for batch in batches] + ([final] if final else [])
+            for number, operations in enumerate(steps, start=1):
+                title = message if len(steps) == 1 else f"{message} (part {number}/{len(steps)})"
+                if operations is final and kept:
+                    title += f"; card keeps remote configs {', '.join(kept)}"
+                info = api.create_commit(
+                    repo_id, operations=operations, commit_message=title, repo_type="dataset",
+                    revision=target, create_pr=open_pr, num_threads=num_workers or 5,
+                )
+                result.url = getattr(info, "commit_url", str(info))
+                if open_pr:
+                    target, open_pr = info.pr_revision, False
+                    logger.warning("opened %s; if this push is cut short, resume with --revision %s", info.pr_url, target)
     except OfflineModeIsEnabled:
         raise PushError("HF_HUB_OFFLINE is set: unset it to push") from None
     except HfHubHTTPError as exc:
@@ -226,4 +469,4 @@ def push_folder(
             f"cannot reach the Hugging Face Hub to push {repo_id} ({type(exc).__name__}: {exc}); "
             "check the network, or use --dry_run to list the files"
         ) from None
-    return getattr(info, "commit_url", str(info))
+    return result

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
@@ -31,11 +32,14 @@ from pathlib import Path
 from tqdm import tqdm
 
 from builder_utils.atomic import atomic_output, write_atomic
+from builder_utils.cli_support import add_version, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
+
+logger = logging.getLogger(__name__)
 
 LICENSE = "Creative Commons Attribution (CC BY 4.0)"
 VERSION = "1.0"
@@ -271,8 +275,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                              "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
     parser.add_argument("--overwrite", action="store_true",
                         help="write into a non-empty --out, replacing only what synth wrote there before")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    return parser
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
+    return add_version(parser)
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
@@ -295,18 +299,19 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
         if split not in SPLITS:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
     try:
-        with stop_on_signals():
+        with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
             root = write_clevr_folder(
                 args.out,
                 counts,
                 seed=args.seed,
                 splits=splits,
                 render=not args.no_render,
-                progress=not args.quiet,
+                progress=progress,
                 num_proc=args.num_proc,
                 overwrite=args.overwrite,
                 dask=args.dask,
             )
+            logger.info("wrote synthetic CLEVR to %s", root)
     except (ValueError, OSError, DaskUnavailable) as exc:
         message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename and exc.strerror else exc
         print(f"{parser.prog}: error: {message}", file=sys.stderr)  # one line: the arguments parsed fine
@@ -314,6 +319,4 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)
         return exit_status(stop)
-    if not args.quiet:
-        print(f"wrote synthetic CLEVR to {root}", file=sys.stderr)
     return 0

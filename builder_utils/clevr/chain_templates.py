@@ -1,7 +1,7 @@
 """Write the ``clevr_math_chains`` template set: chains of k operations, k = 2..max.
 
 CLEVR-Math's paper names longer chains, and chains that alternate removal and insertion, as its
-future work; this script writes them as ordinary template files so that the template engine
+future work; this module writes them as ordinary template files so that the template engine
 needs nothing special. Each chain alternates removal and insertion, and ends with "how many
 objects are there now?". There are four templates per length k: starting with a removal or with
 an insertion, and with removals written as "all <C> <S>s" or as "<X> of the <C> <S>s" (the chain
@@ -25,13 +25,13 @@ Semantics that keep every step exact with the counting functions of the CLEVR la
 
 Answers may exceed 10; the generator's ``max_answer`` option decides which are kept.
 
-Regenerate the committed set (the default, k = 2..5) from the repository root with::
+Regenerate the committed set (the default, k = 2..5; ``--check`` only compares) with::
 
-    python builder_utils/clevr/templates/make_chain_templates.py
+    python -m builder_utils.clevr.chain_templates
 
 or write longer chains elsewhere and use them with ``generate-questions --template_dir DIR``::
 
-    python builder_utils/clevr/templates/make_chain_templates.py --max-operations 8 --output-dir my_chains
+    python -m builder_utils.clevr.chain_templates --max-operations 8 --output-dir my_chains
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ DEFAULT_MAX_INSERT = 3
 # Colours must be pairwise different, and CLEVR has eight of them.
 MAX_OPERATIONS = 8
 CATEGORY = "multihop"
-DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "clevr_math_chains"
+DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "templates" / "clevr_math_chains"
 
 REMOVE_ALL = "remove_all"
 REMOVE_SOME = "remove_some"
@@ -259,7 +259,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check:
         present = {p.name: p.read_text(encoding="utf-8") for p in out.glob("chain_*.json")}
         if present != files:
-            print(f"{out}: chain templates are out of date; rerun {Path(__file__).name}", file=sys.stderr)
+            print(f"{out}: chain templates are out of date; rerun python -m {__spec__.name if __spec__ else __name__}",
+                  file=sys.stderr)
             return 1
         return 0
     for path in _write_files(out, files):

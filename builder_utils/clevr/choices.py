@@ -1,0 +1,260 @@
+"""The choices of filter and relate nodes on one scene (what the search tries), and the
+per-scene caches.
+
+The choices for a filter node are the attribute combinations present among its *declared* input
+objects (for relate nodes: the scene's combinations intersected with the objects related to
+the input object), using only the attributes the node lists. ``filter_count``, ``filter`` and
+``filter_exist`` also get placeholders for combinations that match nothing, drawn when the
+shuffled iteration reaches them, so that 0 and "no" answers occur. Those empty combinations
+are taken first from the ones present in the scene but not among the input objects (a "no"
+about objects that are in the picture, elsewhere, survives the degeneracy check and reads
+naturally), then from the whole vocabulary. ``relate_filter`` offers empty selections as
+``filter`` does (as many as it has one-object options); ``relate_filter_count`` and
+``relate_filter_exist`` offer every empty one.
+
+>>> data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))   # doctest: +SKIP
+>>> choices, empties = filter_choices(step, data, data.index.all_mask, {})     # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .executor import SceneIndex
+from .plan import ATTRS, NULL_KEY, Step
+
+__all__ = ["SceneData", "filter_choices", "relate_choices", "shuffled"]
+
+# Share of "trivial" relate options (the relation does not narrow the filter) kept, as in
+# the reference generator.
+_TRIVIAL_FRACTION = 0.1
+
+
+class SceneData:
+    """A :class:`SceneIndex` plus the per-scene caches of the search (filter keys present in
+    the scene, option lists per node signature and input). Build one per scene; it is shared
+    by every template tried on that scene and dropped afterwards, so nothing leaks into
+    output.
+
+    >>> data = SceneData(SceneIndex(scene))                    # doctest: +SKIP
+    """
+
+    __slots__ = ("index", "relations", "_by_support", "_keys", "_filters", "_relates", "_key_masks")
+
+    def __init__(self, index: SceneIndex, relations: Sequence[str]):
+        self.index = index
+        self.relations = tuple(relations)
+        by_support: list[dict[tuple, int]] = [{} for _ in range(1 << len(ATTRS))]
+        for i, obj in enumerate(index.objects):
+            bit = 1 << i
+            full = tuple(obj[a] for a in ATTRS)
+            for support in range(1 << len(ATTRS)):
+                key = tuple(v if support >> a & 1 else None for a, v in enumerate(full))
+                table = by_support[support]
+                table[key] = table.get(key, 0) | bit
+        self._by_support = by_support
+        self._keys: dict[tuple[int, int], list[tuple[tuple, int]]] = {}
+        self._filters: dict[tuple, tuple] = {}
+        self._relates: dict[tuple, tuple] = {}
+        self._key_masks = {key: mask for table in by_support for key, mask in table.items()}
+
+    def keys(self, allowed: int, required: int) -> list[tuple[tuple, int]]:
+        """Filter keys present in the scene using only ``allowed`` attributes and all of the
+        ``required`` ones, with the mask of the objects each selects."""
+        cached = self._keys.get((allowed, required))
+        if cached is None:
+            cached = []
+            for support, table in enumerate(self._by_support):
+                if support & ~allowed == 0 and support & required == required:
+                    cached.extend(table.items())
+            self._keys[(allowed, required)] = cached
+        return cached
+
+    def key_mask(self, key: tuple) -> int:
+        """Objects of the scene matching a filter key (0 if the combination is absent; the
+        all-null key, listed under the empty support, matches every object)."""
+        return self._key_masks.get(key, 0)
+
+
+def shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
+    """Items in a uniformly random order, drawn lazily (a search that succeeds on its first
+    options pays for a few draws instead of a full shuffle), using only ``rng.random()``,
+    whose sequence for a given seed is the same on every Python version.
+
+    >>> sorted(shuffled(range(5), random.Random(0)))
+    [0, 1, 2, 3, 4]
+    """
+    a = list(items)
+    n = len(a)
+    rand = rng.random
+    for i in range(n):
+        j = i + int(rand() * (n - i))
+        a[i], a[j] = a[j], a[i]
+        yield a[i]
+
+
+def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tuple[list, "_EmptyKeys | None"]:
+    """The options of a filter-family step on input ``mask``: ``(key, selected)`` pairs for
+    the combinations present, plus (for count/exist/filter) ``None`` placeholders that stand
+    for combinations matching nothing, drawn from the returned :class:`_EmptyKeys` when the
+    shuffled iteration reaches them (most searches stop after a few options)."""
+    fixed_values = tuple(values[p] for _, p in step.fixed)
+    cache_key = (step.signature, mask, fixed_values)
+    cached = data._filters.get(cache_key)
+    if cached is None:
+        options, present, singles, elsewhere = [], set(), 0, []
+        unique = step.suffix == "unique"
+        drop_null = step.function == "filter"
+        for key, key_mask in data.keys(step.allowed, step.required):
+            if fixed_values and any(key[a] != v for (a, _), v in zip(step.fixed, fixed_values)):
+                continue
+            selected = key_mask & mask
+            if not selected:
+                if not unique:
+                    elsewhere.append(key)  # in the scene, not among the input objects
+                continue
+            present.add(key)
+            single = not selected & (selected - 1)
+            singles += single
+            if (unique and not single) or (drop_null and key == NULL_KEY):
+                continue
+            options.append((key, selected))
+        extra = 0
+        domains = None
+        if not unique:
+            extra = len(options) if step.suffix == "exist" else singles
+            domains = _key_domains(step, data, fixed_values)
+            room = 1
+            for d in domains:
+                room *= len(d)
+            extra = max(0, min(extra, room - len(present) - (drop_null and NULL_KEY not in present)))
+        cached = (options + [None] * extra, frozenset(present), domains, tuple(elsewhere))
+        data._filters[cache_key] = cached
+    options, present, domains, elsewhere = cached
+    if domains is None or not options or options[-1] is not None:
+        return options, None
+    return options, _EmptyKeys(domains, present, step.function == "filter", elsewhere)
+
+
+def _key_domains(step: Step, data: SceneData, fixed_values: tuple) -> tuple[tuple, ...]:
+    """Per attribute, the values a filter key of this step may take (null included)."""
+    fixed = {a: v for (a, _), v in zip(step.fixed, fixed_values)}
+    domains = []
+    for a, attr in enumerate(ATTRS):
+        if a in fixed:
+            domains.append((fixed[a],))
+        elif step.allowed >> a & 1:
+            vals = tuple(data.index.attribute_masks[attr])
+            domains.append(vals if step.required >> a & 1 else vals + (None,))
+        else:
+            domains.append((None,))
+    return tuple(domains)
+
+
+class _EmptyKeys:
+    """Draws distinct filter keys that match none of the input objects: first, in random
+    order, the keys present in the scene outside the input set (``elsewhere``), then keys
+    drawn attribute by attribute, each uniformly among its values and null."""
+
+    __slots__ = ("domains", "present", "drop_null", "seen", "_elsewhere")
+
+    def __init__(self, domains: tuple, present: frozenset, drop_null: bool, elsewhere: Sequence[tuple] = ()):
+        self.domains = domains
+        self.present = present
+        self.drop_null = drop_null
+        self.seen: set = set()
+        self._elsewhere = elsewhere  # copied on the first draw: most searches never draw
+
+    def draw(self, rng: random.Random):
+        """A fresh empty ``(key, 0)`` option, or ``None`` if none turned up in 64 draws."""
+        rand = rng.random
+        pool = self._elsewhere
+        if type(pool) is not list:
+            pool = self._elsewhere = list(pool)
+        while pool:
+            # Swap-remove a random entry: each draw costs O(1) and only the drawn ones move.
+            i = int(rand() * len(pool))
+            pool[i], pool[-1] = pool[-1], pool[i]
+            key = pool.pop()
+            if key not in self.seen:
+                self.seen.add(key)
+                return key, 0
+        for _ in range(64):
+            key = tuple([d[int(rand() * len(d))] for d in self.domains])
+            if key in self.present or key in self.seen or (self.drop_null and key == NULL_KEY):
+                continue
+            self.seen.add(key)
+            return key, 0
+        return None
+
+
+def relate_choices(step: Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
+    """The ``(relation, key, selected)`` options of a relate-family step on object ``obj``.
+
+    ``relate_filter_unique`` keeps one-object selections; ``relate_filter_count`` /
+    ``relate_filter_exist`` keep every selection, empty ones included; ``relate_filter`` keeps
+    the non-empty ones plus, as ``filter`` does, as many random empty ones as it has
+    one-object options. About 10 % of the result are "trivial" options, in which the relation
+    does not narrow the filter.
+    """
+    fixed_values = tuple(values[p] for _, p in step.fixed)
+    rel_value = values[step.rel_param] if step.rel_fixed else None
+    cache_key = (step.signature, obj, fixed_values, rel_value)
+    cached = data._relates.get(cache_key)
+    if cached is None:
+        unique = step.suffix == "unique"
+        include_zero = step.suffix in ("count", "exist")
+        keys = [
+            (key, key_mask)
+            for key, key_mask in data.keys(step.allowed, step.required)
+            if not fixed_values or all(key[a] == v for (a, _), v in zip(step.fixed, fixed_values))
+        ]
+        nontrivial, trivial, empty = [], [], []
+        singles = 0
+        rel_masks = data.index.relation_masks
+        for rel in (rel_value,) if step.rel_fixed else data.relations:
+            related = rel_masks[rel][obj]
+            for key, key_mask in keys:
+                selected = related & key_mask
+                if unique:
+                    if not selected or selected & (selected - 1):
+                        continue
+                elif not selected and not include_zero:
+                    empty.append((rel, key, 0))
+                    continue
+                if selected == key_mask:
+                    trivial.append((rel, key, selected))
+                else:
+                    nontrivial.append((rel, key, selected))
+                    singles += selected != 0 and not selected & (selected - 1)
+        cached = (nontrivial, trivial, empty, singles)
+        data._relates[cache_key] = cached
+    nontrivial, trivial, empty, singles = cached
+    keep = int(round(len(nontrivial) * _TRIVIAL_FRACTION / (1 - _TRIVIAL_FRACTION)))
+    result = nontrivial
+    if keep and trivial:
+        chosen = _sample(trivial, keep, rng)
+        result = result + chosen
+        if empty:
+            singles += sum(not s & (s - 1) for _, _, s in chosen)
+    if empty and singles:
+        # As many empty selections as one-object options offered, as for ``filter``.
+        result = result + _sample(empty, singles, rng)
+    return result
+
+
+def _sample(items: Sequence[Any], k: int, rng: random.Random) -> list:
+    """The first ``k`` items :func:`shuffled` would yield, in O(k): a sparse Fisher-Yates
+    shuffle (the lists sampled here are long and only a few items are wanted)."""
+    n = len(items)
+    moved: dict[int, int] = {}
+    chosen = []
+    rand = rng.random
+    for i in range(min(k, n)):
+        j = i + int(rand() * (n - i))
+        picked = moved.get(j, j)
+        moved[j] = moved.get(i, i)
+        chosen.append(items[picked])
+    return chosen

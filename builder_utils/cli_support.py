@@ -1,0 +1,208 @@
+"""What every command of this package shares: ``--version``, when to show progress bars, and
+diagnostics through ``logging``.
+
+- :func:`add_version` gives a parser and all its subcommands ``--version``.
+- :func:`progress_wanted`: progress bars only for a person watching. ``--quiet`` turns them
+  off; otherwise ``HF_DATASETS_DISABLE_PROGRESS_BARS``, when set, decides (as it does for
+  ``datasets``); otherwise they show only when stderr is a terminal, so a pipeline or a log
+  file never fills with bar redraws.
+- :func:`progress_bars` sets the global progress-bar switches of ``datasets`` and
+  ``huggingface_hub`` for a block and puts back what was there, so a command called from
+  Python (a notebook running a demo) leaves the caller's settings as they were.
+- :func:`log_to_stderr` shows the log records of the named package loggers (``clevr_math``,
+  ``clotho_aqa``, ``builder_utils``) as ``<prog>: <message>`` lines on stderr while a command
+  runs. Library code only logs (``logging.getLogger(__name__)``), so a notebook or a pipeline
+  silences or captures it with the ``logging`` module.
+- :func:`running` is the three together, for a command's ``main``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.metadata
+import logging
+import os
+import platform
+import sys
+import warnings
+from collections.abc import Iterator
+
+DISTRIBUTION = "clevr-clotho-qa"
+CORE_LOGGER = "builder_utils"
+_TRUE = {"1", "ON", "YES", "TRUE"}  # datasets' own reading of the variable (config.ENV_VARS_TRUE_VALUES)
+
+
+def version_text() -> str:
+    """The version line of every command: this package, ``datasets``, Python.
+
+    Example:
+        >>> version_text().startswith("%(prog)s ")
+        True
+    """
+
+    def version(name: str) -> str:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return "not installed"
+
+    return (f"%(prog)s ({DISTRIBUTION} {version(DISTRIBUTION)}; datasets {version('datasets')}; "
+            f"Python {platform.python_version()})")
+
+
+def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``--version`` to ``parser`` and to every subcommand parser it has (call it last).
+
+    Example:
+        >>> parser = argparse.ArgumentParser(prog="tool")
+        >>> _ = parser.add_subparsers().add_parser("sub")
+        >>> _ = add_version(parser)
+        >>> try:
+        ...     parser.parse_args(["sub", "--version"])
+        ... except SystemExit as exit:
+        ...     exit.code  # doctest: +ELLIPSIS
+        tool sub (clevr-clotho-qa ...; datasets ...; Python ...)
+        0
+    """
+    if "--version" not in parser._option_string_actions:
+        parser.add_argument("--version", action="version", version=version_text(), help="print the version and exit")
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for subparser in set(action.choices.values()):
+                add_version(subparser)
+    return parser
+
+
+def _env_disables_progress() -> bool | None:
+    value = os.environ.get("HF_DATASETS_DISABLE_PROGRESS_BARS")
+    return None if value is None else value.upper() in _TRUE
+
+
+def progress_wanted(quiet: bool = False, stream=None) -> bool:
+    """Whether to show progress bars: not with ``quiet``; as ``HF_DATASETS_DISABLE_PROGRESS_BARS``
+    says when it is set; else only when ``stream`` (default: stderr) is a terminal.
+
+    Example:
+        >>> import io
+        >>> progress_wanted(quiet=True), progress_wanted(stream=io.StringIO())
+        (False, False)
+    """
+    if quiet:
+        return False
+    from_env = _env_disables_progress()
+    if from_env is not None:
+        return not from_env
+    stream = sys.stderr if stream is None else stream
+    return bool(getattr(stream, "isatty", lambda: False)())
+
+
+@contextlib.contextmanager
+def progress_bars(enabled: bool) -> Iterator[bool]:
+    """Switch ``datasets``' and ``huggingface_hub``'s progress bars on or off for the block, then
+    restore their previous state. An environment variable that forces them keeps priority.
+
+    Example:
+        >>> import datasets
+        >>> before = datasets.utils.are_progress_bars_disabled()
+        >>> with progress_bars(False):
+        ...     datasets.utils.are_progress_bars_disabled()
+        True
+        >>> datasets.utils.are_progress_bars_disabled() == before
+        True
+    """
+    import datasets.utils
+    import huggingface_hub.utils as hub_utils
+
+    switches = [
+        (datasets.utils.are_progress_bars_disabled, datasets.utils.disable_progress_bars, datasets.utils.enable_progress_bars),
+        (hub_utils.are_progress_bars_disabled, hub_utils.disable_progress_bars, hub_utils.enable_progress_bars),
+    ]
+    before = [is_disabled() for is_disabled, _, _ in switches]
+    with warnings.catch_warnings():  # "cannot enable: the environment variable has priority"
+        warnings.simplefilter("ignore")
+        for _, disable, enable in switches:
+            (enable if enabled else disable)()
+    try:
+        yield enabled
+    finally:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for (_, disable, enable), was_disabled in zip(switches, before):
+                (disable if was_disabled else enable)()
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is at the time (pytest's capture, a redirected stream)."""
+
+    def __init__(self):
+        super().__init__()
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # logging.StreamHandler.__init__ assigns it
+        pass
+
+
+class _CommandFormatter(logging.Formatter):
+    def __init__(self, prog: str):
+        super().__init__()
+        self.prog = prog
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = "" if record.levelno < logging.WARNING else f"{record.levelname.lower()}: "
+        return f"{self.prog}: {level}{record.getMessage()}"
+
+
+@contextlib.contextmanager
+def log_to_stderr(prog: str, *packages: str, level: int = logging.INFO) -> Iterator[None]:
+    """Show the records of the ``packages`` loggers (and ``builder_utils``) at ``level`` and above
+    on stderr as ``<prog>: <message>`` (``<prog>: warning: <message>``) during the block.
+
+    Example:
+        >>> saved, sys.stderr = sys.stderr, sys.stdout   # to show the line here
+        >>> with log_to_stderr("tool", "clevr_math"):
+        ...     logging.getLogger("clevr_math.demo").info("wrote demo_output")
+        ...     logging.getLogger("builder_utils.hub").warning("3 clips have no license")
+        tool: wrote demo_output
+        tool: warning: 3 clips have no license
+        >>> sys.stderr = saved
+    """
+    handler = _StderrHandler()
+    handler.setFormatter(_CommandFormatter(prog))
+    loggers = [logging.getLogger(name) for name in dict.fromkeys((*packages, CORE_LOGGER))]
+    saved = [(logger.level, logger.propagate) for logger in loggers]
+    # A command run inside another (`clevr-math synth` runs synth's own main) keeps the outer
+    # one's handler and name, and sets the level (its --quiet) for its own run.
+    added = [logger for logger in loggers if not any(isinstance(h, _StderrHandler) for h in logger.handlers)]
+    for logger in loggers:
+        logger.setLevel(level)
+        logger.propagate = False  # one line per record, even when the caller configured the root logger
+    for logger in added:
+        logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        for logger in added:
+            logger.removeHandler(handler)
+        for logger, (old_level, propagate) in zip(loggers, saved):
+            logger.setLevel(old_level)
+            logger.propagate = propagate
+
+
+@contextlib.contextmanager
+def running(prog: str, *packages: str, quiet: bool = False) -> Iterator[bool]:
+    """A command's run: log records on stderr (warnings and errors only with ``quiet``), progress
+    bars as :func:`progress_wanted` says; yields whether to show progress bars.
+
+    Example:
+        >>> with running("tool", "clevr_math", quiet=True) as progress:
+        ...     progress
+        False
+    """
+    show = progress_wanted(quiet)
+    with log_to_stderr(prog, *packages, level=logging.WARNING if quiet else logging.INFO), progress_bars(show):
+        yield show

@@ -1,0 +1,156 @@
+"""Where a freshly rendered card meets the README.md already in the export folder.
+
+Three cases, decided before any build (:func:`card_state`):
+
+- no README.md: the rendered card is written;
+- the README.md export wrote last time, unchanged (its sha256 is the manifest's): it is replaced
+  by the new rendering, merged with its ``configs`` / ``dataset_info`` of other configurations;
+- a README.md edited by hand, or not written by export: its body and every YAML key set by hand
+  (``pretty_name``, an extra section, ...) stay. Export updates only its own YAML keys
+  (``configs``, ``dataset_info``, ``size_categories``) and the generated parts of the body, which
+  the rendered card wraps in ``<!-- export:NAME -->`` ... ``<!-- /export:NAME -->`` comments
+  (hidden on the Hub). A card without such markers keeps its whole body.
+
+A README.md without a YAML block is not a dataset card: export refuses to touch it.
+
+Example:
+    >>> marked = mark_generated("Intro.\\n\\n{{configs_table}}\\n\\nEnd.")
+    >>> print(marked)
+    Intro.
+    <BLANKLINE>
+    <!-- export:configs_table -->
+    {{configs_table}}
+    <!-- /export:configs_table -->
+    <BLANKLINE>
+    End.
+    >>> edited = marked.replace("Intro.", "My intro.").replace("{{configs_table}}", "old table")
+    >>> print(update_generated(edited + "\\n\\n## My notes", marked.replace("{{configs_table}}", "new table")))
+    My intro.
+    <BLANKLINE>
+    <!-- export:configs_table -->
+    new table
+    <!-- /export:configs_table -->
+    <BLANKLINE>
+    End.
+    <BLANKLINE>
+    ## My notes
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+
+from huggingface_hub import DatasetCard
+from huggingface_hub.repocard import REGEX_YAML_BLOCK
+
+from builder_utils.hub.card import CardError, CardTemplate
+from builder_utils.hub.manifest import FileRecord, difference
+
+README = "README.md"
+ABSENT, OURS, EDITED = "absent", "ours", "edited"
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_PARAGRAPHS = re.compile(r"(\n[ \t]*\n)")
+_REGION = re.compile(r"<!-- export:(?P<name>[\w,]+) -->\n(?P<body>.*?)\n<!-- /export:(?P=name) -->", re.S)
+
+
+def card_state(folder: str | os.PathLike, manifest: Mapping[str, FileRecord]) -> str:
+    """``"absent"``, ``"ours"`` (written by export, unchanged) or ``"edited"``; refuses a
+    README.md that is not a regular file or has no YAML block.
+
+    Example:
+        >>> card_state("/nonexistent", {})
+        'absent'
+    """
+    path = Path(folder) / README
+    if not path.exists() and not path.is_symlink():
+        return ABSENT
+    if path.is_symlink() or not path.is_file():
+        raise CardError(f"{path}: not a regular file; export writes the dataset card there, move it away")
+    if not REGEX_YAML_BLOCK.search(path.read_text(encoding="utf-8")):
+        raise CardError(
+            f"{path}: has no YAML block (--- ... ---), so it is not a dataset card written by export; "
+            "export does not replace it: move it away, or export to another folder"
+        )
+    record = manifest.get(README)
+    return OURS if record is not None and difference(folder, record) is None else EDITED
+
+
+def mark_generated(body: str) -> str:
+    """Wrap each paragraph holding a ``{{placeholder}}`` in ``<!-- export:NAMES -->`` markers.
+
+    A whole paragraph, not the placeholder alone: a comment inside a code span or a table
+    would show. ``NAMES`` are the paragraph's placeholders, comma-separated.
+
+    Example:
+        >>> print(mark_generated("Total: {{total_rows}} rows."))
+        <!-- export:total_rows -->
+        Total: {{total_rows}} rows.
+        <!-- /export:total_rows -->
+    """
+    parts = _PARAGRAPHS.split(body)
+    for index in range(0, len(parts), 2):  # odd indexes are the blank-line separators
+        names = list(dict.fromkeys(_PLACEHOLDER.findall(parts[index])))
+        if names:
+            label = ",".join(names)
+            parts[index] = f"<!-- export:{label} -->\n{parts[index]}\n<!-- /export:{label} -->"
+    return "".join(parts)
+
+
+def marked_template(template: CardTemplate, existing_keys: set[str] = frozenset()) -> CardTemplate:
+    """The template with its generated paragraphs marked, without the YAML keys of ``existing_keys``
+    (a hand-edited card keeps its own values of them).
+
+    Example:
+        >>> t = CardTemplate("t.md", {"license": "mit", "pretty_name": "X"}, "{{total_rows}}")
+        >>> marked_template(t, {"pretty_name"}).metadata
+        {'license': 'mit'}
+    """
+    metadata = {key: value for key, value in template.metadata.items() if key not in existing_keys}
+    return dataclasses.replace(template, metadata=metadata, body=mark_generated(template.body))
+
+
+def update_generated(existing_body: str, rendered_body: str) -> str:
+    """``existing_body`` with each marked region replaced by the same region of ``rendered_body``.
+
+    Regions the new rendering no longer has stay as they are; the n-th region of a name takes
+    the n-th region of that name.
+
+    Example:
+        >>> update_generated("no markers", "<!-- export:a -->\\nnew\\n<!-- /export:a -->")
+        'no markers'
+    """
+    fresh: dict[str, list[str]] = {}
+    for match in _REGION.finditer(rendered_body):
+        fresh.setdefault(match["name"], []).append(match["body"])
+    used: dict[str, int] = {}
+
+    def replace(match: re.Match) -> str:
+        name = match["name"]
+        index = used.get(name, 0)
+        used[name] = index + 1
+        bodies = fresh.get(name, [])
+        if index >= len(bodies):
+            return match.group(0)
+        return f"<!-- export:{name} -->\n{bodies[index]}\n<!-- /export:{name} -->"
+
+    return _REGION.sub(replace, existing_body)
+
+
+def merged_card(rendered: DatasetCard, existing: DatasetCard | None, state: str) -> DatasetCard:
+    """The card to write: ``rendered`` (YAML already merged), with the existing body kept when
+    the existing card was edited by hand.
+
+    Example:
+        >>> new = DatasetCard("---\\nlicense: mit\\n---\\n<!-- export:a -->\\nnew\\n<!-- /export:a -->\\n")
+        >>> old = DatasetCard("---\\nlicense: mit\\n---\\nMine.\\n<!-- export:a -->\\nold\\n<!-- /export:a -->\\n")
+        >>> merged_card(new, old, EDITED).text
+        'Mine.\\n<!-- export:a -->\\nnew\\n<!-- /export:a -->\\n'
+    """
+    if state != EDITED or existing is None:
+        return rendered
+    body = update_generated(existing.text, rendered.text)
+    return DatasetCard(f"---\n{rendered.data.to_yaml()}\n---\n{body}")

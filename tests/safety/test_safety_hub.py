@@ -1,0 +1,282 @@
+"""Safety table of the Hub export and push (`clotho-aqa export`, `clotho-aqa push`): issue 12
+items 2, 3, 4 and 13, its export/push "should fix" errors, and the resumable push of issue 11.
+
+Every row starts from the same situation, copied into ``tmp_path``: ``release/`` (a synthetic
+Clotho-AQA release, 5 clips of 1 s) and ``E/`` (configuration ``all`` exported from it in
+200 KB shards, so a re-export with the default shard size leaves stale shards). Clotho-AQA
+stands for both datasets: export and push are the same shared code for CLEVR-Math.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from safety_harness import Case, run_case, script
+
+from builder_utils.hub.manifest import read_manifest
+from builder_utils.hub.staging import MARKER
+
+
+def export(out: str = "E", *extra: str) -> list[str]:
+    return ["clotho-aqa", "export", "--data_dir", "release", "--out", out, "--quiet", *extra]
+
+
+def push(folder: str = "E", *extra: str) -> list[str]:
+    return ["clotho-aqa", "push", "--folder", folder, "--repo_id", "me/clotho-aqa", "--dry_run", *extra]
+
+
+def _shards(folder: Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.glob("all/*.parquet"))
+
+
+def _manifest_matches_folder(tmp: Path) -> None:
+    """Every file of the manifest exists with its size; every shard on disk is in the manifest."""
+    records = read_manifest(tmp / "E")
+    for path, record in records.items():
+        assert (tmp / "E" / path).stat().st_size == record.size, path
+    assert set(_shards(tmp / "E")) <= set(records)
+
+
+# -- item 2: export keeps what it did not write ---------------------------------------------
+
+
+def _user_files_in_our_folders(tmp: Path) -> list[str]:
+    (tmp / "E" / "all" / "notes.md").write_text("my notes on the all config")
+    (tmp / "E" / "assets" / "my-plot.png").write_bytes(b"my own plot")
+    (tmp / "E" / "predictions.jsonl").write_text('{"id": 1}\n')
+    return export("E", "--config", "all")
+
+
+def _stale_shards_removed(tmp: Path, done) -> None:
+    assert _shards(tmp / "E") == [f"all/{s}-00000-of-00001.parquet" for s in ("test", "train", "validation")]
+    _manifest_matches_folder(tmp)
+
+
+def _hand_edited_card(tmp: Path) -> list[str]:
+    card = tmp / "E" / "README.md"
+    text = card.read_text(encoding="utf-8").replace("pretty_name: Clotho-AQA", "pretty_name: My Clotho")
+    card.write_text(text + "\n## My evaluation notes\n\nKept across exports.\n", encoding="utf-8")
+    return export("E", "--config", "all,questions")
+
+
+def _card_kept_and_updated(tmp: Path, done) -> None:
+    text = (tmp / "E" / "README.md").read_text(encoding="utf-8")
+    assert "pretty_name: My Clotho" in text and "## My evaluation notes\n\nKept across exports." in text
+    assert "config_name: questions" in text and "| `questions` |" in text  # our parts updated
+
+
+def _card_without_yaml(tmp: Path) -> list[str]:
+    (tmp / "F").mkdir()
+    (tmp / "F" / "README.md").write_text("# My project\n\nNot a dataset card.\n")
+    return export("F", "--config", "all")
+
+
+def _foreign_file_at_a_shard_name(tmp: Path) -> list[str]:
+    (tmp / "F" / "all").mkdir(parents=True)
+    (tmp / "F" / "all" / "train-00000-of-00001.parquet").write_bytes(b"someone else's parquet")
+    return export("F", "--config", "all")
+
+
+def _config_folder_links_elsewhere(tmp: Path) -> list[str]:
+    (tmp / "elsewhere").mkdir()
+    (tmp / "elsewhere" / "data.bin").write_bytes(b"outside the export")
+    (tmp / "F").mkdir()
+    (tmp / "F" / "all").symlink_to(tmp / "elsewhere")
+    return export("F", "--config", "all")
+
+
+EDITED_SHARD = "E/all/train-00001-of-00024.parquet"
+
+
+def _edited_stale_shard(tmp: Path) -> list[str]:
+    shard = tmp / EDITED_SHARD
+    shard.write_bytes(shard.read_bytes()[:-4] + b"mine")  # same size, other content
+    return export("E", "--config", "all")
+
+
+# -- item 13: interruptions and stale staging ------------------------------------------------
+
+
+def _staging_has_a_shard(tmp: Path) -> bool:
+    return any((tmp / "E").glob(".export-*/*/*.parquet"))
+
+
+def _one_line_no_traceback(tmp: Path, done) -> None:
+    # (the lines before it are the export's own log: a config's empty split, the size warning)
+    lines = done.stderr.strip().splitlines()
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    assert [line for line in lines if "interrupted" in line] == lines[-1:], done.stderr
+
+
+def _stale_staging(tmp: Path) -> list[str]:
+    dead = tmp / "E" / ".export-killed"
+    (dead / "all").mkdir(parents=True)
+    (dead / "all" / "train-00000-of-00001.parquet").write_bytes(b"x" * 100_000)
+    # this pid is alive, but started at another time: the export that wrote the marker is gone
+    (dead / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": "0"}))
+    running = tmp / "E" / ".export-running"
+    running.mkdir()
+    (running / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": None}))
+    (tmp / "E" / ".export-mine").mkdir()
+    (tmp / "E" / ".export-mine" / "keep.txt").write_text("a user's folder with our prefix, no marker")
+    return export("E", "--config", "all")
+
+
+def _only_the_dead_staging_removed(tmp: Path, done) -> None:
+    assert sorted(p.name for p in (tmp / "E").glob(".export-*")) == [".export-mine", ".export-running"]
+
+
+# -- should fix: errors name the user's path ---------------------------------------------------
+
+
+def _readme_is_a_folder(tmp: Path) -> list[str]:
+    (tmp / "F" / "README.md").mkdir(parents=True)
+    (tmp / "F" / "README.md" / "inside.txt").write_text("mine")
+    return export("F", "--config", "all")
+
+
+def _read_only_folder(tmp: Path) -> list[str]:
+    (tmp / "F").mkdir()
+    (tmp / "F" / "keep.txt").write_text("mine")
+    os.chmod(tmp / "F", 0o555)
+    return export("F", "--config", "all")
+
+
+def _names_the_folder_not_the_staging(tmp: Path, done) -> None:
+    os.chmod(tmp / "F", 0o755)  # let pytest clean up
+    assert f"{tmp / 'F'}: cannot write into the export folder" in done.stderr and ".export-" not in done.stderr
+
+
+# -- item 3: push uploads only the manifest, never through a symlink ------------------------
+
+
+def _symlink_out_instead_of_a_plot(tmp: Path) -> list[str]:
+    (tmp / "secret.txt").write_text("a secret outside the export")
+    plot = tmp / "E" / "assets" / "all-answer.png"
+    plot.unlink()
+    plot.symlink_to(tmp / "secret.txt")
+    return push("E")
+
+
+def _unrelated_files_and_links(tmp: Path) -> list[str]:
+    (tmp / "E" / "all" / "passwd").symlink_to("/etc/passwd")
+    (tmp / "E" / "notes.md").write_text("my notes")
+    (tmp / "E" / "all" / "predictions.jsonl").write_text("{}\n")
+    return push("E")
+
+
+def _lists_exactly_the_manifest(tmp: Path, done) -> None:
+    listed = [line.split()[-1] for line in done.stdout.strip().splitlines()[:-1]]
+    assert listed == sorted(read_manifest(tmp / "E"))
+    assert "passwd" not in done.stdout and "notes" not in done.stdout and "predictions" not in done.stdout
+
+
+def _changed_shard(tmp: Path) -> list[str]:
+    shard = tmp / "E" / _shards(tmp / "E")[0]
+    shard.write_bytes(b"\0" * shard.stat().st_size)
+    return push("E")
+
+
+# -- item 4 and issue 11 item 5: what a real push deletes and uploads, planned offline ----------
+
+PLAN = textwrap.dedent("""
+    import json, sys
+    from builder_utils.hub.push import RemoteFile, local_files, plan_push, plan_upload
+    plan = plan_upload("E", "me/clotho-aqa")
+    local = local_files(plan, b"the card as uploaded")
+    remote = {path: RemoteFile(path, size) for path, size in json.load(open("remote.json")).items()}
+    # the first half of the shards was committed before the push was cut short
+    done = sorted(p for p in local if p.startswith("all/"))[:2]
+    remote.update({p: RemoteFile(p, local[p].size, local[p].sha256) for p in done})
+    todo = plan_push(local, remote, plan.config_dirs)
+    print(json.dumps({"upload": [f.path for f in todo.upload], "delete": todo.delete, "skipped": done}))
+""")
+
+
+def _remote_with_notes_and_stale_shards(tmp: Path) -> list[str]:
+    remote = {
+        "all/train-00000-of-00009.parquet": 10,          # stale shards of the pushed config
+        "all/validation-00003-of-00004.parquet": 10,
+        "all/notes.md": 10,                              # the rest is not ours to delete
+        "all/predictions-00000-of-00001.jsonl": 10,
+        "all/train-00000-of-00009.parquet.bak": 10,
+        "questions/train-00000-of-00001.parquet": 10,    # another configuration, not pushed now
+        "README.md": 10,
+        ".gitattributes": 10,
+    }
+    (tmp / "remote.json").write_text(json.dumps(remote))
+    return ["python", "-c", PLAN]
+
+
+def _deletes_only_stale_shards_and_resumes(tmp: Path, done) -> None:
+    plan = json.loads(done.stdout)
+    assert plan["delete"] == ["all/train-00000-of-00009.parquet", "all/validation-00003-of-00004.parquet"]
+    local = sorted(read_manifest(tmp / "E"))
+    assert plan["upload"] == [p for p in local if p not in plan["skipped"]] and len(plan["skipped"]) == 2
+
+
+CASES = [
+    Case("re-export keeps a user's files in the config, assets and top folders, removes our stale shards",
+         _user_files_in_our_folders, protected=["E/all/notes.md", "E/assets/my-plot.png", "E/predictions.jsonl"],
+         check=_stale_shards_removed),
+    Case("re-export keeps the card's body additions and hand-set YAML keys", _hand_edited_card,
+         check=_card_kept_and_updated),
+    Case("a README.md without a YAML block is not replaced", _card_without_yaml, exit_code=2,
+         stderr_has="README.md: has no YAML block", protected=["F/README.md"]),
+    Case("a file export did not write at a shard name is not replaced", _foreign_file_at_a_shard_name,
+         exit_code=2, stderr_has="not written by export", protected=["F"]),
+    Case("a configuration folder that is a symlink is not written through", _config_folder_links_elsewhere,
+         exit_code=2, stderr_has="export writes its folder all/ there", protected=["elsewhere", "F"]),
+    Case("a stale shard of ours that the user edited is not deleted", _edited_stale_shard,
+         protected=[EDITED_SHARD]),
+    Case("SIGTERM during export leaves the folder as it was and no staging", lambda tmp: export("E"),
+         exit_code=143, protected=["E"], interrupt=signal.SIGTERM, interrupt_when=_staging_has_a_shard),
+    Case("Ctrl-C during export: one line, status 130", lambda tmp: export("E"), exit_code=130,
+         stderr_has="interrupted", protected=["E"], interrupt=signal.SIGINT, interrupt_when=_staging_has_a_shard,
+         check=_one_line_no_traceback),
+    Case("the next export removes a killed export's staging, and only that", _stale_staging,
+         protected=["E/.export-mine", "E/.export-running"], no_debris_under=(), check=_only_the_dead_staging_removed),
+    Case("a README.md that is a folder is named, not the staging file", _readme_is_a_folder, exit_code=2,
+         stderr_has="F/README.md: not a regular file", protected=["F"]),
+    pytest.param(
+        Case("a read-only export folder is named, not the staging folder", _read_only_folder, exit_code=2,
+             protected=["F/keep.txt"], check=_names_the_folder_not_the_staging),
+        marks=pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders"),
+    ),
+    Case("push refuses a symlink leaving the folder in place of our plot", _symlink_out_instead_of_a_plot,
+         exit_code=2, stderr_has="a symlink leaving the folder", protected=["secret.txt", "E"]),
+    Case("push lists only the manifest: no user file, no symlink to /etc/passwd", _unrelated_files_and_links,
+         check=_lists_exactly_the_manifest),
+    Case("push refuses a shard changed since export", _changed_shard, exit_code=2,
+         stderr_has="content changed since export"),
+    Case("push --dry_run rejects an invalid repo id",
+         lambda tmp: ["clotho-aqa", "push", "--folder", "E", "--repo_id", "me/clotho--aqa", "--dry_run"],
+         exit_code=2, stderr_has="invalid --repo_id 'me/clotho--aqa'"),
+    Case("push deletes only stale shards of the pushed configs; a re-run uploads only what is missing",
+         _remote_with_notes_and_stale_shards, check=_deletes_only_stale_shards_and_resumes),
+]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory) -> Path:
+    """``release/`` and ``E/`` (config ``all`` in 200 KB shards), made once with the real commands."""
+    root = tmp_path_factory.mktemp("hub_safety")
+    for argv in (["clotho-aqa", "synth", "--out", "release", "--num_files", "5", "--duration", "1.0"],
+                 export("E", "--config", "all", "--max_shard_size", "200KB")):
+        subprocess.run([script(argv[0]), *argv[1:]], cwd=root, check=True, capture_output=True)
+    assert Path(root, EDITED_SHARD).is_file() and len(_shards(root / "E")) > 3
+    return root
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_hub_safety(case: Case, exported: Path, tmp_path: Path) -> None:
+    for name in ("release", "E"):
+        shutil.copytree(exported / name, tmp_path / name, symlinks=True)
+    run_case(case, tmp_path)

@@ -1,0 +1,167 @@
+"""The Hub dataset cards: valid YAML for the Hub (offline), the template's sections, and usage
+examples that run as written on an exported folder, without torch or torchcodec."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from huggingface_hub import DatasetCard
+
+from builder_utils.clevr.synth import write_clevr_folder
+from builder_utils.hub import export_builder
+from builder_utils.hub.card import CardError, load_card_template
+from builder_utils.hub.card_metadata import known_values, metadata_problems
+from clevr_math import ClevrMath
+from clotho_aqa import ClothoAQA
+from clotho_aqa.synth import write_synthetic_release
+
+CARDS = ("clevr_math", "clotho_aqa")
+CODE_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
+# Runs before the examples: datasets then sees no torchcodec, whatever is installed.
+NO_TORCHCODEC = "import sys\nsys.modules['torchcodec'] = None\n"
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    root = tmp_path_factory.mktemp("cards")
+    clevr = write_clevr_folder(root / "CLEVR_v1.0", 4, seed=0, splits=("train", "val", "test"), progress=False)
+    export_builder(ClevrMath, root / "clevr_math", card_template="clevr_math", data_dir=clevr,
+                   configs=["general", "multihop"], cache_dir=root / "cache", progress=False)
+    clotho = write_synthetic_release(root / "release", num_files=5, seed=0).root
+    export_builder(ClothoAQA, root / "clotho_aqa", card_template="clotho_aqa", data_dir=clotho,
+                   configs=["yes_no_majority", "questions"], cache_dir=root / "cache", progress=False)
+    return root
+
+
+def test_known_value_lists_are_there():
+    # If a datasets release drops one of these lists, the check would silently weaken.
+    known = known_values()
+    assert all(known[field] for field in known), [field for field in known if not known[field]]
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_templates_pass_the_hub_checks(name):
+    assert metadata_problems(load_card_template(name).metadata) == []
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_exported_card_yaml_passes_the_hub_checks(exports, name):
+    card = DatasetCard((exports / name / "README.md").read_text(encoding="utf-8"))
+    data = card.data.to_dict()
+    assert data["size_categories"] == ["n<1K"] and data["configs"]
+    assert metadata_problems(data) == []
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({"language": ["english"]}, "language: unknown value 'english'"),
+        ({"task_categories": ["audio-question-answering"]}, "task_categories: unknown value"),
+        ({"size_categories": ["n<10"]}, "size_categories: unknown value"),
+        ({"annotations_creators": ["crowd"]}, "annotations_creators: unknown value"),
+        ({"multilinguality": ["mono"]}, "multilinguality: unknown value"),
+        ({"license": "CC-BY-4.0"}, "the Hub spells it 'cc-by-4.0'"),
+        ({"license": "freesound"}, "not a Hub license id"),
+        ({"license": "other"}, "needs license_name and license_link"),
+        ({"license": "other", "license_name": "Sampling Plus", "license_link": "x"}, "must be a lower-case id"),
+        ({"tags": ["ok", 3]}, "tags must be a string or a list of strings"),
+        ({"pretty_name": ["x"]}, "pretty_name must be a string"),
+        ({"source_datasets": ["clevr"]}, "neither 'original' nor 'extended|<dataset>'"),
+    ],
+)
+def test_each_hub_rule_is_checked(change, problem):
+    metadata = {**load_card_template("clevr_math").metadata, **change}
+    problems = metadata_problems(metadata)
+    assert len(problems) == 1 and problem in problems[0], problems
+
+
+def test_a_template_breaking_a_rule_is_refused_with_its_file(tmp_path):
+    text = (Path(load_card_template("clotho_aqa").path)).read_text(encoding="utf-8")
+    bad = tmp_path / "bad.md"
+    bad.write_text(text.replace("license_name: cc-sampling-plus-1.0\n", ""), encoding="utf-8")
+    with pytest.raises(CardError, match=rf"{re.escape(str(bad))}: front matter: license 'other' needs license_name"):
+        load_card_template(bad)
+
+
+def test_clotho_license_other_is_named_and_linked():
+    metadata = load_card_template("clotho_aqa").metadata
+    assert "other" in metadata["license"]
+    assert metadata["license_name"] == "cc-sampling-plus-1.0"
+    assert metadata["license_link"] == "https://creativecommons.org/licenses/sampling+/1.0/"
+
+
+LINKS = {
+    "clevr_math": [
+        "https://arxiv.org/abs/2208.05358",  # CLEVR-Math
+        "https://arxiv.org/abs/1612.06890",  # CLEVR
+        "https://cs.stanford.edu/people/jcjohns/clevr/",
+        "https://github.com/dali-does/clevr-math",
+        "https://github.com/facebookresearch/clevr-dataset-gen",
+    ],
+    "clotho_aqa": [
+        "https://arxiv.org/abs/2204.09634",  # Clotho-AQA
+        "https://arxiv.org/abs/1910.09387",  # Clotho
+        "https://zenodo.org/records/6473207",
+        "https://github.com/partha2409/AquaNet",
+    ],
+}
+SECTIONS = ["## Dataset Sources", "## Uses", "**Direct use.**", "**Out-of-scope use.**", "## Dataset Creation",
+            "### Annotations", "### Personal and Sensitive Information", "## Bias, Risks and Limitations",
+            "## Licenses", "## Citation"]
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_cards_link_papers_data_and_code_and_have_the_hub_template_sections(exports, name):
+    body = (exports / name / "README.md").read_text(encoding="utf-8")
+    assert [link for link in LINKS[name] if link not in body] == []
+    positions = [body.find(section) for section in SECTIONS]
+    assert -1 not in positions, [s for s, p in zip(SECTIONS, positions) if p == -1]
+    assert positions == sorted(positions)
+
+
+def test_clotho_card_warns_about_voices_and_says_who_annotated():
+    body = load_card_template("clotho_aqa").body
+    private = body[body.index("### Personal and Sensitive Information"):body.index("## Bias")]
+    assert "voices" in private
+    annotations = body[body.index("### Annotations"):body.index("### Personal")]
+    assert "Mechanical Turk" in annotations and "three" in annotations
+
+
+# Checks on what the examples produced, appended after them in the same process.
+AFTER_EXAMPLES = {
+    "clevr_math": """
+        assert len(train) > 0 and multihop not in set(train["category"])
+        assert set(test["category"]) <= {multihop}
+        assert set(one_template["template"]) <= {"subtraction"} and set(one_template["template_index"]) <= {3}
+        assert "image" in row and isinstance(row["label"], int)
+    """,
+    "clotho_aqa": """
+        assert rate == 44_100 and array.ndim == 1
+        assert abs(len(array_16k) - len(array) * 16_000 / rate) <= 1
+        assert set(yes_no["train"]["answer_type"]) == {"yes_no"} and len(yes_no["train"]) > 0
+        assert all(agreed["train"]["unanimous"])
+        assert first["question_id"] == row["question_id"]
+    """,
+}
+
+
+@pytest.mark.parametrize("name", CARDS)
+def test_card_examples_run_as_written_without_torchcodec(exports, name, tmp_path):
+    body = (exports / name / "README.md").read_text(encoding="utf-8")
+    blocks = CODE_BLOCK.findall(body)
+    assert len(blocks) >= 2
+    code = "\n".join(blocks).replace('"REPO_ID"', repr(str(exports / name)))
+    check = textwrap.dedent(AFTER_EXAMPLES[name])
+    script = tmp_path / "examples.py"
+    script.write_text(NO_TORCHCODEC + code + "\n" + check, encoding="utf-8")
+    env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"), "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"}
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+

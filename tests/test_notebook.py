@@ -1,0 +1,37 @@
+"""examples/quickstart.ipynb runs top to bottom in a real Jupyter kernel, headless, from an empty folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+NOTEBOOK = Path(__file__).resolve().parent.parent / "examples" / "quickstart.ipynb"
+
+
+def test_notebook_is_committed_without_outputs():
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert code and all(cell.outputs == [] and cell.execution_count is None for cell in code)
+
+
+def test_notebook_runs_in_a_kernel_and_creates_the_demo_data(tmp_path, monkeypatch):
+    # The kernel inherits this environment: keep load_dataset's cache out of the user's home.
+    monkeypatch.setenv("HF_DATASETS_CACHE", str(tmp_path / "hf_cache"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    notebook = nbformat.read(NOTEBOOK, as_version=4)
+    client = NotebookClient(notebook, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
+    client.execute()  # raises CellExecutionError, with the cell and its traceback, on any error
+
+    assert (tmp_path / "demo_output" / "clevr_math" / "hub" / "README.md").is_file()
+    assert (tmp_path / "demo_output" / "clotho_aqa" / "hub" / "README.md").is_file()
+    printed = "".join(o.get("text", "") for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs)
+    assert "multi-hop questions" in printed and "train questions are unanimous" in printed
+    assert "float32 16000" in printed  # the clip, resampled to 16 kHz
+    shown = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.outputs if o.output_type == "execute_result"]
+    kinds = {kind for o in shown for kind in o["data"]}
+    assert "image/png" in kinds  # the CLEVR image
+    assert "text/html" in kinds  # the audio player
+
