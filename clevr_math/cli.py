@@ -15,7 +15,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from builder_utils.command import add_forwarding_subcommand, command_parser, run_command
+from builder_utils.command import add_forwarding_subcommand, run_command, subcommands_parser
 
 
 def _synth_main(argv: list[str], prog: str) -> int:
@@ -75,11 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["demo", "--out", "d"]).num_scenes
         30
     """
-    parser = command_parser("clevr-math", "CLEVR-Math: build the dataset from CLEVR scenes, or try it on synthetic data.")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in SUBCOMMANDS:
-        add(subparsers)
-    return parser
+    return subcommands_parser("clevr-math", "CLEVR-Math: build the dataset from CLEVR scenes, or try it on synthetic data.", SUBCOMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -17,7 +17,7 @@ import sys
 from typing import Callable, Sequence
 
 from builder_utils.atomic import write_atomic
-from builder_utils.command import command_parser, run_command
+from builder_utils.command import run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
 
@@ -181,11 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["synth", "--out", "rel"]).num_files
         10
     """
-    parser = command_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in SUBCOMMANDS:
-        add(subparsers)
-    return parser
+    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
