@@ -34,7 +34,7 @@ from collections.abc import Callable, Sequence
 from builder_utils.cli_support import add_version, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
-__all__ = ["add_forwarding_subcommand", "command_parser", "run_command"]
+__all__ = ["add_forwarding_subcommand", "command_parser", "run_command", "run_parsed", "subcommands_parser"]
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -47,6 +47,22 @@ def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
     return argparse.ArgumentParser(
         prog=prog, description=description, epilog=f"Run `{prog} COMMAND --help` for a command's options."
     )
+
+
+def subcommands_parser(prog: str, description: str, subcommands: Sequence[Callable]) -> argparse.ArgumentParser:
+    """A dataset command's parser with one subcommand per ``add_<name>(subparsers)`` function.
+
+    Example:
+        >>> def add_hello(subparsers):
+        ...     subparsers.add_parser("hello", help="say hello").set_defaults(run=lambda args: 0)
+        >>> subcommands_parser("demo-cli", "An example.", [add_hello]).parse_args(["hello"]).command
+        'hello'
+    """
+    parser = command_parser(prog, description)
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for add in subcommands:
+        add(subparsers)
+    return parser
 
 
 def add_forwarding_subcommand(subparsers, name: str, help: str, main: Callable[[list[str], str], int]):
@@ -95,7 +111,18 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = No
         args.forwarded = extra
     elif extra:
         _chosen(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
-    prog = f"{parser.prog} {args.command}"
+    return run_parsed(f"{parser.prog} {args.command}", args, errors, package)
+
+
+def run_parsed(prog: str, args: argparse.Namespace,
+               errors: tuple[type[BaseException], ...] = (ValueError, OSError), package: str | None = None) -> int:
+    """Run ``args.run(args)`` with the conventions of the module doc (also for a command without
+    subcommands, such as ``python -m builder_utils.clevr.evaluate``); returns the exit status.
+
+    Example:
+        >>> run_parsed("x", argparse.Namespace(run=lambda args: open("/nonexistent/x")))
+        2
+    """
     try:
         with stop_on_signals(), running(prog, *filter(None, [package]), quiet=getattr(args, "quiet", False)) as progress:
             args.progress = progress

@@ -1,4 +1,4 @@
-"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``.
+"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``, ``evaluate``.
 
 The same pattern as ``clotho-aqa`` (:mod:`builder_utils.command`): each subcommand is one
 ``_add_<name>(subparsers)`` function of :data:`SUBCOMMANDS` that registers its arguments and
@@ -15,7 +15,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from builder_utils.command import add_forwarding_subcommand, command_parser, run_command
+from builder_utils.command import add_forwarding_subcommand, run_command, subcommands_parser
 
 
 def _synth_main(argv: list[str], prog: str) -> int:
@@ -54,7 +54,18 @@ def _add_push(subparsers) -> None:
     add_push_subcommand(subparsers, prog="clevr-math push")
 
 
-SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_export, _add_push]
+def _add_evaluate(subparsers) -> None:
+    from clevr_math.evaluate import add_arguments
+
+    add_arguments(subparsers.add_parser(
+        "evaluate", help="score predictions and model-free baselines per category, template and operations",
+        description="Score a model's answers (and the majority, prior and program-oracle baselines) on a "
+        "split: accuracy overall and per category, template and number of operations with bootstrap 95% "
+        "intervals; writes report.json, report.md and PNG charts.",
+    ))
+
+
+SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_export, _add_push, _add_evaluate]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,11 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["demo", "--out", "d"]).num_scenes
         30
     """
-    parser = command_parser("clevr-math", "CLEVR-Math: build the dataset from CLEVR scenes, or try it on synthetic data.")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in SUBCOMMANDS:
-        add(subparsers)
-    return parser
+    return subcommands_parser("clevr-math", "CLEVR-Math: build the dataset from CLEVR scenes, or try it on synthetic data.", SUBCOMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -125,6 +125,9 @@ def run_demo(
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
         print(f"{config_name}: load_dataset({hub!r}, {config_name!r})")
         print(describe(config_name, loaded[config_name], rows))
+    from clevr_math.evaluate import evaluate_demo
+
+    evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir)
     logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
     return loaded
 

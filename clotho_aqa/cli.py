@@ -1,4 +1,4 @@
-"""The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export`` and ``push``.
+"""The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export``, ``push`` and ``evaluate``.
 
 The same pattern as ``clevr-math`` (:mod:`builder_utils.command`): each subcommand is one
 ``_add_<name>(subparsers)`` function listed in :data:`SUBCOMMANDS` that registers its arguments
@@ -17,7 +17,7 @@ import sys
 from typing import Callable, Sequence
 
 from builder_utils.atomic import write_atomic
-from builder_utils.command import command_parser, run_command
+from builder_utils.command import run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +164,18 @@ def _add_push(subparsers) -> None:
     add_push_subcommand(subparsers, prog="clotho-aqa push")
 
 
-SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push]
+def _add_evaluate(subparsers) -> None:
+    from clotho_aqa.evaluate import add_arguments
+
+    add_arguments(subparsers.add_parser(
+        "evaluate", help="score predictions and model-free baselines under the paper's labellings",
+        description="Score a model's answers (and the majority and question-only baselines) on a split: "
+        "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
+        "ranked predictions); writes report.json, report.md and PNG charts.",
+    ))
+
+
+SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push, _add_evaluate]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,11 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["synth", "--out", "rel"]).num_files
         10
     """
-    parser = command_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.")
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in SUBCOMMANDS:
-        add(subparsers)
-    return parser
+    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

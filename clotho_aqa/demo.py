@@ -53,7 +53,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
     stream = stream or sys.stdout
     out = Path(out).absolute()
-    release_dir, hub, _ = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
+    release_dir, hub, evaluation = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
     release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
     logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}
@@ -72,6 +72,9 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
             print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
             print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
             print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
+        from clotho_aqa.evaluate import evaluate_demo
+
+        evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
     return sizes
 
 

@@ -583,7 +583,7 @@ def test_a_count_over_a_union_can_be_zero_but_never_repeats_a_description(key, s
 def test_relate_filter_questions_can_count_zero(tmp_path, scenes):
     template = {
         "params": _params(*ALL_ATTRS, ("Relation", "<R>"), *ALL_ATTRS2),
-        "text": ["How many <Z2> <C2> <M2> <S2>s are <R> the <Z> <C> <M> <S>?"],
+        "text": ["Count the <Z2> <C2> <M2> <S2>s lying <R> the <Z> <C> <M> <S>."],
         "nodes": [
             {"type": "scene", "inputs": []},
             {"type": "filter_unique", "inputs": [0], "side_inputs": [n for _, n in ALL_ATTRS]},

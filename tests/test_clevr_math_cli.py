@@ -58,8 +58,14 @@ def test_demo_exports_and_reloads_both_configs(tmp_path, capsys):
         png.unlink()
     reloaded = datasets.load_dataset(str(hub), "multihop", cache_dir=str(tmp_path / "hf2"))
     assert reloaded["test"][0]["image"].size == (320, 240)
+    # The demo ends with the baselines (and the program oracle, 100 %) on each test split.
+    for config in ("general", "multihop"):
+        assert f"baselines on {config}/test" in printed
+        report = json.loads((out / "evaluation" / config / "report.json").read_text())
+        assert report["baselines"]["oracle"]["overall"]["accuracy"] == 1.0
+    assert "| oracle | 100.0% |" in printed
     # No temporary folders are left behind.
-    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
 
 
 def test_demo_rerun_replaces_its_outputs(tmp_path):
@@ -68,4 +74,4 @@ def test_demo_rerun_replaces_its_outputs(tmp_path):
     assert main(["demo", "--out", str(out), "--num_scenes", "3", "--rows", "0"]) == 0
     reloaded = datasets.load_dataset(str(out / "hub"), "general", cache_dir=str(tmp_path / "hf"))
     assert len(set(reloaded["train"]["image_filename"])) == 3
-    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]

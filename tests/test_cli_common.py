@@ -28,8 +28,8 @@ from clotho_aqa import cli as clotho_cli
 VERSION = importlib.metadata.version("clevr-clotho-qa")
 MAINS = {"clevr-math": clevr_cli.main, "clotho-aqa": clotho_cli.main, "generate-questions": generate_questions.main}
 SUBCOMMANDS = {
-    "clevr-math": ["synth", "demo", "export", "push"],
-    "clotho-aqa": ["synth", "demo", "splits", "export", "push"],
+    "clevr-math": ["synth", "demo", "export", "push", "evaluate"],
+    "clotho-aqa": ["synth", "demo", "splits", "export", "push", "evaluate"],
     "generate-questions": [],
 }
 BIN = Path(sys.executable).parent

@@ -1,0 +1,141 @@
+"""Scoring extracted answers against gold answers: accuracy, top-k, counts, bootstrap intervals.
+
+Every scored item is a :class:`Scored`: the rank at which the gold answer appears among the
+prediction's answers (1 = top-1 correct), and whether the prediction was missing or
+unparseable. Missing and unparseable predictions count as wrong and are reported with their
+counts.
+
+The 95 % interval is the percentile bootstrap over the scored items: ``resamples`` resamples of
+the same size, drawn with replacement, with ``numpy.random.default_rng(seed)``. For a mean of
+0/1 outcomes a resample's number of correct items is exactly Binomial(n, k/n), so the draws are
+made that way (same distribution, no n x resamples index matrix).
+
+Example:
+    >>> items = [score(["3"], "3"), score(["4"], "3"), score([], "3"), score(None, "3")]
+    >>> s = summarize(items, seed=0)
+    >>> s["accuracy"], s["correct"], s["total"], s["unparseable"], s["missing"]
+    (0.25, 1, 4, 1, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize", "summarize_groups"]
+
+DEFAULT_RESAMPLES = 1000
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One scored item: ``rank`` of the gold answer among the extracted answers (None: absent),
+    ``status`` ``"answered"``, ``"unparseable"`` (nothing could be extracted) or ``"missing"``
+    (no prediction for the question)."""
+
+    rank: int | None
+    status: str
+
+    @property
+    def correct(self) -> bool:
+        """Top-1 correct.
+
+        Example:
+            >>> score(["yes"], "yes").correct
+            True
+        """
+        return self.rank == 1
+
+    def correct_at(self, k: int) -> bool:
+        """The gold answer is among the first ``k`` answers.
+
+        Example:
+            >>> score(["rain", "water"], "water").correct_at(5)
+            True
+        """
+        return self.rank is not None and self.rank <= k
+
+
+def score(answers: Sequence[str] | None, gold: str) -> Scored:
+    """Score extracted ``answers`` (rank order; ``[]`` unparseable, None missing) against ``gold``.
+
+    Example:
+        >>> score(["4", "3"], "3")
+        Scored(rank=2, status='answered')
+    """
+    if answers is None:
+        return Scored(None, "missing")
+    if not answers:
+        return Scored(None, "unparseable")
+    return Scored(answers.index(gold) + 1 if gold in answers else None, "answered")
+
+
+def bootstrap_interval(
+    correct: int, total: int, seed: int = 0, resamples: int = DEFAULT_RESAMPLES, level: float = 0.95
+) -> list[float] | None:
+    """Percentile bootstrap interval of an accuracy ``correct / total`` (None when total is 0).
+
+    Example:
+        >>> bootstrap_interval(70, 100, seed=0)
+        [0.61, 0.79]
+        >>> bootstrap_interval(5, 5, seed=0)
+        [1.0, 1.0]
+    """
+    if total <= 0:
+        return None
+    draws = np.random.default_rng(seed).binomial(total, correct / total, size=resamples) / total
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(draws, [tail, 100 - tail])
+    return [round(float(low), 6), round(float(high), 6)]
+
+
+def summarize(
+    items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_RESAMPLES, top_k: int | None = None
+) -> dict:
+    """Accuracy (exact ``correct / total``), counts and the bootstrap interval of ``items``;
+    with ``top_k``, also ``top_<k>`` accuracy and its interval.
+
+    Example:
+        >>> summarize([score(["a", "b"], "b"), score(["b"], "b")], top_k=5)["top_5"]
+        1.0
+    """
+    total = len(items)
+    correct = sum(item.correct for item in items)
+    out = {
+        "accuracy": correct / total if total else None,
+        "correct": correct,
+        "total": total,
+        "unparseable": sum(item.status == "unparseable" for item in items),
+        "missing": sum(item.status == "missing" for item in items),
+        "ci95": bootstrap_interval(correct, total, seed, resamples),
+    }
+    if top_k is not None:
+        hits = sum(item.correct_at(top_k) for item in items)
+        out[f"top_{top_k}"] = hits / total if total else None
+        out[f"top_{top_k}_correct"] = hits
+        out[f"top_{top_k}_ci95"] = bootstrap_interval(hits, total, seed, resamples)
+    return out
+
+
+def summarize_groups(
+    items: Iterable[tuple[Hashable, Scored]],
+    seed: int = 0,
+    resamples: int = DEFAULT_RESAMPLES,
+    order: Callable[[Hashable], object] | None = None,
+    top_k: int | None = None,
+) -> dict[str, dict]:
+    """``(group, item)`` pairs -> ``{str(group): summary}``, groups sorted by ``order`` (default:
+    the group value itself).
+
+    Example:
+        >>> groups = summarize_groups([(2, score(["1"], "1")), (1, score(["0"], "1"))])
+        >>> {k: v["accuracy"] for k, v in groups.items()}
+        {'1': 0.0, '2': 1.0}
+    """
+    grouped: dict[Hashable, list[Scored]] = {}
+    for group, item in items:
+        grouped.setdefault(group, []).append(item)
+    keys = sorted(grouped, key=order) if order is not None else sorted(grouped)
+    return {str(key): summarize(grouped[key], seed, resamples, top_k) for key in keys}

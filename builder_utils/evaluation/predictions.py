@@ -1,0 +1,143 @@
+"""Reading a model's predictions: JSONL, CSV or Parquet rows of ``question_id`` and ``prediction``.
+
+A prediction is the model's free text, or, for single-word answers, a ranked list of answers
+(best first): a JSON array in JSONL, a list column in Parquet, a JSON array written in the CSV
+cell (``["rain", "water"]``). Numbers are read as their text (``3`` -> ``"3"``); an empty or
+null prediction is kept (it is scored as unparseable). A missing column, a duplicate
+``question_id`` or a malformed line is a :class:`PredictionsError` naming the file and the line.
+
+Example:
+    >>> import json, os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "p.jsonl")
+    >>> with open(path, "w") as f:
+    ...     _ = f.write(json.dumps({"question_id": "q1", "prediction": "Answer: 3"}) + "\\n")
+    >>> read_predictions(path)
+    {'q1': 'Answer: 3'}
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from pathlib import Path
+from typing import Any, Union
+
+__all__ = ["FORMATS", "Prediction", "PredictionsError", "read_predictions"]
+
+Prediction = Union[str, list, None]
+COLUMNS = ("question_id", "prediction")
+FORMATS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+
+
+class PredictionsError(ValueError):
+    """A predictions file that cannot be read; the message names the file and the line or row."""
+
+
+def _value(raw: Any, where: str) -> Prediction:
+    if raw is None:
+        return None
+    if isinstance(raw, bool):
+        raise PredictionsError(f"{where}: prediction is a boolean ({raw}); write it as text (\"yes\"/\"no\")")
+    if isinstance(raw, (int, float)):
+        return str(raw)
+    if isinstance(raw, str):
+        return raw
+    if isinstance(raw, (list, tuple)):
+        if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in raw):
+            raise PredictionsError(f"{where}: a ranked prediction must be a list of strings")
+        return [str(item) for item in raw]
+    raise PredictionsError(f"{where}: prediction must be text or a list of answers, not {type(raw).__name__}")
+
+
+def _add(out: dict[str, Prediction], qid: Any, raw: Any, where: str, seen: dict[str, str]) -> None:
+    if qid is None or (isinstance(qid, str) and not qid.strip()):
+        raise PredictionsError(f"{where}: empty question_id")
+    if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+        raise PredictionsError(f"{where}: question_id must be text, not {type(qid).__name__}")
+    qid = str(qid)
+    if qid in out:
+        raise PredictionsError(f"{where}: question_id {qid!r} again (first at {seen[qid]})")
+    out[qid] = _value(raw, where)
+    seen[qid] = where.rsplit(": ", 1)[-1]
+
+
+def _read_jsonl(path: Path) -> dict[str, Prediction]:
+    out: dict[str, Prediction] = {}
+    seen: dict[str, str] = {}
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}: line {number}"
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise PredictionsError(f"{where}: not JSON ({exc.msg}); expected one object per line") from None
+            if not isinstance(row, dict) or any(c not in row for c in COLUMNS):
+                raise PredictionsError(f"{where}: expected an object with keys {', '.join(COLUMNS)}")
+            _add(out, row["question_id"], row["prediction"], where, seen)
+    return out
+
+
+def _read_csv(path: Path) -> dict[str, Prediction]:
+    out: dict[str, Prediction] = {}
+    seen: dict[str, str] = {}
+    with open(path, encoding="utf-8", newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
+        if missing:
+            raise PredictionsError(
+                f"{path}: line 1: missing column(s) {', '.join(missing)} (header: {reader.fieldnames})")
+        for row in reader:
+            where = f"{path}: line {reader.line_num}"
+            raw = row["prediction"]
+            if raw is not None and raw.lstrip().startswith("["):
+                try:
+                    parsed = json.loads(raw)
+                except json.JSONDecodeError:
+                    parsed = raw  # free text that happens to start with "["
+                raw = parsed if isinstance(parsed, list) else raw
+            _add(out, row["question_id"], raw, where, seen)
+    return out
+
+
+def _read_parquet(path: Path) -> dict[str, Prediction]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
+        raise PredictionsError(f"{path}: not a readable Parquet file ({exc})") from None
+    missing = [c for c in COLUMNS if c not in table.column_names]
+    if missing:
+        raise PredictionsError(f"{path}: missing column(s) {', '.join(missing)} (columns: {table.column_names})")
+    out: dict[str, Prediction] = {}
+    seen: dict[str, str] = {}
+    ids, values = table.column("question_id").to_pylist(), table.column("prediction").to_pylist()
+    for index, (qid, raw) in enumerate(zip(ids, values)):
+        _add(out, qid, raw, f"{path}: row {index}", seen)
+    return out
+
+
+def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
+    """``question_id`` -> prediction (text, ranked list, or None), in file order.
+
+    The format follows the extension: ``.jsonl`` (also ``.json``, ``.ndjson``: one object per
+    line), ``.csv``, ``.parquet``.
+
+    Example::
+
+        read_predictions("predictions.csv")
+        # -> {'test_000000_0': 'There are 3 cubes left.', ...}
+    """
+    path = Path(path)
+    kind = FORMATS.get(path.suffix.lower())
+    if kind is None:
+        raise PredictionsError(f"{path}: unknown predictions format {path.suffix!r}; use .jsonl, .csv or .parquet")
+    if not path.is_file():
+        raise PredictionsError(f"{path}: no such predictions file")
+    try:
+        return {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[kind](path)
+    except UnicodeDecodeError as exc:
+        raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None

@@ -1,0 +1,180 @@
+"""Writing an evaluation: ``report.json``, ``report.md`` (Markdown tables) and PNG charts.
+
+A *system* is the model (its predictions) or a baseline; its results are a dict of sections:
+``{"overall": summary, "by_category": {group: summary}, ...}`` where a summary is what
+:func:`builder_utils.evaluation.accuracy.summarize` returns. The tables put one system per row
+(overall) or one group per row and one system per column (breakdowns).
+
+Files are written only into ``out`` and only under our own names; an existing output file is
+an error unless ``overwrite`` (other files in the folder are never touched). Each file is
+written atomically, charts first and ``report.json`` last, so a complete ``report.json`` means
+a complete evaluation.
+
+Example:
+    >>> from builder_utils.evaluation.accuracy import score, summarize
+    >>> systems = {"model": {"overall": summarize([score(["3"], "3"), score(["2"], "3")])}}
+    >>> print(overall_table(systems))
+    | system | accuracy | 95% CI | correct / total | unparseable | missing |
+    |---|---|---|---|---|---|
+    | model | 50.0% | 0.0-100.0 | 1 / 2 | 0 | 0 |
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from builder_utils.atomic import write_atomic
+from builder_utils.evaluation.data import EvaluationError
+from builder_utils.evaluation.plots import accuracy_chart
+
+__all__ = ["Chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent", "write_report"]
+
+REPORT_JSON = "report.json"
+REPORT_MD = "report.md"
+
+
+@dataclass
+class Chart:
+    """One PNG to draw: file name, title, ``[(row label, {system: accuracy})]``, systems in order."""
+
+    filename: str
+    title: str
+    rows: list[tuple[str, dict[str, float | None]]]
+    systems: list[str]
+    subtitle: str | None = None
+    value_label: str | None = None
+
+
+def percent(value: float | None, digits: int = 1) -> str:
+    """``0.7`` -> ``'70.0%'``; None -> ``'–'``.
+
+    Example:
+        >>> percent(2 / 3), percent(None)
+        ('66.7%', '–')
+    """
+    return "–" if value is None else f"{value * 100:.{digits}f}%"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A GitHub Markdown table.
+
+    Example:
+        >>> print(markdown_table(["a", "b"], [[1, "x|y"]]))
+        | a | b |
+        |---|---|
+        | 1 | x\\|y |
+    """
+    def cell(value: object) -> str:
+        return str(value).replace("|", "\\|").replace("\n", " ")
+
+    lines = ["| " + " | ".join(cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _interval(summary: Mapping) -> str:
+    ci = summary.get("ci95")
+    return "–" if not ci else f"{ci[0] * 100:.1f}-{ci[1] * 100:.1f}"
+
+
+def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> str:
+    """One row per system: accuracy, its interval, counts, unparseable and missing predictions.
+
+    Example:
+        >>> print(overall_table({}))
+        | system | accuracy | 95% CI | correct / total | unparseable | missing |
+        |---|---|---|---|---|---|
+    """
+    rows = []
+    for name, result in systems.items():
+        s = result.get(section)
+        if s is None:
+            continue
+        rows.append([name, percent(s["accuracy"]), _interval(s), f"{s['correct']} / {s['total']}",
+                     s["unparseable"], s["missing"]])
+    return markdown_table(["system", "accuracy", "95% CI", "correct / total", "unparseable", "missing"], rows)
+
+
+def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> str:
+    """One row per group of ``section`` (``by_category`` ...), one accuracy column per system.
+
+    Example:
+        >>> from builder_utils.evaluation.accuracy import score, summarize
+        >>> s = {"model": {"by_category": {"insertion": summarize([score(["1"], "1")])}}}
+        >>> print(breakdown_table("category", s, "by_category"))
+        | category | questions | model |
+        |---|---|---|
+        | insertion | 1 | 100.0% |
+    """
+    groups: dict[str, int] = {}
+    for result in systems.values():
+        for group, summary in (result.get(section) or {}).items():
+            groups.setdefault(group, summary["total"])
+    names = [name for name, result in systems.items() if result.get(section) is not None]
+    rows = [[group, total] + [percent((systems[n][section].get(group) or {}).get(metric)) for n in names]
+            for group, total in groups.items()]
+    return markdown_table([group_header, "questions", *names], rows)
+
+
+def chart_rows(systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> list[tuple[str, dict]]:
+    """``[(group, {system: accuracy})]`` of one section, for :class:`Chart`.
+
+    Example:
+        >>> chart_rows({"model": {"by_x": {"a": {"accuracy": 0.5}}}}, "by_x")
+        [('a', {'model': 0.5})]
+    """
+    groups: list[str] = []
+    for result in systems.values():
+        for group in result.get(section) or {}:
+            if group not in groups:
+                groups.append(group)
+    return [(g, {n: ((r.get(section) or {}).get(g) or {}).get(metric) for n, r in systems.items()}) for g in groups]
+
+
+def check_outputs(out: str | os.PathLike, chart_names: Sequence[str], overwrite: bool = False) -> Path:
+    """Fail early (before any work) when ``out`` cannot take the report: it is a file, or it
+    holds report files and ``overwrite`` is off, or one of them is a symlink or a folder (left
+    alone even with ``overwrite``). Returns ``out`` as a path.
+
+    Example:
+        >>> import tempfile
+        >>> check_outputs(tempfile.mkdtemp(), ["a.png"]).is_dir()
+        True
+    """
+    out = Path(out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise EvaluationError(f"{out}: exists and is not a folder; --out names the folder to write the report into")
+    targets = [out / name for name in chart_names] + [out / REPORT_MD, out / REPORT_JSON]
+    existing = [p.name for p in targets if p.exists() or p.is_symlink()]
+    if existing and not overwrite:
+        raise EvaluationError(f"{out}: already holds {', '.join(existing)}; pass --overwrite to replace them")
+    for path in targets:
+        if path.is_symlink() or (path.exists() and not path.is_file()):
+            raise EvaluationError(f"{path}: not a regular file; it is left alone")
+    return out
+
+
+def write_report(
+    out: str | os.PathLike, report: Mapping, markdown: str, charts: Sequence[Chart] = (), overwrite: bool = False
+) -> list[Path]:
+    """Write ``report.json``, ``report.md`` and the charts into ``out``; return the paths.
+
+    Example:
+        >>> import tempfile
+        >>> [p.name for p in write_report(tempfile.mkdtemp(), {"overall": None}, "# Report\\n")]
+        ['report.md', 'report.json']
+    """
+    out = check_outputs(out, [chart.filename for chart in charts], overwrite)
+    targets = [out / chart.filename for chart in charts] + [out / REPORT_MD, out / REPORT_JSON]
+    out.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    for chart in charts:
+        accuracy_chart(out / chart.filename, chart.title, chart.rows, chart.systems,
+                       subtitle=chart.subtitle, value_label=chart.value_label)
+    write_atomic(out / REPORT_MD, markdown if markdown.endswith("\n") else markdown + "\n")
+    write_atomic(out / REPORT_JSON, text)
+    return targets
