@@ -100,14 +100,35 @@ def dask_client(address: str, num_workers: int = 2) -> Iterator[Any]:
 
 
 def _pool_worker_signals() -> None:
-    # Ctrl-C reaches the whole process group: only the parent decides what happens then. A
-    # SIGTERM (from Pool.terminate) unwinds the task, so its temporary files are removed.
+    # Ctrl-C reaches the whole process group: only the parent decides what happens then.
+    # SIGTERM (from Pool.terminate) kills an idle worker at once (the default action): a handler
+    # that raises could land in a __del__ or a gc callback, where Python swallows the exception,
+    # and the worker would then wait forever on the task queue whose lock the terminating pool
+    # holds (seen as a rare hang of the test suite).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+_terminated = False
 
 
 def _exit_on_sigterm(signum, frame):
+    global _terminated
+    _terminated = True
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     raise SystemExit(128 + signum)
+
+
+def _run_task(fn: Callable[..., Any], task: tuple) -> Any:
+    """Run one task in a pool worker; a SIGTERM meanwhile unwinds it, so its temporary files go."""
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
+    try:
+        return fn(*task)
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if _terminated:
+            # the SystemExit may have been swallowed (see above): leave now, cleanup has run
+            os._exit(128 + signal.SIGTERM)
 
 
 def ordered_map(
@@ -152,7 +173,7 @@ def _pool_map(fn, tasks, num_workers, lookahead) -> Iterator[Any]:
     try:
         todo = iter(tasks)
         for task in todo:
-            pending.append(pool.apply_async(fn, task))
+            pending.append(pool.apply_async(_run_task, (fn, task)))
             if len(pending) > ahead:
                 yield pending.popleft().get()
         while pending:
