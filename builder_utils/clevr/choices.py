@@ -12,8 +12,10 @@ naturally), then from the whole vocabulary. ``relate_filter`` offers empty selec
 ``filter`` does (as many as it has one-object options); ``relate_filter_count`` and
 ``relate_filter_exist`` offer every empty one.
 
->>> data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))   # doctest: +SKIP
->>> choices, empties = filter_choices(step, data, data.index.all_mask, {})     # doctest: +SKIP
+For example::
+
+    data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))
+    choices, empties = filter_choices(step, data, data.index.all_mask, {})
 """
 
 from __future__ import annotations
@@ -38,7 +40,9 @@ class SceneData:
     by every template tried on that scene and dropped afterwards, so nothing leaks into
     output.
 
-    >>> data = SceneData(SceneIndex(scene))                    # doctest: +SKIP
+    For example::
+
+        data = SceneData(SceneIndex(scene))
     """
 
     __slots__ = ("index", "relations", "_by_support", "_keys", "_filters", "_relates", "_key_masks")

@@ -7,8 +7,10 @@ or a constraint fails; a complete state is accepted when the caller's answer che
 answer range) passes and the question is not degenerate. Every option tried counts against a
 per-template budget, so a template that cannot be satisfied on a scene costs bounded work.
 
->>> plan = compile_template(template, load_metadata())                      # doctest: +SKIP
->>> found = search(plan, SceneData(index, relations), rng, lambda answer: True)   # doctest: +SKIP
+For example::
+
+    plan = compile_template(template, load_metadata())
+    found = search(plan, SceneData(index, relations), rng, lambda answer: True)
 """
 
 from __future__ import annotations
@@ -81,7 +83,9 @@ def search(
     at once, so that the next candidate already sees the updated answer counts. The search
     stops after ``budget`` options tried.
 
-    >>> found = search(plan, data, random.Random(0), lambda answer: True)   # doctest: +SKIP
+    For example::
+
+        found = search(plan, data, random.Random(0), lambda answer: True)
     """
     steps = plan.steps
     n = len(steps)

@@ -21,11 +21,13 @@ A program is a list of nodes written either as released CLEVR question files do,
 Adding a function to the language takes one entry in ``metadata.json`` and one
 ``@register("name")`` implementation below.
 
->>> from tests.clevr_scene_factory import make_scene                # doctest: +SKIP
->>> scene = make_scene([("large", "red", "metal", "cube", 0, 0)])    # doctest: +SKIP
->>> answer([{"function": "scene", "inputs": [], "value_inputs": []},
-...         {"function": "count", "inputs": [0], "value_inputs": []}], scene)  # doctest: +SKIP
-'1'
+For example::
+
+    from tests.clevr_scene_factory import make_scene
+    scene = make_scene([("large", "red", "metal", "cube", 0, 0)])
+    answer([{"function": "scene", "inputs": [], "value_inputs": []},
+            {"function": "count", "inputs": [0], "value_inputs": []}], scene)
+    # -> '1'
 """
 
 from __future__ import annotations
@@ -104,9 +106,11 @@ class SceneIndex:
     ``validate=False`` skips the scene check, for scenes that :func:`load_scenes` already
     validated.
 
-    >>> index = SceneIndex(scene)                          # doctest: +SKIP
-    >>> bin(index.attribute_masks["color"]["red"])         # doctest: +SKIP
-    '0b101'
+    For example::
+
+        index = SceneIndex(scene)
+        bin(index.attribute_masks["color"]["red"])
+        # -> '0b101'
     """
 
     __slots__ = ("scene", "num_objects", "all_mask", "objects", "attribute_masks", "relation_masks")
@@ -152,9 +156,11 @@ FUNCTIONS: dict[str, Impl] = {}
 def register(name: str) -> Callable[[Impl], Impl]:
     """Register the implementation of a language function (it also needs a metadata entry).
 
-    >>> @register("count_twice")                         # doctest: +SKIP
-    ... def _count_twice(index, inputs, value_inputs):
-    ...     return 2 * inputs[0].bit_count()
+    For example::
+
+        @register("count_twice")
+        def _count_twice(index, inputs, value_inputs):
+            return 2 * inputs[0].bit_count()
     """
 
     def add(impl: Impl) -> Impl:
@@ -443,8 +449,10 @@ def execute_raw(program, index: SceneIndex) -> list[Any]:
     """Run a program on a :class:`SceneIndex`; return every node's raw output (ObjectSet as
     bitmask). Raises :class:`InvalidProgram` with the failing node.
 
-    >>> execute_raw(compile_program([{"function": "scene", "inputs": []}]), index)   # doctest: +SKIP
-    [7]
+    For example::
+
+        execute_raw(compile_program([{"function": "scene", "inputs": []}]), index)
+        # -> [7]
     """
     if type(program) is not CompiledProgram:
         program = compile_program(program)
@@ -502,10 +510,12 @@ def execute(program, scene, *, metadata: Metadata | None = None) -> list[Any]:
     output in public form: ObjectSet as a sorted list of indices, Object as an index, Integer
     ``int``, Bool ``bool``, attribute values ``str``.
 
-    >>> execute([{"function": "scene", "inputs": [], "value_inputs": []},
-    ...          {"function": "filter_color", "inputs": [0], "value_inputs": ["red"]},
-    ...          {"function": "count", "inputs": [1], "value_inputs": []}], scene)  # doctest: +SKIP
-    [[0, 1, 2], [0, 2], 2]
+    For example::
+
+        execute([{"function": "scene", "inputs": [], "value_inputs": []},
+                 {"function": "filter_color", "inputs": [0], "value_inputs": ["red"]},
+                 {"function": "count", "inputs": [1], "value_inputs": []}], scene)
+        # -> [[0, 1, 2], [0, 2], 2]
     """
     compiled = compile_program(program, metadata=metadata)
     raw = execute_raw(compiled, _as_index(scene, metadata))
@@ -517,8 +527,10 @@ def answer(program, scene, *, metadata: Metadata | None = None) -> str:
     ``"metal"``). Raises :class:`InvalidProgram` when the program has no answer on this scene
     and :class:`MalformedProgram` when its last node does not give an answer value.
 
-    >>> answer([{"type": "scene", "inputs": []}, {"type": "exist", "inputs": [0]}], scene)  # doctest: +SKIP
-    'yes'
+    For example::
+
+        answer([{"type": "scene", "inputs": []}, {"type": "exist", "inputs": [0]}], scene)
+        # -> 'yes'
     """
     compiled = compile_program(program, metadata=metadata)
     last = len(compiled) - 1

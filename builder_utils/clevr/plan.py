@@ -9,9 +9,12 @@ which is the language's one implementation: a plain step holds its registered fu
 the input positions bound, a filter or relate step the function of its suffix.
 
 >>> from builder_utils.clevr.metadata import load_metadata
->>> plan = compile_template(template, load_metadata())        # doctest: +SKIP
->>> [step.function for step in plan.steps]                     # doctest: +SKIP
-['scene', 'filter_unique', 'relate_filter_count']
+
+For example::
+
+    plan = compile_template(template, load_metadata())
+    [step.function for step in plan.steps]
+    # -> ['scene', 'filter_unique', 'relate_filter_count']
 """
 
 from __future__ import annotations
@@ -67,9 +70,11 @@ class Step:
 class CompiledTemplate:
     """A template compiled for the search: steps, answer domain and degeneracy targets.
 
-    >>> plan = compile_template(template, load_metadata())     # doctest: +SKIP
-    >>> plan.template.key                                       # doctest: +SKIP
-    'zero_hop:0'
+    For example::
+
+        plan = compile_template(template, load_metadata())
+        plan.template.key
+        # -> 'zero_hop:0'
     """
 
     template: Template
@@ -84,8 +89,10 @@ class CompiledTemplate:
 def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate:
     """Compile a validated template into a search plan (once per template, not per scene).
 
-    >>> compile_template(template, load_metadata()).steps[0].function   # doctest: +SKIP
-    'scene'
+    For example::
+
+        compile_template(template, load_metadata()).steps[0].function
+        # -> 'scene'
     """
     params = dict(template.params)
     nulls = {p for c in template.constraints if c.type == "NULL" for p in c.params}
@@ -204,7 +211,9 @@ def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
     """Make every arithmetic result (``addition`` / ``subtraction``) above ``maximum`` prune
     the search (checked as soon as the node has run, like an ``OUT_RANGE`` constraint).
 
-    >>> bound_arithmetic(plan, 10)                                 # doctest: +SKIP
+    For example::
+
+        bound_arithmetic(plan, 10)
     """
     for k in plan.arithmetic:
         step = plan.steps[k]

@@ -7,9 +7,12 @@ template index and the node, param or text variant at fault, so a typo in a temp
 surfaces as a wrong question much later.
 
 >>> from builder_utils.clevr.metadata import load_metadata
->>> tset = load_template_set("clevr", load_metadata())              # doctest: +SKIP
->>> tset.templates[0].key                                          # doctest: +SKIP
-'compare_integer:0'
+
+For example::
+
+    tset = load_template_set("clevr", load_metadata())
+    tset.templates[0].key
+    # -> 'compare_integer:0'
 """
 
 from __future__ import annotations
@@ -110,9 +113,11 @@ class Template:
     ``family_index`` its position in the whole set; ``params`` maps name -> type in the order
     declared; ``answer_type`` is the metadata type of the final node's output.
 
-    >>> t = load_template_set("clevr", load_metadata()).templates[0]   # doctest: +SKIP
-    >>> t.key, t.answer_type                                           # doctest: +SKIP
-    ('compare_integer:0', 'Bool')
+    For example::
+
+        t = load_template_set("clevr", load_metadata()).templates[0]
+        t.key, t.answer_type
+        # -> ('compare_integer:0', 'Bool')
     """
 
     path: str
@@ -142,9 +147,11 @@ class Template:
 class TemplateSet:
     """The templates of one folder, files in sorted name order.
 
-    >>> tset = load_template_set("clevr_math", load_metadata())     # doctest: +SKIP
-    >>> sorted({t.family for t in tset.templates})                   # doctest: +SKIP
-    ['addition', 'adversarial', 'subtraction', 'subtraction-multihop']
+    For example::
+
+        tset = load_template_set("clevr_math", load_metadata())
+        sorted({t.family for t in tset.templates})
+        # -> ['addition', 'adversarial', 'subtraction', 'subtraction-multihop']
     """
 
     name: str
@@ -171,8 +178,10 @@ def template_set_dir(name: str) -> Path:
 def load_synonyms(path: str | os.PathLike | None = None) -> dict[str, tuple[str, ...]]:
     """Read a synonyms file (``{"word": ["synonym", ...]}``); ``None`` reads the shipped one.
 
-    >>> load_synonyms()["cube"]                                      # doctest: +SKIP
-    ('cube', 'block')
+    For example::
+
+        load_synonyms()["cube"]
+        # -> ('cube', 'block')
     """
     path = os.fspath(path) if path is not None else str(SYNONYMS_FILE)
     try:
@@ -204,8 +213,11 @@ def load_template_set(
     Files load in sorted name order; ``family_index`` counts templates across the whole set.
 
     >>> from builder_utils.clevr.metadata import load_metadata
-    >>> len(load_template_set("clevr_math", load_metadata()).templates)   # doctest: +SKIP
-    13
+
+    For example::
+
+        len(load_template_set("clevr_math", load_metadata()).templates)
+        # -> 13
     """
     if isinstance(source, str) and source in SHIPPED_TEMPLATE_SETS and os.path.sep not in source:
         name, directory = source, template_set_dir(source)
@@ -232,8 +244,10 @@ def load_template_file(
 ) -> list[Template]:
     """Load and validate one template file (a JSON list of templates).
 
-    >>> load_template_file("zero_hop.json", load_metadata())[0].family   # doctest: +SKIP
-    'zero_hop'
+    For example::
+
+        load_template_file("zero_hop.json", load_metadata())[0].family
+        # -> 'zero_hop'
     """
     path = Path(path)
     label = str(path)

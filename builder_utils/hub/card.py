@@ -340,9 +340,10 @@ def draw_plots(folder: str | os.PathLike, stats: ConfigStats, dataset: str | Non
     ``dataset`` (the card's ``pretty_name``) goes into each plot's subtitle with the
     configuration, so a plot read on its own still says what it shows.
 
-    Example:
-        >>> draw_plots("staging", stats, "CLEVR-Math")  # doctest: +SKIP
-        ['assets/general-label.png', 'assets/general-category.png', 'assets/general-template.png']
+    Example::
+
+        draw_plots("staging", stats, "CLEVR-Math")
+        # -> ['assets/general-label.png', 'assets/general-category.png', 'assets/general-template.png']
     """
     splits = ordered_splits(stats.rows)
     written = []
@@ -401,8 +402,9 @@ def render_card(
 ) -> DatasetCard:
     """Fill the template's body and put ``card_data`` on top; the result parses as a DatasetCard.
 
-    Example:
-        >>> card = render_card(t, data, ["general"], stats, {}, {}, "general", "builder_utils.hub")  # doctest: +SKIP
+    Example::
+
+        card = render_card(t, data, ["general"], stats, {}, {}, "general", "builder_utils.hub")
     """
     values = {
         "configs_table": configs_table(configs, stats, descriptions, default_config),

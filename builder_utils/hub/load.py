@@ -22,10 +22,11 @@ def load_exported(
     This is how users load the pushed dataset (``load_dataset(repo_id, config)``), so the demo
     and the tests go through it. A mismatch with the card is an :class:`ExportError`.
 
-    Example:
-        >>> ds = load_exported("demo_output/hub/clevr_math", "multihop")  # doctest: +SKIP
-        >>> sorted(ds)                                                     # doctest: +SKIP
-        ['test', 'train', 'validation']
+    Example::
+
+        ds = load_exported("demo_output/hub/clevr_math", "multihop")
+        sorted(ds)
+        # -> ['test', 'train', 'validation']
     """
     root = Path(folder).expanduser().resolve()
     card = read_card(root / README)

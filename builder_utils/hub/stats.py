@@ -128,10 +128,11 @@ def config_statistics(
     ``group_columns`` come from the builder (:func:`card_columns`). Only the needed columns are
     read.
 
-    Example:
-        >>> stats = config_statistics("general", {"train": ["out/general/train-00000-of-00001.parquet"]})  # doctest: +SKIP
-        >>> stats.rows, stats.answers.values[0]                                                            # doctest: +SKIP
-        ({'train': 40}, ('0', {'train': 5}))
+    Example::
+
+        stats = config_statistics("general", {"train": ["out/general/train-00000-of-00001.parquet"]})
+        stats.rows, stats.answers.values[0]
+        # -> ({'train': 40}, ('0', {'train': 5}))
     """
     features = None
     rows: dict[str, int] = {}
