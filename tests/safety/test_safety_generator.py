@@ -48,7 +48,17 @@ def gq(*args) -> list[str]:
 
 def _writing(pattern: str):
     """The moment the first questions reach the hidden temporary output: workers are busy."""
-    return lambda tmp: any(p.stat().st_size > 0 for p in tmp.glob(pattern))
+    def started(tmp: Path) -> bool:
+        for path in tmp.glob(pattern):
+            try:
+                if path.stat().st_size > 0:
+                    return True
+            except FileNotFoundError:
+                # the writability probe (same hidden pattern) is created and removed at once
+                continue
+        return False
+
+    return started
 
 
 def _deep(tmp: Path) -> list[str]:
