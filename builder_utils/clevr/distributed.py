@@ -101,11 +101,14 @@ def local_cluster(num_workers: int = 2) -> Any:
 
     if num_workers < 1:
         raise ValueError(f"--num_workers must be at least 1, got {num_workers}")
-    # No dashboard: it needs bokeh and a free port, and nobody watches a test run. The nannies
-    # hand the configuration in force to the worker processes they spawn.
+    # No dashboard (it needs bokeh, and nobody watches a test run); the scheduler's small HTTP
+    # server (health checks) still starts: on a free port of this host only, not on 0.0.0.0:8787,
+    # which a second cluster would find taken. The nannies hand the configuration in force to the
+    # worker processes they spawn.
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
         return distributed.LocalCluster(n_workers=num_workers, threads_per_worker=1, processes=True,
-                                        dashboard_address=None, silence_logs=logging.ERROR)
+                                        dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
+                                        silence_logs=logging.ERROR)
 
 
 @contextmanager
