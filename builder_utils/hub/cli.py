@@ -61,7 +61,8 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls) -> argparse.
         "--config", action="extend", nargs="+", metavar="NAME",
         help=f"configuration(s) to export: NAME [NAME ...], repeatable or comma-separated (default: all of {names})",
     )
-    parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
+    parser.add_argument("--num_proc", type=int, default=None,
+                        help="worker processes for the build, and shards written at once (default: 1, and 2 shards)")
     parser.add_argument(
         "--max_shard_size", default=DEFAULT_MAX_SHARD_SIZE,
         help="target size of one shard: its rows with the images/audio embedded, counted as push_to_hub "

@@ -403,7 +403,8 @@ def export_builder(
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
-    ``num_proc`` is passed to ``download_and_prepare``. ``cache_dir`` is the builders' cache; by
+    ``num_proc`` is passed to ``download_and_prepare`` and is the number of shards written at
+    once (default :data:`WRITER_THREADS`). ``cache_dir`` is the builders' cache; by
     default a temporary one, removed afterwards (the
     builders' caches are keyed by path, and a fresh build is cheap next to embedding).
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
