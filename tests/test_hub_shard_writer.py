@@ -5,6 +5,7 @@ media per row, FLAC), each shard's file is byte for byte the one ``push_to_hub``
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 
@@ -62,10 +63,11 @@ def test_every_shard_is_the_librarys_file_byte_for_byte(outputs, tmp_path, name)
         _, jobs = plan_split(rows, "cfg", split, "60KB")  # small shards: several per split
         flac = name.startswith("ClothoAQA") and split == "train"
         written = write_shards(jobs, tmp_path / "ours", audio_format="flac" if flac else "wav")
-        assert sum(w.rows for w, _ in written) == len(rows)
-        for job in jobs:
+        assert sum(w.rows for w in written) == len(rows)
+        for job, shard in zip(jobs, written):
             expected = _reference(job.rows, tmp_path / "reference.parquet", job.batch_size, flac and job.embed)
             assert (tmp_path / "ours" / job.name).read_bytes() == expected, (name, job.name)
+            assert shard.sha256 == hashlib.sha256(expected).hexdigest()  # hashed while being written
     assert any(job.embed for job in jobs) or name.endswith("questions")
 
 

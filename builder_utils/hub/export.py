@@ -60,7 +60,7 @@ from builder_utils.hub.card import (
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
 from builder_utils.hub.layout import CONVERSATIONS, layout_of
-from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest, sha256_of
+from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
 from builder_utils.hub.media import with_join_section
 from builder_utils.hub.outputs import (
     assemble,
@@ -261,29 +261,26 @@ def plan_split(
     return SplitExport(rows=len(dataset), shards=[], parquet_bytes=0, arrow_bytes=0, media_bytes=embedded_media), jobs
 
 
-def _write_job(job: ShardJob, folder: Path, audio_format: str, stop: threading.Event) -> tuple[ShardWritten, str]:
+def _write_job(job: ShardJob, folder: Path, audio_format: str, stop: threading.Event) -> ShardWritten:
     path = folder / job.name
     path.parent.mkdir(parents=True, exist_ok=True)
     features = job.rows.features
     flac = (lambda table: encode_flac(table, features)) if job.embed and audio_format == "flac" else None
     table = job.rows.flatten_indices().data.table if job.rows._indices is not None else job.rows.data.table
     try:
-        written = write_parquet_shard(table, features, path, job.batch_size, embed=job.embed, transform=flac, stop=stop)
+        return write_parquet_shard(table, features, path, job.batch_size, embed=job.embed, transform=flac, stop=stop)
     except OSError as exc:
         where = exc.filename or path
         raise ExportError(f"{where}: cannot write {job.name} ({exc.strerror or exc})") from None
-    # Hashed here, in the writer's thread, while the other shards are written: the manifest
-    # needs every file's sha256, and the file is still in the page cache.
-    return written, sha256_of(path)
 
 
 def write_shards(
     jobs: Sequence[ShardJob], folder: str | os.PathLike, *, audio_format: str = "wav", workers: int = 2,
     bar: tqdm | None = None,
-) -> list[tuple[ShardWritten, str]]:
+) -> list[ShardWritten]:
     """Write the shards, ``workers`` at a time (threads: reading files, encoding Parquet and
-    hashing all release the GIL), and return each one's :class:`ShardWritten` and sha256, in
-    order. An exception (or Ctrl-C) stops the other shards between two batches.
+    hashing all release the GIL), and return each one's :class:`ShardWritten` (with its
+    sha256), in order. An exception (or Ctrl-C) stops the other shards between two batches.
 
     Example::
 
@@ -298,7 +295,7 @@ def write_shards(
             for future in futures:
                 results.append(future.result())
                 if bar is not None:
-                    bar.update(results[-1][0].rows)
+                    bar.update(results[-1].rows)
         except BaseException:
             stop.set()
             for future in futures:
@@ -325,7 +322,7 @@ def write_split(
         # ['general/train-00000-of-00001.parquet']
     """
     export, jobs = plan_split(dataset, config_name, split, max_shard_size)
-    for job, (written, _) in zip(jobs, write_shards(jobs, folder, audio_format=audio_format, bar=bar)):
+    for job, written in zip(jobs, write_shards(jobs, folder, audio_format=audio_format, bar=bar)):
         _add_shard(export, job, written)
     return export
 
@@ -498,9 +495,9 @@ def export_builder(
             written = write_shards([job for _, job in planned], staging, audio_format=audio_format,
                                    workers=num_proc or WRITER_THREADS, bar=bar)
         hashes = {}
-        for (export, job), (shard, sha256) in zip(planned, written):
+        for (export, job), shard in zip(planned, written):
             _add_shard(export, job, shard)
-            hashes[job.name] = sha256
+            hashes[job.name] = shard.sha256
         for name, built_splits in outputs.items():
             infos[name] = _dataset_info(name, built_splits, result.configs[name])
             entries[name] = config_entry(config_dir(name), ordered_splits(built_splits))

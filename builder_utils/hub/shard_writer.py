@@ -7,8 +7,8 @@ At full size that is most of an export's time. Here, for each batch of rows:
 - the files of an Image or Audio column (or a list of them) are read with ``readinto`` straight
   into one Arrow buffer, and every other media feature goes through the library's own
   ``embed_array_storage``;
-- the next batch is read in a second thread while pyarrow encodes the current one (both release
-  the GIL);
+- the next batch is read, and the bytes written so far hashed (sha256, for the export's
+  manifest), in a second thread while pyarrow encodes the current batch (all release the GIL);
 - pyarrow writes to the file by its path, with the options ``datasets`` uses (content-defined
   chunking, page index, no compression and PLAIN encoding for media, row groups of one batch).
 
@@ -18,6 +18,7 @@ The tests compare the file, byte for byte, with the library's embedding written 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -38,6 +39,7 @@ __all__ = ["ShardWritten", "WriteStopped", "embed_media", "write_parquet_shard"]
 
 # One batch's files go in one Arrow binary buffer, whose offsets are 32-bit.
 _MAX_BATCH_BYTES = 2**31 - 1
+_HASH_CHUNK = 1 << 22
 
 
 class WriteStopped(Exception):
@@ -46,11 +48,31 @@ class WriteStopped(Exception):
 
 @dataclass(frozen=True)
 class ShardWritten:
-    """What :func:`write_parquet_shard` wrote: rows, Parquet bytes, embedded Arrow bytes."""
+    """What :func:`write_parquet_shard` wrote: rows, Parquet bytes, embedded Arrow bytes and the
+    file's sha256."""
 
     rows: int
     parquet_bytes: int
     arrow_bytes: int
+    sha256: str
+
+
+class _AppendHasher:
+    """The sha256 of a file that is only ever appended to, taken a piece at a time."""
+
+    def __init__(self, path: str):
+        self.path, self.done, self.digest = path, 0, hashlib.sha256()
+
+    def catch_up(self) -> None:
+        size = os.path.getsize(self.path)
+        with open(self.path, "rb") as fh:
+            fh.seek(self.done)
+            while self.done < size:
+                chunk = fh.read(min(_HASH_CHUNK, size - self.done))
+                if not chunk:
+                    break
+                self.digest.update(chunk)
+                self.done += len(chunk)
 
 
 def _read_into(paths: list[str | None]) -> tuple[np.ndarray, bytearray]:
@@ -179,21 +201,33 @@ def write_parquet_shard(
         return rows if rows.schema == schema else rows.cast(schema)
 
     arrow_bytes = 0
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-reader") as reader:
-        writer = pq.ParquetWriter(os.fspath(path), schema=schema, **options)
+    path = os.fspath(path)
+    # One helper thread, so its jobs run in order: read batch k+1, hash what batch k-1 wrote, ...
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="shard-reader") as helper:
+        writer = pq.ParquetWriter(path, schema=schema, **options)
+        hasher = _AppendHasher(path)
+        pending = []
         try:
-            upcoming = reader.submit(batch, starts[0]) if starts else None
+            upcoming = helper.submit(batch, starts[0]) if starts else None
             for index in range(len(starts)):
                 current = upcoming.result()
-                upcoming = reader.submit(batch, starts[index + 1]) if index + 1 < len(starts) else None
+                upcoming = helper.submit(batch, starts[index + 1]) if index + 1 < len(starts) else None
                 if stop is not None and stop.is_set():
-                    raise WriteStopped(os.fspath(path))
+                    raise WriteStopped(path)
                 writer.write_table(current)
                 arrow_bytes += current.nbytes
+                pending = [job for job in pending if not job.done()] + [helper.submit(hasher.catch_up)]
             if cdc is not False:
                 writer.add_key_value_metadata({"content_defined_chunking": json.dumps(cdc)})
+        except BaseException:
+            for job in [upcoming, *pending]:
+                if job is not None:
+                    job.cancel()
+            raise
         finally:
-            if upcoming is not None and not upcoming.done():
-                upcoming.cancel()
             writer.close()
-    return ShardWritten(rows=len(table), parquet_bytes=os.path.getsize(path), arrow_bytes=arrow_bytes)
+        for job in pending:
+            job.result()  # an OSError of the hashing surfaces here
+    hasher.catch_up()  # the footer, written by close()
+    return ShardWritten(rows=len(table), parquet_bytes=os.path.getsize(path), arrow_bytes=arrow_bytes,
+                        sha256=hasher.digest.hexdigest())
