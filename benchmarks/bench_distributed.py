@@ -5,8 +5,10 @@
 
 Each run is the whole command (load and validate the scene file, generate, write the JSON
 file), timed on the wall clock, and every output is checked to be byte-identical to the
-one-process file. The cluster is started once outside the timed runs (its start-up is reported
-on its own), and `--dask local` is timed end to end as well. Scheduler overhead: the round
+one-process file. Two running clusters are timed, each started outside the timed run (start-up
+is reported on its own): a LocalCluster with Dask's default settings, as a user's running
+cluster may be, and `local_cluster` (the one `--dask local` starts, with lighter housekeeping,
+see `LOCAL_CLUSTER_CONFIG`). `--dask local` is timed end to end as well. Scheduler overhead: the round
 trip of 400 no-op tasks through the same ordered submission the generator uses, per task.
 Needs the [dask] extra.
 """
@@ -38,7 +40,7 @@ def main() -> None:
 
     from distributed import Client, LocalCluster
 
-    from builder_utils.clevr.distributed import ordered_map
+    from builder_utils.clevr.distributed import local_cluster, ordered_map
     from builder_utils.clevr.generate_questions import main as generate
     from builder_utils.clevr.synth import generate_scenes
 
@@ -62,19 +64,27 @@ def main() -> None:
     rows.append(("1 process", *one))
     rows.append((f"--num_workers {args.workers}", *run("pool", "--num_workers", str(args.workers))))
 
-    tic = time.perf_counter()
-    cluster = LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None)
-    startup = time.perf_counter() - tic
-    try:
+    def on_cluster(label: str, cluster) -> float:
         with Client(cluster) as client:
             client.run(lambda: __import__("builder_utils.clevr.generate"))  # workers import our code once
-            rows.append((f"LocalCluster, {args.workers} workers (running)", *run("dask", "--dask", cluster.scheduler_address)))
+            rows.append((f"{label}, {args.workers} workers (running)", *run(label.split(",")[0].replace(" ", "_"), "--dask", cluster.scheduler_address)))
             n = 400
             tic = time.perf_counter()
             assert list(ordered_map(_noop, [(k,) for k in range(n)], client=client)) == list(range(n))
-            overhead = (time.perf_counter() - tic) / n
-    finally:
-        cluster.close()
+            return (time.perf_counter() - tic) / n
+
+    overhead = {}
+    for label, start in (("LocalCluster, Dask defaults",
+                          lambda: LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
+                                               dashboard_address=None)),
+                         ("local_cluster", lambda: local_cluster(args.workers))):
+        tic = time.perf_counter()
+        cluster = start()
+        startup = time.perf_counter() - tic
+        try:
+            overhead[label] = on_cluster(label, cluster)
+        finally:
+            cluster.close()
     rows.append((f"--dask local, {args.workers} workers (incl. start-up)",
                  *run("dask_local", "--dask", "local", "--num_workers", str(args.workers))))
 
@@ -82,8 +92,8 @@ def main() -> None:
     for name, took, count, digest in rows:
         print(f"| {name} | {took:.1f} | {count:,} | {count / took:,.0f} | {one[0] / took:.2f}x | "
               f"{'yes' if digest == one[2] else 'NO'} |")
-    print(f"\nLocalCluster start-up: {startup:.1f} s; scheduler overhead per task (no-op round trip, "
-          f"{args.workers} workers): {overhead * 1000:.1f} ms")
+    print(f"\nlocal_cluster start-up: {startup:.1f} s; scheduler overhead per task (no-op round trip, "
+          f"{args.workers} workers): " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in overhead.items()))
     print(f"load average at end {os.getloadavg()}")
 
 
