@@ -53,10 +53,12 @@ class _Sizes:
     centre_labels: bool  # row name centred on its group of bars, else level with its top
 
 
-# One thick bar per row; the number is as large as the text since there is one per row.
-_STACKED = _Sizes(540, 80, 19, 0, 3, 2, _FONT_SIZE, 6, 0, False)
-# A group of thin bars per row, one per series: a smaller number fits beside each.
-_GROUPED = _Sizes(480, 60, 12, 3, 0, 10, 12, 4, -1, True)
+# One thick bar per row; the number ("13,643") is as large as the text, one per row.
+_STACKED = _Sizes(bar_area=540, end_room=80, bar=19, bar_gap=0, row_top=3, row_gap=2,
+                  number_size=_FONT_SIZE, number_dx=6, number_dy=0, centre_labels=False)
+# A group of thin bars per row, one per series: a smaller number ("100%") fits beside each.
+_GROUPED = _Sizes(bar_area=480, end_room=60, bar=12, bar_gap=3, row_top=0, row_gap=10,
+                  number_size=12, number_dx=4, number_dy=-1, centre_labels=True)
 
 
 def _font(size: int = _FONT_SIZE) -> ImageFont.ImageFont:
