@@ -6,10 +6,11 @@
     OUT/<config>/<split>-00000-of-00002.parquet    shards of at most --max_shard_size, media embedded
     OUT/assets/<config>-<column>.png               the distribution plots the card shows
 
-Each shard is written exactly as ``push_to_hub`` writes it: the split is cut into contiguous
-shards, image and audio files are embedded with ``datasets.table.embed_table_storage`` and the
-shard is written with ``Dataset.to_parquet``. ``datasets.load_dataset(OUT, config)`` then loads it
-with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
+Each shard holds the bytes ``push_to_hub`` writes: the split is cut into contiguous shards as
+there, and :mod:`builder_utils.hub.shard_writer` embeds the image and audio files and writes the
+Parquet file as ``embed_table_storage`` and ``Dataset.to_parquet`` would, only faster (the
+tests compare the bytes), several shards at a time. ``datasets.load_dataset(OUT, config)`` then
+loads it with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
 
 Everything is written in a hidden staging folder inside ``OUT`` (:mod:`builder_utils.hub.staging`)
 and moved into place file by file once complete, so a failure or an interruption leaves ``OUT``
@@ -29,7 +30,9 @@ import importlib.metadata
 import logging
 import os
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +42,6 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from datasets.data_files import sanitize_patterns
 from datasets.features.features import require_decoding
-from datasets.table import InMemoryTable, embed_table_storage
 from datasets.utils.metadata import MetadataConfigs
 from datasets.utils.py_utils import convert_file_size_to_int
 from tqdm.auto import tqdm
@@ -58,7 +60,7 @@ from builder_utils.hub.card import (
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
 from builder_utils.hub.layout import CONVERSATIONS, layout_of
-from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
+from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest, sha256_of
 from builder_utils.hub.media import with_join_section
 from builder_utils.hub.outputs import (
     assemble,
@@ -68,6 +70,7 @@ from builder_utils.hub.outputs import (
     keep_media_of_kept_configs,
 )
 from builder_utils.hub.plan import ExportPlan
+from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.staging import (
     finish,
     make_staging,
@@ -83,6 +86,9 @@ from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
+# Shards written at once unless num_proc says otherwise (threads; each holds two batches of about
+# 100 files in memory). The output does not depend on it.
+WRITER_THREADS = 2
 README = "README.md"
 
 
@@ -147,18 +153,6 @@ def config_dir(config_name: str) -> str:
     return "data" if config_name == "default" else config_name
 
 
-@contextlib.contextmanager
-def _datasets_bars_off() -> Iterator[None]:
-    # Our own bar reports the export; datasets' per-map/per-file bars would interleave with it.
-    was_disabled = not datasets.is_progress_bar_enabled()
-    datasets.disable_progress_bars()
-    try:
-        yield
-    finally:
-        if not was_disabled:
-            datasets.enable_progress_bars()
-
-
 def _media_columns(features: datasets.Features) -> list[str]:
     return [name for name, feature in features.items() if require_decoding(feature, ignore_decode_attribute=True)]
 
@@ -215,57 +209,102 @@ def _shard_limit(max_shard_size: int | str) -> int:
     return limit
 
 
-def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int | None:
+def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int:
     # The batch size push_to_hub derives (small for media, so a batch of embedded files stays small).
     try:
         from datasets.arrow_writer import get_writer_batch_size_from_data_size, get_writer_batch_size_from_features
     except ImportError:
-        return None
+        return datasets.config.DEFAULT_MAX_BATCH_SIZE
     return get_writer_batch_size_from_features(dataset.features) or get_writer_batch_size_from_data_size(
         len(dataset), nbytes
     )
 
 
-def embed_shard(shard: datasets.Dataset, batch_size: int | None = None) -> datasets.Dataset:
-    """The shard with its media files embedded, as an in-memory dataset with the same features.
+@dataclass(frozen=True)
+class ShardJob:
+    """One shard to write: its path in the export, its rows (media as paths) and how to write them."""
 
-    ``push_to_hub`` embeds with ``shard.with_format("arrow").map(embed_table_storage, ...,
-    keep_in_memory=True)``; that map copies the embedded table once more through an Arrow
-    stream. Calling the same ``embed_table_storage`` on the shard's table gives the same rows
-    without the copy (the test suite compares both). Memory: one shard, as for push_to_hub.
+    name: str
+    rows: datasets.Dataset
+    batch_size: int
+    embed: bool
+
+
+def plan_split(
+    dataset: datasets.Dataset, config_name: str, split: str, max_shard_size: int | str = DEFAULT_MAX_SHARD_SIZE
+) -> tuple[SplitExport, list[ShardJob]]:
+    """The shards of one split, ``<config>/<split>-NNNNN-of-MMMMM.parquet``, not yet written.
+
+    The number of shards follows ``push_to_hub``: ``int(bytes / max_shard_size) + 1``, where
+    bytes counts the Arrow data plus the media files that get embedded (a missing file is an
+    :class:`ExportError` naming it). The :class:`SplitExport` is filled as the shards are written.
 
     Example::
 
-        embed_shard(ds["train"].shard(4, 0, contiguous=True)).data.column("image")[0]["bytes"]
+        plan_split(ds["train"], "general", "train", "50MB")[1][0].name
+        # 'general/train-00000-of-00001.parquet'
     """
-    table = shard.data.table
-    # Batch by batch, as push_to_hub's map does: one huge embedded array is much slower to build.
-    step = batch_size or len(shard) or 1
-    batches = [embed_table_storage(table.slice(start, step)) for start in range(0, len(shard), step)]
-    table = pa.concat_tables(batches) if batches else embed_table_storage(table)
-    # A fixed fingerprint: the default one would hash the whole embedded table.
-    return datasets.Dataset(InMemoryTable(table), info=shard.info.copy(), split=shard.split,
-                            fingerprint=f"{shard._fingerprint}-embedded")
+    if dataset._indices is not None:  # a filtered/shuffled view: shards must hold its rows in its order
+        dataset = dataset.flatten_indices()
+    media = _media_columns(dataset.features)
+    embedded_media = media_bytes(dataset, media, f"{config_name}/{split}")
+    nbytes = dataset.data.nbytes + embedded_media
+    num_shards = max(1, min(len(dataset), int(nbytes / _shard_limit(max_shard_size)) + 1))
+    batch_size = _writer_batch_size(dataset, nbytes)
+    subdir = config_dir(config_name)
+    jobs = [
+        ShardJob(name=f"{subdir}/{split}-{index:05d}-of-{num_shards:05d}.parquet",
+                 rows=dataset.shard(num_shards=num_shards, index=index, contiguous=True),
+                 batch_size=batch_size, embed=bool(media))
+        for index in range(num_shards)
+    ]
+    return SplitExport(rows=len(dataset), shards=[], parquet_bytes=0, arrow_bytes=0, media_bytes=embedded_media), jobs
 
 
-def _write_shard(shard: datasets.Dataset, path: str, batch_size: int | None, embed: bool,
-                 audio_format: str = "wav") -> tuple[int, int, int]:
-    """Embed and write one shard; returns (rows, Parquet bytes, embedded Arrow bytes).
+def _write_job(job: ShardJob, folder: Path, audio_format: str, stop: threading.Event) -> tuple[ShardWritten, str]:
+    path = folder / job.name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    features = job.rows.features
+    flac = (lambda table: encode_flac(table, features)) if job.embed and audio_format == "flac" else None
+    table = job.rows.flatten_indices().data.table if job.rows._indices is not None else job.rows.data.table
+    try:
+        written = write_parquet_shard(table, features, path, job.batch_size, embed=job.embed, transform=flac, stop=stop)
+    except OSError as exc:
+        where = exc.filename or path
+        raise ExportError(f"{where}: cannot write {job.name} ({exc.strerror or exc})") from None
+    # Hashed here, in the writer's thread, while the other shards are written: the manifest
+    # needs every file's sha256, and the file is still in the page cache.
+    return written, sha256_of(path)
 
-    Ctrl-C and SIGTERM wait until the shard is written (one shard: seconds): raised inside
-    pyarrow's Parquet writer, which writes through a Python file object, an exception makes it
-    abort the whole process (``Check failed ... WriteArrowDense``), skipping every cleanup.
+
+def write_shards(
+    jobs: Sequence[ShardJob], folder: str | os.PathLike, *, audio_format: str = "wav", workers: int = 2,
+    bar: tqdm | None = None,
+) -> list[tuple[ShardWritten, str]]:
+    """Write the shards, ``workers`` at a time (threads: reading files, encoding Parquet and
+    hashing all release the GIL), and return each one's :class:`ShardWritten` and sha256, in
+    order. An exception (or Ctrl-C) stops the other shards between two batches.
+
+    Example::
+
+        written = write_shards(plan_split(ds["train"], "general", "train")[1], "staging")
     """
-    with _datasets_bars_off(), signals_deferred():
-        if embed:
-            shard = embed_shard(shard, batch_size)
-            if audio_format == "flac":
-                shard = datasets.Dataset(InMemoryTable(encode_flac(shard.data.table, shard.features)),
-                                         info=shard.info.copy(), split=shard.split,
-                                         fingerprint=f"{shard._fingerprint}-flac")
-        shard.to_parquet(path, batch_size=batch_size)
-    raise_missed_signal()
-    return len(shard), os.path.getsize(path), shard.data.nbytes
+    folder = Path(folder)
+    stop = threading.Event()
+    results = []
+    with ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="shard-writer") as pool:
+        futures = [pool.submit(_write_job, job, folder, audio_format, stop) for job in jobs]
+        try:
+            for future in futures:
+                results.append(future.result())
+                if bar is not None:
+                    bar.update(results[-1][0].rows)
+        except BaseException:
+            stop.set()
+            for future in futures:
+                future.cancel()
+            raise
+    return results
 
 
 def write_split(
@@ -277,39 +316,24 @@ def write_split(
     bar: tqdm | None = None,
     audio_format: str = "wav",
 ) -> SplitExport:
-    """Write one split as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards under ``folder``.
-
-    The number of shards follows ``push_to_hub``: ``int(bytes / max_shard_size) + 1``, where
-    bytes counts the Arrow data plus the media files that get embedded. Shards are written one
-    after the other: a version writing them in two processes was 2x slower on the 2-core
-    machine (1 GB of audio shards), the work being memory- and disk-bound.
+    """Write one split as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards under ``folder``
+    (see :func:`plan_split` and :func:`write_shards`).
 
     Example::
 
         write_split(ds["train"], "staging", "general", "train", "50MB").shards
         # ['general/train-00000-of-00001.parquet']
     """
-    if dataset._indices is not None:  # a filtered/shuffled view: shards must hold its rows in its order
-        dataset = dataset.flatten_indices()
-    where = f"{config_name}/{split}"
-    media = _media_columns(dataset.features)
-    embedded_media = media_bytes(dataset, media, where)
-    nbytes = dataset.data.nbytes + embedded_media
-    num_shards = max(1, min(len(dataset), int(nbytes / _shard_limit(max_shard_size)) + 1))
-    batch_size = _writer_batch_size(dataset, nbytes)
-    folder, subdir = Path(folder), config_dir(config_name)
-    (folder / subdir).mkdir(parents=True, exist_ok=True)
-    result = SplitExport(rows=len(dataset), shards=[], parquet_bytes=0, arrow_bytes=0, media_bytes=embedded_media)
-    for index in range(num_shards):
-        name = f"{subdir}/{split}-{index:05d}-of-{num_shards:05d}.parquet"
-        shard = dataset.shard(num_shards=num_shards, index=index, contiguous=True)
-        rows, parquet_bytes, arrow_bytes = _write_shard(shard, str(folder / name), batch_size, bool(media), audio_format)
-        result.shards.append(name)
-        result.parquet_bytes += parquet_bytes
-        result.arrow_bytes += arrow_bytes
-        if bar is not None:
-            bar.update(rows)
-    return result
+    export, jobs = plan_split(dataset, config_name, split, max_shard_size)
+    for job, (written, _) in zip(jobs, write_shards(jobs, folder, audio_format=audio_format, bar=bar)):
+        _add_shard(export, job, written)
+    return export
+
+
+def _add_shard(export: SplitExport, job: ShardJob, written: ShardWritten) -> None:
+    export.shards.append(job.name)
+    export.parquet_bytes += written.parquet_bytes
+    export.arrow_bytes += written.arrow_bytes
 
 
 def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str]]:
@@ -458,17 +482,27 @@ def export_builder(
             logger.warning("%s", result.plan.warning())
         if plan_only:
             return result
+        # Every shard of every configuration, written by a pool: one big media split would
+        # otherwise leave a core idle.
+        planned: list[tuple[SplitExport, ShardJob]] = []
         for name, built_splits in outputs.items():
             splits = ordered_splits(built_splits)
-            total = sum(len(built_splits[s]) for s in splits)
             result.configs[name] = {}
-            with tqdm(total=total, unit=" rows", desc=f"export {name}", disable=not progress, leave=True) as bar:
-                for split in splits:
-                    result.configs[name][split] = write_split(
-                        built_splits[split], staging, name, split, max_shard_size, bar, audio_format
-                    )
+            for split in splits:
+                export, jobs = plan_split(built_splits[split], name, split, max_shard_size)
+                result.configs[name][split] = export
+                planned += [(export, job) for job in jobs]
+        rows = sum(export.rows for splits in result.configs.values() for export in splits.values())
+        with tqdm(total=rows, unit=" rows", desc="export", disable=not progress, leave=True) as bar:
+            written = write_shards([job for _, job in planned], staging, audio_format=audio_format,
+                                   workers=num_proc or WRITER_THREADS, bar=bar)
+        hashes = {}
+        for (export, job), (shard, sha256) in zip(planned, written):
+            _add_shard(export, job, shard)
+            hashes[job.name] = sha256
+        for name, built_splits in outputs.items():
             infos[name] = _dataset_info(name, built_splits, result.configs[name])
-            entries[name] = config_entry(config_dir(name), splits)
+            entries[name] = config_entry(config_dir(name), ordered_splits(built_splits))
         names = list(outputs)  # with the media configuration
         del built, outputs
 
@@ -502,7 +536,7 @@ def export_builder(
         # every configuration whose plots were drawn again.
         replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
         raise_missed_signal()
-        _commit(staging, out, manifest, _staged_records(staging, owners), replaced)
+        _commit(staging, out, manifest, _staged_records(staging, owners, hashes), replaced)
     finally:
         with handlers:
             remove_staging(staging)
@@ -530,16 +564,21 @@ def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
     return ours + sorted(c for c in configs if c not in ours)
 
 
-def _staged_records(staging: Path, owners: Mapping[str, str]) -> dict[str, FileRecord]:
+def _staged_records(staging: Path, owners: Mapping[str, str], hashes: Mapping[str, str]) -> dict[str, FileRecord]:
     """Every file the export wrote in ``staging`` (hidden ones excepted: marker, build cache),
-    each with the configuration owning it: by its own path (plots) or its top folder (shards)."""
+    each with the configuration owning it: by its own path (plots) or its top folder (shards).
+    ``hashes`` are the sha256 already taken (the shards')."""
     records = {}
     for path in sorted(staging.rglob("*")):
         relative = path.relative_to(staging)
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
             continue
         name = relative.as_posix()
-        records[name] = file_record(staging, name, owners.get(name, owners.get(relative.parts[0])))
+        owner = owners.get(name, owners.get(relative.parts[0]))
+        if name in hashes:
+            records[name] = FileRecord(path=name, size=path.stat().st_size, sha256=hashes[name], config=owner)
+        else:
+            records[name] = file_record(staging, name, owner)
     return records
 
 
