@@ -34,11 +34,10 @@ from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize, summarize_groups
 from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
-from builder_utils.command import run_parsed
-from builder_utils.evaluation.cli import add_evaluate_arguments
-from builder_utils.evaluation.data import EvaluationError, data_kind, load_splits, require_split
+from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
+from builder_utils.evaluation.data import EvaluationError, data_kind, load_splits, require_known_ids, require_split
 from builder_utils.evaluation.extract import extract_ranked
-from builder_utils.evaluation.predictions import Prediction, read_predictions
+from builder_utils.evaluation.predictions import Prediction, given_predictions
 from builder_utils.evaluation.report import (
     Chart,
     breakdown_table,
@@ -46,7 +45,7 @@ from builder_utils.evaluation.report import (
     markdown_table,
     overall_table,
     percent,
-    check_outputs,
+    report_systems,
     write_report,
 )
 
@@ -224,16 +223,6 @@ def oracle_answers(questions: Sequence[MathQuestion], scenes: str | os.PathLike)
     return out
 
 
-def _check_ids(predictions: Mapping[str, Prediction], questions: Sequence[MathQuestion], where: str, split: str,
-               config: str) -> None:
-    known = {q.question_id for q in questions}
-    unknown = [qid for qid in predictions if qid not in known]
-    if unknown:
-        shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        raise EvaluationError(f"{where}: {len(unknown)} question_id(s) are not in split {split!r} of config {config!r} "
-                              f"({shown}); wrong --split or --config?")
-
-
 def evaluate(
     data: str | os.PathLike,
     config: str = "general",
@@ -254,10 +243,7 @@ def evaluate(
     """
     from clevr_math.clevr_math import ClevrMath
 
-    source = None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions)
-    where = source or "predictions"
-    if source is not None:
-        predictions = read_predictions(predictions)  # a bad file fails before any data is loaded
+    predictions, source = given_predictions(predictions)
     splits = load_splits(data, config, ClevrMath, COLUMNS, cache_dir)
     questions = read_questions(require_split(splits, split, data, config))
     notes: list[str] = []
@@ -280,7 +266,7 @@ def evaluate(
         "bootstrap_resamples": resamples,
     }
     if predictions is not None:
-        _check_ids(predictions, questions, where, split, config)
+        require_known_ids(predictions, {q.question_id for q in questions}, source, split, config)
         model = system_result(questions, score_answers(questions, predictions), seed, resamples)
         report.update(model)
         systems["model"] = model
@@ -328,11 +314,6 @@ def generalisation(train: Sequence[MathQuestion], systems: Mapping[str, Mapping]
     return out
 
 
-def _systems(report: Mapping) -> dict[str, Mapping]:
-    systems = {"model": report} if "overall" in report else {}
-    return systems | dict(report.get("baselines", {}))
-
-
 def render_markdown(report: Mapping) -> str:
     """``report.md``: the overall table, the generalisation table and the breakdowns.
 
@@ -340,7 +321,7 @@ def render_markdown(report: Mapping) -> str:
 
         print(render_markdown(evaluate("hub", "multihop")))
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     names = list(systems)
     lines = [
         f"# CLEVR-Math evaluation: config `{report['config']}`, split `{report['split']}`",
@@ -382,7 +363,7 @@ def charts(report: Mapping) -> list[Chart]:
         [c.filename for c in charts(report)]
         # -> ['accuracy_by_category.png', 'accuracy_by_num_operations.png']
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     subtitle = f"CLEVR-Math {report['config']} / {report['split']}, {report['num_questions']} questions"
     return [
         Chart(CHART_FILES[0], "Accuracy by category", chart_rows(systems, "by_category"), list(systems),
@@ -420,7 +401,7 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
         write_evaluation(report, Path(out) / config, overwrite=True)
         print(f"\nbaselines on {config}/test ({report['num_questions']} questions), report in {Path(out) / config}:",
               file=stream)
-        print(overall_table(_systems(report)), file=stream)
+        print(overall_table(report_systems(report)), file=stream)
         reports[config] = report
     return reports
 
@@ -450,14 +431,7 @@ def run(args: argparse.Namespace) -> int:
         run(parser.parse_args(["--data", "hub/clevr_math", "--out", "eval"]))
         # -> 0
     """
-    check_outputs(args.out, CHART_FILES, args.overwrite)  # before any work
-    report = evaluate(args.data, args.config, args.split, args.predictions, args.scenes, args.train_split,
-                      args.seed, args.bootstrap, args.cache_dir)
-    write_evaluation(report, args.out, overwrite=args.overwrite)
-    if not args.quiet:
-        print(overall_table(_systems(report)))
-        print(f"report: {Path(args.out) / 'report.md'}")
-    return 0
+    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["scenes"])
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -> int:
@@ -467,8 +441,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -
         >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
         2
     """
-    parser = add_arguments(argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0]))
-    return run_parsed(prog, parser.parse_args(argv), package="clevr_math")
+    return evaluate_main(argv, prog, __doc__.split("\n\n")[0], add_arguments, package="clevr_math")
 
 
 if __name__ == "__main__":

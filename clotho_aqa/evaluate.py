@@ -42,11 +42,10 @@ from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize, summarize_groups
 from builder_utils.evaluation.baselines import answer_ranking, back_off, ranked_answers
-from builder_utils.command import run_parsed
-from builder_utils.evaluation.cli import add_evaluate_arguments
-from builder_utils.evaluation.data import EvaluationError, load_splits, require_split
+from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
+from builder_utils.evaluation.data import EvaluationError, load_splits, require_known_ids, require_split
 from builder_utils.evaluation.extract import NUMBER_WORDS, extract_ranked
-from builder_utils.evaluation.predictions import Prediction, read_predictions
+from builder_utils.evaluation.predictions import Prediction, given_predictions
 from builder_utils.evaluation.report import (
     Chart,
     breakdown_table,
@@ -54,7 +53,7 @@ from builder_utils.evaluation.report import (
     markdown_table,
     overall_table,
     percent,
-    check_outputs,
+    report_systems,
     write_report,
 )
 from clotho_aqa.answers import normalize_answer
@@ -245,10 +244,7 @@ def evaluate(
     """
     from clotho_aqa import ClothoAQA
 
-    source = None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions)
-    where = source or "predictions"
-    if source is not None:
-        predictions = read_predictions(predictions)  # a bad file fails before any data is loaded
+    predictions, source = given_predictions(predictions)
     splits = load_splits(data, config, ClothoAQA, COLUMNS, cache_dir)
     questions = read_questions(require_split(splits, split, data, config), config)
     train = read_questions(splits[train_split], config) if train_split in splits else []
@@ -270,12 +266,7 @@ def evaluate(
         "bootstrap_resamples": resamples,
     }
     if predictions is not None:
-        known = {q.question_id for q in questions}
-        unknown = [qid for qid in predictions if qid not in known]
-        if unknown:
-            shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-            raise EvaluationError(f"{where}: {len(unknown)} question_id(s) are not in split {split!r} of config "
-                                  f"{config!r} ({shown}); wrong --split or --config?")
+        require_known_ids(predictions, {q.question_id for q in questions}, source, split, config)
         report.update(system_result(questions, predictions, vocabulary, seed, resamples))
     baselines = {}
     if train:
@@ -286,11 +277,6 @@ def evaluate(
     return report
 
 
-def _systems(report: Mapping) -> dict[str, Mapping]:
-    systems = {"model": report} if "overall" in report else {}
-    return systems | dict(report.get("baselines", {}))
-
-
 def labelling_table(report: Mapping) -> str:
     """The paper's labellings, one row each, one column per system (single-word: top-1, top-5).
 
@@ -298,7 +284,7 @@ def labelling_table(report: Mapping) -> str:
 
         print(labelling_table(evaluate("hub")))
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     rows = []
     for labelling in LABELLINGS:
         cells = []
@@ -319,7 +305,7 @@ def render_markdown(report: Mapping) -> str:
 
         print(render_markdown(evaluate("hub")))
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     counts = report["num_questions_by_type"]
     lines = [
         f"# Clotho-AQA evaluation: config `{report['config']}`, split `{report['split']}`",
@@ -354,7 +340,7 @@ def charts(report: Mapping) -> list[Chart]:
         [c.filename for c in charts(report)]
         # -> ['accuracy_by_labelling.png', 'accuracy_by_category.png']
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     subtitle = f"Clotho-AQA {report['config']} / {report['split']}, {report['num_questions']} questions"
     return [
         Chart(CHART_FILES[0], "Accuracy by labelling (single-word: top-1)",
@@ -414,14 +400,7 @@ def run(args: argparse.Namespace) -> int:
         run(parser.parse_args(["--data", "hub/clotho_aqa", "--out", "eval"]))
         # -> 0
     """
-    check_outputs(args.out, CHART_FILES, args.overwrite)  # before any work
-    report = evaluate(args.data, args.config, args.split, args.predictions, args.train_split, args.seed,
-                      args.bootstrap, args.cache_dir)
-    write_evaluation(report, args.out, overwrite=args.overwrite)
-    if not args.quiet:
-        print(overall_table(_systems(report)))
-        print(f"report: {Path(args.out) / 'report.md'}")
-    return 0
+    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "clotho-aqa evaluate") -> int:
@@ -431,8 +410,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "clotho-aqa evaluate") -
         >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
         2
     """
-    parser = add_arguments(argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0]))
-    return run_parsed(prog, parser.parse_args(argv), package="clotho_aqa")
+    return evaluate_main(argv, prog, __doc__.split("\n\n")[0], add_arguments, package="clotho_aqa")
 
 
 if __name__ == "__main__":

@@ -45,6 +45,7 @@ from builder_utils.evaluation.report import (
     chart_rows,
     check_outputs,
     overall_table,
+    report_systems,
     write_report,
 )
 
@@ -273,10 +274,6 @@ def evaluate_questions(
     return report
 
 
-def _systems(report: Mapping) -> dict[str, Mapping]:
-    return ({"model": report} if "overall" in report else {}) | dict(report.get("baselines", {}))
-
-
 def render_markdown(report: Mapping) -> str:
     """``report.md`` of a CLEVR evaluation.
 
@@ -284,7 +281,7 @@ def render_markdown(report: Mapping) -> str:
 
         print(render_markdown(evaluate_questions("q.json", train_questions="t.json")))
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     return "\n".join([
         f"# CLEVR evaluation: `{report['questions']}`", "",
         f"{report['num_questions']} questions; predictions `{report['predictions'] or '(none: baselines only)'}`. "
@@ -302,7 +299,7 @@ def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = 
 
         write_evaluation(evaluate_questions("q.json", "p.jsonl"), "eval")
     """
-    systems = _systems(report)
+    systems = report_systems(report)
     charts = [Chart(CHART_FILES[0], "Accuracy by question family", chart_rows(systems, "by_family"),
                     list(systems), value_label="family"),
               Chart(CHART_FILES[1], "Accuracy by question type",
@@ -332,7 +329,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
         report = evaluate_questions(args.questions, args.predictions, args.train_questions, args.scenes,
                                     args.seed, args.bootstrap)
         write_evaluation(report, args.out, overwrite=args.overwrite)
-        print(overall_table(_systems(report)))
+        print(overall_table(report_systems(report)))
         return 0
 
     parser.set_defaults(run=run)

@@ -22,13 +22,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
 import datasets
 
 
-__all__ = ["EvaluationError", "data_kind", "load_splits", "require_split"]
+__all__ = ["EvaluationError", "data_kind", "load_splits", "require_known_ids", "require_split"]
 
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -99,3 +99,22 @@ def require_split(splits: dict[str, datasets.Dataset], split: str, data, config:
     if split not in splits:
         raise EvaluationError(f"{data}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
     return splits[split]
+
+
+def require_known_ids(prediction_ids: Iterable[str], known: Collection[str], source: str | None, split: str,
+                      config: str) -> None:
+    """Fail when a prediction names a question that is not in the evaluated split: a wrong
+    ``--split`` or ``--config`` would otherwise score as all-missing. ``source`` names the
+    predictions file in the message (None: predictions given as a dict).
+
+    Example:
+        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "preds.jsonl", "test", "general")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        builder_utils.evaluation.data.EvaluationError: preds.jsonl: 1 question_id(s) are not in split 'test' ... ('q9'); ...
+    """
+    unknown = [qid for qid in prediction_ids if qid not in known]
+    if unknown:
+        shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+        raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in split {split!r} "
+                              f"of config {config!r} ({shown}); wrong --split or --config?")

@@ -20,10 +20,11 @@ from __future__ import annotations
 import csv
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
 
-__all__ = ["FORMATS", "Prediction", "PredictionsError", "read_predictions"]
+__all__ = ["FORMATS", "Prediction", "PredictionsError", "given_predictions", "read_predictions"]
 
 Prediction = Union[str, list, None]
 COLUMNS = ("question_id", "prediction")
@@ -141,3 +142,19 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
         return {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[kind](path)
     except UnicodeDecodeError as exc:
         raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def given_predictions(
+    predictions: str | os.PathLike | Mapping[str, Prediction] | None,
+) -> tuple[Mapping[str, Prediction] | None, str | None]:
+    """What an ``evaluate`` function was given as ``predictions``: a file (read now, so that a bad
+    file fails before any data is loaded), a ``{question_id: prediction}`` dict, or None
+    (baselines only). Returns the predictions and the file's name (None unless a file).
+
+    Example:
+        >>> given_predictions({"q1": "3"})
+        ({'q1': '3'}, None)
+    """
+    if predictions is None or isinstance(predictions, Mapping):
+        return predictions, None
+    return read_predictions(predictions), os.fspath(predictions)

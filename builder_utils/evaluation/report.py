@@ -31,7 +31,8 @@ from builder_utils.atomic import write_atomic
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.plots import accuracy_chart
 
-__all__ = ["Chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent", "write_report"]
+__all__ = ["Chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent", "report_systems",
+           "write_report"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -47,6 +48,18 @@ class Chart:
     systems: list[str]
     subtitle: str | None = None
     value_label: str | None = None
+
+
+def report_systems(report: Mapping) -> dict[str, Mapping]:
+    """The systems of a report, in table order: ``model`` (when predictions were scored: its
+    sections are the report's top level) then each baseline.
+
+    Example:
+        >>> list(report_systems({"overall": {}, "baselines": {"majority": {}}}))
+        ['model', 'majority']
+    """
+    systems = {"model": report} if "overall" in report else {}
+    return systems | dict(report.get("baselines", {}))
 
 
 def percent(value: float | None, digits: int = 1) -> str:

@@ -32,7 +32,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from datasets.info import DatasetInfosDict
@@ -56,12 +56,10 @@ class PushError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class LocalFile:
-    """A file to push: path in the repository, size, sha256 and (small files) git blob id."""
+class LocalFile(FileRecord):
+    """A file to push: its record (path in the repository, size, sha256, configuration) and, for a
+    small file, its git blob id, which is what the Hub reports for a file it keeps in git."""
 
-    path: str
-    size: int
-    sha256: str
     git_oid: str | None = None
 
 
@@ -351,10 +349,10 @@ def local_files(plan: UploadPlan, readme: bytes) -> dict[str, LocalFile]:
         >>> local_files(UploadPlan(Path("out")), b"card")["README.md"].size
         4
     """
-    files = {README: LocalFile(README, len(readme), hashlib.sha256(readme).hexdigest(), git_blob_id(readme))}
+    files = {README: LocalFile(README, len(readme), hashlib.sha256(readme).hexdigest(), git_oid=git_blob_id(readme))}
     for path, record in plan.records.items():
         oid = git_blob_id((plan.folder / path).read_bytes()) if record.size <= GIT_BLOB_LIMIT else None
-        files[path] = LocalFile(path, record.size, record.sha256, oid)
+        files[path] = LocalFile(**asdict(record), git_oid=oid)
     return files
 
 
