@@ -1,11 +1,12 @@
 """Questions per second of `generate-questions` in one process, with `--num_workers 2` and on a
 2-worker Dask LocalCluster, on synthetic scenes; plus the scheduler's overhead per task.
 
-    .venv/bin/python benchmarks/bench_distributed.py            # 5,000 scenes, a few minutes
+    .venv/bin/python benchmarks/bench_distributed.py              # 5,000 scenes, about 3 minutes
+    .venv/bin/python benchmarks/bench_distributed.py --repeats 3  # medians of 3 rounds, about 8 minutes
 
 Each run is the whole command (load and validate the scene file, generate, write the JSON
 file), timed on the wall clock, and every output is checked to be byte-identical to the
-one-process file. Two running clusters are timed, each started outside the timed run (start-up
+one-process file (all rounds). Two running clusters are timed, each started outside the timed run (start-up
 is reported on its own): a LocalCluster with Dask's default settings, as a user's running
 cluster may be, and `local_cluster` (the one `--dask local` starts, with lighter housekeeping,
 see `LOCAL_CLUSTER_CONFIG`). `--dask local` is timed end to end as well. Scheduler overhead: the round
@@ -19,6 +20,7 @@ import argparse
 import hashlib
 import json
 import os
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -36,6 +38,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scenes", type=int, default=5000)
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=1, help="rounds of every mode (medians are reported)")
     args = parser.parse_args()
 
     from distributed import Client, LocalCluster
@@ -59,41 +62,52 @@ def main() -> None:
         count = len(json.loads(out.read_text())["questions"])
         return took, count, _digest(out)
 
-    rows = []
-    one = run("one")
-    rows.append(("1 process", *one))
-    rows.append((f"--num_workers {args.workers}", *run("pool", "--num_workers", str(args.workers))))
-
-    def on_cluster(label: str, cluster) -> float:
-        with Client(cluster) as client:
-            client.run(lambda: __import__("builder_utils.clevr.generate"))  # workers import our code once
-            rows.append((f"{label}, {args.workers} workers (running)", *run(label.split(",")[0].replace(" ", "_"), "--dask", cluster.scheduler_address)))
-            n = 400
-            tic = time.perf_counter()
-            assert list(ordered_map(_noop, [(k,) for k in range(n)], client=client)) == list(range(n))
-            return (time.perf_counter() - tic) / n
-
-    overhead = {}
-    for label, start in (("LocalCluster, Dask defaults",
-                          lambda: LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True,
-                                               dashboard_address=None)),
-                         ("local_cluster", lambda: local_cluster(args.workers))):
+    def on_cluster(label: str, start) -> tuple[tuple[float, int, str], float, float]:
         tic = time.perf_counter()
         cluster = start()
         startup = time.perf_counter() - tic
         try:
-            overhead[label] = on_cluster(label, cluster)
+            with Client(cluster) as client:
+                client.run(lambda: __import__("builder_utils.clevr.generate"))  # workers import our code once
+                result = run(label.split(",")[0].replace(" ", "_"), "--dask", cluster.scheduler_address)
+                n = 400
+                tic = time.perf_counter()
+                assert list(ordered_map(_noop, [(k,) for k in range(n)], client=client)) == list(range(n))
+                return result, (time.perf_counter() - tic) / n, startup
         finally:
             cluster.close()
-    rows.append((f"--dask local, {args.workers} workers (incl. start-up)",
-                 *run("dask_local", "--dask", "local", "--num_workers", str(args.workers))))
 
-    print("\n| mode | wall s | questions | questions/s | speed-up | identical |\n|---|---:|---:|---:|---:|---|")
-    for name, took, count, digest in rows:
-        print(f"| {name} | {took:.1f} | {count:,} | {count / took:,.0f} | {one[0] / took:.2f}x | "
-              f"{'yes' if digest == one[2] else 'NO'} |")
-    print(f"\nlocal_cluster start-up: {startup:.1f} s; scheduler overhead per task (no-op round trip, "
-          f"{args.workers} workers): " + ", ".join(f"{k} {v * 1000:.1f} ms" for k, v in overhead.items()))
+    defaults = "LocalCluster, Dask defaults"
+    modes = ["1 process", f"--num_workers {args.workers}", f"{defaults}, {args.workers} workers (running)",
+             f"local_cluster, {args.workers} workers (running)", f"--dask local, {args.workers} workers (incl. start-up)"]
+    # Round-robin repeats, medians: this shared machine's speed drifts by 20% over minutes.
+    seen: dict[str, list] = {mode: [] for mode in modes}
+    overhead: dict[str, list[float]] = {defaults: [], "local_cluster": []}
+    startup: list[float] = []
+    for _ in range(args.repeats):
+        seen[modes[0]].append(run("one"))
+        seen[modes[1]].append(run("pool", "--num_workers", str(args.workers)))
+        result, cost, _ = on_cluster(defaults, lambda: LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                                                    processes=True, dashboard_address=None))
+        seen[modes[2]].append(result)
+        overhead[defaults].append(cost)
+        result, cost, took = on_cluster("local_cluster", lambda: local_cluster(args.workers))
+        seen[modes[3]].append(result)
+        overhead["local_cluster"].append(cost)
+        startup.append(took)
+        seen[modes[4]].append(run("dask_local", "--dask", "local", "--num_workers", str(args.workers)))
+    rows = [(mode, statistics.median(r[0] for r in results), results[0][1], results[0][2],
+             [r[0] for r in results]) for mode, results in seen.items()]
+    one = rows[0]
+    assert all(r[1] == one[2] and r[2] == one[3] for results in seen.values() for r in results)
+    print(f"\n| mode | wall s (median of {args.repeats}) | each run | questions | questions/s | speed-up | identical |"
+          "\n|---|---:|---|---:|---:|---:|---|")
+    for name, took, count, digest, each in rows:
+        print(f"| {name} | {took:.1f} | {' / '.join(f'{t:.1f}' for t in each)} | {count:,} | {count / took:,.0f} "
+              f"| {one[1] / took:.2f}x | {'yes' if digest == one[3] else 'NO'} |")
+    print(f"\nlocal_cluster start-up: {statistics.median(startup):.1f} s; scheduler overhead per task (no-op round "
+          f"trip, {args.workers} workers): "
+          + ", ".join(f"{k} {statistics.median(v) * 1000:.1f} ms" for k, v in overhead.items()))
     print(f"load average at end {os.getloadavg()}")
 
 

@@ -221,5 +221,7 @@ def bar_chart(
 
     path = os.fspath(path)
     with atomic_output(path, "wb") as handle:
-        image.save(handle, format="PNG", optimize=True)
+        # zlib's default level: optimize=True made the file 4% smaller and took 3x as long
+        # (0.1 s a chart, a tenth of a small export).
+        image.save(handle, format="PNG")
     return path
