@@ -6,18 +6,20 @@ media per row, FLAC), each shard's file is byte for byte the one ``push_to_hub``
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from pathlib import Path
 
 import datasets
 import pyarrow as pa
 import pytest
+from PIL import Image
 from datasets.table import embed_array_storage, embed_table_storage
 
 from builder_test_helpers import BuilderSpec, build
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub.audio_format import encode_flac
-from builder_utils.hub.export import plan_split, write_shards
+from builder_utils.hub.export import ExportError, plan_split, write_shards
 from builder_utils.hub.layout import layout_of
 from builder_utils.hub.outputs import assemble
 from builder_utils.hub.shard_writer import WriteStopped, embed_media, write_parquet_shard
@@ -93,3 +95,20 @@ def test_a_set_stop_event_ends_the_shard_between_batches(tmp_path):
     stop.set()
     with pytest.raises(WriteStopped):
         write_parquet_shard(pa.table({"q": ["a", "b", "c"]}), features, tmp_path / "s.parquet", 1, stop=stop)
+
+
+def test_a_media_file_gone_between_plan_and_write_is_named(tmp_path):
+    paths = []
+    for k in range(3):
+        path = tmp_path / f"{k}.png"
+        Image.new("RGB", (4, 4), (k, 0, 0)).save(path)
+        paths.append(str(path))
+    features = datasets.Features({"image": datasets.Image()})
+    storage = pa.array([{"bytes": None, "path": p} for p in paths], features.arrow_schema.field("image").type)
+    table = pa.table({"image": storage}, schema=features.arrow_schema)
+    rows = datasets.Dataset(datasets.table.InMemoryTable(table), info=datasets.DatasetInfo(features=features))
+    _, jobs = plan_split(rows, "images", "train")
+    Path(paths[1]).unlink()
+    expected = re.escape(paths[1]) + r": cannot read it for images/train-00000-of-00001\.parquet"
+    with pytest.raises(ExportError, match=expected):
+        write_shards(jobs, tmp_path / "out")

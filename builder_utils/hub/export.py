@@ -270,8 +270,9 @@ def _write_job(job: ShardJob, folder: Path, audio_format: str, stop: threading.E
     try:
         return write_parquet_shard(table, features, path, job.batch_size, embed=job.embed, transform=flac, stop=stop)
     except OSError as exc:
-        where = exc.filename or path
-        raise ExportError(f"{where}: cannot write {job.name} ({exc.strerror or exc})") from None
+        if exc.filename and Path(exc.filename) != path:  # a media file, gone or unreadable since the plan
+            raise ExportError(f"{exc.filename}: cannot read it for {job.name} ({exc.strerror or exc})") from None
+        raise ExportError(f"{path}: cannot write {job.name} ({exc.strerror or exc})") from None
 
 
 def write_shards(
