@@ -6,7 +6,8 @@ A user may point it at a folder that already holds their own ``CLEVR_v1.0``, ``c
 replaced or emptied. The manifest ``OUT/.<owner>.json`` lists the folders the command created;
 a folder that exists and is not listed (or is a symlink) is refused with a message naming it,
 before anything is written. A folder is recorded *before* it is created, so a run interrupted
-half-way still owns what it left behind and the next run may replace it.
+half-way still owns what it left behind and the next run may replace it. The record is read and
+written with :mod:`builder_utils.ownership`, like the export's and the synthetic world's.
 
 Example:
     >>> import tempfile, pathlib
@@ -25,13 +26,12 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 from pathlib import Path
 
-from builder_utils.atomic import write_atomic
+from builder_utils.ownership import RecordError, foreign, not_a_folder, read_record, write_record
 
 __all__ = ["NotOurFolderError", "OwnedFolders", "mark_written_by", "written_by"]
 
@@ -60,19 +60,19 @@ def mark_written_by(folder: str | os.PathLike, owner: str) -> Path:
         >>> written_by(folder, "clotho-aqa synth")
         True
     """
-    marker = Path(folder) / f".{_slug(owner)}.json"
-    write_atomic(marker, json.dumps({"written_by": owner}) + "\n")
-    return marker
+    return write_record(Path(folder) / f".{_slug(owner)}.json", {"written_by": owner})
 
 
 def written_by(folder: str | os.PathLike, owner: str) -> bool:
-    """Whether ``folder`` is a real folder (not a symlink) carrying ``owner``'s marker."""
+    """Whether ``folder`` is a real folder (not a symlink) carrying ``owner``'s marker (a regular file)."""
     folder = Path(folder)
-    marker = folder / f".{_slug(owner)}.json"
-    try:
-        return not folder.is_symlink() and json.loads(marker.read_text(encoding="utf-8")).get("written_by") == owner
-    except (OSError, ValueError, AttributeError):
+    if folder.is_symlink():
         return False
+    try:
+        marker = read_record(folder / f".{_slug(owner)}.json", writer=owner, noun="marker")
+    except RecordError:
+        return False  # an unreadable marker claims nothing
+    return isinstance(marker, dict) and marker.get("written_by") == owner
 
 
 class OwnedFolders:
@@ -86,9 +86,9 @@ class OwnedFolders:
     def owned(self) -> set[str]:
         """Names of the folders recorded as ours (none when the manifest is absent or unreadable)."""
         try:
-            recorded = json.loads(self.manifest.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return set()
+            recorded = read_record(self.manifest, writer=self.owner)
+        except RecordError:
+            return set()  # claims nothing: every existing folder is then refused, the safe side
         folders = recorded.get("folders") if isinstance(recorded, dict) else None
         return {name for name in folders if isinstance(name, str)} if isinstance(folders, list) else set()
 
@@ -101,7 +101,7 @@ class OwnedFolders:
         owned = self.owned()
         for name in names:
             path = self.root / name
-            if path.is_symlink() or (path.exists() and (name not in owned or not path.is_dir())):
+            if foreign(self.root, name, owned) or not_a_folder(path):
                 raise NotOurFolderError(
                     f"{path} already exists and was not created by {self.owner}; it is never replaced. "
                     f"Choose another --out folder (a new or empty one), or move {path} away"
@@ -110,8 +110,7 @@ class OwnedFolders:
             raise NotOurFolderError(f"{self.root} is a file, not a folder; choose another --out folder")
         new = sorted(set(names) - owned)
         if new:
-            write_atomic(self.manifest, json.dumps({"written_by": self.owner, "folders": sorted(owned | set(names))},
-                                                   indent=1) + "\n")
+            write_record(self.manifest, {"written_by": self.owner, "folders": sorted(owned | set(names))}, indent=1)
         return [self.root / name for name in names]
 
     def fresh(self, name: str) -> Path:

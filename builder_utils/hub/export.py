@@ -82,6 +82,7 @@ from builder_utils.hub.staging import (
     write_journal,
 )
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
+from builder_utils.ownership import not_a_folder
 
 logger = logging.getLogger(__name__)
 
@@ -586,7 +587,7 @@ def _check_folders(out: Path, manifest: Mapping[str, FileRecord], folders: Seque
     names are known: a folder export writes into that is a symlink or a file, a foreign shard."""
     for folder in folders:
         path = out / folder
-        if path.is_symlink() or (path.exists() and not path.is_dir()):
+        if not_a_folder(path):
             raise ExportError(f"{path}: export writes its folder {folder}/ there; move this away")
         if not path.is_dir():
             continue
@@ -603,7 +604,7 @@ def _check_target(out: Path, record: FileRecord, manifest: Mapping[str, FileReco
     """Refuse to write ``record`` over anything in ``out`` that is not an unchanged file of ours."""
     for parent in reversed(Path(record.path).parents):
         folder = out / parent
-        if parent != Path(".") and (folder.is_symlink() or (folder.exists() and not folder.is_dir())):
+        if parent != Path(".") and not_a_folder(folder):
             raise ExportError(f"{folder}: export writes its folder {parent.as_posix()}/ there; move this away")
     target = out / record.path
     if not target.exists() and not target.is_symlink():

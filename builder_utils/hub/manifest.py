@@ -7,7 +7,8 @@ user's scripts, another tool's output) is never touched or uploaded.
 
 The name is hidden, so ``load_dataset(OUT)`` and the card's ``data_files`` never see it, and it
 is outside the ``.export-*`` prefix of the staging folders (which a later export may remove).
-The JSON is sorted and carries no time stamp: the same export gives the same bytes.
+The JSON is sorted and carries no time stamp: the same export gives the same bytes. It is read
+and written with :mod:`builder_utils.ownership`, like the demos' and the synthetic world's records.
 
 Example:
     >>> import tempfile
@@ -28,14 +29,13 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from builder_utils.atomic import write_atomic
+from builder_utils.ownership import RecordError, read_record, record_text, write_record
 
 MANIFEST = ".hub-export-manifest.json"
 FORMAT = 1
@@ -44,7 +44,7 @@ _CHUNK = 1 << 20
 SHARD = re.compile(r"^(?P<dir>[^/]+)/(?P<split>\w+(?:\.\w+)*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 
 
-class ManifestError(ValueError):
+class ManifestError(RecordError):
     """A manifest that cannot be read, or a folder whose files no longer match it."""
 
 
@@ -95,19 +95,15 @@ def read_manifest(folder: str | os.PathLike) -> dict[str, FileRecord]:
         >>> read_manifest("/nonexistent")
         {}
     """
-    path = Path(folder) / MANIFEST
-    if not path.exists() and not path.is_symlink():
-        return {}
-    if path.is_symlink() or not path.is_file():
-        raise ManifestError(f"{path}: not a regular file; export writes its manifest there, move it away")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("format") != FORMAT:
-            raise ValueError(f"unknown format {data.get('format')!r}")
-        records = [FileRecord(**entry) for entry in data["files"]]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ManifestError(f"{path}: cannot read the export's manifest ({exc}); re-export into a new folder") from None
-    return {record.path: record for record in records}
+    records = read_record(Path(folder) / MANIFEST, _records, writer="export", remedy="re-export into a new folder",
+                          error=ManifestError)
+    return {} if records is None else records
+
+
+def _records(data: dict) -> dict[str, FileRecord]:
+    if data.get("format") != FORMAT:
+        raise ValueError(f"unknown format {data.get('format')!r}")
+    return {record.path: record for record in (FileRecord(**entry) for entry in data["files"])}
 
 
 def manifest_text(records: Iterable[FileRecord]) -> str:
@@ -118,8 +114,11 @@ def manifest_text(records: Iterable[FileRecord]) -> str:
         >>> json.loads(manifest_text([FileRecord("README.md", 3, "ab")]))["files"]
         [{'path': 'README.md', 'size': 3, 'sha256': 'ab', 'config': None}]
     """
-    files = [asdict(record) for record in sorted(records, key=lambda r: r.path)]
-    return json.dumps({"format": FORMAT, "files": files}, indent=2) + "\n"
+    return record_text(_data(records), indent=2)
+
+
+def _data(records: Iterable[FileRecord]) -> dict:
+    return {"format": FORMAT, "files": [asdict(record) for record in sorted(records, key=lambda r: r.path)]}
 
 
 def write_manifest(folder: str | os.PathLike, records: Mapping[str, FileRecord]) -> None:
@@ -132,7 +131,7 @@ def write_manifest(folder: str | os.PathLike, records: Mapping[str, FileRecord])
         >>> read_manifest(folder)
         {}
     """
-    write_atomic(Path(folder) / MANIFEST, manifest_text(records.values()))
+    write_record(Path(folder) / MANIFEST, _data(records.values()), indent=2)
 
 
 def inside(root: Path, path: Path) -> bool:

@@ -8,6 +8,7 @@ between two builds. See ``safety_harness.py`` for what every row checks.
 from __future__ import annotations
 
 import csv
+import json
 import signal
 
 import numpy as np
@@ -148,6 +149,27 @@ def _check_no_hidden_folders(tmp, done):
     assert not hidden, f"temporary folders left behind: {hidden}"
 
 
+def _demo_manifest_links_to_a_claim(tmp):
+    """The user's D/CLEVR_v1.0, and a D/.clevr-math-demo.json that is a symlink to a JSON claiming it."""
+    _user_folder(tmp, "D", "CLEVR_v1.0")
+    (tmp / "claims.json").write_text(json.dumps({"written_by": "clevr-math demo", "folders": ["CLEVR_v1.0"]}))
+    (tmp / "D" / ".clevr-math-demo.json").symlink_to(tmp / "claims.json")
+    return ["clevr-math", "demo", "--out", str(tmp / "D"), *DEMO_ARGS["clevr-math"]]
+
+
+def _corrupt_demo_manifest(tmp):
+    _user_folder(tmp, "D", "release")
+    (tmp / "D" / ".clotho-aqa-demo.json").write_text('{"written_by": "clotho-aqa demo", "folders": ["release"')
+    return ["clotho-aqa", "demo", "--out", str(tmp / "D"), *DEMO_ARGS["clotho-aqa"]]
+
+
+def _marker_links_to_a_claim(tmp):
+    _user_folder(tmp, "R")
+    (tmp / "claims.json").write_text(json.dumps({"written_by": "clotho-aqa synth"}))
+    (tmp / "R" / ".clotho-aqa-synth.json").symlink_to(tmp / "claims.json")
+    return ["clotho-aqa", "synth", "--out", str(tmp / "R"), "--overwrite"]
+
+
 DEMO_ARGS = {"clevr-math": ["--num_scenes", "2", "--rows", "0"], "clotho-aqa": ["--num_files", "3"]}
 NOT_OURS = "was not created by"
 
@@ -161,6 +183,12 @@ CASES = [
         for command, names in (("clevr-math", ("CLEVR_v1.0", "cache", "hub")), ("clotho-aqa", ("release", "hub", "evaluation")))
         for name in names
     ],
+    # a record behind a symlink, or one that cannot be read, claims nothing
+    Case("clevr-math demo with a manifest that is a symlink claiming the user's D/CLEVR_v1.0",
+         setup=_demo_manifest_links_to_a_claim,
+         exit_code=2, stderr_has=NOT_OURS, protected=["D/CLEVR_v1.0", "claims.json"]),
+    Case("clotho-aqa demo with its manifest corrupted", setup=_corrupt_demo_manifest,
+         exit_code=2, stderr_has=NOT_OURS, protected=["D/release"]),
     Case("clotho-aqa demo --out D beside the user's other files",
          setup=_demo_beside_user_files("clotho-aqa"), protected=["D/notes", "D/README.txt"]),
     Case("clotho-aqa demo interrupted by SIGTERM while exporting",
@@ -171,6 +199,9 @@ CASES = [
     Case("clotho-aqa synth --overwrite onto the user's folder",
          setup=lambda tmp: (_user_folder(tmp, "R"), ["clotho-aqa", "synth", "--out", str(tmp / "R"), "--overwrite"])[1],
          exit_code=2, stderr_has="was not written by clotho-aqa synth", protected=["R"]),
+    Case("clotho-aqa synth --overwrite onto the user's folder with a marker that is a symlink",
+         setup=_marker_links_to_a_claim, exit_code=2, stderr_has="was not written by clotho-aqa synth",
+         protected=["R", "claims.json"]),
     # should-fix: an output that is a folder is a one-line error
     Case("clotho-aqa splits --out <a folder>",
          setup=lambda tmp: (_clotho(tmp), _user_folder(tmp, "S"),

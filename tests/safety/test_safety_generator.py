@@ -190,6 +190,22 @@ def _users_clevr(tmp: Path) -> list[str]:
     return synth("--out", "CLEVR_v1.0", "--num_scenes", "2", "--splits", "val", "--overwrite")
 
 
+def _users_clevr_claimed_through_a_symlink(tmp: Path) -> list[str]:
+    """The user's CLEVR_v1.0 with a manifest that is a symlink to a JSON claiming their scene file."""
+    _users_clevr(tmp)
+    (tmp / "claims.json").write_text(json.dumps({"seed": 0, "splits": {"val": {"scenes": 2, "images": False}}}))
+    (tmp / "CLEVR_v1.0" / ".clevr-synth.json").symlink_to(tmp / "claims.json")
+    return synth("--out", "CLEVR_v1.0", "--num_scenes", "2", "--splits", "val", "--no_render", "--overwrite")
+
+
+def _our_world_with_a_corrupt_manifest(tmp: Path) -> list[str]:
+    from builder_utils.clevr.synth import write_clevr_folder
+
+    write_clevr_folder(tmp / "world", {"val": 2}, seed=0, render=False, progress=False)
+    (tmp / "world" / ".clevr-synth.json").write_text('{"seed": 0, "splits": {"val": {"scen')
+    return synth("--out", "world", "--num_scenes", "2", "--splits", "val", "--no_render", "--overwrite")
+
+
 def _rerun_smaller(tmp: Path) -> list[str]:
     from builder_utils.clevr.synth import write_clevr_folder
 
@@ -226,6 +242,12 @@ SYNTH_CASES = [
          exit_code=2, stderr_has="world: the folder is not empty; pass --overwrite", protected=["world"]),
     Case("synth --overwrite onto a CLEVR folder it did not write", _users_clevr,
          exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["CLEVR_v1.0"]),
+    # a manifest behind a symlink, or one that cannot be read, claims nothing
+    Case("synth --overwrite with a manifest that is a symlink claiming the user's scenes",
+         _users_clevr_claimed_through_a_symlink, exit_code=2,
+         stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["CLEVR_v1.0", "claims.json"]),
+    Case("synth --overwrite with its own manifest corrupted", _our_world_with_a_corrupt_manifest, exit_code=2,
+         stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["world"]),
     Case("synth --overwrite replaces only its own earlier world", _rerun_smaller,
          exit_code=0, protected=["world/notes.txt", "world/images/val/my_drawing.png"], check=_only_the_new_world),
     Case("synth --out a file", _file_out,

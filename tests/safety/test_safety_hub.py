@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from safety_harness import Case, run_case, script
 
-from builder_utils.hub.manifest import read_manifest
+from builder_utils.hub.manifest import MANIFEST, file_record, read_manifest, write_manifest
 from builder_utils.hub.staging import MARKER
 
 
@@ -89,6 +89,23 @@ def _config_folder_links_elsewhere(tmp: Path) -> list[str]:
     (tmp / "elsewhere" / "data.bin").write_bytes(b"outside the export")
     (tmp / "F").mkdir()
     (tmp / "F" / "all").symlink_to(tmp / "elsewhere")
+    return export("F", "--config", "all")
+
+
+def _corrupt_manifest(tmp: Path) -> list[str]:
+    manifest = tmp / "E" / MANIFEST
+    manifest.write_text(manifest.read_text()[:100])
+    return export("E", "--config", "all")
+
+
+def _manifest_links_to_a_claim(tmp: Path) -> list[str]:
+    """F holds the user's shard; F's manifest is a symlink to a JSON listing it, size and sha256 right."""
+    shard = tmp / "F" / "all" / "train-00000-of-00001.parquet"
+    shard.parent.mkdir(parents=True)
+    shard.write_bytes(b"someone else's parquet")
+    write_manifest(tmp, {"all/train-00000-of-00001.parquet": file_record(tmp / "F", "all/train-00000-of-00001.parquet")})
+    (tmp / MANIFEST).rename(tmp / "claims.json")
+    (tmp / "F" / MANIFEST).symlink_to(tmp / "claims.json")
     return export("F", "--config", "all")
 
 
@@ -232,6 +249,10 @@ CASES = [
          stderr_has="README.md: has no YAML block", protected=["F/README.md"]),
     Case("a file export did not write at a shard name is not replaced", _foreign_file_at_a_shard_name,
          exit_code=2, stderr_has="not written by export", protected=["F"]),
+    Case("a corrupt manifest is named and nothing is replaced", _corrupt_manifest, exit_code=2,
+         stderr_has=f"E/{MANIFEST}: cannot read the export's manifest", protected=["E"]),
+    Case("a manifest that is a symlink makes nothing ours", _manifest_links_to_a_claim, exit_code=2,
+         stderr_has=f"F/{MANIFEST}: not a regular file; export writes its manifest there", protected=["F", "claims.json"]),
     Case("a configuration folder that is a symlink is not written through", _config_folder_links_elsewhere,
          exit_code=2, stderr_has="export writes its folder all/ there", protected=["elsewhere", "F"]),
     Case("a stale shard of ours that the user edited is not deleted", _edited_stale_shard,

@@ -31,9 +31,10 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from builder_utils.atomic import atomic_output, write_atomic
+from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, running
 from builder_utils.interrupt import exit_status, stop_on_signals
+from builder_utils.ownership import RecordError, foreign, read_record, write_record
 
 from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
 from .render import render_scene
@@ -130,13 +131,16 @@ def _union(a: dict, b: dict) -> dict:
     return {"seed": b["seed"], "splits": splits}
 
 
+def _validated(manifest: dict) -> dict:
+    _paths(manifest)  # raises on a manifest whose splits cannot be listed
+    return manifest
+
+
 def _read_manifest(root: Path) -> dict:
     try:
-        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
-        _paths(manifest)  # a manifest we cannot read claims nothing
-        return manifest
-    except (OSError, ValueError, TypeError, AttributeError, KeyError):
-        return {}
+        return read_record(root / MANIFEST, _validated, writer="synth") or {}
+    except RecordError:
+        return {}  # a manifest we cannot read claims nothing
 
 
 def _check_out_dir(root: Path, planned: dict, overwrite: bool) -> set[str]:
@@ -150,7 +154,7 @@ def _check_out_dir(root: Path, planned: dict, overwrite: bool) -> set[str]:
                               "what synth wrote there before, or give a new folder")
     previous = _paths(_read_manifest(root))
     for rel in sorted(_paths(planned) - previous):
-        if os.path.lexists(root / rel):
+        if foreign(root, rel, previous):
             raise FileExistsError(f"{root / rel}: exists and was not written by synth; not replacing it "
                                   "(give a new folder)")
     return previous
@@ -211,7 +215,7 @@ def write_clevr_folder(
     # Claim every path this run may write before writing any, so that an interrupted run
     # can still be replaced with overwrite=True.
     claimed = _union(_read_manifest(root), planned) if previous else planned
-    write_atomic(root / MANIFEST, json.dumps(claimed, indent=1, sort_keys=True) + "\n")
+    write_record(root / MANIFEST, claimed, indent=1, sort_keys=True)
     bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress, desc="synthetic CLEVR")
     try:
         with ExitStack() as stack:
@@ -232,7 +236,7 @@ def write_clevr_folder(
         bar.close()
     for stale in sorted(previous - _paths(planned)):
         (root / stale).unlink(missing_ok=True)
-    write_atomic(root / MANIFEST, json.dumps(planned, indent=1, sort_keys=True) + "\n")
+    write_record(root / MANIFEST, planned, indent=1, sort_keys=True)
     return root
 
 
