@@ -18,6 +18,7 @@ The tests compare the file, byte for byte, with the library's embedding written 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -92,7 +93,7 @@ def _read_into(paths: list[str | None]) -> tuple[np.ndarray, bytearray]:
             while done < stop - start:
                 got = fh.readinto(view[start + done:stop])
                 if not got:
-                    raise OSError(f"{path}: the file shrank while being read")
+                    raise OSError(errno.EIO, "it shrank while being read", path)
                 done += got
     return offsets.astype(np.int32), data
 
