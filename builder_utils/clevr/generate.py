@@ -327,10 +327,9 @@ def task_scenes(num_scenes: int, num_workers: int) -> int:
 
 def run_window(options: GeneratorOptions, scenes: Sequence[dict], base: int, output: str = "dict") -> Any:
     """The questions of ``scenes`` (whose first scene is absolute position ``base``, a window
-    boundary), as a list of dicts (``output="dict"``), of their ``json.dumps`` texts
-    (``"json"``: far cheaper to send between processes), those texts as one newline-separated
-    ``bytes`` (``"jsonl"``: cheaper still on Dask, which would decode a list item by item) or
-    a :mod:`pyarrow` table (``"arrow"``, see
+    boundary), as a list of dicts (``output="dict"``), their ``json.dumps`` texts joined by
+    newlines in one ``bytes`` (``"jsonl"``: far cheaper to send between processes, and Dask
+    would decode a list of texts item by item) or a :mod:`pyarrow` table (``"arrow"``, see
     :func:`builder_utils.clevr.question_files.questions_table`). The task function of
     :func:`generate_windows`, run in whichever process gets it.
 
@@ -340,8 +339,6 @@ def run_window(options: GeneratorOptions, scenes: Sequence[dict], base: int, out
     """
     generator = _generator_for(options)
     questions = generator._generate(scenes, 0, len(scenes), base)
-    if output == "json":
-        return [json.dumps(q) for q in questions]
     if output == "jsonl":
         # json.dumps escapes every newline inside a value: the texts split back exactly.
         return "\n".join(json.dumps(q) for q in questions).encode()

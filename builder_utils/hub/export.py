@@ -267,7 +267,7 @@ def _write_job(job: ShardJob, folder: Path, audio_format: str, stop: threading.E
     path.parent.mkdir(parents=True, exist_ok=True)
     features = job.rows.features
     flac = (lambda table: encode_flac(table, features)) if job.embed and audio_format == "flac" else None
-    table = job.rows.flatten_indices().data.table if job.rows._indices is not None else job.rows.data.table
+    table = job.rows.data.table  # a contiguous shard of a split without an indices mapping (plan_split)
     try:
         return write_parquet_shard(table, features, path, job.batch_size, embed=job.embed, transform=flac, stop=stop)
     except OSError as exc:
