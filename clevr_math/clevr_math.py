@@ -116,6 +116,13 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         "conversation_media": "images",
         "turn": {"user": "question", "assistant": "label"},
         "turn_fields": ["question_id", "category", "template", "template_index"],
+        # builder_utils.prompts: the `prompts` rows (RL) and the stream's rows.
+        "prompts": {
+            "data_source": "clevr_math",
+            "media_kind": "image",
+            "answer": "label",
+            "columns": ["label", "category", "template", "num_operations", "question_id", "image_filename"],
+        },
     }
 
     def checked_config(self, builder_config: ClevrMathConfig) -> None:

@@ -48,6 +48,8 @@ class HubLayout:
     conversation_media: str = "media"
     turn: Mapping[str, str] = field(default_factory=dict)
     turn_fields: tuple[str, ...] = ()
+    #: The ``prompts`` declaration, plain data; checked by :func:`builder_utils.prompts.prompt_spec_of`.
+    prompts: Mapping[str, object] | None = None
 
     def __post_init__(self):
         if set(self.turn) - {"user", "assistant"} or (self.conversations_from and len(self.turn) != 2):
