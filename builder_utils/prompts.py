@@ -111,6 +111,40 @@ def prompt_messages(question: str, media_kind: str, style: str | PromptStyle) ->
     return messages
 
 
+def conversation_messages(turns, media_kind: str) -> list[dict]:
+    """Question/answer pairs as one TRL conversation (SFT's ``messages``): the media placeholder
+    opens the first user turn, once (a row holds one file), every content is typed parts.
+
+    Example:
+        >>> [m["role"] for m in conversation_messages([("2+1?", "3"), ("1-1?", "0")], "image")]
+        ['user', 'assistant', 'user', 'assistant']
+        >>> conversation_messages([("2+1?", "3")], "audio")[0]["content"]
+        [{'type': 'audio'}, {'type': 'text', 'text': '2+1?'}]
+    """
+    _check_media_kind(media_kind)
+    messages = []
+    for user, assistant in turns:
+        placeholder = [] if messages else [{"type": media_kind}]
+        messages.append({"role": "user", "content": [*placeholder, {"type": "text", "text": user}]})
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": assistant}]})
+    return messages
+
+
+def media_kind_of(feature) -> str:
+    """``"image"`` or ``"audio"``: the placeholder type of a media feature (or a list of one).
+
+    Example:
+        >>> media_kind_of(datasets.List(datasets.Audio()))
+        'audio'
+    """
+    inner = getattr(feature, "feature", feature)
+    if isinstance(inner, datasets.Image):
+        return "image"
+    if isinstance(inner, datasets.Audio):
+        return "audio"
+    raise ValueError(f"not an Image or Audio feature: {feature!r}")
+
+
 def verl_prompt_messages(question: str, media_kind: str, style: str | PromptStyle) -> list[dict]:
     """The same messages with string content, an image as verl's ``<image>`` marker in the text.
 
@@ -164,6 +198,8 @@ class PromptSpec:
     question: str = "question"
 
     def __post_init__(self):
+        if not isinstance(self.data_source, str) or not self.data_source:
+            raise PromptSpecError(f"data_source must be a non-empty string, got {self.data_source!r}")
         if self.media_kind not in MEDIA_KINDS:
             raise PromptSpecError(f"media_kind must be one of {', '.join(MEDIA_KINDS)}, got {self.media_kind!r}")
         if self.key not in self.columns:
@@ -188,24 +224,36 @@ class PromptSpec:
 
 
 def prompt_spec_of(builder_cls) -> PromptSpec | None:
-    """The checked prompt declaration of a builder (``HUB_LAYOUT["prompts"]`` plus its media
-    column and key), or None if it declares none.
+    """The checked prompt declaration of a builder (``HUB_LAYOUT["prompts"]`` plus its
+    ``data_source``, media column and key), or None if it declares none.
 
     Example:
         >>> from clevr_math import ClevrMath
         >>> prompt_spec_of(ClevrMath).data_source
         'clevr_math'
     """
-    layout = getattr(builder_cls, "HUB_LAYOUT", None) or {}
+    return prompt_spec_from(getattr(builder_cls, "HUB_LAYOUT", None) or {}, builder_cls.__name__)
+
+
+def prompt_spec_from(layout: Mapping[str, Any], where: str = "HUB_LAYOUT") -> PromptSpec | None:
+    """The :class:`PromptSpec` of a ``HUB_LAYOUT`` mapping (None without ``"prompts"``); an
+    unusable declaration is a :class:`PromptSpecError` naming ``where``.
+
+    Example:
+        >>> prompt_spec_from({"media_column": "audio", "key": "f", "data_source": "x",
+        ...                   "prompts": {"media_kind": "audio", "answer": "a", "columns": ["f", "question_id"]}}).media_list
+        'audios'
+    """
     declared = layout.get("prompts")
     if declared is None:
         return None
     try:
-        values = {"media_column": layout["media_column"], "key": layout["key"], **dict(declared)}
+        values = {"data_source": layout.get("data_source"), "media_column": layout["media_column"],
+                  "key": layout["key"], **dict(declared)}
         values["columns"] = tuple(values.get("columns", ()))
         return PromptSpec(**values)
     except (KeyError, TypeError, PromptSpecError) as exc:
-        raise PromptSpecError(f"{builder_cls.__name__}.HUB_LAYOUT['prompts']: {exc}") from None
+        raise PromptSpecError(f"{where}['prompts']: {exc}") from None
 
 
 def _text(value) -> str | None:

@@ -112,10 +112,10 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         "conversation_media": "audios",
         "turn": {"user": "question", "assistant": "majority_answer"},
         "turn_fields": ["question_id", "answer_type", "answers", "confidences", "unanimous"],
+        "data_source": "clotho_aqa",  # the_cauldron's turn `source`, verl's `data_source`
         # builder_utils.prompts: `answer` is the majority answer (None without one); the rewards'
         # ground truth is the three annotator answers.
         "prompts": {
-            "data_source": "clotho_aqa",
             "media_kind": "audio",
             "answer": "majority_answer",
             "ground_truth": "answers",
