@@ -94,6 +94,7 @@ class _Spec:
     """Everything that decides a stream's problems (shared by its shards, pickled to workers)."""
 
     source: _Source
+    split: str  # as asked (Hugging Face names): the rows' extra_info.split
     seed: int
     curriculum: Curriculum
     num_shards: int
@@ -367,12 +368,12 @@ class _Lane:
         spec = self.spec
         if spec.exclude and image_key(question["question"], image["bytes"]) in spec.exclude:
             return None
-        split = spec.source.split
         image_index = scene.get("image_index", position)
-        question_id = f"{split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
+        # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
+        question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
         row = question_row(question, question_id, image)
         index = yielded * spec.num_shards + self.shard
-        built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=split, index=index)
+        built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
         built |= {"question": row["question"], "program": row["program"], "cot": row["cot"],
                   "scene": scene_text}
         return built
@@ -454,7 +455,7 @@ def stream(
                                   "their own objects and colours (drop data_dir for synthetic worlds)")
     if exclude is not None and not isinstance(exclude, frozenset):
         exclude = evaluation_keys(exclude)
-    spec = _Spec(source, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
+    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
     if num_questions is None:
         quotas = [None] * num_shards
     else:

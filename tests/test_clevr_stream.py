@@ -268,6 +268,21 @@ def test_bad_options_are_one_line_errors(kwargs, message):
     assert "\n" not in str(info.value)
 
 
+def test_an_unreachable_difficulty_stops_after_bounded_work(monkeypatch):
+    import clevr_math.streaming as streaming
+
+    monkeypatch.setattr(streaming, "MAX_BARREN_SCENES", 12)
+    # 8 insertions onto at least 3 objects pass 10; 8 removals need 8 colours among 3 objects.
+    impossible = stream(seed=0, num_operations=8, operations="same_sign", max_objects=3)
+    with pytest.raises(StreamError, match="12 scenes in a row gave no problem"):
+        next(iter(impossible))
+
+
+def test_rows_name_the_split_asked_for(folder):
+    row = next(iter(stream(folder, split="validation", num_shards=1).decode(False)))
+    assert row["extra_info"]["split"] == "validation" and row["question_id"].startswith("val_")
+
+
 def test_folder_streams_refuse_world_knobs(folder):
     with pytest.raises(StreamError, match="max_objects and confounder shape synthetic worlds"):
         stream(folder, confounder=True)
