@@ -131,13 +131,17 @@ def test_workers_get_disjoint_shards():
     assert not set(workers[0]) & set(workers[1]) and set().union(*workers) == set(ids(ds))
 
 
-def test_endless_stream_in_dataloader_workers():
+def test_endless_stream_in_dataloader_workers_of_each_rank():
     torch = pytest.importorskip("torch")
-    ds = stream(seed=1, num_shards=4).select_columns(["question_id", "num_operations"])
-    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
-    got = [row["question_id"] for row in islice(loader, 40)]
-    assert len(set(got)) == 40
-    assert got == [row["question_id"] for row in islice(torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2), 40)]
+
+    def loaded(rank):
+        ds = split_dataset_by_node(stream(seed=1, num_shards=8), rank, 2).select_columns(["question_id"])
+        loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+        return [row["question_id"] for row in islice(loader, 30)]
+
+    first, second = loaded(0), loaded(1)
+    assert len(set(first)) == len(set(second)) == 30 and not set(first) & set(second)
+    assert first == loaded(0)
 
 
 # -- curriculum -----------------------------------------------------------------------------
