@@ -38,6 +38,7 @@ from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, 
 from builder_utils.evaluation.data import EvaluationError, data_kind, load_splits, require_known_ids, require_split
 from builder_utils.evaluation.extract import extract_ranked
 from builder_utils.evaluation.predictions import Prediction, given_predictions
+from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, ScoringSpec, Section
 from builder_utils.evaluation.report import (
     Chart,
     breakdown_table,
@@ -62,6 +63,34 @@ EXTRACTION = ("integer: the last number (digits before number words) of the answ
               "<answer></answer> or {}, else the text after the last 'Answer:'/'answer is', else the whole text")
 
 CHART_FILES = ("accuracy_by_category.png", "accuracy_by_num_operations.png")
+
+
+def _category_order(name: str) -> tuple:
+    from clevr_math.config import CATEGORIES
+
+    return (CATEGORIES.index(name) if name in CATEGORIES else len(CATEGORIES), name)
+
+
+#: How CLEVR-Math is scored: integer answers; breakdowns by category (the paper's order),
+#: template, number of operations and hop; majority and question-only prior baselines.
+SPEC = ScoringSpec(
+    dataset="clevr_math",
+    title="CLEVR-Math",
+    extractions={"integer": Extraction("integer")},
+    sections=(
+        Section("by_category", "category", order=_category_order),
+        Section("by_template", "template"),
+        Section("by_num_operations", "num_operations", "operations", table=False),
+        Section("by_hop", "hop", order=lambda hop: hop == MULTIHOP, table=False),
+    ),
+    charts=(
+        ChartSpec(CHART_FILES[0], "Accuracy by category", "by_category", "category"),
+        ChartSpec(CHART_FILES[1], "Accuracy by number of operations", "by_num_operations", "operations"),
+    ),
+    baselines=(Baseline("majority"), Baseline("category_prior", ("category",)),
+               Baseline("template_prior", ("template", "category"))),
+    extraction_note=EXTRACTION,
+)
 
 
 @dataclass(frozen=True)
@@ -109,12 +138,6 @@ def read_questions(dataset) -> list[MathQuestion]:
             image_filename=row.get("image_filename"),
         ))
     return out
-
-
-def _category_order(name: str) -> tuple:
-    from clevr_math.config import CATEGORIES
-
-    return (CATEGORIES.index(name) if name in CATEGORIES else len(CATEGORIES), name)
 
 
 def system_result(questions: Sequence[MathQuestion], scored: Sequence[Scored], seed: int = 0,

@@ -25,8 +25,6 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-import datasets
-
 
 __all__ = ["EvaluationError", "data_kind", "load_splits", "require_known_ids", "require_split"]
 
@@ -61,13 +59,15 @@ def load_splits(
     builder_class: type,
     columns: Sequence[str],
     cache_dir: str | os.PathLike | None = None,
-) -> dict[str, datasets.Dataset]:
+) -> dict[str, "datasets.Dataset"]:
     """Every split of ``config`` in ``data``, restricted to ``columns`` (those that exist).
 
     Example::
 
         load_splits("my-name/clevr-math", "multihop", ClevrMath, ["label"])["test"]
     """
+    import datasets  # here: scoring a reward or a dict of predictions needs no datasets import
+
     kind = data_kind(data)
     cache = None if cache_dir is None else os.fspath(cache_dir)
     if kind == "export":
@@ -87,7 +87,7 @@ def load_splits(
     return {split: ds.select_columns([c for c in columns if c in ds.column_names]) for split, ds in loaded.items()}
 
 
-def require_split(splits: dict[str, datasets.Dataset], split: str, data, config: str) -> datasets.Dataset:
+def require_split(splits: dict, split: str, data, config: str) -> "datasets.Dataset":
     """``splits[split]``, or an :class:`EvaluationError` that lists the splits there are.
 
     Example:

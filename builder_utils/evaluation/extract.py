@@ -53,6 +53,7 @@ __all__ = [
     "extract_ranked",
     "extract_word",
     "extract_yes_no",
+    "last_boxed",
 ]
 
 KINDS = ("integer", "yes_no", "word")
@@ -72,7 +73,7 @@ for _ten, _value in _TENS.items():
 # (no list of matches, no retry from every start). What follows the ``.*`` is a literal, or a
 # possessive run that stops at the next brace or non-space: no attempt scans past the next
 # candidate. (The old ``<answer>(.*?)</answer>`` findall rescanned to the end from every tag.)
-_LAST_BOXED = re.compile(r"(?s:.*)\\boxed\s*+\{([^{}]*+)\}")
+_LAST_BOXED = re.compile(r"(?s:.*)(\\boxed\s*+\{([^{}]*+)\})")
 # "Answer: 3", "the answer is 3", "Final answer = 3", "ANSWER - 3"; "answer" alone (as in
 # "I cannot answer that") is not a marker. Possessive runs: a space run is never re-scanned.
 _LAST_MARKER = re.compile(r"(?s:.*)\banswer\b\s*+(?:is\b|:|=|-(?!\w))\s*+")  # on the folded text
@@ -123,7 +124,7 @@ def _span(text: str, work: Work | None) -> tuple[int, int] | None:
     if _find(text, "\\boxed", work) >= 0:
         boxed = _search(_LAST_BOXED, text, work)
         if boxed is not None:
-            return boxed.span(1)
+            return boxed.span(2)
     # Tags and markers are ASCII: other characters become "?" (one each, so positions stay put;
     # lower() alone would turn "İ" into two characters).
     folded = (text if text.isascii() else text.encode("ascii", "replace").decode("ascii")).lower()
@@ -142,6 +143,17 @@ def _span(text: str, work: Work | None) -> tuple[int, int] | None:
         if marker is not None:
             return marker.end(), len(text)
     return None
+
+
+def last_boxed(text: str) -> tuple[int, int] | None:
+    """(start, end) of the last whole ``\\boxed{...}`` (no braces inside), found in linear time.
+
+    Example:
+        >>> last_boxed("1 + 1 = \\\\boxed{2}.")
+        (8, 17)
+    """
+    found = _LAST_BOXED.match(text) if "\\boxed" in text else None
+    return None if found is None else found.span(1)
 
 
 def answer_span(text: str, work: Work | None = None) -> str:
