@@ -101,20 +101,25 @@ def require_split(splits: dict, split: str, data, config: str) -> "datasets.Data
     return splits[split]
 
 
-def require_known_ids(prediction_ids: Iterable[str], known: Collection[str], source: str | None, split: str,
-                      config: str) -> None:
-    """Fail when a prediction names a question that is not in the evaluated split: a wrong
-    ``--split`` or ``--config`` would otherwise score as all-missing. ``source`` names the
-    predictions file in the message (None: predictions given as a dict).
+def require_known_ids(prediction_ids: Iterable[str], known: Collection[str], source: str | None, where: str,
+                      ignore: bool = False) -> int:
+    """The number of predictions for questions that are not among the evaluated ones (``where``
+    names them: ``split 'test' of config 'general'``). Unless ``ignore``, any such prediction is
+    an error: a wrong ``--split`` or ``--config`` would otherwise score as all-missing, and a file
+    made for a larger configuration needs ``--ignore_extra_ids``. ``source`` names the file.
 
     Example:
-        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "preds.jsonl", "test", "general")  # doctest: +ELLIPSIS
+        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "p.jsonl", "split 'test'", ignore=True)
+        1
+        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "p.jsonl", "split 'test'")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        builder_utils.evaluation.data.EvaluationError: preds.jsonl: 1 question_id(s) are not in split 'test' ... ('q9'); ...
+        builder_utils.evaluation.data.EvaluationError: p.jsonl: 1 question_id(s) are not in split 'test' ('q9'); ...
     """
     unknown = [qid for qid in prediction_ids if qid not in known]
-    if unknown:
+    if unknown and not ignore:
         shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in split {split!r} "
-                              f"of config {config!r} ({shown}); wrong --split or --config?")
+        raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in {where} ({shown}); "
+                              "wrong --split or --config? (--ignore_extra_ids scores a file made for a larger "
+                              "configuration, leaving those out)")
+    return len(unknown)

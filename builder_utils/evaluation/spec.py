@@ -157,8 +157,9 @@ class Question:
 @dataclass(frozen=True)
 class Section:
     """A breakdown of a report: ``name`` (the report key, ``by_category``), the question ``key``
-    it groups by, the table ``header``, the group ``order`` (default: sorted) and whether
-    ``report.md`` shows it as a table.
+    it groups by, the table ``header``, the group ``order`` (default: sorted), whether
+    ``report.md`` shows it as a table, and whether it is a row of the ``generalisation`` table
+    (accuracy next to the number of train questions of each group: 0 is zero-shot).
 
     Example:
         >>> Section("by_hop", "hop").header
@@ -170,6 +171,7 @@ class Section:
     header: str | None = None
     order: Callable[[Hashable], Any] | None = None
     table: bool = True
+    generalisation: bool = False
 
     def __post_init__(self):
         if self.header is None:
