@@ -182,7 +182,7 @@ def evaluate(
     """
     from clevr_math.clevr_math import ClevrMath
 
-    if scenes is None and data_kind(data) == "data_dir":
+    if scenes is None and Path(data).expanduser().is_dir() and data_kind(data) == "data_dir":
         scenes = data
     notes = [] if scenes is not None else [
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]

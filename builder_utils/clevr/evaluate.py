@@ -155,7 +155,7 @@ def read_clevr_questions(path: str | os.PathLike) -> list[Question]:
     path = Path(path)
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, bad UTF-8, huge integers
         raise EvaluationError(f"{path}: not a readable CLEVR question file ({exc})") from None
     items = doc.get("questions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
