@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -39,6 +38,7 @@ from builder_utils.evaluation.cli import positive_int
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.extract import extract_ranked
 from builder_utils.evaluation.predictions import Prediction, read_predictions
+from builder_utils.json_input import load_json
 from builder_utils.evaluation.report import (
     Chart,
     breakdown_table,
@@ -78,7 +78,7 @@ def attribute_synonyms(kind: str) -> tuple[frozenset[str], dict[str, str]]:
         (['cube', 'cylinder', 'sphere'], 'sphere', 'cube')
     """
     values = _attribute_values()[kind]
-    table = json.loads(_SYNONYMS_FILE.read_text(encoding="utf-8"))
+    table = load_json(_SYNONYMS_FILE, what="synonyms file")
     synonyms = {word: value for value in values for word in table.get(value, [value])}
     return frozenset(values), synonyms
 
@@ -151,10 +151,7 @@ def read_clevr_questions(path: str | os.PathLike) -> list[ClevrQuestion]:
         # -> 'zero_hop'
     """
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EvaluationError(f"{path}: not a readable CLEVR question file ({exc})") from None
+    doc = load_json(path, what="CLEVR question file", error=EvaluationError)
     items = doc.get("questions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise EvaluationError(f"{path}: expected an object with a 'questions' list")
