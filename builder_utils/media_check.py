@@ -57,6 +57,7 @@ def check_png(path: str | os.PathLike) -> tuple[int, int]:
 
     if os.path.getsize(path) == 0:
         raise MediaError(path, "not a readable PNG image (the file is empty)")
+    _check_pixels(path, Image.MAX_IMAGE_PIXELS)
     try:
         with Image.open(path) as image:
             if image.format != "PNG":
@@ -65,10 +66,26 @@ def check_png(path: str | os.PathLike) -> tuple[int, int]:
             image.verify()
     except MediaError:
         raise
+    except Image.DecompressionBombError as exc:  # not an OSError: it would be a traceback
+        raise MediaError(path, f"refused: {exc}") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, struct.error) as exc:
         # Pillow reports a bad chunk as SyntaxError and a truncated file as OSError
         raise MediaError(path, f"not a readable PNG image ({exc or type(exc).__name__})") from None
     return size
+
+
+def _check_pixels(path: str | os.PathLike, limit: int | None) -> None:
+    """Refuse a PNG whose header declares more pixels than Pillow's ``MAX_IMAGE_PIXELS``, before
+    Pillow opens it: a few KB of zlib can declare gigabytes of pixels (a decompression bomb), and
+    Pillow itself only warns up to twice the limit and raises a non-``OSError`` beyond it."""
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    if limit is None or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return  # not a PNG (Pillow's open says so) or no limit set
+    width, height = struct.unpack(">II", head[16:24])
+    if width * height > limit:
+        raise MediaError(path, f"refused: the image declares {width}x{height} pixels, more than the "
+                               f"{limit} Pillow decodes (PIL.Image.MAX_IMAGE_PIXELS); a decompression bomb?")
 
 
 def check_wav(path: str | os.PathLike) -> tuple[int, int]:
