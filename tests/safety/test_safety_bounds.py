@@ -9,6 +9,7 @@ This table is separate from the ownership rows (``test_safety_generator.py``,
 
 from __future__ import annotations
 
+import os
 import struct
 import sys
 import zlib
@@ -32,8 +33,9 @@ def gq(*args) -> list[str]:
 
 
 def _one_line(tmp: Path, done) -> None:
-    lines = done.stderr.splitlines()
-    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}: {done.stderr[-2000:]}"
+    """The error is one line (a warning the command printed before it may precede it)."""
+    lines = [line for line in done.stderr.splitlines() if ": warning: " not in line]
+    assert len(lines) == 1 and ": error: " in lines[0], f"expected one error line, got: {done.stderr[-2000:]}"
 
 
 def _generator_input(flag: str, text: str, name: str = "hostile.json"):
@@ -190,3 +192,91 @@ def test_a_decompression_bomb_is_a_media_error_naming_the_image(tmp_path):
     with pytest.raises(MediaError, match="10000x10000 pixels"):
         check_png(bomb_png(tmp_path / "warned.png", 10_000, 10_000))
     assert check_png(bomb_png(tmp_path / "fine.png", 480, 320)) == (480, 320)
+
+
+# --- no stale result served (issue 20 item 9) --------------------------------------------------
+
+
+def _first_export(builder_cls, template: str, tmp: Path, data: Path, config: str) -> None:
+    from builder_utils.hub import export_builder
+
+    export_builder(builder_cls, tmp / "first", card_template=template, data_dir=data, configs=[config],
+                   cache_dir=tmp / "cache", progress=False)
+
+
+def _csv_edited_in_place(tmp: Path) -> list[str]:
+    """After a cached build, the train CSV is rewritten with the same size and modification time."""
+    from clotho_aqa import ClothoAQA
+    from clotho_aqa.release import SPLIT_CSVS
+    from clotho_aqa.synth import write_synthetic_release
+
+    root = write_synthetic_release(tmp / "rel", num_files=5, seed=1).root
+    _first_export(ClothoAQA, "clotho_aqa", tmp, root, "questions")
+    path = root / SPLIT_CSVS["train"]
+    stat, text = path.stat(), path.read_text(encoding="utf-8")
+    question = next(line.split(",")[1] for line in text.splitlines()[1:] if line.split(",")[1].endswith("?"))
+    path.write_text(text.replace(question, question.upper()), encoding="utf-8")
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size and path.stat().st_mtime_ns == stat.st_mtime_ns
+    (tmp / "question.txt").write_text(question.upper())
+    return ["clotho-aqa", "export", "--data_dir", str(root), "--out", str(tmp / "E"), "--config", "questions",
+            "--quiet", "--cache_dir", str(tmp / "cache")]
+
+
+def _check_rebuilt(tmp: Path, done) -> None:
+    import pyarrow.parquet as pq
+
+    questions = pq.read_table(sorted((tmp / "E" / "questions").glob("train-*.parquet")),
+                              columns=["question"]).column("question").to_pylist()
+    assert (tmp / "question.txt").read_text() in questions, "the export served the rows of the CSV before the edit"
+
+
+def _media_changed_after_build(kind: str):
+    """After a cached build, one image (or clip) is truncated, or replaced by another valid one."""
+    def setup(tmp: Path) -> list[str]:
+        if kind.endswith("PNG"):
+            from clevr_math import ClevrMath
+
+            data = write_clevr_folder(tmp / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
+            _first_export(ClevrMath, "clevr_math", tmp, data, "general")
+            media = data / "images" / "val" / "CLEVR_val_000001.png"
+            command = ["clevr-math", "export", "--data_dir", str(data), "--config", "general"]
+        else:
+            from clotho_aqa import ClothoAQA
+            from clotho_aqa.synth import write_synthetic_release
+
+            data = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
+            _first_export(ClothoAQA, "clotho_aqa", tmp, data, "yes_no_majority")
+            media = sorted((data / "audio_files").glob("*.wav"))[0]
+            command = ["clotho-aqa", "export", "--data_dir", str(data), "--config", "yes_no_majority"]
+        raw = media.read_bytes()
+        if kind.startswith("truncated"):
+            media.write_bytes(raw[: len(raw) // 2])
+        else:  # as valid as before, and one byte longer: not the file the build checked
+            media.write_bytes(raw + b"\0")
+        (tmp / "media.txt").write_text(media.name)
+        return [*command, "--out", str(tmp / "E"), "--quiet", "--cache_dir", str(tmp / "cache")]
+    return setup
+
+
+def _check_named(tmp: Path, done) -> None:
+    _one_line(tmp, done)
+    assert f"{(tmp / 'media.txt').read_text()}: changed since the build checked it" in done.stderr
+    assert not (tmp / "E").exists() or not any((tmp / "E").rglob("*.parquet"))
+
+
+STALE_CASES = [
+    Case("clotho-aqa export after the CSV was rewritten with its size and mtime kept, same --cache_dir",
+         setup=_csv_edited_in_place, check=_check_rebuilt),
+    *[
+        Case(f"{'clevr-math' if kind.endswith('PNG') else 'clotho-aqa'} export of a {kind} changed after the "
+             "cached build", setup=_media_changed_after_build(kind), exit_code=2,
+             stderr_has="changed since the build checked it", check=_check_named)
+        for kind in ("truncated PNG", "lengthened PNG", "truncated WAV")
+    ],
+]
+
+
+@pytest.mark.parametrize("case", STALE_CASES, ids=[case.name for case in STALE_CASES])
+def test_no_stale_result(case, tmp_path):
+    run_case(case, tmp_path)
