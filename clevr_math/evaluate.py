@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -32,13 +31,13 @@ from pathlib import Path
 from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
-from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
+from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.report import overall_table, report_systems
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 
-__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions", "render_markdown",
+__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions",
            "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
@@ -137,16 +136,6 @@ def evaluate(
                                    None if scenes is None else (lambda qs: oracle_answers(qs, scenes)), notes)
 
 
-def render_markdown(report: Mapping) -> str:
-    """``report.md``: the overall table, the generalisation table and the breakdowns.
-
-    Example::
-
-        print(render_markdown(evaluate("hub", "multihop")))
-    """
-    return engine.render_markdown(SPEC, report)
-
-
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the charts into ``out``.
 
@@ -180,42 +169,11 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
     return reports
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``clevr-math evaluate`` on ``parser``; ``args.run(args)`` evaluates.
-
-    Example:
-        >>> p = add_arguments(argparse.ArgumentParser())
-        >>> p.parse_args(["--data", "hub", "--out", "o", "--scenes", "CLEVR_v1.0"]).scenes
-        'CLEVR_v1.0'
-    """
-    add_evaluate_arguments(parser, default_config="general")
-    parser.add_argument("--scenes", help="CLEVR_v1.0 folder or scene file for the program oracle "
-                                         "(default: --data when it is a data_dir)")
-    parser.set_defaults(run=run)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Evaluate, write the report, print the overall table.
-
-    Example::
-
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        run(parser.parse_args(["--data", "hub/clevr_math", "--out", "eval"]))
-        # -> 0
-    """
-    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["scenes"])
-
-
-def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -> int:
-    """``clevr-math evaluate`` entry point; returns the exit status (2 for bad input).
-
-    Example:
-        >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
-        2
-    """
-    return evaluate_main(argv, prog, __doc__.split("\n\n")[0], add_arguments, package="clevr_math")
+COMMAND = EvaluateCommand("clevr-math evaluate", "clevr_math", __doc__.split("\n\n")[0], "general", evaluate,
+                          write_evaluation, CHART_FILES, (("--scenes", "CLEVR_v1.0 folder or scene file for the program "
+                                                          "oracle (default: --data when it is a data_dir)"),))
+#: ``clevr-math evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
+add_arguments, main = COMMAND.add_arguments, COMMAND.main
 
 
 if __name__ == "__main__":
