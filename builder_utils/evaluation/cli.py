@@ -41,22 +41,6 @@ def positive_int(text: str) -> int:
     return value
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1.
-
-    Example:
-        >>> positive_int("1000")
-        1000
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
-
-
 @dataclass(frozen=True)
 class EvaluateCommand:
     """One dataset's ``evaluate`` subcommand. ``evaluate(data, config, split, predictions,
