@@ -22,7 +22,7 @@ from builder_utils.command import run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 
-__all__ = ["EvaluateCommand", "positive_int"]
+__all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
 
 def positive_int(text: str) -> int:
@@ -39,6 +39,48 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{value} is not at least 1")
     return value
+
+
+def run_evaluation(
+    args: argparse.Namespace,
+    evaluate: Callable[..., Mapping],
+    write: Callable[..., Sequence[Path]],
+    chart_files: Sequence[str],
+    extra: Sequence[str] = (),
+) -> int:
+    """What an ``evaluate`` subcommand does with the options of :meth:`EvaluateCommand.add_arguments`:
+    check ``--out`` before any work, ``evaluate(data, config, split, predictions, train_split=,
+    seed=, resamples=, cache_dir=)`` (plus the options named in ``extra``, by name), ``write(report,
+    out, overwrite=)``, and print the overall table unless ``--quiet``. Returns the exit status 0.
+    (:meth:`EvaluateCommand.run` calls it with ``ignore_extra_ids`` and its options in ``extra``.)
+
+    Example:
+        >>> import tempfile
+        >>> from builder_utils.evaluation.accuracy import score, summarize
+        >>> from builder_utils.evaluation.report import write_report
+        >>> command = EvaluateCommand("x", "x", "X.", "all", None, None, ())
+        >>> args = command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", tempfile.mkdtemp()])
+        >>> def evaluate(data, config, split, predictions, **options):
+        ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
+        >>> def write(report, out, overwrite):
+        ...     return write_report(out, report, f"# {report['config']}")
+        >>> run_evaluation(args, evaluate, write, chart_files=[])  # doctest: +ELLIPSIS
+        | system | accuracy | 95% CI | correct / total | unparseable | missing |
+        |---|---|---|---|---|---|
+        | model | 100.0% | 100.0-100.0 | 1 / 1 | 0 | 0 |
+        report: .../report.md
+        0
+    """
+    check_outputs(args.out, chart_files, args.overwrite)  # before any work
+    report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
+                      seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
+                      **{name: getattr(args, name) for name in extra})
+    write(report, args.out, overwrite=args.overwrite)
+    if not args.quiet:
+        print(overall_table(report_systems(report)))
+        print(f"report: {Path(args.out) / 'report.md'}")
+    return 0
+
 
 
 @dataclass(frozen=True)
@@ -115,16 +157,8 @@ class EvaluateCommand:
             command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
             # -> 0
         """
-        check_outputs(args.out, self.chart_files, args.overwrite)
-        options = {flag.lstrip("-"): getattr(args, flag.lstrip("-")) for flag, _ in self.options}
-        report = self.evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
-                               seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
-                               ignore_extra_ids=args.ignore_extra_ids, **options)
-        self.write(report, args.out, overwrite=args.overwrite)
-        if not args.quiet:
-            print(overall_table(report_systems(report)))
-            print(f"report: {Path(args.out) / 'report.md'}")
-        return 0
+        return run_evaluation(args, self.evaluate, self.write, self.chart_files,
+                              extra=["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)])
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """The standalone entry point, with the conventions of
