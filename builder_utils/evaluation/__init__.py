@@ -11,36 +11,20 @@ Example:
     0.5
 """
 
-from builder_utils.evaluation.accuracy import Scored, bootstrap_interval, score, summarize, summarize_groups
-from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
-from builder_utils.evaluation.data import EvaluationError, load_splits
-from builder_utils.evaluation.extract import (
-    answer_span,
-    extract,
-    extract_integer,
-    extract_ranked,
-    extract_word,
-    extract_yes_no,
-)
-from builder_utils.evaluation.predictions import PredictionsError, read_predictions
+import sys
 
-__all__ = [
-    "EvaluationError",
-    "PredictionsError",
-    "Scored",
-    "answer_prior",
-    "answer_span",
-    "back_off",
-    "bootstrap_interval",
-    "extract",
-    "extract_integer",
-    "extract_ranked",
-    "extract_word",
-    "extract_yes_no",
-    "load_splits",
-    "majority_answer",
-    "read_predictions",
-    "score",
-    "summarize",
-    "summarize_groups",
-]
+from builder_utils.lazy import lazy_exports
+
+# Imported on first use: ``extract`` and ``accuracy`` need no ``datasets`` (the lmms-eval task
+# utilities and reward functions import them alone); ``data`` loads exports and does.
+_EXPORTS = {
+    **dict.fromkeys(["Scored", "bootstrap_interval", "score", "summarize", "summarize_groups"],
+                    "builder_utils.evaluation.accuracy"),
+    **dict.fromkeys(["answer_prior", "back_off", "majority_answer"], "builder_utils.evaluation.baselines"),
+    **dict.fromkeys(["EvaluationError", "load_splits"], "builder_utils.evaluation.data"),
+    **dict.fromkeys(["answer_span", "extract", "extract_integer", "extract_ranked", "extract_word", "extract_yes_no"],
+                    "builder_utils.evaluation.extract"),
+    **dict.fromkeys(["PredictionsError", "read_predictions"], "builder_utils.evaluation.predictions"),
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)
