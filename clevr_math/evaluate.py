@@ -28,68 +28,21 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from builder_utils.clevr.evaluate import Program, oracle_answers
+from builder_utils.clevr.evaluate import oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.report import overall_table, report_systems
-from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
+from builder_utils.evaluation.spec import Question
+from clevr_math.scoring import CHART_FILES, SPEC, math_question
 
 __all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions",
            "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
            "image_filename")
-MULTIHOP = "multihop"
-EXTRACTION = ("integer: the last number (digits before number words) of the answer span: the last \\boxed{}, "
-              "<answer></answer> or {}, else the text after the last 'Answer:'/'answer is', else the whole text")
-CHART_FILES = ("accuracy_by_category.png", "accuracy_by_num_operations.png")
-
-
-def _category_order(name: str) -> tuple:
-    from clevr_math.config import CATEGORIES
-
-    return (CATEGORIES.index(name) if name in CATEGORIES else len(CATEGORIES), name)
-
-
-#: How CLEVR-Math is scored: integer answers; breakdowns by category (the paper's order),
-#: template, number of operations and hop (these two also the generalisation table); majority
-#: and question-only prior baselines.
-SPEC = ScoringSpec(
-    dataset="clevr_math",
-    title="CLEVR-Math",
-    extractions={"integer": Extraction("integer")},
-    sections=(
-        Section("by_category", "category", order=_category_order),
-        Section("by_template", "template"),
-        Section("by_num_operations", "num_operations", "operations", table=False, generalisation=True),
-        Section("by_hop", "hop", order=lambda hop: hop == MULTIHOP, table=False, generalisation=True),
-    ),
-    charts=(
-        ChartSpec(CHART_FILES[0], "Accuracy by category", "by_category", "category"),
-        ChartSpec(CHART_FILES[1], "Accuracy by number of operations", "by_num_operations", "operations"),
-    ),
-    baselines=(Baseline("majority"), Baseline("category_prior", ("category",)),
-               Baseline("template_prior", ("template", "category"))),
-    extraction_note=EXTRACTION,
-)
-
-
-def math_question(question_id: str, answer: str, category: str, template: str, num_operations: int,
-                  program: list | None = None, image_filename: str | None = None) -> Question:
-    """One CLEVR-Math question as the spec scores it.
-
-    Example:
-        >>> math_question("q", "3", "multihop", "m[0]", 2).keys["hop"]
-        'multihop'
-    """
-    keys = {"category": category, "template": template, "num_operations": num_operations,
-            "hop": MULTIHOP if category == MULTIHOP else "single-hop"}
-    return Question(question_id, (answer,), "integer", keys, Program(program, image_filename))
-
-
 def read_questions(dataset, config: str = "") -> list[Question]:
     """The rows of a CLEVR-Math split (a ``datasets.Dataset``) as questions.
 
