@@ -28,7 +28,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from builder_utils.clevr.evaluate import oracle_answers
+from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import EvaluateCommand
@@ -55,7 +55,7 @@ def read_questions(dataset, config: str = "") -> list[Question]:
     has_program = "program" in dataset.column_names
     return [math_question(row["question_id"], str(row["label"]), names[row["category"]],
                           f"{row['template']}[{row['template_index']}]", int(row["num_operations"]),
-                          row["program"] if has_program else None, row.get("image_filename"))
+                          Program(row["program"] if has_program else None, row.get("image_filename")))
             for row in dataset]
 
 
