@@ -535,7 +535,7 @@ def export_builder(
             joined = [n for n in entries if n != layout.media_config and layout.derived().get(n, None) is None]
             joined += [n for n in entries if getattr(layout.derived().get(n), "kind", None) == PROMPTS]
             card = with_join_section(card, layout, joined)
-        training = trainer_section(layout, all_configs, media) if layout is not None else None
+        training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
         if training:
             card = with_section(card, training)
         card = merged_card(card, existing, state)
