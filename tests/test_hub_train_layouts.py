@@ -211,6 +211,9 @@ def test_prompt_style_chooses_the_system_turn(exports, tmp_path):
     assert clotho_aqa_cli(argv) == 0
     rows = datasets.load_dataset(str(out), "prompts", cache_dir=str(tmp_path / "lc"))["train"]
     assert {tuple(m["role"] for m in p) for p in rows["prompt"]} == {("user",)}
+    # exported alone and shared, the prompts still get the media configuration their rows name
+    clips = datasets.load_dataset(str(out), "clips", cache_dir=str(tmp_path / "lc"))["train"]
+    assert set(rows["file_name"]) == set(clips["file_name"])
 
 
 def test_unknown_prompt_style_is_refused_in_one_line(exports, tmp_path, capsys):
