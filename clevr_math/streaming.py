@@ -56,7 +56,7 @@ from builder_utils.clevr.synth.vocabulary import load_vocabulary
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style
 from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
 from clevr_math.clevr_math import ClevrMath, question_features, question_row
-from clevr_math.config import CATEGORIES
+from clevr_math.categories import CATEGORIES
 from clevr_math.difficulty import Curriculum, Difficulty, difficulty_fields
 
 __all__ = ["NUM_SHARDS", "SCENES_PER_BLOCK", "StreamError", "evaluation_keys", "stream", "stream_features"]

@@ -18,7 +18,8 @@ import pytest
 from datasets.distributed import split_dataset_by_node
 
 import clevr_math
-from builder_utils.clevr import SceneIndex
+from builder_utils.clevr import SceneIndex, load_scenes
+from builder_utils.clevr import scenes as scene_checks
 from builder_utils.clevr.synth import draw_scene, write_clevr_folder
 from builder_utils.clevr.synth.scenes import MAX_WORLD_OBJECTS, generate_scene
 from clevr_math import Curriculum, Difficulty, StreamError, stream
@@ -226,11 +227,15 @@ def test_a_thousand_answers_recheck_with_the_independent_executor():
     assert operations[6] == 100 and operations[8] == 50
 
 
-def test_crowded_worlds_render_and_pass_the_scene_checks():
-    for index in range(5):
-        scene = generate_scene(0, "train", index, max_objects=MAX_WORLD_OBJECTS)
+def test_crowded_worlds_render_and_pass_the_scene_checks(tmp_path):
+    assert MAX_WORLD_OBJECTS <= scene_checks.MAX_OBJECTS  # the scene files' own limit
+    scenes = [generate_scene(0, "train", index, max_objects=MAX_WORLD_OBJECTS) for index in range(5)]
+    for scene in scenes:
         SceneIndex(scene)  # validated
         assert draw_scene(scene).size == (320, 240)
+    path = tmp_path / "CLEVR_train_scenes.json"
+    path.write_text(json.dumps({"info": {"split": "train"}, "scenes": scenes}))
+    assert [s["objects"] for s in load_scenes(path)] == [s["objects"] for s in scenes]
     counts = [len(generate_scene(0, "train", i, max_objects=MAX_WORLD_OBJECTS)["objects"]) for i in range(40)]
     assert max(counts) > 10
 
