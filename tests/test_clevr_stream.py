@@ -89,6 +89,21 @@ def test_state_dict_resumes_exactly(cut):
     assert rows(resumed, decoded=True) == whole[cut:]
 
 
+@pytest.mark.parametrize("world_size", [2, 3])  # whole shards, and every 3rd problem of 4 shards
+def test_a_rank_resumes_its_own_sub_stream(world_size):
+    def rank_stream():
+        return split_dataset_by_node(stream(seed=1, num_questions=40, num_shards=4), 1, world_size).decode(False)
+
+    whole = [row["question_id"] for row in rank_stream()]
+    ds = rank_stream()
+    iterator = iter(ds)
+    for _ in range(5):
+        next(iterator)
+    resumed = rank_stream()
+    resumed.load_state_dict(ds.state_dict())
+    assert [row["question_id"] for row in resumed] == whole[5:]
+
+
 def test_resume_follows_the_recorded_curriculum_levels():
     """A live curriculum (by step) moved in the middle of a block: the resumed stream replays
     the block with the levels it had, then follows the curriculum's current step."""
