@@ -49,7 +49,7 @@ from datasets.utils.sharding import _merge_gen_kwargs, _split_gen_kwargs
 
 from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
-from builder_utils.clevr.synth.render import PNG_COMPRESS_LEVEL, draw_scene
+from builder_utils.clevr.synth.render import render_scene
 from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
 from builder_utils.clevr.synth.scenes import generate_scene
 from builder_utils.clevr.synth.vocabulary import load_vocabulary
@@ -123,12 +123,6 @@ def _colour_of_shape(seed: int) -> dict[str, str]:
     vocab = load_vocabulary()
     colours = random.Random(_hash_int("confounder", seed)).sample(vocab.colors, len(vocab.shapes))
     return dict(zip(vocab.shapes, colours))
-
-
-def _png(scene: dict) -> bytes:
-    buffer = io.BytesIO()
-    draw_scene(scene).save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    return buffer.getvalue()
 
 
 def image_key(question: str, image_bytes: bytes) -> tuple[str, str]:
@@ -274,7 +268,9 @@ class _Lane:
 
     def image(self, scene: dict, position: int) -> dict:
         if self.scenes is None:
-            return {"bytes": _png(scene), "path": None}
+            buffer = io.BytesIO()
+            render_scene(scene, buffer)
+            return {"bytes": buffer.getvalue(), "path": None}
         folder = self.spec.source.folder
         path = image_path(folder, scene["image_filename"], f"{folder.scenes_path}: scene {position}")
         with open(path, "rb") as handle:
