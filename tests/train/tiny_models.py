@@ -1,0 +1,127 @@
+"""Tiny, randomly initialised models for running real TRL trainers offline (``make test-train``).
+
+No weights exist on the machines that run the suite, so everything a trainer loads is built here:
+a byte-level BPE tokenizer trained in memory on our own texts, a small chat template with
+``{% generation %}`` markers (TRL's ``assistant_only_loss`` reads them), a processor, and a model
+created from its configuration and saved to a folder (trainers accept a folder as ``model``).
+
+Example::
+    kit = tiny_llava(tmp_path / "model", ["How many red cubes are there?", "3"])
+    kit.processor.tokenizer.decode(kit.processor.tokenizer("red cubes")["input_ids"])  # 'red cubes'
+    GRPOTrainer(model=str(kit.folder), processing_class=kit.processor, ...)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from transformers import (
+    CLIPImageProcessor,
+    CLIPVisionConfig,
+    LlamaConfig,
+    LlavaConfig,
+    LlavaForConditionalGeneration,
+    LlavaProcessor,
+    PreTrainedTokenizerFast,
+)
+
+# Special tokens: padding, start and end of a turn (the end doubles as EOS, so generation stops
+# at the end of the assistant's turn), and the media placeholders the processors expand.
+PAD, BOS, EOS, IMAGE, AUDIO = "<pad>", "<s>", "<|end|>", "<image>", "<|AUDIO|>"
+ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")
+SPECIAL_TOKENS = (PAD, BOS, EOS, IMAGE, AUDIO, *ROLE_TOKENS)
+
+# A role token opens each turn; the content follows (a string, or typed parts: media placeholders
+# become their token, text parts their text); EOS closes it. The assistant's content and its EOS
+# sit inside {% generation %} so that `return_assistant_tokens_mask` marks exactly them.
+CHAT_TEMPLATE = (
+    "{%- macro render(content) -%}"
+    "{%- if content is string -%}{{ content }}"
+    "{%- else -%}{%- for part in content -%}"
+    "{%- if part['type'] == 'image' -%}{{ '" + IMAGE + "' }}"
+    "{%- elif part['type'] == 'audio' -%}{{ '" + AUDIO + "' }}"
+    "{%- else -%}{{ part['text'] }}{%- endif -%}"
+    "{%- endfor -%}{%- endif -%}"
+    "{%- endmacro -%}"
+    "{{ bos_token }}"
+    "{%- for message in messages -%}"
+    "{{ '<|' + message['role'] + '|>' }}"
+    "{%- if message['role'] == 'assistant' -%}"
+    "{% generation %}{{ render(message['content']) }}{{ eos_token }}{% endgeneration %}"
+    "{%- else -%}{{ render(message['content']) }}{{ eos_token }}{%- endif -%}"
+    "{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<|assistant|>' }}{%- endif -%}"
+)
+
+# 28-pixel images in 14-pixel patches: 4 patches + the CLS position = 5 image tokens per image.
+IMAGE_SIZE, PATCH_SIZE = 28, 14
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 400) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer trained in memory on ``texts``, with our special tokens and chat template.
+
+    Byte-level: any text encodes (no unknown token), so completions sampled by a random model decode.
+
+    Example::
+        tok = train_tokenizer(["How many cubes?"])
+        tok.apply_chat_template([{"role": "user", "content": "Hi"}], tokenize=False)
+        # '<s><|user|>Hi<|end|>'
+    """
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
+                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, bos_token=BOS, eos_token=EOS, pad_token=PAD,
+        extra_special_tokens={"image_token": IMAGE, "audio_token": AUDIO},
+        additional_special_tokens=list(ROLE_TOKENS), chat_template=CHAT_TEMPLATE,
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class TinyModel:
+    """A model saved in ``folder`` (pass ``str(folder)`` to a trainer) and the processor that goes with it."""
+
+    folder: Path
+    processor: LlavaProcessor
+
+
+def tiny_llava(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
+    """A LLaVA-style vision-language model of about 60k parameters, random weights, saved in ``folder``.
+
+    One-layer CLIP vision tower over 28-pixel images, one-layer Llama text model, a tokenizer
+    trained on ``texts`` (the questions and answers the model will see).
+
+    Example::
+        kit = tiny_llava(tmp_path / "llava", ["How many cubes?", "2"])
+        sum(p.numel() for p in LlavaForConditionalGeneration.from_pretrained(kit.folder).parameters())
+    """
+    tokenizer = train_tokenizer(texts)
+    image_processor = CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE},
+                                         crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=PATCH_SIZE,
+                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
+                               chat_template=CHAT_TEMPLATE)
+    config = LlavaConfig(
+        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                       num_attention_heads=2, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE),
+        text_config=LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
+                                num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                                max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id,
+                                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id),
+        image_token_id=tokenizer.convert_tokens_to_ids(IMAGE),
+        vision_feature_select_strategy="default",
+    )
+    torch.manual_seed(seed)
+    model = LlavaForConditionalGeneration(config)
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return TinyModel(Path(folder), processor)
