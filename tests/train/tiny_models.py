@@ -20,7 +20,7 @@ from pathlib import Path
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
-    CLIPImageProcessor,
+    CLIPImageProcessorPil,
     CLIPVisionConfig,
     LlamaConfig,
     LlavaConfig,
@@ -34,6 +34,9 @@ from transformers import (
 PAD, BOS, EOS, IMAGE, AUDIO = "<pad>", "<s>", "<|end|>", "<image>", "<|AUDIO|>"
 ROLE_TOKENS = ("<|system|>", "<|user|>", "<|assistant|>")
 SPECIAL_TOKENS = (PAD, BOS, EOS, IMAGE, AUDIO, *ROLE_TOKENS)
+# The tags of the think_answer prompt style, one token each (ordinary tokens: they decode into the
+# completion text, where the format reward reads them).
+FORMAT_TOKENS = ("<think>", "</think>", "<answer>", "</answer>")
 
 # A role token opens each turn; the content follows (a string, or typed parts: media placeholders
 # become their token, text parts their text); EOS closes it. The assistant's content and its EOS
@@ -77,11 +80,13 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 400) -> PreTrainedTo
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(SPECIAL_TOKENS),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False)
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    return PreTrainedTokenizerFast(
+    wrapped = PreTrainedTokenizerFast(
         tokenizer_object=tokenizer, bos_token=BOS, eos_token=EOS, pad_token=PAD,
         extra_special_tokens={"image_token": IMAGE, "audio_token": AUDIO},
         additional_special_tokens=list(ROLE_TOKENS), chat_template=CHAT_TEMPLATE,
     )
+    wrapped.add_tokens(list(FORMAT_TOKENS))
+    return wrapped
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,8 +108,9 @@ def tiny_llava(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
         sum(p.numel() for p in LlavaForConditionalGeneration.from_pretrained(kit.folder).parameters())
     """
     tokenizer = train_tokenizer(texts)
-    image_processor = CLIPImageProcessor(size={"shortest_edge": IMAGE_SIZE},
-                                         crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    # The PIL backend: the default one needs torchvision, which the train venv does not install.
+    image_processor = CLIPImageProcessorPil(size={"shortest_edge": IMAGE_SIZE},
+                                            crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
     processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=PATCH_SIZE,
                                vision_feature_select_strategy="default", num_additional_image_tokens=1,
                                chat_template=CHAT_TEMPLATE)

@@ -1,0 +1,120 @@
+"""What the TRL tests share: trainer arguments for two tiny CPU steps, a format-biased random
+policy, and reading back what TRL logged.
+
+Example::
+    trainer = GRPOTrainer(model=str(kit.folder), processing_class=kit.processor,
+                          reward_funcs=[accuracy_reward], train_dataset=rows,
+                          args=grpo_args(tmp_path / "run", kit.processor.tokenizer))
+    trainer.train()
+    logged_completions(tmp_path / "run")[0]["completion"]   # the text TRL scored
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+from transformers import PreTrainedTokenizerBase
+from trl import GRPOConfig, SFTConfig
+
+from tiny_models import EOS, FORMAT_TOKENS, IMAGE
+
+STEPS = 2
+# Strong enough that most sampled completions follow the biased grammar, weak enough that some
+# break it: the format reward then takes both values over two steps.
+FORMAT_BIAS = 6.0
+
+
+def _common(output_dir: Path, seed: int) -> dict[str, Any]:
+    # use_cpu: the suite's machines have no accelerator; report_to=[]: no tracker is contacted;
+    # save_strategy="no": two steps need no checkpoint; logging every step: one log record per step.
+    return dict(output_dir=str(output_dir), max_steps=STEPS, use_cpu=True, report_to=[], logging_steps=1,
+                save_strategy="no", seed=seed, disable_tqdm=True, dataloader_num_workers=0)
+
+
+def sft_args(output_dir: Path, seed: int = 0, **overrides) -> SFTConfig:
+    """Two SFT steps of two conversations each, the loss on the assistant turns only."""
+    values = dict(_common(output_dir, seed), per_device_train_batch_size=2, assistant_only_loss=True,
+                  learning_rate=1e-3)
+    return SFTConfig(**(values | overrides))
+
+
+def format_bias(tokenizer: PreTrainedTokenizerBase, strength: float = FORMAT_BIAS) -> list[list]:
+    """``sequence_bias`` for generation: a random model's completions mostly read
+    ``<think>D</think><answer>D</answer>`` (D a digit), then end.
+
+    A randomly initialised model samples near-uniform tokens, so without a bias no completion would
+    ever earn a reward and "TRL logs what our rewards return" would compare zeros with zeros. The
+    bias only favours a grammar; which digit is answered stays random, so accuracy varies too.
+    """
+    ids = {token: tokenizer.convert_tokens_to_ids(token) for token in (*FORMAT_TOKENS, EOS, "<|assistant|>")}
+    think, end_think, answer, end_answer = (ids[t] for t in FORMAT_TOKENS)
+    digits = [tokenizer.convert_tokens_to_ids(str(d)) for d in range(10)]
+    assert tokenizer.unk_token_id not in digits and len(set(digits)) == 10, "each digit must be one token"
+    bias = [[[ids["<|assistant|>"], think], strength], [[end_think, answer], strength],
+            [[end_answer, ids[EOS]], strength]]
+    for digit in digits:
+        bias += [[[think, digit], strength], [[answer, digit], strength],
+                 [[think, digit, end_think], strength], [[answer, digit, end_answer], strength]]
+    return bias
+
+
+def grpo_args(output_dir: Path, tokenizer: PreTrainedTokenizerBase, seed: int = 0, **overrides) -> GRPOConfig:
+    """Two GRPO steps of 4 prompts x 2 completions, each completion logged to Parquet
+    (``log_completions``) with the value of every reward function."""
+    generation = {"sequence_bias": format_bias(tokenizer),
+                  # TRL suppresses the image token itself unless generation_kwargs say otherwise
+                  "suppress_tokens": [tokenizer.convert_tokens_to_ids(IMAGE)]}
+    values = dict(_common(output_dir, seed), per_device_train_batch_size=8, num_generations=2,
+                  max_completion_length=8, temperature=1.0, log_completions=True, generation_kwargs=generation,
+                  learning_rate=1e-3)
+    return GRPOConfig(**(values | overrides))
+
+
+def _text(content) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text") or "" for part in content)
+
+
+def logged_completions(output_dir: Path) -> list[dict[str, Any]]:
+    """Every completion TRL logged (``OUTPUT/completions/completions_<step>.parquet``), as
+    ``{"step", "question", "completion", <reward name>: value, ...}`` with plain-text fields."""
+    records = []
+    for path in sorted(glob.glob(os.path.join(output_dir, "completions", "completions_*.parquet"))):
+        for row in pq.read_table(path).to_pylist():
+            user = next(m for m in row.pop("prompt") if m["role"] == "user")
+            completion = row.pop("completion")
+            records.append({**row, "question": _text(user["content"]),
+                            "completion": _text(completion[-1]["content"])})
+    return records
+
+
+def step_logs(log_history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The per-step records of a trainer's ``state.log_history`` (the closing summary left out)."""
+    return [dict(record) for record in log_history if "train_runtime" not in record]
+
+
+def tokenizer_texts(*datasets_: Iterable[Mapping[str, Any]], columns: tuple[str, ...] = ("texts", "prompt")) -> list[str]:
+    """The texts a tiny tokenizer trains on: every question, answer and instruction in the rows."""
+    texts = []
+
+    def collect(value):
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, Mapping):
+            for item in value.values():
+                collect(item)
+        elif isinstance(value, list):
+            for item in value:
+                collect(item)
+
+    for rows in datasets_:
+        for column in columns:
+            if column in rows.column_names:
+                collect(rows[column])
+    return texts
