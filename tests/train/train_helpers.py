@@ -26,7 +26,7 @@ from tiny_models import EOS, FORMAT_TOKENS, IMAGE
 STEPS = 2
 # Strong enough that most sampled completions follow the biased grammar, weak enough that some
 # break it: the format reward then takes both values over two steps.
-FORMAT_BIAS = 6.0
+FORMAT_BIAS = 9.0
 
 
 def _common(output_dir: Path, seed: int) -> dict[str, Any]:
