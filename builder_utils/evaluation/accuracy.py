@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,18 +58,20 @@ class Scored:
         return self.rank is not None and self.rank <= k
 
 
-def score(answers: Sequence[str] | None, gold: str) -> Scored:
-    """Score extracted ``answers`` (rank order; ``[]`` unparseable, None missing) against ``gold``.
+def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
+    """Score extracted ``answers`` (rank order; ``[]`` unparseable, None missing) against
+    ``gold``: one answer, or a set of answers any of which is right.
 
     Example:
-        >>> score(["4", "3"], "3")
-        Scored(rank=2, status='answered')
+        >>> score(["4", "3"], "3"), score(["water"], {"rain", "water"}).correct
+        (Scored(rank=2, status='answered'), True)
     """
     if answers is None:
         return Scored(None, "missing")
     if not answers:
         return Scored(None, "unparseable")
-    return Scored(answers.index(gold) + 1 if gold in answers else None, "answered")
+    golds = {gold} if isinstance(gold, str) else gold
+    return Scored(next((i + 1 for i, a in enumerate(answers) if a in golds), None), "answered")
 
 
 def bootstrap_interval(
