@@ -304,6 +304,20 @@ def messages_feature():
     return list_of({"role": string, "content": list_of({"type": string, "text": string})})
 
 
+def media_list_of(features) -> bool:
+    """Whether ``features`` are those of prompt rows (:func:`prompt_features`' shape, with or
+    without the media list): their media is a one-item list (``images`` / ``audios``), as TRL and
+    verl read it, not a plain column.
+
+    Example:
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id"))
+        >>> source = datasets.Features({n: datasets.Value("string") for n in ("question", "a", "f", "question_id")})
+        >>> media_list_of(prompt_features(source, spec, media=False)), media_list_of(source)
+        (True, False)
+    """
+    return bool(features) and features.get("prompt") == messages_feature() and "reward_model" in features
+
+
 def prompt_features(source: datasets.Features, dataset: PromptSpec, *, media: bool = True) -> datasets.Features:
     """The features of the ``prompts`` rows made from question rows of features ``source``
     (``media=False``: without the media list, as in ``--media shared``). The order is

@@ -119,6 +119,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         # Single-hop questions in train, multihop in test: conversations_multihop, prompts_multihop.
         "also_follow": ["multihop"],
         "data_source": "clevr_math",  # the_cauldron's turn `source`, verl's `data_source`
+        "rewards": "clevr_math.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
         # builder_utils.prompts: the `prompts` rows (RL) and the stream's rows.
         "prompts": {
             "media_kind": "image",

@@ -113,6 +113,7 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         "turn": {"user": "question", "assistant": "majority_answer"},
         "turn_fields": ["question_id", "answer_type", "answers", "confidences", "unanimous"],
         "data_source": "clotho_aqa",  # the_cauldron's turn `source`, verl's `data_source`
+        "rewards": "clotho_aqa.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
         # builder_utils.prompts: `answer` is the majority answer (None without one); the rewards'
         # ground truth is the three annotator answers.
         "prompts": {

@@ -61,7 +61,8 @@ from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
 from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, layout_of
 from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
-from builder_utils.hub.media import with_join_section
+from builder_utils.hub.media import with_join_section, with_section
+from builder_utils.hub.trainer_card import trainer_section
 from builder_utils.hub.outputs import (
     assemble,
     check_options,
@@ -534,6 +535,9 @@ def export_builder(
             joined = [n for n in entries if n != layout.media_config and layout.derived().get(n, None) is None]
             joined += [n for n in entries if getattr(layout.derived().get(n), "kind", None) == PROMPTS]
             card = with_join_section(card, layout, joined)
+        training = trainer_section(layout, all_configs, media) if layout is not None else None
+        if training:
+            card = with_section(card, training)
         card = merged_card(card, existing, state)
         (staging / README).write_text(str(card), encoding="utf-8")
         owners = {config_dir(n): n for n in card_configs}

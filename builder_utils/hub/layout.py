@@ -15,6 +15,7 @@ of this package, which keeps the legacy loading-script mode light)::
         "also_follow": ["multihop"],        # conversations_multihop, prompts_multihop follow `multihop`
         "data_source": "clevr_math",        # the_cauldron's turn `source`, verl's `data_source`
         "prompts": {...},                   # the `prompts` rows: see builder_utils.prompts.prompt_spec_of
+        "rewards": "clevr_math.rewards",    # the reward functions the card's GRPO snippet imports
     }
 
 ``conversations`` and ``prompts`` follow ``conversations_from``; for each configuration ``C`` of
@@ -66,6 +67,8 @@ class HubLayout:
     turn_fields: tuple[str, ...] = ()
     also_follow: tuple[str, ...] = ()
     data_source: str | None = None
+    #: The module of the reward functions the card's GRPO snippet imports (``<pkg>.rewards``).
+    rewards: str | None = None
     #: The ``prompts`` declaration, plain data; checked by :func:`builder_utils.prompts.prompt_spec_of`.
     prompts: Mapping[str, object] | None = None
 
