@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import torch
 from transformers import PreTrainedTokenizerBase
-from trl import GRPOConfig, SFTConfig
+from trl import GRPOConfig, SFTConfig, SFTTrainer
 
 from tiny_models import EOS, FORMAT_TOKENS, IMAGE
 
@@ -118,3 +119,48 @@ def tokenizer_texts(*datasets_: Iterable[Mapping[str, Any]], columns: tuple[str,
             if column in rows.column_names:
                 collect(rows[column])
     return texts
+
+
+class BatchRecordingSFTTrainer(SFTTrainer):
+    """TRL's SFTTrainer, unchanged, that also keeps each batch it computes the loss on (its tensors)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.batches: list[dict[str, torch.Tensor]] = []
+
+    def compute_loss(self, model, inputs, *args, **kwargs):
+        self.batches.append({key: value.detach().clone() for key, value in inputs.items()
+                             if isinstance(value, torch.Tensor)})
+        return super().compute_loss(model, inputs, *args, **kwargs)
+
+
+def supervised_segments(input_ids: torch.Tensor, labels: torch.Tensor, tokenizer) -> list[str]:
+    """The decoded runs of consecutive supervised positions (labels != -100) of one sequence."""
+    segments, current = [], []
+    for token, label in zip(input_ids.tolist(), labels.tolist()):
+        if label != -100:
+            assert label == token  # causal LM labels are the input ids (the model shifts them)
+            current.append(token)
+        elif current:
+            segments.append(tokenizer.decode(current))
+            current = []
+    if current:
+        segments.append(tokenizer.decode(current))
+    return segments
+
+
+def assert_assistant_only(trainer: BatchRecordingSFTTrainer, rows, tokenizer) -> None:
+    """Every recorded sequence supervises exactly its conversation's assistant answers, each
+    followed by the end-of-turn token: nothing of the user turns, the media tokens or padding.
+
+    A sequence is matched to its conversation (a ``conversations`` row) by its first question.
+    """
+    expected = {row["texts"][0]["user"]: [f"{turn['assistant']}{EOS}" for turn in row["texts"]] for row in rows}
+    seen = 0
+    for batch in trainer.batches:
+        for input_ids, labels in zip(batch["input_ids"], batch["labels"]):
+            text = tokenizer.decode(input_ids, skip_special_tokens=False)
+            first_question = next(q for q in expected if q in text)
+            assert supervised_segments(input_ids, labels, tokenizer) == expected[first_question], first_question
+            seen += 1
+    assert seen == STEPS * trainer.args.per_device_train_batch_size
