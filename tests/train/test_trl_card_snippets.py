@@ -20,7 +20,7 @@ import datasets  # noqa: E402
 
 from builder_utils.audio import without_decoding  # noqa: E402
 from tiny_models import tiny_llava, tiny_qwen2_audio  # noqa: E402
-from train_helpers import STEPS, step_logs, tokenizer_texts  # noqa: E402
+from train_helpers import STEPS, print_steps, step_logs, tokenizer_texts  # noqa: E402
 
 SNIPPET = re.compile(r"^### `(?P<config>[^`]+)` \((?P<kind>SFT|GRPO)\b[^\n]*\n+```python\n(?P<code>.*?)^```", re.M | re.S)
 CONFIG_CALL = re.compile(r'\b(?P<cls>SFTConfig|GRPOConfig)\(output_dir="(?P<dir>\w+)"\)')
@@ -66,6 +66,7 @@ def test_clevr_card_snippets_train_with_trl(clevr_export, tmp_path, load_cache):
         scope = _run(_runnable(code, clevr_export.folder, kit.folder, tmp_path / config))
         logs = step_logs(scope["trainer"].state.log_history)
         assert [log["step"] for log in logs] == list(range(1, STEPS + 1)), config
+        print_steps(f"card snippet CLEVR-Math {config}", logs)
         if kind == "GRPO":  # our rewards, as the snippet imports them, scored every step
             assert all({"rewards/accuracy_reward/mean", "rewards/format_reward/mean"} <= set(log) for log in logs)
         else:

@@ -1,7 +1,7 @@
 """TRL's GRPOTrainer on the ``prompts`` configuration with our rewards, as exported.
 
 The rows are those of a ``--media shared`` export, ``attach_media(prompts, images)``: TRL reads
-``prompt`` (conversational, an image placeholder), the joined ``image`` and passes every other
+``prompt`` (conversational, an image placeholder), the joined ``images`` list and passes every other
 column (``answer``, ``label``, ...) to the reward functions. Two real GRPO steps of a tiny LLaVA
 model; then every completion TRL logged is scored again by our functions, and the values and
 the per-step means TRL logged must be exactly those.
@@ -21,7 +21,7 @@ from trl.data_utils import is_conversational  # noqa: E402
 
 from builder_utils.hub import attach_media  # noqa: E402
 from tiny_models import tiny_llava  # noqa: E402
-from train_helpers import STEPS, grpo_args, logged_completions, step_logs, tokenizer_texts  # noqa: E402
+from train_helpers import STEPS, grpo_args, logged_completions, print_steps, step_logs, tokenizer_texts  # noqa: E402
 
 
 def _question(prompt) -> str:
@@ -53,11 +53,11 @@ def _rescored(records, rows, reward_funcs) -> list[dict[str, float]]:
 def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp_path):
     from clevr_math.rewards import accuracy_reward, format_reward
 
-    prompts = clevr_export.load("prompts")
-    rows = _unique_questions(attach_media(prompts, clevr_export.load("images")))
+    prompts = _unique_questions(clevr_export.load("prompts"))  # filtered before the join: no media read
+    rows = attach_media(prompts, clevr_export.load("images"))
     first = rows[0]
-    assert is_conversational(first) and first["image"].size == (320, 240)
-    kit = tiny_llava(tmp_path / "model", tokenizer_texts(prompts))
+    assert is_conversational(first) and [image.size for image in first["images"]] == [(320, 240)]
+    kit = tiny_llava(tmp_path / "model", tokenizer_texts(clevr_export.load("prompts")))
     reward_funcs = [accuracy_reward, format_reward]
     trainer = GRPOTrainer(model=str(kit.folder), processing_class=kit.processor, reward_funcs=reward_funcs,
                           train_dataset=rows, args=grpo_args(tmp_path / "run", kit.processor.tokenizer))
@@ -66,7 +66,7 @@ def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp
     records = logged_completions(tmp_path / "run")
     args = trainer.args
     assert len(records) == STEPS * args.per_device_train_batch_size
-    rescored = _rescored(records, _unique_questions(prompts), reward_funcs)  # the rows without their media
+    rescored = _rescored(records, prompts, reward_funcs)  # the rows without their media
     names = [f.__name__ for f in reward_funcs]
     for record, ours in zip(records, rescored):
         assert {name: record[name] for name in names} == ours, record["completion"]
@@ -75,6 +75,7 @@ def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp
 
     logs = step_logs(trainer.state.log_history)
     assert [log["step"] for log in logs] == list(range(1, STEPS + 1))
+    print_steps("GRPO CLEVR-Math prompts (shared media)", logs)
     for log in logs:
         step = [ours for record, ours in zip(records, rescored) if record["step"] == log["step"]]
         for name in names:

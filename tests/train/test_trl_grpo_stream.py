@@ -27,7 +27,7 @@ from trl import GRPOTrainer  # noqa: E402
 from clevr_math import Curriculum, stream  # noqa: E402
 from clevr_math.rewards import accuracy_reward, format_reward  # noqa: E402
 from tiny_models import tiny_llava  # noqa: E402
-from train_helpers import grpo_args, step_logs, tokenizer_texts  # noqa: E402
+from train_helpers import grpo_args, print_steps, step_logs, tokenizer_texts  # noqa: E402
 
 STREAM_STEPS = 3
 OPERATIONS = [1, 2, 3]
@@ -73,6 +73,6 @@ def test_grpo_on_the_stream_follows_the_curriculum_callback_and_logs_the_reward_
     for log, call in zip(logs, seen):
         assert math.isclose(log["rewards/accuracy_reward/mean"], sum(call["values"]) / len(call["values"]))
         assert 0.0 <= log["rewards/format_reward/mean"] <= 1.0 and math.isfinite(log["loss"])
-        print(f"stream GRPO step {log['step']}: num_operations {sorted(trained_on[log['step']])}, "
-              f"reward {log['reward']:.3f} (accuracy {log['rewards/accuracy_reward/mean']:.3f}, "
-              f"format {log['rewards/format_reward/mean']:.3f}), loss {log['loss']:.4f}")
+    print_steps("GRPO clevr_math.stream + curriculum", logs)
+    per_step = [sorted(trained_on[step]) for step in sorted(trained_on)]
+    print(f"[GRPO clevr_math.stream + curriculum] num_operations per step: {per_step}")

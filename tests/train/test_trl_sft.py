@@ -21,6 +21,7 @@ from train_helpers import (  # noqa: E402
     STEPS,
     BatchRecordingSFTTrainer,
     assert_assistant_only,
+    print_steps,
     sft_args,
     step_logs,
     tokenizer_texts,
@@ -39,5 +40,6 @@ def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(cl
     assert [log["step"] for log in logs] == list(range(1, STEPS + 1))
     assert all(math.isfinite(log["loss"]) and log["loss"] > 0 for log in logs)
     assert len(trainer.batches) == STEPS
+    print_steps("SFT CLEVR-Math conversations", logs)
 
     assert_assistant_only(trainer, rows, kit.processor.tokenizer)

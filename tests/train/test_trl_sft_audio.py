@@ -34,6 +34,7 @@ from train_helpers import (  # noqa: E402
     STEPS,
     BatchRecordingSFTTrainer,
     assert_assistant_only,
+    print_steps,
     sft_args,
     step_logs,
     tokenizer_texts,
@@ -103,6 +104,7 @@ def test_sft_trainer_runs_on_clotho_messages_with_an_audio_collator(clotho, tmp_
     assert [log["step"] for log in logs] == list(range(1, STEPS + 1))
     assert all(math.isfinite(log["loss"]) and log["loss"] > 0 for log in logs)
     assert_assistant_only(trainer, rows, kit.processor.tokenizer)
+    print_steps("SFT Clotho-AQA conversations (audio collator)", logs)
     # The clips reached the model: one window of mel features per conversation, and as many audio
     # tokens in each sequence as the processor made of its clip (none would mean text-only training).
     audio_token = kit.processor.tokenizer.convert_tokens_to_ids(AUDIO)

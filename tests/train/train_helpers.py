@@ -164,3 +164,13 @@ def assert_assistant_only(trainer: BatchRecordingSFTTrainer, rows, tokenizer) ->
             assert supervised_segments(input_ids, labels, tokenizer) == expected[first_question], first_question
             seen += 1
     assert seen == STEPS * trainer.args.per_device_train_batch_size
+
+
+def print_steps(run: str, logs: Iterable[Mapping[str, Any]]) -> None:
+    """One line per step (shown with ``pytest -s``): the loss and, for GRPO, the rewards TRL logged;
+    BENCHMARKS.md quotes these lines."""
+    for log in logs:
+        rewards = "".join(f", {key[len('rewards/'):-len('/mean')]} {value:.3f}" for key, value in log.items()
+                          if key.startswith("rewards/") and key.endswith("/mean"))
+        reward = f", reward {log['reward']:.3f}" if "reward" in log else ""
+        print(f"[{run}] step {log['step']}: loss {log['loss']:.4f}{reward}{rewards}")
