@@ -175,39 +175,3 @@ def tiny_qwen2_audio(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyM
     )
     torch.manual_seed(seed)
     return _save(Qwen2AudioForConditionalGeneration(config), processor, folder)
-
-
-def tiny_llava(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
-    """A LLaVA-style vision-language model of about 60k parameters, random weights, saved in ``folder``.
-
-    One-layer CLIP vision tower over 28-pixel images, one-layer Llama text model, a tokenizer
-    trained on ``texts`` (the questions and answers the model will see).
-
-    Example::
-        kit = tiny_llava(tmp_path / "llava", ["How many cubes?", "2"])
-        sum(p.numel() for p in LlavaForConditionalGeneration.from_pretrained(kit.folder).parameters())
-    """
-    tokenizer = train_tokenizer(texts)
-    # The PIL backend: the default one needs torchvision, which the train venv does not install.
-    image_processor = CLIPImageProcessorPil(size={"shortest_edge": IMAGE_SIZE},
-                                            crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    processor = LlavaProcessor(image_processor=image_processor, tokenizer=tokenizer, patch_size=PATCH_SIZE,
-                               vision_feature_select_strategy="default", num_additional_image_tokens=1,
-                               chat_template=CHAT_TEMPLATE)
-    config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                                       num_attention_heads=2, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE),
-        text_config=LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64,
-                                num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
-                                max_position_embeddings=512, pad_token_id=tokenizer.pad_token_id,
-                                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id),
-        image_token_id=tokenizer.convert_tokens_to_ids(IMAGE),
-        vision_feature_select_strategy="default",
-    )
-    torch.manual_seed(seed)
-    model = LlavaForConditionalGeneration(config)
-    model.generation_config.pad_token_id = tokenizer.pad_token_id
-    model.generation_config.eos_token_id = tokenizer.eos_token_id
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    return TinyModel(Path(folder), processor)

@@ -12,6 +12,7 @@ Example::
 from __future__ import annotations
 
 import glob
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -101,24 +102,10 @@ def step_logs(log_history: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def tokenizer_texts(*datasets_: Iterable[Mapping[str, Any]], columns: tuple[str, ...] = ("texts", "prompt")) -> list[str]:
-    """The texts a tiny tokenizer trains on: every question, answer and instruction in the rows."""
-    texts = []
-
-    def collect(value):
-        if isinstance(value, str):
-            texts.append(value)
-        elif isinstance(value, Mapping):
-            for item in value.values():
-                collect(item)
-        elif isinstance(value, list):
-            for item in value:
-                collect(item)
-
-    for rows in datasets_:
-        for column in columns:
-            if column in rows.column_names:
-                collect(rows[column])
-    return texts
+    """The texts a tiny tokenizer trains on: the ``columns`` of the rows (questions, answers,
+    instructions) as JSON text, one string per column (BPE merges only need the characters)."""
+    return [json.dumps(rows[column], ensure_ascii=False, default=str)
+            for rows in datasets_ for column in columns if column in rows.column_names]
 
 
 class BatchRecordingSFTTrainer(SFTTrainer):
