@@ -27,19 +27,19 @@ import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
-from builder_utils.evaluation.data import EvaluationError, data_kind
+from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.report import overall_table, report_systems
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 
-__all__ = ["SPEC", "MathQuestion", "evaluate", "evaluate_demo", "main", "oracle_answers", "read_questions",
-           "render_markdown", "write_evaluation"]
+__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions", "render_markdown",
+           "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
            "image_filename")
@@ -78,14 +78,6 @@ SPEC = ScoringSpec(
 )
 
 
-@dataclass(frozen=True)
-class MathQuestion:
-    """What the oracle needs of a CLEVR-Math row besides its answer (a :class:`Question`'s ``extra``)."""
-
-    program: list | None = None
-    image_filename: str | None = None
-
-
 def math_question(question_id: str, answer: str, category: str, template: str, num_operations: int,
                   program: list | None = None, image_filename: str | None = None) -> Question:
     """One CLEVR-Math question as the spec scores it.
@@ -96,7 +88,7 @@ def math_question(question_id: str, answer: str, category: str, template: str, n
     """
     keys = {"category": category, "template": template, "num_operations": num_operations,
             "hop": MULTIHOP if category == MULTIHOP else "single-hop"}
-    return Question(question_id, (answer,), "integer", keys, MathQuestion(program, image_filename))
+    return Question(question_id, (answer,), "integer", keys, Program(program, image_filename))
 
 
 def read_questions(dataset, config: str = "") -> list[Question]:
@@ -113,52 +105,6 @@ def read_questions(dataset, config: str = "") -> list[Question]:
                           f"{row['template']}[{row['template_index']}]", int(row["num_operations"]),
                           row["program"] if has_program else None, row.get("image_filename"))
             for row in dataset]
-
-
-def _scene_files(scenes: str | os.PathLike) -> list[Path]:
-    path = Path(scenes).expanduser()
-    if path.is_file():
-        return [path]
-    folder = path / "scenes" if (path / "scenes").is_dir() else path
-    files = sorted(folder.glob("CLEVR_*_scenes.json"))
-    if not files:
-        raise EvaluationError(f"{scenes}: no CLEVR_<split>_scenes.json (looked in {folder}); --scenes takes a "
-                              "CLEVR_v1.0 folder or a scene file")
-    return files
-
-
-def oracle_answers(questions: Sequence[Question], scenes: str | os.PathLike) -> dict[str, str | None]:
-    """Each question's program run on its scene graph (:func:`builder_utils.clevr.answer`):
-    the answer, or None when the program has no answer there. Questions whose image has no
-    scene in ``scenes`` get no entry (they count as missing).
-
-    Example::
-
-        oracle_answers(read_questions(ds), "demo_output/clevr_math/CLEVR_v1.0")
-        # -> {'test_000000_0': '1', ...}
-    """
-    from builder_utils.clevr import InvalidProgram, answer, load_scenes
-
-    needed = {q.extra.image_filename for q in questions}
-    files = _scene_files(scenes)
-    # Only the scene files of the splits the images name (the 70,000-scene train file is slow to
-    # read); all of them when the names say nothing (CLEVR-Math's own test images).
-    named = [f for f in files if any(n and n.startswith(f.name.replace("_scenes.json", "_")) for n in needed)]
-    found: dict[str, dict] = {}
-    for file in named or files:
-        for scene in load_scenes(file):
-            if scene["image_filename"] in needed:
-                found[scene["image_filename"]] = scene
-    out: dict[str, str | None] = {}
-    for q in questions:
-        scene = found.get(q.extra.image_filename)
-        if scene is None or q.extra.program is None:
-            continue
-        try:
-            out[q.question_id] = answer(q.extra.program, scene)
-        except InvalidProgram:
-            out[q.question_id] = None
-    return out
 
 
 def evaluate(
@@ -182,7 +128,7 @@ def evaluate(
     """
     from clevr_math.clevr_math import ClevrMath
 
-    if scenes is None and data_kind(data) == "data_dir":
+    if scenes is None and Path(data).expanduser().is_dir() and data_kind(data) == "data_dir":
         scenes = data
     notes = [] if scenes is not None else [
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]

@@ -211,6 +211,9 @@ def test_prompt_style_chooses_the_system_turn(exports, tmp_path):
     assert clotho_aqa_cli(argv) == 0
     rows = datasets.load_dataset(str(out), "prompts", cache_dir=str(tmp_path / "lc"))["train"]
     assert {tuple(m["role"] for m in p) for p in rows["prompt"]} == {("user",)}
+    # exported alone and shared, the prompts still get the media configuration their rows name
+    clips = datasets.load_dataset(str(out), "clips", cache_dir=str(tmp_path / "lc"))["train"]
+    assert set(rows["file_name"]) == set(clips["file_name"])
 
 
 def test_unknown_prompt_style_is_refused_in_one_line(exports, tmp_path, capsys):
@@ -325,7 +328,16 @@ def test_card_trainer_snippets_load_what_the_trainers_read(exports, dataset, med
         assert trl_is_conversational(row)
         check_trl_messages(row["messages" if config.startswith("conversations") else "prompt"], row[many], placeholder)
         if config.startswith("prompts"):
-            assert {"answer", "reward_model"} <= set(row)  # what the rewards read
+            # The reward lines need no TRL: our rewards read the row's columns as TRL passes them.
+            rewards = [line for line in code.splitlines() if line.startswith(("from clevr_math.rewards",
+                       "from clotho_aqa.rewards", "format_reward ="))]
+            assert rewards
+            exec("\n".join(rewards), scope)
+            row = next(r for r in train if r["answer"] is not None)
+            columns = {name: [value] for name, value in row.items() if name not in ("prompt", "verl_prompt", many)}
+            completion = [[{"role": "assistant", "content": f"<think>I look.</think><answer>{row['answer']}</answer>"}]]
+            assert scope["accuracy_reward"](completion, **columns) == [1.0]
+            assert scope["format_reward"](completion, **columns) == [1.0]
 
 
 _real_load = datasets.load_dataset

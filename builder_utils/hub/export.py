@@ -532,10 +532,11 @@ def export_builder(
             card_configs.get_default_config_name(), _generator_name(),
         )
         if media == "shared":
-            joined = [n for n in entries if n != layout.media_config and layout.derived().get(n, None) is None]
-            joined += [n for n in entries if getattr(layout.derived().get(n), "kind", None) == PROMPTS]
-            card = with_join_section(card, layout, joined)
-        training = trainer_section(layout, all_configs, media) if layout is not None else None
+            # Question and prompt configurations name their file; conversations hold their media.
+            derived = layout.derived()
+            card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
+                                                    and (n not in derived or derived[n].kind == PROMPTS)])
+        training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
         if training:
             card = with_section(card, training)
         card = merged_card(card, existing, state)

@@ -150,13 +150,15 @@ def keep_media_of_kept_configs(
                                    {"train": ["OUT/images/train-00000-of-00001.parquet"]})
     """
     new = outputs.setdefault(layout.media_config, {})
+    spec = layout.prompt_spec()
+    carried = {layout.media_column, layout.conversation_media, *([spec.media_list] if spec else [])}
     have = {key for rows in new.values() for key in rows.data.column(layout.key).to_pylist()}
     wanted: set = set()
     for config, splits in kept.items():
         for files in splits.values():
             names = pq.read_schema(files[0]).names if files else []
-            if layout.media_column in names or layout.key not in names:
-                continue  # an inline configuration carries its own media
+            if carried & set(names) or layout.key not in names:
+                continue  # an inline configuration (or a conversation one) carries its own media
             wanted |= set(_parquet_table(files, [layout.key]).column(layout.key).to_pylist()) - have
     if not wanted:
         return

@@ -212,9 +212,7 @@ def plan_export(
         rows = sum(len(ds) for ds in splits.values())
         plan.configs.append(PlannedConfig(name, rows, text + files, text + files))
     for name, splits in (prompts or {}).items():
-        column = next(c for c, f in next(iter(splits.values())).features.items() if isinstance(f, datasets.List)
-                      and isinstance(f.feature, (datasets.Image, datasets.Audio)))
-        text, files = _listed_media(splits, column, sizes)
+        text, files = _listed_media(splits, layout.prompt_spec().media_list, sizes)
         rows = sum(len(ds) for ds in splits.values())
         plan.configs.append(PlannedConfig(name, rows, text + files, text))
     plan.media_files = len(distinct)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout
-from builder_utils.prompts import VERL_PROMPT
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
 
 #: The line where a snippet starts to need TRL.
 TRL_MARKER = "from trl import"
@@ -28,7 +28,22 @@ def _load_lines(layout: HubLayout, config: str, media: str, kind: str) -> list[s
     return lines
 
 
-def _snippet(layout: HubLayout, config: str, media: str, kind: str) -> str:
+def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
+    """The import of the rewards and the ``reward_funcs`` list: the format reward checks the
+    convention the export's system turn asks for (none for ``plain``)."""
+    if not layout.rewards:
+        return [], "[...]"
+    note = "   # pip install clevr-clotho-qa"
+    if style == "plain":
+        return [f"from {layout.rewards} import accuracy_reward{note}"], "[accuracy_reward]"
+    if style == DEFAULT_PROMPT_STYLE:
+        return [f"from {layout.rewards} import accuracy_reward, format_reward{note}"], "[accuracy_reward, format_reward]"
+    return ([f"from {layout.rewards} import accuracy_reward, make_format_reward{note}",
+             f'format_reward = make_format_reward("{style}")  # the --prompt_style of this export'],
+            "[accuracy_reward, format_reward]")
+
+
+def _snippet(layout: HubLayout, config: str, media: str, kind: str, style: str) -> str:
     lines = _load_lines(layout, config, media, kind) + [""]
     if kind == CONVERSATIONS:
         lines += [f"{TRL_MARKER} SFTConfig, SFTTrainer",
@@ -36,11 +51,8 @@ def _snippet(layout: HubLayout, config: str, media: str, kind: str) -> str:
                   'trainer = SFTTrainer(model="MODEL_ID", train_dataset=train, args=SFTConfig(output_dir="sft"))',
                   "trainer.train()"]
     else:
-        rewards = "[accuracy_reward, format_reward]" if layout.rewards else "[...]"
-        lines += [f"{TRL_MARKER} GRPOConfig, GRPOTrainer"]
-        if layout.rewards:
-            lines.append(f"from {layout.rewards} import accuracy_reward, format_reward   # pip install clevr-clotho-qa")
-        lines += ["",
+        imports, rewards = _reward_lines(layout, style)
+        lines += [f"{TRL_MARKER} GRPOConfig, GRPOTrainer", *imports, "",
                   f'trainer = GRPOTrainer(model="MODEL_ID", reward_funcs={rewards}, train_dataset=train,',
                   '                      args=GRPOConfig(output_dir="grpo"))',
                   "trainer.train()"]
@@ -72,9 +84,11 @@ def _notes(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
     return notes
 
 
-def trainer_section(layout: HubLayout, configs: Sequence[str], media: str) -> str | None:
+def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
+                    style: str = DEFAULT_PROMPT_STYLE) -> str | None:
     """The card section for the conversation and prompt configurations among ``configs`` (None
-    if there are none). ``REPO_ID`` stands for the repository, as in the rest of the card.
+    if there are none), for an export in ``media`` layout with prompt style ``style``.
+    ``REPO_ID`` stands for the repository, as in the rest of the card.
 
     Example:
         >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
@@ -93,7 +107,7 @@ def trainer_section(layout: HubLayout, configs: Sequence[str], media: str) -> st
         kind = derived[name].kind
         trainer = "SFT" if kind == CONVERSATIONS else "GRPO"
         parts += [f"### `{name}` ({trainer}; follows `{derived[name].source}`)",
-                  f"```python\n{_snippet(layout, name, media, kind)}\n```",
+                  f"```python\n{_snippet(layout, name, media, kind, style)}\n```",
                   *(f"- {note}" for note in _notes(layout, name, media, kind))]
     return "\n\n".join(parts)
 
