@@ -231,8 +231,9 @@ def test_the_quadratic_case_of_the_issue_is_linear_and_bounded_in_memory():
 
 
 @pytest.mark.parametrize("content, message", [
-    ('{"question_id": "a", "prediction": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "line 1: not readable JSON"),
-    ('{"question_id": "a", "prediction": ' + "9" * 10_000 + "}\n", "line 1: not readable JSON"),
+    ('{"question_id": "a", "prediction": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "line 1 column 99: nested more"),
+    ('{"question_id": "a", "prediction": ' + "9" * 10_000 + "}\n", "line 1 column 36: an integer of 10000 digits"),
+    ('{"question_id": "a", "prediction": "' + "<answer>" * 200_000 + '"}\n', "no such folder"),
 ])
 def test_hostile_prediction_files_are_one_line_and_status_2(tmp_path, capsys, content, message):
     path = tmp_path / "p.jsonl"
