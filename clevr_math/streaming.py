@@ -134,7 +134,7 @@ def image_key(question: str, image_bytes: bytes) -> tuple[str, str]:
     """What makes two problems identical: the question text and the image's bytes (sha256).
 
     >>> image_key("How many?", b"png")[1][:8]
-    '48dcb5bc'
+    '8f8cbb7d'
     """
     return question, hashlib.sha256(image_bytes).hexdigest()
 
@@ -421,8 +421,8 @@ def stream(
     ``exclude``: an evaluation export (see :func:`evaluation_keys`) whose problems never come.
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
-    >>> row["num_operations"], row["category"], row["images"][0]["bytes"][:4]
-    (6, 5, b'\\x89PNG')
+    >>> row["num_operations"], row["category"], row["images"][0].size
+    (6, 5, (320, 240))
     >>> stream(colour="red")
     Traceback (most recent call last):
     ...
@@ -463,3 +463,72 @@ def stream(
                                                 "spec": spec})
     info = datasets.DatasetInfo(features=stream_features(), description="CLEVR-Math problems streamed by clevr_math.stream")
     return datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
+
+
+# -- export: `clevr-math export --config prompts --stream_questions N` ------------------------
+
+
+def _stream_rows(kwargs: dict) -> Iterator[dict]:
+    # Module level with plain keyword arguments: datasets fingerprints the generator and its gen_kwargs.
+    yield from stream(**kwargs).decode(False)
+
+
+class StreamExport:
+    """The ``--stream_questions`` source of ``clevr-math export`` (see
+    :func:`builder_utils.hub.cli.add_export_subcommand`): the ``prompts`` configuration written
+    from :func:`stream` rows, through the export's own writer.
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> StreamExport().add_arguments(parser)
+    >>> args = parser.parse_args(["--stream_questions", "5", "--num_operations", "3"])
+    >>> args.num_operations, StreamExport().stream_kwargs(args)["num_questions"]
+    (3, 5)
+    """
+
+    def add_arguments(self, parser) -> None:
+        """Add ``--stream_questions``, ``--stream_seed``, ``--stream_split`` and the difficulty flags."""
+        from builder_utils.clevr.options import add_option_flags
+
+        group = parser.add_argument_group("stream (the prompts configuration from clevr_math.stream)")
+        group.add_argument("--stream_questions", type=int, default=None, metavar="N",
+                           help="write N problems of clevr_math.stream as the prompts configuration (synthetic "
+                                "worlds, or the --data_dir folder's scenes); needs --config prompts")
+        group.add_argument("--stream_seed", type=int, default=0, help="seed of the stream (default: %(default)s)")
+        group.add_argument("--stream_split", default="train", choices=("train", "validation", "test"),
+                           help="split of the stream's scenes (default: %(default)s)")
+        add_option_flags(parser, {"difficulty": group}, cls=Difficulty)
+
+    def stream_kwargs(self, args) -> dict:
+        """The keyword arguments of :func:`stream` the command line asks for (checked)."""
+        from builder_utils.clevr.options import options_from_args
+
+        difficulty = options_from_args(args, cls=Difficulty)
+        if args.stream_questions is None or args.stream_questions < 1:
+            raise ValueError(f"--stream_questions must be at least 1, got {args.stream_questions}")
+        return {"data_dir": getattr(args, "data_dir", None), "seed": args.stream_seed,
+                "num_questions": args.stream_questions, "split": args.stream_split,
+                "prompt_style_name": getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE),
+                **dataclasses.asdict(difficulty)}
+
+    def given(self, args):
+        """None without ``--stream_questions``; else the ``given`` of ``export_builder``."""
+        if args.stream_questions is None:
+            from builder_utils.clevr.options import options_from_args
+
+            if options_from_args(args, cls=Difficulty) != Difficulty():
+                raise ValueError("the difficulty flags shape a stream: add --stream_questions N --config prompts")
+            return None
+        configs = [name for value in args.config or [] for name in value.split(",") if name]
+        if configs != ["prompts"]:
+            raise ValueError(f"--stream_questions writes the prompts configuration only: pass --config prompts "
+                             f"(got {', '.join(configs) or 'every configuration'})")
+        kwargs = self.stream_kwargs(args)
+        stream(**kwargs)  # every check now, before the export starts
+
+        def rows(cache_dir: str) -> dict:
+            built = datasets.Dataset.from_generator(_stream_rows, features=stream_features(), cache_dir=cache_dir,
+                                                    gen_kwargs={"kwargs": kwargs}, split=kwargs["split"])
+            return {"prompts": {kwargs["split"]: built}}
+
+        return rows

@@ -273,3 +273,28 @@ def test_folder_streams_refuse_world_knobs(folder):
         stream(folder, confounder=True)
     assert Difficulty(num_operations=3).templates()[0][2] == ("chain_3",)
     assert clevr_math.stream is stream
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+def test_export_writes_the_stream_rows_as_parquet(tmp_path, capsys):
+    from clevr_math.cli import main
+
+    out = tmp_path / "hub"
+    assert main(["export", "--config", "prompts", "--stream_questions", "24", "--num_operations", "2",
+                 "--stream_seed", "3", "--out", str(out), "--quiet"]) == 0
+    written = pq.read_table(sorted((out / "prompts").glob("train-*.parquet"))[0]).to_pylist()
+    streamed = list(stream(seed=3, num_questions=24, num_operations=2).decode(False))
+    assert [r["question_id"] for r in written] == [r["question_id"] for r in streamed]
+    assert [r["images"][0]["bytes"] for r in written] == [r["images"][0]["bytes"] for r in streamed]
+    assert {r["num_operations"] for r in written} == {2}
+    assert (out / ".hub-export-manifest.json").is_file()  # written through export's own records
+    capsys.readouterr()
+    for argv, message in ((["--stream_questions", "5"], "pass --config prompts"),
+                          (["--config", "prompts", "--stream_questions", "5", "--num_operations", "12"],
+                           "num_operations must be an integer in 1..8"),
+                          (["--config", "prompts", "--num_operations", "3"], "add --stream_questions")):
+        assert main(["export", "--out", str(tmp_path / "bad"), *argv]) == 2
+        err = capsys.readouterr().err.strip()
+        assert message in err and "\n" not in err
