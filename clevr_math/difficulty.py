@@ -27,7 +27,7 @@ from builder_utils.clevr.templates import load_template_set
 from builder_utils.clevr.chain_templates import MAX_OPERATIONS, SAME_SIGN_FAMILY
 from builder_utils.clevr.options import Choice, Flag, Integer, Share, Words, check_options, option
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
-from clevr_math.config import CATEGORIES
+from clevr_math.categories import CATEGORIES
 
 __all__ = ["Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS"]
 

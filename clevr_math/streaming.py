@@ -49,14 +49,14 @@ from datasets.utils.sharding import _merge_gen_kwargs, _split_gen_kwargs
 
 from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
-from builder_utils.clevr.synth.render import PNG_COMPRESS_LEVEL, draw_scene
+from builder_utils.clevr.synth.render import render_scene
 from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
 from builder_utils.clevr.synth.scenes import generate_scene
 from builder_utils.clevr.synth.vocabulary import load_vocabulary
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style
 from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
 from clevr_math.clevr_math import ClevrMath, question_features, question_row
-from clevr_math.config import CATEGORIES
+from clevr_math.categories import CATEGORIES
 from clevr_math.difficulty import Curriculum, Difficulty, difficulty_fields
 
 __all__ = ["NUM_SHARDS", "SCENES_PER_BLOCK", "StreamError", "evaluation_keys", "stream", "stream_features"]
@@ -94,6 +94,7 @@ class _Spec:
     """Everything that decides a stream's problems (shared by its shards, pickled to workers)."""
 
     source: _Source
+    split: str  # as asked (Hugging Face names): the rows' extra_info.split
     seed: int
     curriculum: Curriculum
     num_shards: int
@@ -122,12 +123,6 @@ def _colour_of_shape(seed: int) -> dict[str, str]:
     vocab = load_vocabulary()
     colours = random.Random(_hash_int("confounder", seed)).sample(vocab.colors, len(vocab.shapes))
     return dict(zip(vocab.shapes, colours))
-
-
-def _png(scene: dict) -> bytes:
-    buffer = io.BytesIO()
-    draw_scene(scene).save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
-    return buffer.getvalue()
 
 
 def image_key(question: str, image_bytes: bytes) -> tuple[str, str]:
@@ -273,7 +268,9 @@ class _Lane:
 
     def image(self, scene: dict, position: int) -> dict:
         if self.scenes is None:
-            return {"bytes": _png(scene), "path": None}
+            buffer = io.BytesIO()
+            render_scene(scene, buffer)
+            return {"bytes": buffer.getvalue(), "path": None}
         folder = self.spec.source.folder
         path = image_path(folder, scene["image_filename"], f"{folder.scenes_path}: scene {position}")
         with open(path, "rb") as handle:
@@ -367,12 +364,12 @@ class _Lane:
         spec = self.spec
         if spec.exclude and image_key(question["question"], image["bytes"]) in spec.exclude:
             return None
-        split = spec.source.split
         image_index = scene.get("image_index", position)
-        question_id = f"{split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
+        # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
+        question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
         row = question_row(question, question_id, image)
         index = yielded * spec.num_shards + self.shard
-        built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=split, index=index)
+        built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
         built |= {"question": row["question"], "program": row["program"], "cot": row["cot"],
                   "scene": scene_text}
         return built
@@ -454,7 +451,7 @@ def stream(
                                   "their own objects and colours (drop data_dir for synthetic worlds)")
     if exclude is not None and not isinstance(exclude, frozenset):
         exclude = evaluation_keys(exclude)
-    spec = _Spec(source, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
+    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
     if num_questions is None:
         quotas = [None] * num_shards
     else:

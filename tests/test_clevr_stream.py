@@ -18,7 +18,8 @@ import pytest
 from datasets.distributed import split_dataset_by_node
 
 import clevr_math
-from builder_utils.clevr import SceneIndex
+from builder_utils.clevr import SceneIndex, load_scenes
+from builder_utils.clevr import scenes as scene_checks
 from builder_utils.clevr.synth import draw_scene, write_clevr_folder
 from builder_utils.clevr.synth.scenes import MAX_WORLD_OBJECTS, generate_scene
 from clevr_math import Curriculum, Difficulty, StreamError, stream
@@ -88,6 +89,21 @@ def test_state_dict_resumes_exactly(cut):
     assert rows(resumed, decoded=True) == whole[cut:]
 
 
+@pytest.mark.parametrize("world_size", [2, 3])  # whole shards, and every 3rd problem of 4 shards
+def test_a_rank_resumes_its_own_sub_stream(world_size):
+    def rank_stream():
+        return split_dataset_by_node(stream(seed=1, num_questions=40, num_shards=4), 1, world_size).decode(False)
+
+    whole = [row["question_id"] for row in rank_stream()]
+    ds = rank_stream()
+    iterator = iter(ds)
+    for _ in range(5):
+        next(iterator)
+    resumed = rank_stream()
+    resumed.load_state_dict(ds.state_dict())
+    assert [row["question_id"] for row in resumed] == whole[5:]
+
+
 def test_resume_follows_the_recorded_curriculum_levels():
     """A live curriculum (by step) moved in the middle of a block: the resumed stream replays
     the block with the levels it had, then follows the curriculum's current step."""
@@ -131,13 +147,17 @@ def test_workers_get_disjoint_shards():
     assert not set(workers[0]) & set(workers[1]) and set().union(*workers) == set(ids(ds))
 
 
-def test_endless_stream_in_dataloader_workers():
+def test_endless_stream_in_dataloader_workers_of_each_rank():
     torch = pytest.importorskip("torch")
-    ds = stream(seed=1, num_shards=4).select_columns(["question_id", "num_operations"])
-    loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
-    got = [row["question_id"] for row in islice(loader, 40)]
-    assert len(set(got)) == 40
-    assert got == [row["question_id"] for row in islice(torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2), 40)]
+
+    def loaded(rank):
+        ds = split_dataset_by_node(stream(seed=1, num_shards=8), rank, 2).select_columns(["question_id"])
+        loader = torch.utils.data.DataLoader(ds, batch_size=None, num_workers=2)
+        return [row["question_id"] for row in islice(loader, 30)]
+
+    first, second = loaded(0), loaded(1)
+    assert len(set(first)) == len(set(second)) == 30 and not set(first) & set(second)
+    assert first == loaded(0)
 
 
 # -- curriculum -----------------------------------------------------------------------------
@@ -222,11 +242,15 @@ def test_a_thousand_answers_recheck_with_the_independent_executor():
     assert operations[6] == 100 and operations[8] == 50
 
 
-def test_crowded_worlds_render_and_pass_the_scene_checks():
-    for index in range(5):
-        scene = generate_scene(0, "train", index, max_objects=MAX_WORLD_OBJECTS)
+def test_crowded_worlds_render_and_pass_the_scene_checks(tmp_path):
+    assert MAX_WORLD_OBJECTS <= scene_checks.MAX_OBJECTS  # the scene files' own limit
+    scenes = [generate_scene(0, "train", index, max_objects=MAX_WORLD_OBJECTS) for index in range(5)]
+    for scene in scenes:
         SceneIndex(scene)  # validated
         assert draw_scene(scene).size == (320, 240)
+    path = tmp_path / "CLEVR_train_scenes.json"
+    path.write_text(json.dumps({"info": {"split": "train"}, "scenes": scenes}))
+    assert [s["objects"] for s in load_scenes(path)] == [s["objects"] for s in scenes]
     counts = [len(generate_scene(0, "train", i, max_objects=MAX_WORLD_OBJECTS)["objects"]) for i in range(40)]
     assert max(counts) > 10
 
@@ -266,6 +290,21 @@ def test_bad_options_are_one_line_errors(kwargs, message):
     with pytest.raises(StreamError, match=message.replace("(", r"\(").replace(".", r"\.")) as info:
         stream(**kwargs)
     assert "\n" not in str(info.value)
+
+
+def test_an_unreachable_difficulty_stops_after_bounded_work(monkeypatch):
+    import clevr_math.streaming as streaming
+
+    monkeypatch.setattr(streaming, "MAX_BARREN_SCENES", 12)
+    # 8 insertions onto at least 3 objects pass 10; 8 removals need 8 colours among 3 objects.
+    impossible = stream(seed=0, num_operations=8, operations="same_sign", max_objects=3)
+    with pytest.raises(StreamError, match="12 scenes in a row gave no problem"):
+        next(iter(impossible))
+
+
+def test_rows_name_the_split_asked_for(folder):
+    row = next(iter(stream(folder, split="validation", num_shards=1).decode(False)))
+    assert row["extra_info"]["split"] == "validation" and row["question_id"].startswith("val_")
 
 
 def test_folder_streams_refuse_world_knobs(folder):
