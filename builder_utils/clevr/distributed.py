@@ -11,7 +11,10 @@ output: :func:`ordered_map` is the one place that decides it.
   :func:`builder_utils.interrupt.stop_on_signals`) the pool is terminated at once, so an
   interrupted run neither waits for queued tasks nor leaves orphaned workers.
 - ``dask="local"``: a :class:`distributed.LocalCluster` of ``num_workers`` single-threaded
-  processes, closed at the end. ``dask="tcp://host:8786"``: an existing scheduler. Tasks are
+  processes, closed at the end, with a scratch folder of its own (not the shared
+  ``/tmp/dask-scratch-space``) removed when it closes; its workers never see Ctrl-C (only this
+  process decides what an interrupt does, so it prints one line, not one traceback per
+  worker). ``dask="tcp://host:8786"``: an existing scheduler. Tasks are
   submitted with retries; a task whose worker dies is recomputed elsewhere by the scheduler,
   and since a task is a pure function of its arguments, the results are the same.
 
@@ -32,7 +35,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -84,9 +89,27 @@ def require_dask():
     return distributed
 
 
+def _scratch_cluster(distributed) -> type:
+    """``LocalCluster`` whose ``close`` also removes the scratch folder it was given."""
+
+    class ScratchCluster(distributed.LocalCluster):
+        scratch: str = ""
+
+        def close(self, *args, **kwargs):
+            try:
+                return super().close(*args, **kwargs)
+            finally:
+                shutil.rmtree(self.scratch, ignore_errors=True)
+
+    return ScratchCluster
+
+
 def local_cluster(num_workers: int = 2) -> Any:
     """A new ``distributed.LocalCluster`` of ``num_workers`` single-threaded worker processes,
-    with the light housekeeping of :data:`LOCAL_CLUSTER_CONFIG`. The caller closes it.
+    with the light housekeeping of :data:`LOCAL_CLUSTER_CONFIG`. The caller closes it (also at
+    interpreter exit, through ``distributed``'s own hook); closing removes its scratch folder, a
+    new ``dask-scratch-*`` folder of the temporary directory. Its workers block SIGINT: a
+    Ctrl-C reaches the whole process group, and only this process must act on it.
 
     Example (prose, a cluster takes seconds to start)::
 
@@ -105,10 +128,27 @@ def local_cluster(num_workers: int = 2) -> Any:
     # server (health checks) still starts: on a free port of this host only, not on 0.0.0.0:8787,
     # which a second cluster would find taken. The nannies hand the configuration in force to the
     # worker processes they spawn.
-    with dask.config.set(LOCAL_CLUSTER_CONFIG):
-        return distributed.LocalCluster(n_workers=num_workers, threads_per_worker=1, processes=True,
-                                        dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
-                                        silence_logs=logging.ERROR)
+    scratch = tempfile.mkdtemp(prefix="dask-scratch-")
+    # The signal mask is inherited by threads and across fork and exec: the cluster's event-loop
+    # thread, created now, spawns every worker (restarted ones too) with SIGINT blocked. In this
+    # thread a Ctrl-C of the start-up waits, and is delivered when the mask is restored below.
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        with dask.config.set({**LOCAL_CLUSTER_CONFIG, "temporary-directory": scratch}):
+            cluster = _scratch_cluster(distributed)(
+                n_workers=num_workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
+        cluster.scratch = scratch
+    except BaseException:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    try:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a pending Ctrl-C is raised here
+    except BaseException:
+        cluster.close()
+        raise
+    return cluster
 
 
 @contextmanager
