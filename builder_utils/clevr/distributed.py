@@ -108,8 +108,9 @@ def local_cluster(num_workers: int = 2) -> Any:
     """A new ``distributed.LocalCluster`` of ``num_workers`` single-threaded worker processes,
     with the light housekeeping of :data:`LOCAL_CLUSTER_CONFIG`. The caller closes it (also at
     interpreter exit, through ``distributed``'s own hook); closing removes its scratch folder, a
-    new ``dask-scratch-*`` folder of the temporary directory. Its workers block SIGINT: a
-    Ctrl-C reaches the whole process group, and only this process must act on it.
+    new ``dask-scratch-*`` folder of the temporary directory. Its workers ignore SIGINT
+    (:func:`_start_method_without_sigint`): a Ctrl-C reaches the whole process group, and only
+    this process must act on it.
 
     Example (prose, a cluster takes seconds to start)::
 
@@ -128,27 +129,78 @@ def local_cluster(num_workers: int = 2) -> Any:
     # server (health checks) still starts: on a free port of this host only, not on 0.0.0.0:8787,
     # which a second cluster would find taken. The nannies hand the configuration in force to the
     # worker processes they spawn.
-    scratch = tempfile.mkdtemp(prefix="dask-scratch-")
-    # The signal mask is inherited by threads and across fork and exec: the cluster's event-loop
-    # thread, created now, spawns every worker (restarted ones too) with SIGINT blocked. In this
-    # thread a Ctrl-C of the start-up waits, and is delivered when the mask is restored below.
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    try:
-        with dask.config.set({**LOCAL_CLUSTER_CONFIG, "temporary-directory": scratch}):
-            cluster = _scratch_cluster(distributed)(
-                n_workers=num_workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
-                scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
-        cluster.scratch = scratch
-    except BaseException:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-        shutil.rmtree(scratch, ignore_errors=True)
-        raise
-    try:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)  # a pending Ctrl-C is raised here
-    except BaseException:
+    with _signals_deferred() as deferred:
+        ours = {"temporary-directory": tempfile.mkdtemp(prefix="dask-scratch-"),
+                "distributed.worker.multiprocessing-method": _start_method_without_sigint()}
+        try:
+            with dask.config.set({**LOCAL_CLUSTER_CONFIG, **ours}):
+                cluster = _scratch_cluster(distributed)(
+                    n_workers=num_workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                    scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
+        except BaseException:
+            shutil.rmtree(ours["temporary-directory"], ignore_errors=True)
+            raise
+        cluster.scratch = ours["temporary-directory"]
+    if deferred:  # Ctrl-C or SIGTERM while it started: close it, then act on the signal
         cluster.close()
-        raise
+        deferred.deliver()
     return cluster
+
+
+class _Deferred(list):
+    """The signals that arrived during :func:`_signals_deferred`, with the handlers they missed."""
+
+    handlers: dict
+
+    def deliver(self) -> None:
+        """Run the first missed signal's handler (Ctrl-C: raises ``KeyboardInterrupt``)."""
+        handler = self.handlers[self[0]]
+        if callable(handler):
+            handler(self[0], None)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[_Deferred]:
+    """Record SIGINT and SIGTERM during the block instead of acting on them, so that the
+    cluster being started is never left half-built (``distributed`` would then fail to close
+    it at exit, with a traceback); the caller closes it and calls ``deliver()``. Outside the
+    main thread (no handler can be set there), nothing changes."""
+    import threading
+
+    deferred = _Deferred()
+    deferred.handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            deferred.handlers[signum] = signal.signal(signum, lambda signum, frame: deferred.append(signum))
+    try:
+        yield deferred
+    finally:
+        for signum, handler in deferred.handlers.items():
+            signal.signal(signum, handler)
+
+
+def _start_method_without_sigint() -> str:
+    """The start method for the workers: ``forkserver``, the server started now with SIGINT
+    ignored, so that every process it forks (the workers, restarted ones too) ignores it;
+    ``spawn`` (dask's default) outside the main thread, where no handler can be set.
+
+    Python installs no ``KeyboardInterrupt`` handler in a process that starts with SIGINT
+    ignored, and the fork server restores that state in each child. Meanwhile this process
+    blocks SIGINT, so a Ctrl-C of these few milliseconds is raised afterwards, not lost.
+    """
+    import threading
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        return "spawn"
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return "forkserver"
 
 
 @contextmanager
