@@ -140,6 +140,8 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
         return {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[kind](path)
     except UnicodeDecodeError as exc:
         raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
+        raise PredictionsError(f"{path}: not readable CSV ({exc})") from None
 
 
 def given_predictions(
