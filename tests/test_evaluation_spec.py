@@ -232,7 +232,7 @@ def test_the_quadratic_case_of_the_issue_is_linear_and_bounded_in_memory():
 
 @pytest.mark.parametrize("content, message", [
     ('{"question_id": "a", "prediction": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
-     "line 1 column 100: nested more than 64 levels deep"),
+     "line 1 column 99: nested more than 64 levels deep"),
     ('{"question_id": "a", "prediction": ' + "9" * 10_000 + "}\n",
      "line 1 column 36: an integer of 10000 digits"),
 ])
