@@ -222,8 +222,10 @@ def load_checked(folder: str | os.PathLike) -> int:
     if not isinstance(record, dict):
         return 0
     for path, entry in record.items():
-        if isinstance(entry, list) and len(entry) == 3 and entry[2] in _CHECKS:
-            _CHECKED[path] = (int(entry[0]), int(entry[1]), entry[2])
+        # a damaged entry is skipped: that file is then embedded as read, as without a record
+        if (isinstance(entry, list) and len(entry) == 3 and all(type(v) is int for v in entry[:2])
+                and isinstance(entry[2], str) and entry[2] in _CHECKS):
+            _CHECKED[path] = (entry[0], entry[1], entry[2])
     return len(record)
 
 
