@@ -26,10 +26,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import importlib.metadata
 import logging
 import os
-import platform
 import sys
 import warnings
 from collections.abc import Iterator
@@ -49,6 +47,9 @@ def version_text() -> str:
         True
     """
 
+    import importlib.metadata  # here, not at the top: it costs a tenth of a command's start-up
+    import platform
+
     def version(name: str) -> str:
         try:
             return importlib.metadata.version(name)
@@ -57,6 +58,15 @@ def version_text() -> str:
 
     return (f"%(prog)s ({DISTRIBUTION} {version(DISTRIBUTION)}; datasets {version('datasets')}; "
             f"Python {platform.python_version()})")
+
+
+class _VersionAction(argparse._VersionAction):
+    """argparse's ``version`` action, with the text looked up only when ``--version`` is given
+    (the installed distributions' metadata is read then, not at every start)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self.version = version_text()
+        super().__call__(parser, namespace, values, option_string)
 
 
 def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -74,7 +84,7 @@ def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         0
     """
     if "--version" not in parser._option_string_actions:
-        parser.add_argument("--version", action="version", version=version_text(), help="print the version and exit")
+        parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for subparser in set(action.choices.values()):
