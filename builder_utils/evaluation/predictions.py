@@ -72,7 +72,7 @@ def _read_jsonl(path: Path) -> dict[str, Prediction]:
             if not line.strip():
                 continue
             where = f"{shown_path(path)}: line {number}"
-            row = loads_json(line, where=shown_path(path), first_line=number, error=PredictionsError)
+            row = loads_json(line.rstrip("\r\n"), where=shown_path(path), first_line=number, error=PredictionsError)
             if not isinstance(row, dict) or any(c not in row for c in COLUMNS):
                 raise PredictionsError(f"{where}: expected an object with keys {', '.join(COLUMNS)}")
             _add(out, row["question_id"], row["prediction"], where, seen)
