@@ -11,13 +11,11 @@ Example:
     0.5
 """
 
-import sys
-
 from builder_utils.lazy import lazy_exports
 
-# Imported on first use: ``extract`` and ``accuracy`` need no ``datasets`` (the lmms-eval task
-# utilities and reward functions import them alone); ``data`` loads exports and does.
-_EXPORTS = {
+# Imported on first use (builder_utils/lazy.py): ``extract``, ``accuracy`` and ``spec`` need no
+# ``datasets`` (the lmms-eval tasks and rewards import them alone); ``data`` does.
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     **dict.fromkeys(["Scored", "bootstrap_interval", "score", "summarize", "summarize_groups"],
                     "builder_utils.evaluation.accuracy"),
     **dict.fromkeys(["answer_prior", "back_off", "majority_answer"], "builder_utils.evaluation.baselines"),
@@ -25,6 +23,4 @@ _EXPORTS = {
     **dict.fromkeys(["answer_span", "extract", "extract_integer", "extract_ranked", "extract_word", "extract_yes_no"],
                     "builder_utils.evaluation.extract"),
     **dict.fromkeys(["PredictionsError", "read_predictions"], "builder_utils.evaluation.predictions"),
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)
+})
