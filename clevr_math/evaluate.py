@@ -23,23 +23,23 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
-from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
-from builder_utils.evaluation.data import EvaluationError, data_kind
+from builder_utils.evaluation.cli import EvaluateCommand
+from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.report import overall_table, report_systems
 from builder_utils.evaluation.spec import Question
-from clevr_math.scoring import CHART_FILES, SPEC, MathQuestion, math_question
+from clevr_math.scoring import CHART_FILES, SPEC, math_question
 
-__all__ = ["SPEC", "MathQuestion", "evaluate", "evaluate_demo", "main", "oracle_answers", "read_questions",
-           "render_markdown", "write_evaluation"]
+__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions",
+           "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
            "image_filename")
@@ -55,54 +55,8 @@ def read_questions(dataset, config: str = "") -> list[Question]:
     has_program = "program" in dataset.column_names
     return [math_question(row["question_id"], str(row["label"]), names[row["category"]],
                           f"{row['template']}[{row['template_index']}]", int(row["num_operations"]),
-                          row["program"] if has_program else None, row.get("image_filename"))
+                          Program(row["program"] if has_program else None, row.get("image_filename")))
             for row in dataset]
-
-
-def _scene_files(scenes: str | os.PathLike) -> list[Path]:
-    path = Path(scenes).expanduser()
-    if path.is_file():
-        return [path]
-    folder = path / "scenes" if (path / "scenes").is_dir() else path
-    files = sorted(folder.glob("CLEVR_*_scenes.json"))
-    if not files:
-        raise EvaluationError(f"{scenes}: no CLEVR_<split>_scenes.json (looked in {folder}); --scenes takes a "
-                              "CLEVR_v1.0 folder or a scene file")
-    return files
-
-
-def oracle_answers(questions: Sequence[Question], scenes: str | os.PathLike) -> dict[str, str | None]:
-    """Each question's program run on its scene graph (:func:`builder_utils.clevr.answer`):
-    the answer, or None when the program has no answer there. Questions whose image has no
-    scene in ``scenes`` get no entry (they count as missing).
-
-    Example::
-
-        oracle_answers(read_questions(ds), "demo_output/clevr_math/CLEVR_v1.0")
-        # -> {'test_000000_0': '1', ...}
-    """
-    from builder_utils.clevr import InvalidProgram, answer, load_scenes
-
-    needed = {q.extra.image_filename for q in questions}
-    files = _scene_files(scenes)
-    # Only the scene files of the splits the images name (the 70,000-scene train file is slow to
-    # read); all of them when the names say nothing (CLEVR-Math's own test images).
-    named = [f for f in files if any(n and n.startswith(f.name.replace("_scenes.json", "_")) for n in needed)]
-    found: dict[str, dict] = {}
-    for file in named or files:
-        for scene in load_scenes(file):
-            if scene["image_filename"] in needed:
-                found[scene["image_filename"]] = scene
-    out: dict[str, str | None] = {}
-    for q in questions:
-        scene = found.get(q.extra.image_filename)
-        if scene is None or q.extra.program is None:
-            continue
-        try:
-            out[q.question_id] = answer(q.extra.program, scene)
-        except InvalidProgram:
-            out[q.question_id] = None
-    return out
 
 
 def evaluate(
@@ -126,23 +80,13 @@ def evaluate(
     """
     from clevr_math.clevr_math import ClevrMath
 
-    if scenes is None and data_kind(data) == "data_dir":
+    if scenes is None and Path(data).expanduser().is_dir() and data_kind(data) == "data_dir":
         scenes = data
     notes = [] if scenes is not None else [
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]
     return engine.evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, data, config, split, predictions,
                                    train_split, seed, resamples, cache_dir, ignore_extra_ids,
                                    None if scenes is None else (lambda qs: oracle_answers(qs, scenes)), notes)
-
-
-def render_markdown(report: Mapping) -> str:
-    """``report.md``: the overall table, the generalisation table and the breakdowns.
-
-    Example::
-
-        print(render_markdown(evaluate("hub", "multihop")))
-    """
-    return engine.render_markdown(SPEC, report)
 
 
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
@@ -178,42 +122,11 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
     return reports
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``clevr-math evaluate`` on ``parser``; ``args.run(args)`` evaluates.
-
-    Example:
-        >>> p = add_arguments(argparse.ArgumentParser())
-        >>> p.parse_args(["--data", "hub", "--out", "o", "--scenes", "CLEVR_v1.0"]).scenes
-        'CLEVR_v1.0'
-    """
-    add_evaluate_arguments(parser, default_config="general")
-    parser.add_argument("--scenes", help="CLEVR_v1.0 folder or scene file for the program oracle "
-                                         "(default: --data when it is a data_dir)")
-    parser.set_defaults(run=run)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Evaluate, write the report, print the overall table.
-
-    Example::
-
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        run(parser.parse_args(["--data", "hub/clevr_math", "--out", "eval"]))
-        # -> 0
-    """
-    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["scenes"])
-
-
-def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -> int:
-    """``clevr-math evaluate`` entry point; returns the exit status (2 for bad input).
-
-    Example:
-        >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
-        2
-    """
-    return evaluate_main(argv, prog, __doc__.split("\n\n")[0], add_arguments, package="clevr_math")
+COMMAND = EvaluateCommand("clevr-math evaluate", "clevr_math", __doc__.split("\n\n")[0], "general", evaluate,
+                          write_evaluation, CHART_FILES, (("--scenes", "CLEVR_v1.0 folder or scene file for the program "
+                                                          "oracle (default: --data when it is a data_dir)"),))
+#: ``clevr-math evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
+add_arguments, main = COMMAND.add_arguments, COMMAND.main
 
 
 if __name__ == "__main__":

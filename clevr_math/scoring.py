@@ -9,11 +9,11 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import Any
 
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 
-__all__ = ["CHART_FILES", "EXTRACTION", "MULTIHOP", "SPEC", "MathQuestion", "math_question"]
+__all__ = ["CHART_FILES", "EXTRACTION", "MULTIHOP", "SPEC", "math_question"]
 
 MULTIHOP = "multihop"
 EXTRACTION = ("integer: the last number (digits before number words) of the answer span: the last \\boxed{}, "
@@ -50,17 +50,10 @@ SPEC = ScoringSpec(
 )
 
 
-@dataclass(frozen=True)
-class MathQuestion:
-    """What the oracle needs of a CLEVR-Math row besides its answer (a :class:`Question`'s ``extra``)."""
-
-    program: list | None = None
-    image_filename: str | None = None
-
-
 def math_question(question_id: str, answer: str, category: str, template: str, num_operations: int,
-                  program: list | None = None, image_filename: str | None = None) -> Question:
-    """One CLEVR-Math question as the spec scores it.
+                  extra: Any = None) -> Question:
+    """One CLEVR-Math question as the spec scores it; ``extra`` is what the program oracle runs
+    (a :class:`builder_utils.clevr.evaluate.Program`).
 
     Example:
         >>> math_question("q", "3", "multihop", "m[0]", 2).keys["hop"]
@@ -68,4 +61,4 @@ def math_question(question_id: str, answer: str, category: str, template: str, n
     """
     keys = {"category": category, "template": template, "num_operations": num_operations,
             "hop": MULTIHOP if category == MULTIHOP else "single-hop"}
-    return Question(question_id, (answer,), "integer", keys, MathQuestion(program, image_filename))
+    return Question(question_id, (answer,), "integer", keys, extra)

@@ -1,43 +1,28 @@
 """``clotho-aqa evaluate``: score a model's answers on Clotho-AQA the way the paper reports them.
 
-One prediction per question (``question_id`` = ``<file_name>#<question index>``), scored under
-every labelling in use:
-
-- yes/no questions, the paper's binary accuracy: ``unfiltered`` (each of the 3 annotator answers
-  is a target), ``unanimous`` (questions whose 3 annotators agree) and ``majority`` (the
-  majority vote);
-- single-word questions: top-1 accuracy over every annotator answer (``unfiltered``, the
-  authors' multiclass setting) and over the majority answer (``majority``, >= 2 of 3 agree),
-  plus top-5 when predictions are ranked lists.
-
-- either type: ``any_of_3``, right when the answer is any annotator's (NVIDIA/audio-flamingo#6).
-
-``overall`` is the configuration's own labelling (``report["labelling"]`` names it):
-``yes_no_majority`` the majority vote, ``yes_no_unanimous`` the unanimous questions,
-``questions``, ``all`` and the other unfiltered configs every annotator answer; ``by_category``
-splits it by question type. A predictions file made for a larger configuration (every question)
-scores with ``ignore_extra_ids``. Yes/no answers are extracted with
-:func:`builder_utils.evaluation.extract.extract_yes_no`, single words with
-:func:`~builder_utils.evaluation.extract.extract_word` and :func:`clotho_aqa.answers.normalize_answer`
-(the builder's own spelling rule), against the train and evaluated answers as vocabulary; a
-digit answers a number word (``2`` -> ``two``).
-
-Baselines, scored like a model, learnt from every train annotator answer of the same question
-type: ``majority`` (the 5 most frequent answers, ranked) and ``question_prior`` (the most
-frequent answers of train questions with the same two leading words, backing off to the
-first word, then to the majority). The paper found question-only models as good as
-multimodal ones, so compare with ``question_prior``.
+One prediction per question (``question_id`` = ``<file_name>#<question index>``), scored by
+:data:`SPEC` under every labelling in use (:data:`RULES`: ``unfiltered`` = each of the 3
+annotator answers a target, ``unanimous``, ``majority``, ``any_of_3``), per question type,
+single words also top-5. ``overall`` is the configuration's own labelling
+(:data:`CONFIG_LABELLING`; ``report["labelling"]`` names it). Yes/no answers are read by
+:func:`~builder_utils.evaluation.extract.extract_yes_no`, single words by
+:func:`~builder_utils.evaluation.extract.extract_word` with the builder's spelling rule
+(:func:`clotho_aqa.answers.normalize_answer`) against the train and evaluated answers, a digit
+answering its number word. Baselines, learnt from every train annotator answer of the same
+type: ``majority`` (the 5 most frequent answers) and ``question_prior`` (the same by the
+question's two leading words, then its first): the paper found question-only models as good as
+multimodal ones.
 
 Example::
 
-    report = evaluate("demo_output/clotho_aqa/hub", "questions", predictions="preds.jsonl")
-    report["by_labelling"]["yes_no/majority"]["accuracy"]
-    # -> 0.7
+    report = evaluate("demo_output/clotho_aqa/hub", "yes_no_majority", predictions="preds.jsonl",
+                      ignore_extra_ids=True)
+    report["labelling"]["name"], report["overall"]["accuracy"]
+    # -> ('majority', 0.7)
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -45,7 +30,7 @@ from pathlib import Path
 
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
-from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
+from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.report import report_systems
@@ -63,7 +48,7 @@ from clotho_aqa.scoring import (
 )
 
 __all__ = ["CONFIG_LABELLING", "RULES", "SPEC", "aqa_question", "evaluate", "headline", "labelling", "main",
-           "read_questions", "render_markdown", "write_evaluation"]
+           "read_questions", "write_evaluation"]
 
 COLUMNS = ("question_id", "question", "answers", "answer", "label", "answer_type", "annotator")
 def read_questions(dataset, config: str) -> list[Question]:
@@ -123,16 +108,6 @@ def evaluate(
                                    train_split, seed, resamples, cache_dir, ignore_extra_ids)
 
 
-def render_markdown(report: Mapping) -> str:
-    """``report.md``: overall (named by its labelling), every labelling (with top-5), per type.
-
-    Example::
-
-        print(render_markdown(evaluate("hub")))
-    """
-    return engine.render_markdown(SPEC, report)
-
-
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the charts into ``out``.
 
@@ -160,40 +135,10 @@ def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str
     return report
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``clotho-aqa evaluate`` on ``parser``; ``args.run(args)`` evaluates.
-
-    Example:
-        >>> p = add_arguments(argparse.ArgumentParser())
-        >>> p.parse_args(["--data", "hub", "--out", "o"]).config
-        'questions'
-    """
-    add_evaluate_arguments(parser, default_config="questions")
-    parser.set_defaults(run=run)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Evaluate, write the report, print the overall table.
-
-    Example::
-
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        run(parser.parse_args(["--data", "hub/clotho_aqa", "--out", "eval"]))
-        # -> 0
-    """
-    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES)
-
-
-def main(argv: Sequence[str] | None = None, prog: str = "clotho-aqa evaluate") -> int:
-    """``clotho-aqa evaluate`` entry point; returns the exit status (2 for bad input).
-
-    Example:
-        >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
-        2
-    """
-    return evaluate_main(argv, prog, __doc__.split("\n\n")[0], add_arguments, package="clotho_aqa")
+COMMAND = EvaluateCommand("clotho-aqa evaluate", "clotho_aqa", __doc__.split("\n\n")[0], "questions", evaluate,
+                          write_evaluation, CHART_FILES)
+#: ``clotho-aqa evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
+add_arguments, main = COMMAND.add_arguments, COMMAND.main
 
 
 if __name__ == "__main__":

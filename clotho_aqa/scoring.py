@@ -76,8 +76,7 @@ SPEC = ScoringSpec(
     extractions={"yes_no": Extraction("yes_no"),
                  "single_word": Extraction("word", normalize=normalize_answer, answer_vocabulary=True,
                                            digit_words=True, top_k=TOP_K)},
-    labellings=tuple(labelling(name, kind) for kind in TYPES for name in RULES
-                     if not (kind == "single_word" and name == "unanimous")),
+    labellings=tuple(labelling(name, kind) for kind in TYPES for name in RULES),
     headline=headline,
     sections=(Section("by_category", "answer_type", "question type", order=TYPES.index),),
     charts=(ChartSpec(CHART_FILES[0], "Accuracy by labelling (single-word: top-1)", "by_labelling", "labelling"),

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from builder_utils.evaluation.accuracy import bootstrap_interval, score, summarize
-from builder_utils.evaluation.baselines import answer_prior, answer_ranking, back_off, majority_answer, ranked_answers
+from builder_utils.evaluation.spec import Baseline, Question
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.report import write_report
 from builder_utils.evaluation.evaluate import system_result
@@ -100,12 +100,15 @@ def test_baselines_are_deterministic_whatever_the_row_order():
     test = _questions(20)
     first = [b.predictions(train, test) for b in MATH_SPEC.baselines]
     assert [b.predictions(list(reversed(train)), test) for b in MATH_SPEC.baselines] == first
-    # ties go to the answer that sorts first
-    assert majority_answer(["3", "1", "3", "1"]) == "1"
-    assert ranked_answers(["b", "a", "b", "a", "c"], 5) == ["a", "b", "c"]
-    assert answer_prior([("k", "x"), ("k", "y")]) == {"k": "x"}
-    assert answer_ranking([("k", "y"), ("k", "x"), ("k", "y")], 1) == {"k": ["y"]}
-    assert back_off([({}, "a"), ({"b": "1"}, "b")], "0") == "1"
+    # ties go to the answer that sorts first; an unseen key backs off to the next, then to the majority
+    train = [Question(f"t{i}", (a,), "word", {"k": k, "g": "x"}) for i, (k, a) in enumerate(
+        [("k", "3"), ("k", "1"), ("k", "3"), ("k", "1"), ("j", "b"), ("j", "a"), ("j", "b"), ("j", "c")])]
+    test = [Question("a", ("1",), "word", {"k": "k", "g": "x"}), Question("b", ("1",), "word", {"k": "z", "g": "x"}),
+            Question("c", ("1",), "word", {"k": "z", "g": "y"})]
+    assert Baseline("majority").predictions(train, test)["a"] == ["1"]
+    assert Baseline("majority", top_k=5).predictions(train[4:], test)["a"] == ["b", "a", "c"]
+    assert Baseline("prior", ("k", "g")).predictions(train, test) == {"a": ["1"], "b": ["1"], "c": ["1"]}
+    assert Baseline("prior", ("k",)).predictions(train[4:], test[:1]) == {"a": ["b"]}
 
 
 def test_report_files_are_written_whole_and_never_over_a_users_file(tmp_path):

@@ -24,10 +24,10 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -39,9 +39,10 @@ from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction, given_predictions
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
+from builder_utils.json_input import load_json
 
-__all__ = ["answer_kind", "attribute_synonyms", "clevr_spec", "coarse_question_types", "evaluate_questions",
-           "read_clevr_questions"]
+__all__ = ["Program", "answer_kind", "attribute_synonyms", "clevr_spec", "coarse_question_types", "evaluate_questions",
+           "oracle_answers", "read_clevr_questions"]
 
 ATTRIBUTES = {"color": "Color", "shape": "Shape", "size": "Size", "material": "Material"}
 CHART_FILES = ("accuracy_by_family.png", "accuracy_by_question_type.png")
@@ -69,7 +70,7 @@ def attribute_synonyms(kind: str) -> tuple[frozenset[str], dict[str, str]]:
         (['cube', 'cylinder', 'sphere'], 'sphere', 'cube')
     """
     values = _attribute_values()[kind]
-    table = json.loads(_SYNONYMS_FILE.read_text(encoding="utf-8"))
+    table = load_json(_SYNONYMS_FILE, what="synonyms file")
     synonyms = {word: value for value in values for word in table.get(value, [value])}
     return frozenset(values), synonyms
 
@@ -153,10 +154,7 @@ def read_clevr_questions(path: str | os.PathLike) -> list[Question]:
         # -> 'zero_hop'
     """
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EvaluationError(f"{path}: not a readable CLEVR question file ({exc})") from None
+    doc = load_json(path, what="CLEVR question file", error=EvaluationError)
     items = doc.get("questions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise EvaluationError(f"{path}: expected an object with a 'questions' list")
@@ -173,25 +171,67 @@ def read_clevr_questions(path: str | os.PathLike) -> list[Question]:
         keys = {"family": family, "template": f"{family}[{index}]",
                 "question_type": tuple(coarse_question_types(q["program"]))}
         out.append(Question(str(q["question_index"]), (answer,), answer_kind(answer), keys,
-                            (tuple(q["program"]), q.get("image_filename"))))
+                            Program(list(q["program"]), q.get("image_filename"))))
     return out
 
 
-def _oracle(questions: Sequence[Question], scenes: str | os.PathLike) -> dict[str, str | None]:
+@dataclass(frozen=True)
+class Program:
+    """What the oracle runs for a question (a :class:`Question`'s ``extra``): its program (the
+    released form) on the scene of its image.
+
+    Example:
+        >>> Program([{"function": "scene"}], "CLEVR_val_000000.png").image_filename
+        'CLEVR_val_000000.png'
+    """
+
+    program: Sequence | None
+    image_filename: str | None
+
+
+def _scene_files(scenes: str | os.PathLike) -> list[Path]:
+    path = Path(scenes).expanduser()
+    if path.is_file():
+        return [path]
+    folder = path / "scenes" if (path / "scenes").is_dir() else path
+    files = sorted(folder.glob("CLEVR_*_scenes.json"))
+    if not files:
+        raise EvaluationError(f"{scenes}: no CLEVR_<split>_scenes.json (looked in {folder}); --scenes takes a "
+                              "CLEVR_v1.0 folder or a scene file")
+    return files
+
+
+def oracle_answers(questions: Sequence[Question], scenes: str | os.PathLike) -> dict[str, str | None]:
+    """Each question's program run on its scene graph (:func:`builder_utils.clevr.answer`):
+    the answer, or None when the program has no answer there. Questions whose image has no
+    scene in ``scenes`` get no entry (they count as missing).
+
+    Example::
+
+        oracle_answers(read_clevr_questions("q.json"), "CLEVR_v1.0")
+        # -> {'test_000000_0': '1', ...}
+    """
     from builder_utils.clevr import InvalidProgram, answer, load_scenes
 
-    by_name = {}
-    needed = {q.extra[1] for q in questions}
-    for scene in load_scenes(scenes):
-        if scene["image_filename"] in needed:
-            by_name[scene["image_filename"]] = scene
+    needed = {q.extra.image_filename for q in questions}
+    files = _scene_files(scenes)
+    # Only the scene files of the splits the images name (the 70,000-scene train file is slow to
+    # read); all of them when the names say nothing (CLEVR-Math's own test images).
+    named = [f for f in files if any(n and n.startswith(f.name.replace("_scenes.json", "_")) for n in needed)]
+    found: dict[str, dict] = {}
+    for file in named or files:
+        for scene in load_scenes(file):
+            if scene["image_filename"] in needed:
+                found[scene["image_filename"]] = scene
     out: dict[str, str | None] = {}
     for q in questions:
-        if q.extra[1] in by_name:
-            try:
-                out[q.question_id] = answer(list(q.extra[0]), by_name[q.extra[1]])
-            except InvalidProgram:
-                out[q.question_id] = None
+        scene = found.get(q.extra.image_filename)
+        if scene is None or q.extra.program is None:
+            continue
+        try:
+            out[q.question_id] = answer(q.extra.program, scene)
+        except InvalidProgram:
+            out[q.question_id] = None
     return out
 
 
@@ -216,7 +256,7 @@ def evaluate_questions(
     header = {"questions": os.fspath(questions_file), "data": os.fspath(questions_file),
               "train_split": None if train_questions is None else os.fspath(train_questions)}
     return engine.score_report(clevr_spec(), questions, train, predictions, source, header,
-                               oracle=None if scenes is None else _oracle(questions, scenes), seed=seed,
+                               oracle=None if scenes is None else oracle_answers(questions, scenes), seed=seed,
                                resamples=resamples, ignore_extra_ids=ignore_extra_ids,
                                where=f"the question_index values of {questions_file}")
 

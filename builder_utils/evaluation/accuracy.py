@@ -19,12 +19,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize", "summarize_groups"]
+__all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize"]
 
 DEFAULT_RESAMPLES = 1000
 
@@ -119,25 +119,3 @@ def summarize(
         out[f"top_{top_k}_correct"] = hits
         out[f"top_{top_k}_ci95"] = bootstrap_interval(hits, total, seed, resamples)
     return out
-
-
-def summarize_groups(
-    items: Iterable[tuple[Hashable, Scored]],
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    order: Callable[[Hashable], object] | None = None,
-    top_k: int | None = None,
-) -> dict[str, dict]:
-    """``(group, item)`` pairs -> ``{str(group): summary}``, groups sorted by ``order`` (default:
-    the group value itself).
-
-    Example:
-        >>> groups = summarize_groups([(2, score(["1"], "1")), (1, score(["0"], "1"))])
-        >>> {k: v["accuracy"] for k, v in groups.items()}
-        {'1': 0.0, '2': 1.0}
-    """
-    grouped: dict[Hashable, list[Scored]] = {}
-    for group, item in items:
-        grouped.setdefault(group, []).append(item)
-    keys = sorted(grouped, key=order) if order is not None else sorted(grouped)
-    return {str(key): summarize(grouped[key], seed, resamples, top_k) for key in keys}

@@ -25,12 +25,12 @@ Example:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from builder_utils.evaluation.accuracy import Scored, score
-from builder_utils.evaluation.baselines import answer_ranking, back_off, ranked_answers
 from builder_utils.evaluation.extract import KINDS, Work, extract_ranked
 
 __all__ = ["Baseline", "ChartSpec", "Extraction", "Labelling", "Question", "ScoringSpec", "Section"]
@@ -214,21 +214,28 @@ class Baseline:
     within_kind: bool = False
 
     def predictions(self, train: Sequence[Question], questions: Sequence[Question]) -> dict[str, list[str]]:
-        """``question_id`` -> ranked answers of this baseline for ``questions``.
+        """``question_id`` -> ranked answers of this baseline for ``questions``; ties go to the
+        answer that sorts first, so a baseline never depends on row order.
 
         Example:
             >>> Baseline("majority").predictions([Question("t", ("no",), "yes_no")], [Question("q", ("yes",), "yes_no")])
             {'q': ['no']}
         """
+        def ranked(pairs) -> dict[Hashable, list[str]]:
+            counts: dict[Hashable, Counter] = {}
+            for key, answer in pairs:
+                counts.setdefault(key, Counter())[answer] += 1
+            return {k: sorted(c, key=lambda a: (-c[a], a))[:self.top_k] for k, c in counts.items()}
+
         out: dict[str, list[str]] = {}
-        kinds = sorted({q.kind for q in questions}) if self.within_kind else [None]
-        for kind in kinds:
+        for kind in sorted({q.kind for q in questions}) if self.within_kind else [None]:
             rows = [(q, a) for q in train if kind is None or q.kind == kind for a in q.answers]
-            majority = ranked_answers((a for _, a in rows), self.top_k)
-            tables = [answer_ranking(((q.keys[key], a) for q, a in rows), self.top_k) for key in self.keys]
+            majority = ranked((None, a) for _, a in rows).get(None, [])
+            tables = [ranked((q.keys[key], a) for q, a in rows) for key in self.keys]
             for q in questions:
                 if kind is None or q.kind == kind:
-                    out[q.question_id] = back_off([(t, q.keys[k]) for t, k in zip(tables, self.keys)], majority)
+                    found = (t[q.keys[k]] for t, k in zip(tables, self.keys) if q.keys[k] in t)
+                    out[q.question_id] = next(found, majority)
         return out
 
 
