@@ -165,8 +165,8 @@ def test_clevr_math_records_score_like_evaluate_and_the_rewards(data):
         texts = [CLEVR_STYLES[i % len(CLEVR_STYLES)].format(n=row["label"], wrong=row["label"] + 1)
                  for i, row in enumerate(rows)]
         records = [math_utils.clevr_math_process_results(row, [text]) for row, text in zip(rows, texts)]
-        report = math_eval.evaluate(data["hub_clevr"], config, predictions={r["question_id"]: t for r, t in zip(rows, texts)},
-                                    cache_dir=data["cache"])
+        predictions = {row["question_id"]: text for row, text in zip(rows, texts)}
+        report = math_eval.evaluate(data["hub_clevr"], config, predictions=predictions, cache_dir=data["cache"])
         accuracy = [r["accuracy"] for r in records]
         assert math_utils.clevr_math_accuracy(accuracy) == report["overall"]["accuracy"]
         assert mean_score(r["unparseable"] for r in records) == report["overall"]["unparseable"] / len(rows)
@@ -196,8 +196,8 @@ def test_clotho_records_score_every_labelling_like_evaluate_and_the_rewards(data
     rows = _rows(data, "hub_clotho", "questions")
     texts = _clotho_texts(rows)
     records = [aqa_utils.clotho_aqa_process_results(row, [text]) for row, text in zip(rows, texts)]
-    report = aqa_eval.evaluate(data["hub_clotho"], "questions", predictions={r["question_id"]: t for r, t in zip(rows, texts)},
-                               cache_dir=data["cache"])
+    predictions = {row["question_id"]: text for row, text in zip(rows, texts)}
+    report = aqa_eval.evaluate(data["hub_clotho"], "questions", predictions=predictions, cache_dir=data["cache"])
     assert set(aqa_utils.METRICS.values()) <= set(report["by_labelling"])
     for metric, labelling in aqa_utils.METRICS.items():
         assert mean_score(r[metric] for r in records) == report["by_labelling"][labelling]["accuracy"], metric

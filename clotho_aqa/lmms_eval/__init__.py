@@ -8,7 +8,7 @@ that is lmms-eval's own group (over ``lmms-lab-audio/ClothoAQA``), which wins ``
 clotho_aqa``. The shipped folder names no dataset; :func:`write_tasks` writes a copy that reads
 your export or Hub repository::
 
-    python -c "from clotho_aqa.lmms_eval import write_tasks; write_tasks('tasks/clotho_aqa', 'demo_output/clotho_aqa/hub')"
+    python -c "from clotho_aqa.lmms_eval import write_tasks as w; w('tasks/clotho_aqa', 'demo_output/clotho_aqa/hub')"
     lmms-eval --model ... --tasks ccqa_clotho_aqa --include_path tasks
 
 Example:
