@@ -13,12 +13,11 @@ from typing import Any
 
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 
-__all__ = ["CHART_FILES", "EXTRACTION", "MULTIHOP", "SPEC", "math_question"]
+__all__ = ["EXTRACTION", "MULTIHOP", "SPEC", "math_question"]
 
 MULTIHOP = "multihop"
 EXTRACTION = ("integer: the last number (digits before number words) of the answer span: the last \\boxed{}, "
               "<answer></answer> or {}, else the text after the last 'Answer:'/'answer is', else the whole text")
-CHART_FILES = ("accuracy_by_category.png", "accuracy_by_num_operations.png")
 
 
 def _category_order(name: str) -> tuple:
@@ -41,8 +40,8 @@ SPEC = ScoringSpec(
         Section("by_hop", "hop", order=lambda hop: hop == MULTIHOP, table=False, generalisation=True),
     ),
     charts=(
-        ChartSpec(CHART_FILES[0], "Accuracy by category", "by_category", "category"),
-        ChartSpec(CHART_FILES[1], "Accuracy by number of operations", "by_num_operations", "operations"),
+        ChartSpec("Accuracy by category", "by_category", "category"),
+        ChartSpec("Accuracy by number of operations", "by_num_operations", "operations"),
     ),
     baselines=(Baseline("majority"), Baseline("category_prior", ("category",)),
                Baseline("template_prior", ("template", "category"))),

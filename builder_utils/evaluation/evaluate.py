@@ -39,7 +39,7 @@ from builder_utils.evaluation.report import (
 from builder_utils.evaluation.spec import Question, ScoringSpec
 
 __all__ = ["charts", "evaluate_dataset", "labelling_table", "render_markdown", "score_report", "system_result",
-           "write_evaluation"]
+           "write_demo", "write_evaluation"]
 
 
 def _summary(items: Sequence[tuple[str, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
@@ -295,3 +295,18 @@ def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike,
     """
     return write_report(out, report, render_markdown(spec, report), charts(spec, report), overwrite=overwrite)
 
+
+def write_demo(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, stream=None) -> Mapping:
+    """The demo's last step for one baselines-only ``report``: write it into ``out`` (replacing
+    the previous run's), print where, and its labelling table (or overall table). Returns ``report``.
+
+    Example::
+
+        write_demo(SPEC, evaluate("demo_output/clevr_math/hub", "general"), "evaluation/general")
+    """
+    write_evaluation(spec, report, out, overwrite=True)
+    systems = report_systems(report)
+    print(f"\nbaselines on {report['config']}/{report['split']} ({report['num_questions']} questions), "
+          f"report in {out}:", file=stream)
+    print(labelling_table(spec, systems) if spec.labellings else overall_table(systems), file=stream)
+    return report

@@ -183,14 +183,17 @@ class ChartSpec:
     """One PNG chart of a report section (``by_labelling`` included), every system as bars.
 
     Example:
-        >>> ChartSpec("accuracy_by_category.png", "Accuracy by category", "by_category", "category").section
-        'by_category'
+        >>> ChartSpec("Accuracy by category", "by_category", "category").filename
+        'accuracy_by_category.png'
     """
 
-    filename: str
     title: str
     section: str
     value_label: str
+
+    @property
+    def filename(self) -> str:
+        return f"accuracy_{self.section}.png"
 
 
 @dataclass(frozen=True)
