@@ -75,8 +75,7 @@ def system_result(spec: ScoringSpec, questions: Sequence[Question], predictions:
                for q in questions if q.question_id in predictions}
 
     def scored(labelling) -> list[tuple[Question, Scored]]:
-        return [(q, score(answers.get(q.question_id), target)) for q in questions if labelling.applies(q.kind)
-                for target in labelling.targets(q.answers)]
+        return [(q, score(answers.get(q.question_id), target)) for q in questions for target in labelling.targets(q)]
 
     headline = spec.headline(config)
     items = scored(headline)

@@ -1,26 +1,14 @@
 """A dataset's scoring specification, as data: what ``evaluate``, the training rewards and the
-lmms-eval tasks all score with, so that they agree by construction.
-
-A :class:`ScoringSpec` says
-
-- how a prediction is read, per kind of question (:class:`Extraction`: integer, yes/no or a
-  word, with the dataset's vocabulary, synonyms and spelling rule);
-- what the targets are under each labelling (:class:`Labelling`: every annotator answer, the
-  unanimous answer, the majority answer, or any of the annotators' answers);
-- the groups a report breaks down by (:class:`Section`), its charts (:class:`ChartSpec`) and its
-  model-free baselines (:class:`Baseline`).
-
-A question is a :class:`Question`: its annotator answers (one for CLEVR), its kind and the
-values of its grouping keys.
+lmms-eval tasks all score with, so that they agree by construction. A :class:`ScoringSpec` holds
+how each kind of question's prediction is read (:class:`Extraction`), the targets under each
+labelling (:class:`Labelling`), the report's breakdowns (:class:`Section`), charts
+(:class:`ChartSpec`) and baselines (:class:`Baseline`); a :class:`Question` is what it scores.
 
 Example:
-    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")},
-    ...                    sections=(Section("by_category", "category"),))
+    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")})
     >>> q = Question("q1", ("3",), "integer", {"category": "insertion"})
-    >>> spec.correct(q, "There are three.")
-    True
-    >>> spec.score(q, "Answer: 4")
-    [Scored(rank=None, status='answered')]
+    >>> spec.correct(q, "There are three."), spec.score(q, "Answer: 4")
+    (True, [Scored(rank=None, status='answered')])
 """
 
 from __future__ import annotations
@@ -31,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from builder_utils.evaluation.accuracy import Scored, score
-from builder_utils.evaluation.extract import KINDS, Work, extract_ranked
+from builder_utils.evaluation.extract import KINDS, NUMBER_WORDS, Work, extract_ranked
 
 __all__ = ["Baseline", "ChartSpec", "Extraction", "Labelling", "Question", "ScoringSpec", "Section"]
 
@@ -81,8 +69,6 @@ class Extraction:
         words = self.vocabulary if self.vocabulary is not None else vocabulary
         synonyms = dict(self.synonyms)
         if self.digit_words:
-            from builder_utils.evaluation.extract import NUMBER_WORDS
-
             synonyms |= {str(value): word for word, value in NUMBER_WORDS.items()
                          if word != "none" and (words is None or word in words)}
         return extract_ranked(prediction, "word", words, synonyms, self.normalize, limit=self.top_k, work=work)
@@ -96,10 +82,9 @@ class Labelling:
     ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
 
     Example:
-        >>> Labelling("yes_no/majority", "majority").targets(("yes", "no", "yes"))
-        [frozenset({'yes'})]
-        >>> [sorted(t) for t in Labelling("any_of_3", "any").targets(("rain", "water", "rain"))]
-        [['rain', 'water']]
+        >>> q = Question("q", ("rain", "water", "rain"), "single_word")
+        >>> Labelling("majority", "majority").targets(q), [sorted(t) for t in Labelling("any_of_3", "any").targets(q)]
+        ([frozenset({'rain'})], [['rain', 'water']])
     """
 
     name: str
@@ -108,23 +93,16 @@ class Labelling:
     top_k: int | None = None
     description: str = ""
 
-    def applies(self, kind: str) -> bool:
-        """The labelling covers questions of this kind.
+    def targets(self, question: Question) -> list[frozenset[str]]:
+        """The targets of ``question`` (none when the labelling does not cover its kind, or when
+        its annotators do not agree as the rule needs).
 
         Example:
-            >>> Labelling("x", "each", kinds=("yes_no",)).applies("single_word")
-            False
-        """
-        return self.kinds is None or kind in self.kinds
-
-    def targets(self, answers: Sequence[str]) -> list[frozenset[str]]:
-        """The targets of a question with these annotator ``answers`` (possibly none).
-
-        Example:
-            >>> Labelling("u", "unanimous").targets(("no", "no", "yes"))
+            >>> Labelling("u", "unanimous").targets(Question("q", ("no", "no", "yes"), "yes_no"))
             []
         """
-        if not answers:
+        answers = question.answers
+        if not answers or (self.kinds is not None and question.kind not in self.kinds):
             return []
         if self.rule == "each":
             return [frozenset({a}) for a in answers]
@@ -282,22 +260,17 @@ class ScoringSpec:
         return self.extractions[question.kind].answers(prediction, vocabulary, work)
 
     def score(self, question: Question, prediction: Any, labelling: Labelling | None = None,
-              vocabulary: Collection[str] | None = None, missing: bool = False) -> list[Scored]:
+              vocabulary: Collection[str] | None = None) -> list[Scored]:
         """One :class:`Scored` per target of ``question`` under ``labelling`` (default: the
-        headline of no config, each answer a target); ``missing``: no prediction was given.
+        headline of no config, each answer a target).
 
         Example:
             >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})
             >>> [s.correct for s in spec.score(Question("q", ("yes", "no", "yes"), "yes_no"), "yes")]
             [True, False, True]
         """
-        labelling = labelling or self.headline("")
-        if not labelling.applies(question.kind):
-            return []
-        targets = labelling.targets(question.answers)
-        if not targets:
-            return []
-        answers = None if missing else self.answers(question, prediction, vocabulary)
+        targets = (labelling or self.headline("")).targets(question)
+        answers = self.answers(question, prediction, vocabulary) if targets else None
         return [score(answers, target) for target in targets]
 
     def reward(self, question: Question, prediction: Any, labelling: Labelling | None = None,
