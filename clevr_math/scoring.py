@@ -36,7 +36,8 @@ SPEC = ScoringSpec(
     sections=(
         Section("by_category", "category", order=_category_order),
         Section("by_template", "template"),
-        Section("by_num_operations", "num_operations", "operations", table=False, generalisation=True),
+        Section("by_num_operations", "num_operations", "operations", table=False, generalisation=True,
+                label="{} operation(s)"),
         Section("by_hop", "hop", order=lambda hop: hop == MULTIHOP, table=False, generalisation=True),
     ),
     charts=(

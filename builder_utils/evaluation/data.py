@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-
-__all__ = ["EvaluationError", "data_kind", "load_splits", "require_known_ids", "require_split"]
+__all__ = ["EvaluationError", "data_kind", "load_splits"]
 
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -85,41 +84,3 @@ def load_splits(
         builder.download_and_prepare()
         loaded = builder.as_dataset()
     return {split: ds.select_columns([c for c in columns if c in ds.column_names]) for split, ds in loaded.items()}
-
-
-def require_split(splits: dict, split: str, data, config: str) -> "datasets.Dataset":
-    """``splits[split]``, or an :class:`EvaluationError` that lists the splits there are.
-
-    Example:
-        >>> require_split({"train": None}, "test", "hub/x", "general")
-        Traceback (most recent call last):
-        ...
-        builder_utils.evaluation.data.EvaluationError: hub/x: config 'general' has no split 'test'; it has: train
-    """
-    if split not in splits:
-        raise EvaluationError(f"{data}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
-    return splits[split]
-
-
-def require_known_ids(prediction_ids: Iterable[str], known: Collection[str], source: str | None, where: str,
-                      ignore: bool = False) -> int:
-    """The number of predictions for questions that are not among the evaluated ones (``where``
-    names them: ``split 'test' of config 'general'``). Unless ``ignore``, any such prediction is
-    an error: a wrong ``--split`` or ``--config`` would otherwise score as all-missing, and a file
-    made for a larger configuration needs ``--ignore_extra_ids``. ``source`` names the file.
-
-    Example:
-        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "p.jsonl", "split 'test'", ignore=True)
-        1
-        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "p.jsonl", "split 'test'")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        builder_utils.evaluation.data.EvaluationError: p.jsonl: 1 question_id(s) are not in split 'test' ('q9'); ...
-    """
-    unknown = [qid for qid in prediction_ids if qid not in known]
-    if unknown and not ignore:
-        shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in {where} ({shown}); "
-                              "wrong --split or --config? (--ignore_extra_ids scores a file made for a larger "
-                              "configuration, leaving those out)")
-    return len(unknown)

@@ -1,11 +1,8 @@
 """The one ``evaluate``: a :class:`~builder_utils.evaluation.spec.ScoringSpec` and questions in,
-the report out (``report.json``, ``report.md``, PNG charts).
-
-A *system* is the model (its predictions) or a baseline. Each is scored the same way:
-every question's prediction is read once (the spec's extraction for its kind), then scored
-against the targets of the headline labelling (``overall`` and every section), and of each of
-the spec's labellings (``by_labelling``). Every summary counts ``questions`` and targets
-(``total``) apart: under the unfiltered labelling a question has one target per annotator.
+the report out (``report.json``, ``report.md``, PNG charts). A *system* is the model or a
+baseline; each question's prediction is read once, then scored against the targets of the
+headline labelling (``overall`` and the sections) and of each of the spec's labellings
+(``by_labelling``). Summaries count ``questions`` and targets (``total``) apart.
 
 Example:
     >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec, Section
@@ -24,39 +21,28 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize
-from builder_utils.evaluation.data import load_splits, require_known_ids, require_split
+from builder_utils.evaluation.data import EvaluationError, load_splits
 from builder_utils.evaluation.predictions import Prediction, given_predictions
-from builder_utils.evaluation.report import (
-    Chart,
-    breakdown_table,
-    chart_rows,
-    markdown_table,
-    overall_table,
-    percent,
-    report_systems,
-    write_report,
-)
+from builder_utils.evaluation.report import (Chart, breakdown_table, chart_rows, markdown_table, overall_table, percent,
+                                             report_systems, write_report)
 from builder_utils.evaluation.spec import Question, ScoringSpec
 
 __all__ = ["charts", "evaluate_dataset", "labelling_table", "render_markdown", "score_report", "system_result",
            "write_demo", "write_evaluation"]
 
 
-def _summary(items: Sequence[tuple[str, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
-    out = summarize([s for _, s in items], seed, resamples, top_k)
-    out["questions"] = len({qid for qid, _ in items})
-    return out
+def _summary(items: Sequence[tuple[Question, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
+    return summarize([s for _, s in items], seed, resamples, top_k) | {"questions": len({q.question_id for q, _ in items})}
 
 
 def _groups(items: Sequence[tuple[Question, Scored]], key: str, order: Callable | None, seed: int,
             resamples: int) -> dict[str, dict]:
-    grouped: dict[Hashable, list[tuple[str, Scored]]] = {}
+    grouped: dict[Hashable, list[tuple[Question, Scored]]] = {}
     for q, s in items:
         value = q.keys[key]
         for group in value if isinstance(value, tuple) else (value,):
-            grouped.setdefault(group, []).append((q.question_id, s))
-    keys = sorted(grouped, key=order) if order is not None else sorted(grouped)
-    return {str(k): _summary(grouped[k], seed, resamples) for k in keys}
+            grouped.setdefault(group, []).append((q, s))
+    return {str(k): _summary(grouped[k], seed, resamples) for k in sorted(grouped, key=order)}
 
 
 def system_result(spec: ScoringSpec, questions: Sequence[Question], predictions: Mapping[str, Prediction],
@@ -79,15 +65,12 @@ def system_result(spec: ScoringSpec, questions: Sequence[Question], predictions:
 
     headline = spec.headline(config)
     items = scored(headline)
-    result = {"overall": {**_summary([(q.question_id, s) for q, s in items], seed, resamples),
-                          "labelling": headline.name}}
+    result = {"overall": {**_summary(items, seed, resamples), "labelling": headline.name}}
     for section in spec.sections:
         result[section.name] = _groups(items, section.key, section.order, seed, resamples)
     if spec.labellings:
-        result["by_labelling"] = {
-            labelling.name: _summary([(q.question_id, s) for q, s in scored(labelling)], seed, resamples,
-                                     labelling.top_k)
-            for labelling in spec.labellings}
+        result["by_labelling"] = {labelling.name: _summary(scored(labelling), seed, resamples, labelling.top_k)
+                                  for labelling in spec.labellings}
     return result
 
 
@@ -135,6 +118,10 @@ def score_report(
     """
     notes = list(notes)
     vocabulary = {a for q in [*train, *questions] if spec.extractions[q.kind].answer_vocabulary for a in q.answers}
+
+    def result(predictions: Mapping[str, Prediction]) -> dict:
+        return system_result(spec, questions, predictions, config, vocabulary, seed, resamples)
+
     report: dict = {"dataset": spec.dataset, **(header or {}), "predictions": source,
                     "num_questions": len(questions), "extraction": spec.extraction_note}
     if len(spec.extractions) > 1:
@@ -145,23 +132,25 @@ def score_report(
     report |= {"seed": seed, "bootstrap_resamples": resamples}
     systems: dict[str, dict] = {}
     if predictions is not None:
-        ignored = require_known_ids(predictions, {q.question_id for q in questions}, source, where, ignore_extra_ids)
+        known = {q.question_id for q in questions}
+        unknown = [qid for qid in predictions if qid not in known]
+        if unknown and not ignore_extra_ids:  # a wrong --split or --config would score as all-missing
+            shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+            raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in {where} "
+                                  f"({shown}); wrong --split or --config? (--ignore_extra_ids scores a file made for "
+                                  "a larger configuration, leaving those out)")
         if ignore_extra_ids:
-            report["ignored_ids"] = ignored
-        systems["model"] = system_result(spec, questions, predictions, config, vocabulary, seed, resamples)
+            report["ignored_ids"] = len(unknown)
+        systems["model"] = result(predictions)
         report.update(systems["model"])
-    baselines = {}
-    if train:
-        for baseline in spec.baselines:
-            baselines[baseline.name] = system_result(spec, questions, baseline.predictions(train, questions), config,
-                                                     vocabulary, seed, resamples)
-    elif spec.baselines:
+    baselines = {b.name: result(b.predictions(train, questions)) for b in spec.baselines} if train else {}
+    if spec.baselines and not train:
         notes.append("no train questions: the majority and prior baselines are left out")
     if oracle is not None:
         if len(oracle) < len(questions):
             notes.append(f"oracle: {len(questions) - len(oracle)} question(s) without a scene or program "
                          "(counted as missing)")
-        baselines["oracle"] = system_result(spec, questions, oracle, config, vocabulary, seed, resamples)
+        baselines["oracle"] = result(oracle)
     report["baselines"] = baselines
     if any(s.generalisation for s in spec.sections):
         report["generalisation"] = _generalisation(spec, train, systems | baselines)
@@ -196,7 +185,9 @@ def evaluate_dataset(
     """
     predictions, source = given_predictions(predictions)  # a bad file fails before any data is loaded
     splits = load_splits(data, config, builder_class, columns, cache_dir)
-    questions = read(require_split(splits, split, data, config), config)
+    if split not in splits:
+        raise EvaluationError(f"{data}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
+    questions = read(splits[split], config)
     train = read(splits[train_split], config) if train_split in splits else []
     header = {"data": os.fspath(data), "config": config, "split": split, "train_split": train_split}
     return score_report(spec, questions, train, predictions, source, header, config,
@@ -225,9 +216,8 @@ def labelling_table(spec: ScoringSpec, systems: Mapping[str, Mapping]) -> str:
 def _generalisation_table(spec: ScoringSpec, report: Mapping, names: Sequence[str]) -> str:
     rows = []
     for section in (s for s in spec.sections if s.generalisation):
-        label = "{} operation(s)" if section.key == "num_operations" else "{}"
         for group, row in report["generalisation"][section.name].items():
-            rows.append([label.format(group), row["train_questions"], row["questions"],
+            rows.append([section.label.format(group), row["train_questions"], row["questions"],
                          *(percent(row["accuracy"].get(n)) for n in names)])
     return markdown_table(["questions", "train questions", "test questions", *names], rows)
 

@@ -136,8 +136,8 @@ class Question:
 class Section:
     """A breakdown of a report: ``name`` (the report key, ``by_category``), the question ``key``
     it groups by, the table ``header``, the group ``order`` (default: sorted), whether
-    ``report.md`` shows it as a table, and whether it is a row of the ``generalisation`` table
-    (accuracy next to the number of train questions of each group: 0 is zero-shot).
+    ``report.md`` shows it as a table, and whether its groups are rows of the ``generalisation``
+    table (accuracy next to the train questions of each group: 0 is zero-shot), named by ``label``.
 
     Example:
         >>> Section("by_hop", "hop").header
@@ -150,6 +150,7 @@ class Section:
     order: Callable[[Hashable], Any] | None = None
     table: bool = True
     generalisation: bool = False
+    label: str = "{}"
 
     def __post_init__(self):
         if self.header is None:
