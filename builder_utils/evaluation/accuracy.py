@@ -1,14 +1,9 @@
 """Scoring extracted answers against gold answers: accuracy, top-k, counts, bootstrap intervals.
+Missing and unparseable predictions count as wrong, and are counted.
 
-Every scored item is a :class:`Scored`: the rank at which the gold answer appears among the
-prediction's answers (1 = top-1 correct), and whether the prediction was missing or
-unparseable. Missing and unparseable predictions count as wrong and are reported with their
-counts.
-
-The 95 % interval is the percentile bootstrap over the scored items: ``resamples`` resamples of
-the same size, drawn with replacement, with ``numpy.random.default_rng(seed)``. For a mean of
-0/1 outcomes a resample's number of correct items is exactly Binomial(n, k/n), so the draws are
-made that way (same distribution, no n x resamples index matrix).
+The 95 % interval is the percentile bootstrap over the scored items (``resamples`` resamples,
+``numpy.random.default_rng(seed)``). A resample's number of correct 0/1 items is exactly
+Binomial(n, k/n), so that is what is drawn (same distribution, no n x resamples index matrix).
 
 Example:
     >>> items = [score(["3"], "3"), score(["4"], "3"), score([], "3"), score(None, "3")]
@@ -40,12 +35,7 @@ class Scored:
 
     @property
     def correct(self) -> bool:
-        """Top-1 correct.
-
-        Example:
-            >>> score(["yes"], "yes").correct
-            True
-        """
+        """Top-1 correct: ``score(["yes"], "yes").correct`` is True."""
         return self.rank == 1
 
     def correct_at(self, k: int) -> bool:
