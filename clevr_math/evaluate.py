@@ -25,7 +25,6 @@ from pathlib import Path
 
 from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
@@ -54,20 +53,13 @@ def read_questions(dataset, config: str = "") -> list[Question]:
             for row in dataset]
 
 
-def evaluate(
-    data: str | os.PathLike,
-    config: str = "general",
-    split: str = "test",
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
-    scenes: str | os.PathLike | None = None,
-    train_split: str = "train",
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    cache_dir: str | os.PathLike | None = None,
-    ignore_extra_ids: bool = False,
-) -> dict:
+def evaluate(data: str | os.PathLike, config: str = "general", split: str = "test",
+             predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
+             scenes: str | os.PathLike | None = None, **options) -> dict:
     """The report (what ``report.json`` holds) of ``predictions`` (a file, or a
-    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``.
+    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``;
+    ``options``: ``train_split``, ``seed``, ``resamples``, ``cache_dir``, ``ignore_extra_ids``
+    (see :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`).
 
     Example::
 
@@ -80,8 +72,8 @@ def evaluate(
     notes = [] if scenes is not None else [
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]
     return engine.evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, data, config, split, predictions,
-                                   train_split, seed, resamples, cache_dir, ignore_extra_ids,
-                                   None if scenes is None else (lambda qs: oracle_answers(qs, scenes)), notes)
+                                   oracle=None if scenes is None else (lambda qs: oracle_answers(qs, scenes)),
+                                   notes=notes, **options)
 
 
 #: ``write_evaluation(report, out, overwrite=False)``: ``report.json``, ``report.md`` and the charts.

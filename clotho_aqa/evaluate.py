@@ -22,7 +22,6 @@ from collections.abc import Mapping
 from functools import partial
 
 from builder_utils.evaluation import evaluate as engine
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction
@@ -68,20 +67,13 @@ def read_questions(dataset, config: str) -> list[Question]:
             for qid, e in grouped.items()]
 
 
-def evaluate(
-    data: str | os.PathLike,
-    config: str = "questions",
-    split: str = "test",
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
-    train_split: str = "train",
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    cache_dir: str | os.PathLike | None = None,
-    ignore_extra_ids: bool = False,
-) -> dict:
+def evaluate(data: str | os.PathLike, config: str = "questions", split: str = "test",
+             predictions: str | os.PathLike | Mapping[str, Prediction] | None = None, **options) -> dict:
     """The report (what ``report.json`` holds) of ``predictions`` (a file or a
-    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in
-    ``data``; ``ignore_extra_ids``: predictions for questions outside ``config`` are counted, not an error.
+    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``;
+    ``options``: ``train_split``, ``seed``, ``resamples``, ``cache_dir``, ``ignore_extra_ids`` (a
+    file made for a larger configuration: the other ids are counted, not an error; see
+    :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`).
 
     Example::
 
@@ -90,7 +82,7 @@ def evaluate(
     from clotho_aqa import ClothoAQA
 
     return engine.evaluate_dataset(SPEC, read_questions, ClothoAQA, COLUMNS, data, config, split, predictions,
-                                   train_split, seed, resamples, cache_dir, ignore_extra_ids)
+                                   **options)
 
 
 #: ``write_evaluation(report, out, overwrite=False)``: ``report.json``, ``report.md`` and the charts.

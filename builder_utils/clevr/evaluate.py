@@ -1,10 +1,11 @@
 """Scoring answers to classic CLEVR questions: accuracy per question family and coarse type.
 
 Questions: ``generate-questions`` output or a released CLEVR question file; predictions keyed by
-``question_index``. This module holds :func:`clevr_spec`, how questions are read and the oracle. The kind of answer follows the gold answer (yes/no, integer, or an
-attribute's words with CLEVR's synonyms: ``ball`` -> ``sphere``). Reported: ``overall``,
-``by_family`` (template file) and ``by_question_type`` (the coarse types of ``--question_types``);
-baselines ``majority`` and ``family_prior`` from ``--train_questions``, ``oracle`` with ``--scenes``.
+``question_index``. This module holds :func:`clevr_spec` (the kind of answer follows the gold
+answer: yes/no, integer, or an attribute's words with CLEVR's synonyms, ``ball`` -> ``sphere``),
+how questions are read, and the program ``oracle`` (``--scenes``). Reported: ``overall``,
+``by_family`` (template file), ``by_question_type`` (the coarse types of ``--question_types``);
+baselines ``majority`` and ``family_prior`` from ``--train_questions``.
 
     python -m builder_utils.clevr.evaluate --questions q.json --predictions p.jsonl --out eval \\
         --train_questions train_q.json --scenes CLEVR_val_scenes.json
@@ -189,15 +190,10 @@ def oracle_answers(questions: Sequence[Question], scenes: str | os.PathLike) -> 
     return out
 
 
-def evaluate_questions(
-    questions_file: str | os.PathLike,
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
-    train_questions: str | os.PathLike | None = None,
-    scenes: str | os.PathLike | None = None,
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    ignore_extra_ids: bool = False,
-) -> dict:
+def evaluate_questions(questions_file: str | os.PathLike,
+                       predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
+                       train_questions: str | os.PathLike | None = None, scenes: str | os.PathLike | None = None,
+                       seed: int = 0, resamples: int = DEFAULT_RESAMPLES, ignore_extra_ids: bool = False) -> dict:
     """The report of ``predictions`` (and of the baselines the inputs allow) on a question file.
 
     Example::

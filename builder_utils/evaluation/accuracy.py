@@ -64,9 +64,8 @@ def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
     return Scored(next((i + 1 for i, a in enumerate(answers) if a in golds), None), "answered")
 
 
-def bootstrap_interval(
-    correct: int, total: int, seed: int = 0, resamples: int = DEFAULT_RESAMPLES, level: float = 0.95
-) -> list[float] | None:
+def bootstrap_interval(correct: int, total: int, seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
+                       level: float = 0.95) -> list[float] | None:
     """Percentile bootstrap interval of an accuracy ``correct / total`` (None when total is 0).
 
     Example:
@@ -83,9 +82,8 @@ def bootstrap_interval(
     return [round(float(low), 6), round(float(high), 6)]
 
 
-def summarize(
-    items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_RESAMPLES, top_k: int | None = None
-) -> dict:
+def summarize(items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
+              top_k: int | None = None) -> dict:
     """Accuracy (exact ``correct / total``), counts and the bootstrap interval of ``items``;
     with ``top_k``, also ``top_<k>`` accuracy and its interval.
 

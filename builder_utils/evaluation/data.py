@@ -52,13 +52,8 @@ def data_kind(data: str | os.PathLike) -> str:
     raise EvaluationError(f"{data}: no such folder, and not a Hub repository id (owner/name)")
 
 
-def load_splits(
-    data: str | os.PathLike,
-    config: str,
-    builder_class: type,
-    columns: Sequence[str],
-    cache_dir: str | os.PathLike | None = None,
-) -> dict[str, "datasets.Dataset"]:
+def load_splits(data: str | os.PathLike, config: str, builder_class: type, columns: Sequence[str],
+                cache_dir: str | os.PathLike | None = None) -> dict[str, "datasets.Dataset"]:
     """Every split of ``config`` in ``data``, restricted to ``columns`` (those that exist).
 
     Example::

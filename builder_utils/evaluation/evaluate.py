@@ -32,7 +32,8 @@ __all__ = ["charts", "evaluate_dataset", "labelling_table", "render_markdown", "
 
 
 def _summary(items: Sequence[tuple[Question, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
-    return summarize([s for _, s in items], seed, resamples, top_k) | {"questions": len({q.question_id for q, _ in items})}
+    summary = summarize([s for _, s in items], seed, resamples, top_k)
+    return summary | {"questions": len({q.question_id for q, _ in items})}
 
 
 def _groups(items: Sequence[tuple[Question, Scored]], key: str, order: Callable | None, seed: int,
@@ -88,21 +89,11 @@ def _generalisation(spec: ScoringSpec, train: Sequence[Question], systems: Mappi
     return out
 
 
-def score_report(
-    spec: ScoringSpec,
-    questions: Sequence[Question],
-    train: Sequence[Question],
-    predictions: Mapping[str, Prediction] | None,
-    source: str | None = None,
-    header: Mapping | None = None,
-    config: str = "",
-    oracle: Mapping[str, str | None] | None = None,
-    notes: Sequence[str] = (),
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    ignore_extra_ids: bool = False,
-    where: str = "the evaluated questions",
-) -> dict:
+def score_report(spec: ScoringSpec, questions: Sequence[Question], train: Sequence[Question],
+                 predictions: Mapping[str, Prediction] | None, source: str | None = None, header: Mapping | None = None,
+                 config: str = "", oracle: Mapping[str, str | None] | None = None, notes: Sequence[str] = (),
+                 seed: int = 0, resamples: int = DEFAULT_RESAMPLES, ignore_extra_ids: bool = False,
+                 where: str = "the evaluated questions") -> dict:
     """The report of ``predictions`` (None: baselines only) on ``questions``: ``header`` first
     (what was evaluated), the model's sections, ``baselines`` (learnt from ``train``, plus the
     ``oracle`` answers when given), ``generalisation`` when the spec has such sections, and
@@ -158,23 +149,12 @@ def score_report(
     return report
 
 
-def evaluate_dataset(
-    spec: ScoringSpec,
-    read: Callable[..., list[Question]],
-    builder_class: type,
-    columns: Sequence[str],
-    data: str | os.PathLike,
-    config: str,
-    split: str = "test",
-    predictions=None,
-    train_split: str = "train",
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    cache_dir: str | os.PathLike | None = None,
-    ignore_extra_ids: bool = False,
-    oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
-    notes: Sequence[str] = (),
-) -> dict:
+def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], builder_class: type,
+                     columns: Sequence[str], data: str | os.PathLike, config: str, split: str = "test", predictions=None,
+                     train_split: str = "train", seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
+                     cache_dir: str | os.PathLike | None = None, ignore_extra_ids: bool = False,
+                     oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
+                     notes: Sequence[str] = ()) -> dict:
     """:func:`score_report` on ``split`` of ``config`` in ``data`` (an export, a Hub repository
     or a ``data_dir``; see :func:`~builder_utils.evaluation.data.load_splits`), the questions
     read from each split by ``read(dataset, config)``, the baselines learnt on ``train_split``.

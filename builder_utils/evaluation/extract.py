@@ -218,13 +218,8 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
     return None
 
 
-def extract_word(
-    text: str,
-    vocabulary: Collection[str] | None = None,
-    synonyms: Mapping[str, str] | None = None,
-    normalize: Callable[[str], str] | None = None,
-    work: Work | None = None,
-) -> str | None:
+def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms: Mapping[str, str] | None = None,
+                 normalize: Callable[[str], str] | None = None, work: Work | None = None) -> str | None:
     """A single-word answer: the normalised span, mapped through ``synonyms``; with a
     ``vocabulary``, the span itself when it is an answer, else the first answer word in it.
 
@@ -256,13 +251,8 @@ def extract_word(
     return None
 
 
-def extract(
-    prediction: str | Sequence[str] | None,
-    kind: str,
-    vocabulary: Collection[str] | None = None,
-    synonyms: Mapping[str, str] | None = None,
-    normalize: Callable[[str], str] | None = None,
-) -> str | None:
+def extract(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
+            synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None) -> str | None:
     """The answer of one prediction as a string (``"3"``, ``"yes"``, ``"sphere"``), or None; of a
     ranked list, the first answer (see :func:`extract_ranked`).
 
@@ -274,15 +264,9 @@ def extract(
     return ranked[0] if ranked else None
 
 
-def extract_ranked(
-    prediction: str | Sequence[str] | None,
-    kind: str,
-    vocabulary: Collection[str] | None = None,
-    synonyms: Mapping[str, str] | None = None,
-    normalize: Callable[[str], str] | None = None,
-    limit: int | None = None,
-    work: Work | None = None,
-) -> list[str]:
+def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
+                   synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None,
+                   limit: int | None = None, work: Work | None = None) -> list[str]:
     """The answers of a prediction in rank order (a text is a list of one), without repeats
     and without unparseable items, at most ``limit``.
 

@@ -133,9 +133,8 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
     return out
 
 
-def given_predictions(
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None,
-) -> tuple[Mapping[str, Prediction] | None, str | None]:
+def given_predictions(predictions: str | os.PathLike | Mapping[str, Prediction] | None,
+                      ) -> tuple[Mapping[str, Prediction] | None, str | None]:
     """What an ``evaluate`` function was given as ``predictions``: a file (read now, so that a bad
     file fails before any data is loaded), a ``{question_id: prediction}`` dict, or None
     (baselines only). Returns the predictions and the file's name (None unless a file).
