@@ -1,14 +1,7 @@
 """The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate``
-function, scoring spec, default config, extra options) gives the common
-options (``--data --config --split --predictions --out`` ...), the run (check ``--out``,
-evaluate, write, print the overall table) and the entry point. Errors and signals follow
-:mod:`builder_utils.command` (one ``error:`` line and status 2; 130 / 143 when interrupted).
-
-Example:
-    >>> import argparse
-    >>> command = EvaluateCommand("x evaluate", "x", "X.", "general", evaluate=None, spec=None)
-    >>> command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", "eval"]).split
-    'test'
+function, scoring spec, default config, extra options) gives the common options (``--data
+--config --split --predictions --out`` ...), the run (:func:`run_evaluation`) and the entry point.
+Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and status 2).
 """
 
 from __future__ import annotations
@@ -94,13 +87,13 @@ class EvaluateCommand:
 
     Example:
         >>> import tempfile
-        >>> from builder_utils.evaluation.accuracy import score, summarize
-        >>> from builder_utils.evaluation.spec import ScoringSpec
+        >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec
+        >>> from builder_utils.evaluation.evaluate import score_report
+        >>> spec = ScoringSpec("x", "X", {"integer": Extraction("integer")})
         >>> def evaluate(data, config, split, predictions, **options):
-        ...     return {"data": data, "config": config, "split": split, "num_questions": 1, "predictions": None,
-        ...             "extraction": "", "seed": 0, "bootstrap_resamples": 1, "overall": summarize([score(["3"], "3")])}
-        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate, ScoringSpec("x", "X", {}))
-        >>> command.main(["--data", "hub", "--out", tempfile.mkdtemp(), "--quiet"])
+        ...     return score_report(spec, [Question("q", ("3",), "integer")], [], {"q": "3"}, header={"data": data})
+        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate, spec)
+        >>> command.main(["--data", "d", "--out", tempfile.mkdtemp(), "--quiet"])
         0
     """
 

@@ -1,21 +1,9 @@
-"""Where the evaluated questions come from: an exported folder, a Hub repository or a ``data_dir``.
-
-``--data D`` is read as:
-
-- a folder holding a dataset card (``README.md``) and Parquet files one level down: an export
-  (``clevr-math export``, or a downloaded copy of the Hub repository), loaded with
-  :func:`builder_utils.hub.load_exported`;
-- any other folder: the builder's ``data_dir`` (a CLEVR_v1.0 folder, a Clotho-AQA release),
-  built with the builder class (cached like any build);
-- ``owner/name`` that is not a local path: a Hub dataset repository, ``datasets.load_dataset``.
-
-Only the columns the evaluation needs are kept, so images and audio are never decoded.
-
-Example::
-
-    splits = load_splits("demo_output/clevr_math/hub", "general", ClevrMath, ["question_id", "label"])
-    sorted(splits)
-    # -> ['test', 'train', 'validation']
+"""Where the evaluated questions come from (``--data D``): a folder with a dataset card
+(``README.md``) and Parquet files one level down is an export (``clevr-math export``, or a
+downloaded Hub repository), read with :func:`builder_utils.hub.load_exported`; any other folder
+is the builder's ``data_dir`` (a CLEVR_v1.0 folder, a Clotho-AQA release), built (and cached) by
+the builder class; ``owner/name`` that is not a local path is a Hub dataset repository. Only the
+columns the evaluation needs are kept, so images and audio are never decoded.
 """
 
 from __future__ import annotations

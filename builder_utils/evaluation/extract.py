@@ -56,8 +56,7 @@ _LAST_BOXED = re.compile(r"(?s:.*)\\boxed(\s*+)\{([^{}]*+)\}")  # a literal firs
 _LAST_MARKER = re.compile(r"(?s:.*)answer(?<!\wanswer)\b\s*+(?:is\b|:|=|-(?!\w))\s*+")
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
-_YES = frozenset({"yes", "yeah", "yep", "true"})
-_NO = frozenset({"no", "nope", "false"})
+_YES_NO = dict.fromkeys(("yes", "yeah", "yep", "true"), "yes") | dict.fromkeys(("no", "nope", "false"), "no")
 _STRIP = " \t\r\n.,;:!?\"'`()[]*_"
 _ARTICLES = ("a ", "an ", "the ")
 #: The answer is read from at most this many characters of the span: its end for an integer
@@ -68,9 +67,7 @@ SPAN_LIMIT = 2048
 
 @dataclass
 class Work:
-    """The characters an extraction's searches covered (each anchored search covers the text
-    once forwards and backs off to its match): the measure the linearity tests count instead of
-    timing.
+    """The characters an extraction's searches covered: what the linearity tests count, not time.
 
     Example:
         >>> work = Work(); _ = answer_span("<answer>3</answer>", work); work.chars <= 3 * 18
@@ -148,10 +145,6 @@ def answer_span(text: str, work: Work | None = None) -> str:
     return (text[found[0]:found[1]] if found is not None else text).strip()
 
 
-def _is_token_char(char: str) -> bool:
-    return char.isalnum() or char in "_.,-'"
-
-
 def _window(span: str, work: Work | None, tail: bool = False) -> str:
     """The first (``tail``: last) :data:`SPAN_LIMIT` characters, without a word or number cut in two."""
     if work is not None:
@@ -159,7 +152,7 @@ def _window(span: str, work: Work | None, tail: bool = False) -> str:
     if len(span) <= SPAN_LIMIT:
         return span
     cut = len(span) - SPAN_LIMIT if tail else SPAN_LIMIT
-    while 0 < cut < len(span) and _is_token_char(span[cut]) and _is_token_char(span[cut - 1]):
+    while 0 < cut < len(span) and all(c.isalnum() or c in "_.,-'" for c in span[cut - 1:cut + 1]):
         cut += 1 if tail else -1
     return span[cut:] if tail else span[:cut]
 
@@ -210,12 +203,7 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
     span = _window(answer_span(text, work), work).lower().strip(_STRIP)
     if span in ("y", "n"):
         return "yes" if span == "y" else "no"
-    for word in _WORD.findall(span):
-        if word in _YES:
-            return "yes"
-        if word in _NO:
-            return "no"
-    return None
+    return next((_YES_NO[word] for word in _WORD.findall(span) if word in _YES_NO), None)
 
 
 def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms: Mapping[str, str] | None = None,
