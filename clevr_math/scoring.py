@@ -1,6 +1,5 @@
-"""How CLEVR-Math is scored, as data: :data:`SPEC` (a :class:`~builder_utils.evaluation.spec.ScoringSpec`),
-shared by ``clevr-math evaluate``, the rewards (:mod:`clevr_math.rewards`) and the lmms-eval
-tasks. This module imports the spec alone: no ``datasets``, no report or chart code.
+"""How CLEVR-Math is scored, as data: :data:`SPEC`, shared by ``clevr-math evaluate``, the
+rewards and the lmms-eval tasks. It imports the spec alone: no ``datasets``, no report code.
 
 Example:
     >>> SPEC.correct(math_question("q", "3", "insertion", "addition[0]", 1), "There are three.")

@@ -1,7 +1,6 @@
-"""How Clotho-AQA is scored, as data: :data:`SPEC` (a :class:`~builder_utils.evaluation.spec.ScoringSpec`)
-with its labellings (:data:`RULES`, :func:`labelling`, each configuration's :func:`headline`),
-shared by ``clotho-aqa evaluate``, the rewards (:mod:`clotho_aqa.rewards`) and the lmms-eval
-task. This module imports the spec alone: no ``datasets``, no report or chart code.
+"""How Clotho-AQA is scored, as data: :data:`SPEC` and its labellings (:data:`RULES`,
+:func:`labelling`, each configuration's :func:`headline`), shared by ``clotho-aqa evaluate``, the
+rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no report code.
 
 Example:
     >>> SPEC.reward(aqa_question("q", "Is it raining?", ["yes", "no", "yes"], "yes_no"), "Yes.", labelling("majority"))
