@@ -45,8 +45,7 @@ ATTRIBUTES = {"color": "Color", "shape": "Shape", "size": "Size", "material": "M
 def _attribute_values() -> dict[str, tuple[str, ...]]:
     from builder_utils.clevr.metadata import default_metadata
 
-    metadata = default_metadata()
-    return {kind: tuple(metadata.values(type_name)) for kind, type_name in ATTRIBUTES.items()}
+    return {kind: tuple(default_metadata().values(type_name)) for kind, type_name in ATTRIBUTES.items()}
 
 
 @lru_cache(maxsize=None)

@@ -57,14 +57,14 @@ def report_systems(report: Mapping) -> dict[str, Mapping]:
     return systems | dict(report.get("baselines", {}))
 
 
-def percent(value: float | None, digits: int = 1) -> str:
+def percent(value: float | None) -> str:
     """``0.7`` -> ``'70.0%'``; None -> ``'–'``.
 
     Example:
         >>> percent(2 / 3), percent(None)
         ('66.7%', '–')
     """
-    return "–" if value is None else f"{value * 100:.{digits}f}%"
+    return "–" if value is None else f"{value * 100:.1f}%"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -89,7 +89,7 @@ def _interval(summary: Mapping) -> str:
     return "–" if not ci else f"{ci[0] * 100:.1f}-{ci[1] * 100:.1f}"
 
 
-def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> str:
+def overall_table(systems: Mapping[str, Mapping]) -> str:
     """One row per system: accuracy, its interval, counts (targets, and questions when they
     differ: one target per annotator answer), unparseable and missing predictions.
 
@@ -98,7 +98,7 @@ def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> s
         | system | accuracy | 95% CI | correct / total | unparseable | missing |
         |---|---|---|---|---|---|
     """
-    summaries = {name: result[section] for name, result in systems.items() if result.get(section) is not None}
+    summaries = {name: result["overall"] for name, result in systems.items() if result.get("overall") is not None}
     targets = any(s.get("questions", s["total"]) != s["total"] for s in summaries.values())
     rows = [[name, percent(s["accuracy"]), _interval(s), f"{s['correct']} / {s['total']}",
              *([s["questions"]] if targets else []), s["unparseable"], s["missing"]] for name, s in summaries.items()]
@@ -115,7 +115,7 @@ def _groups(systems: Mapping[str, Mapping], section: str) -> dict[str, Mapping]:
     return groups
 
 
-def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> str:
+def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str) -> str:
     """One row per group of ``section`` (``by_category`` ...): its questions, its targets when
     they differ (one per annotator answer), one accuracy column per system.
 
@@ -131,19 +131,19 @@ def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: 
     names = [name for name, result in systems.items() if result.get(section) is not None]
     targets = any(q != t for q, t in groups.values())
     rows = [[group, questions, *([total] if targets else []),
-             *(percent((systems[n][section].get(group) or {}).get(metric)) for n in names)]
+             *(percent((systems[n][section].get(group) or {}).get("accuracy")) for n in names)]
             for group, (questions, total) in groups.items()]
     return markdown_table([group_header, "questions", *(["targets"] if targets else []), *names], rows)
 
 
-def chart_rows(systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> list[tuple[str, dict]]:
+def chart_rows(systems: Mapping[str, Mapping], section: str) -> list[tuple[str, dict]]:
     """``[(group, {system: accuracy})]`` of one section, for :class:`Chart`.
 
     Example:
         >>> chart_rows({"model": {"by_x": {"a": {"accuracy": 0.5}}}}, "by_x")
         [('a', {'model': 0.5})]
     """
-    return [(g, {n: ((r.get(section) or {}).get(g) or {}).get(metric) for n, r in systems.items()})
+    return [(g, {n: ((r.get(section) or {}).get(g) or {}).get("accuracy") for n, r in systems.items()})
             for g in _groups(systems, section)]
 
 

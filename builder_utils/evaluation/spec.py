@@ -76,10 +76,9 @@ class Extraction:
 
 @dataclass(frozen=True)
 class Labelling:
-    """Which answers are targets: ``each`` annotator answer (one target each: the paper's
-    unfiltered setting), the ``unanimous`` answer (questions whose annotators agree), the
-    ``majority`` answer (at least 2 of 3), or ``any`` of them (one target, met by any answer).
-    ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
+    """Which answers are targets: ``each`` annotator answer (one target each: unfiltered), the
+    ``unanimous`` answer, the ``majority`` answer (at least 2 of 3), or ``any`` of them (one target
+    met by any answer). ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
 
     Example:
         >>> q = Question("q", ("rain", "water", "rain"), "single_word")
@@ -227,12 +226,10 @@ def _default_headline(config: str) -> Labelling:
 
 @dataclass(frozen=True)
 class ScoringSpec:
-    """Everything a dataset's scoring is: see the module docstring.
-
-    ``extractions`` maps a question's kind to how its prediction is read; ``labellings`` are the
-    rows of ``by_labelling`` (none: no such section); ``headline(config)`` is the labelling of
-    ``overall`` and of the sections (default: each answer a target, which for one answer per
-    question is plain accuracy); ``extraction_note`` is the rule as ``report.json`` states it.
+    """A dataset's scoring. ``extractions``: how each kind of question's prediction is read;
+    ``labellings``: the rows of ``by_labelling`` (none: no such section); ``headline(config)``: the
+    labelling of ``overall`` and the sections (default: each answer a target, plain accuracy for
+    one answer per question); ``extraction_note``: the rule as ``report.json`` states it.
 
     Example:
         >>> spec = ScoringSpec("toy", "Toy", {"yes_no": Extraction("yes_no")})
@@ -276,9 +273,8 @@ class ScoringSpec:
 
     def reward(self, question: Question, prediction: Any, labelling: Labelling | None = None,
                vocabulary: Collection[str] | None = None) -> float | None:
-        """The share of the question's targets the prediction gets right (top-1): 1.0 or 0.0
-        for one target; None when the question has no target under ``labelling``. Its mean over
-        questions with one target each is ``evaluate``'s accuracy.
+        """The share of the question's targets the prediction gets right (top-1); None when it has
+        none under ``labelling``. Over questions with one target each, its mean is ``evaluate``'s accuracy.
 
         Example:
             >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})
