@@ -3,14 +3,6 @@ the report out (``report.json``, ``report.md``, PNG charts). A *system* is the m
 baseline; each question's prediction is read once, then scored against the targets of the
 headline labelling (``overall`` and the sections) and of each of the spec's labellings
 (``by_labelling``). Summaries count ``questions`` and targets (``total``) apart.
-
-Example:
-    >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec, Section
-    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")}, sections=(Section("by_category", "category"),))
-    >>> qs = [Question("a", ("3",), "integer", {"category": "x"}), Question("b", ("1",), "integer", {"category": "y"})]
-    >>> r = score_report(spec, qs, [], {"a": "three", "b": "2"}, header={"data": "toy"})
-    >>> r["overall"]["accuracy"], r["by_category"]["y"]["accuracy"]
-    (0.5, 0.0)
 """
 
 from __future__ import annotations
@@ -101,11 +93,12 @@ def score_report(spec: ScoringSpec, questions: Sequence[Question], train: Sequen
     ``--ignore_extra_ids``; with ``ignore_extra_ids`` it is left out and counted.
 
     Example:
-        >>> from builder_utils.evaluation.spec import Extraction, ScoringSpec
-        >>> spec = ScoringSpec("t", "T", {"integer": Extraction("integer")})
-        >>> score_report(spec, [Question("a", ("1",), "integer")], [], {"a": "1", "z": "2"},
-        ...              ignore_extra_ids=True)["ignored_ids"]
-        1
+        >>> from builder_utils.evaluation.spec import Extraction, ScoringSpec, Section
+        >>> spec = ScoringSpec("t", "T", {"integer": Extraction("integer")}, sections=(Section("by_category", "category"),))
+        >>> qs = [Question("a", ("3",), "integer", {"category": "x"}), Question("b", ("1",), "integer", {"category": "y"})]
+        >>> r = score_report(spec, qs, [], {"a": "three", "b": "2", "z": "4"}, ignore_extra_ids=True)
+        >>> r["overall"]["accuracy"], r["by_category"]["y"]["accuracy"], r["ignored_ids"]
+        (0.5, 0.0, 1)
     """
     notes = list(notes)
     vocabulary = {a for q in [*train, *questions] if spec.extractions[q.kind].answer_vocabulary for a in q.answers}

@@ -180,13 +180,6 @@ class Baseline:
     the most frequent answers of questions that share ``keys`` (finest first, backing off to the
     next, then to the overall most frequent; no keys: the majority baseline), ``top_k`` of them
     ranked, counted ``within_kind`` (per kind of question) or over all questions.
-
-    Example:
-        >>> train = [Question("t1", ("2",), "integer", {"category": "a"}), Question("t2", ("5",), "integer", {"category": "a"}),
-        ...          Question("t3", ("5",), "integer", {"category": "a"}), Question("t4", ("2",), "integer", {"category": "b"})]
-        >>> test = [Question("q", ("5",), "integer", {"category": "b"}), Question("r", ("5",), "integer", {"category": "c"})]
-        >>> Baseline("category_prior", ("category",)).predictions(train, test)
-        {'q': ['2'], 'r': ['2']}
     """
 
     name: str
@@ -199,8 +192,10 @@ class Baseline:
         answer that sorts first, so a baseline never depends on row order.
 
         Example:
-            >>> Baseline("majority").predictions([Question("t", ("no",), "yes_no")], [Question("q", ("yes",), "yes_no")])
-            {'q': ['no']}
+            >>> train = [Question(a + c, (a,), "integer", {"category": c}) for a, c in ("5a", "5a", "2b")]
+            >>> test = [Question(c, ("5",), "integer", {"category": c}) for c in "bc"]
+            >>> Baseline("category_prior", ("category",)).predictions(train, test)  # "c": backs off to the majority
+            {'b': ['2'], 'c': ['5']}
         """
         def ranked(pairs) -> dict[Hashable, list[str]]:
             counts: dict[Hashable, Counter] = {}
@@ -229,12 +224,8 @@ class ScoringSpec:
     """A dataset's scoring. ``extractions``: how each kind of question's prediction is read;
     ``labellings``: the rows of ``by_labelling`` (none: no such section); ``headline(config)``: the
     labelling of ``overall`` and the sections (default: each answer a target, plain accuracy for
-    one answer per question); ``extraction_note``: the rule as ``report.json`` states it.
-
-    Example:
-        >>> spec = ScoringSpec("toy", "Toy", {"yes_no": Extraction("yes_no")})
-        >>> spec.correct(Question("q", ("no",), "yes_no"), "No, it is not.")
-        True
+    one answer per question); ``extraction_note``: the rule as ``report.json`` states it (example:
+    the module docstring).
     """
 
     dataset: str
