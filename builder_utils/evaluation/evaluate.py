@@ -249,7 +249,7 @@ def charts(spec: ScoringSpec, report: Mapping) -> list[Chart]:
 
 def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the spec's charts into ``out`` (through
-    :func:`~builder_utils.evaluation.report.write_report`, the one function that writes).
+    :func:`~builder_utils.evaluation.report.write_report`).
 
     Example::
 

@@ -38,10 +38,8 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "fifteen sixteen seventeen eighteen nineteen").split()
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 #: English number words 0..99 ("twenty-one" and "twenty one"), plus "none" for 0.
-NUMBER_WORDS: dict[str, int] = {word: value for value, word in enumerate(_UNITS)} | dict(_TENS) | {"none": 0}
-for _ten, _value in _TENS.items():
-    for _unit in range(1, 10):
-        NUMBER_WORDS[f"{_ten}-{_UNITS[_unit]}"] = _value + _unit
+NUMBER_WORDS: dict[str, int] = ({word: value for value, word in enumerate(_UNITS)} | dict(_TENS) | {"none": 0}
+                                | {f"{ten}-{_UNITS[u]}": value + u for ten, value in _TENS.items() for u in range(1, 10)})
 
 # Finding the span is a fixed number of passes over the text, each linear: ``str.find`` /
 # ``rfind`` for the literal tags, and two searches anchored at the start that open with a greedy

@@ -37,14 +37,12 @@ class PredictionsError(ValueError):
 
 
 def _value(raw: Any, where: str) -> Prediction:
-    if raw is None:
-        return None
+    if raw is None or isinstance(raw, str):
+        return raw
     if isinstance(raw, bool):
         raise PredictionsError(f"{where}: prediction is a boolean ({raw}); write it as text (\"yes\"/\"no\")")
     if isinstance(raw, (int, float)):
         return str(raw)
-    if isinstance(raw, str):
-        return raw
     if isinstance(raw, (list, tuple)):
         if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in raw):
             raise PredictionsError(f"{where}: a ranked prediction must be a list of strings")
