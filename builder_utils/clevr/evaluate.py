@@ -138,7 +138,7 @@ def read_clevr_questions(path: str | os.PathLike) -> list[Question]:
         family = Path(stem).stem if stem else f"family_{q.get('question_family_index')}"
         index = q.get("template_index", q.get("question_family_index"))
         answer = "yes" if q["answer"] is True else "no" if q["answer"] is False else str(q["answer"])
-        types = program_coarse_types([node.get("function", node.get("type")) for node in q["program"]])
+        types = program_coarse_types([node.get("function", node.get("type")) or "" for node in q["program"]])
         keys = {"family": family, "template": f"{family}[{index}]",
                 "question_type": tuple(t for t in COARSE_TYPES if t in types)}
         out.append(Question(str(q["question_index"]), (answer,), answer_kind(answer), keys,

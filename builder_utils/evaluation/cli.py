@@ -139,7 +139,12 @@ class EvaluateCommand:
         return parser
 
     def run(self, args: argparse.Namespace) -> int:
-        """:func:`run_evaluation` with this command's evaluate, spec and options; returns 0."""
+        """:func:`run_evaluation` with this command's evaluate, spec and options; returns 0.
+
+        Example::
+
+            command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
+        """
         return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
                               [chart.filename for chart in self.spec.charts],
                               extra=["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)])

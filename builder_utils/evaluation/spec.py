@@ -171,6 +171,7 @@ class ChartSpec:
 
     @property
     def filename(self) -> str:
+        """``accuracy_<section>.png``: every report names its charts after their section."""
         return f"accuracy_{self.section}.png"
 
 
