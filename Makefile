@@ -16,8 +16,17 @@ AUDIO_VENV := .venv-audio
 AUDIO_STAMP := $(AUDIO_VENV)/.installed
 AUDIO_TORCH ?= torch==2.13.0
 AUDIO_TORCHCODEC ?= torchcodec>=0.11,<0.14
+# A fourth, optional environment for the [train] path: real TRL trainers (SFT, GRPO) on our
+# exports with tiny models built offline (tests/train/). torch goes in the same pip command as
+# the rest so that nothing pulls the CUDA build; trl and transformers are the versions run for
+# BENCHMARKS.md (assistant-only loss on vision data needs transformers>=5.18).
+TRAIN_VENV := .venv-train
+TRAIN_STAMP := $(TRAIN_VENV)/.installed
+TRAIN_TORCH ?= torch==2.13.0
+TRAIN_TRL ?= trl==1.16.0
+TRAIN_TRANSFORMERS ?= transformers==5.24.0
 
-.PHONY: demo test test-legacy test-audio clean
+.PHONY: demo test test-legacy test-audio test-train clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +50,12 @@ $(AUDIO_STAMP): setup.cfg pyproject.toml
 	$(AUDIO_VENV)/bin/python -m pip install --quiet '$(AUDIO_TORCH)' '$(AUDIO_TORCHCODEC)' -e '.[test,audio]'
 	touch $(AUDIO_STAMP)
 
+$(TRAIN_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/python -m pip install --quiet '$(TRAIN_TORCH)' '$(TRAIN_TRL)' '$(TRAIN_TRANSFORMERS)' -e '.[test,train]'
+	touch $(TRAIN_STAMP)
+
 demo: $(STAMP)
 	$(VENV)/bin/clevr-math demo
 	$(VENV)/bin/clotho-aqa demo
@@ -55,5 +70,10 @@ test-legacy: $(LEGACY_STAMP)
 test-audio: $(AUDIO_STAMP)
 	$(AUDIO_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_audio_torchcodec.py tests/test_clotho_aqa_audio.py
 
+# Not part of `make test` either (~2 GB, offline once installed); `make test` skips tests/train/.
+# TRAIN_PYTEST_ARGS=-s prints each run's per-step loss and rewards (the lines BENCHMARKS.md quotes).
+test-train: $(TRAIN_STAMP)
+	HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 $(TRAIN_VENV)/bin/python -m pytest -q -p no:cacheprovider $(TRAIN_PYTEST_ARGS) tests/train
+
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) demo_output .pytest_cache

@@ -7,10 +7,14 @@ Example (``data_dir``: an unzipped CLEVR_v1.0, or ``clevr-math synth --out DIR``
     builder.download_and_prepare()
     ds = builder.as_dataset()
 
+A stream of fresh problems (synthetic worlds rendered on the fly, or a CLEVR folder)::
+
+    from clevr_math import Curriculum, stream
+    ds = stream(seed=0, curriculum=Curriculum.raising("num_operations", [1, 2, 4, 8], every=100))
+
 The reference (configurations, columns, options, what differs from the original release) is
 ``README.md`` beside this file.
 """
-
 
 import sys
 
@@ -24,6 +28,10 @@ _EXPORTS = {
     "CATEGORIES": "clevr_math.categories",
     "ClevrMathConfig": "clevr_math.config",
     "ConfigError": "clevr_math.config",
+    "Curriculum": "clevr_math.difficulty",
+    "Difficulty": "clevr_math.difficulty",
+    "StreamError": "clevr_math.streaming",
+    "stream": "clevr_math.streaming",
 }
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)
