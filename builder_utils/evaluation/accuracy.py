@@ -69,10 +69,8 @@ def bootstrap_interval(correct: int, total: int, seed: int = 0, resamples: int =
     """Percentile bootstrap interval of an accuracy ``correct / total`` (None when total is 0).
 
     Example:
-        >>> bootstrap_interval(70, 100, seed=0)
-        [0.61, 0.79]
-        >>> bootstrap_interval(5, 5, seed=0)
-        [1.0, 1.0]
+        >>> bootstrap_interval(70, 100, seed=0), bootstrap_interval(5, 5, seed=0)
+        ([0.61, 0.79], [1.0, 1.0])
     """
     if total <= 0:
         return None

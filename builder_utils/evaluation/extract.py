@@ -132,12 +132,10 @@ def answer_span(text: str, work: Work | None = None) -> str:
     in ``len(text)`` (``work``, if given, counts what was examined).
 
     Example:
-        >>> answer_span("Step 1: 10 objects. Step 2: remove 3. Answer: 7.")
-        '7.'
+        >>> answer_span("Step 1: 10 objects. Step 2: remove 3. Answer: 7."), answer_span("There are 3 cubes.")
+        ('7.', 'There are 3 cubes.')
         >>> answer_span("<answer>two</answer>"), answer_span("<answer><answer>5</answer>")
         ('two', '5')
-        >>> answer_span("There are 3 cubes left.")
-        'There are 3 cubes left.'
     """
     found = _span(text, work)
     return (text[found[0]:found[1]] if found is not None else text).strip()
