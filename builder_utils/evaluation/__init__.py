@@ -1,8 +1,6 @@
-"""Scoring model answers: predictions in, answers extracted, accuracy with intervals, reports out.
-
-A dataset's scoring is a :class:`ScoringSpec` (its ``evaluate`` module's ``SPEC``:
-``clevr_math.evaluate``, ``clotho_aqa.evaluate``, ``builder_utils.clevr.evaluate`` for the
-classic CLEVR families); :mod:`builder_utils.evaluation.evaluate` is the one implementation of
+"""Scoring model answers: predictions in, answers extracted, accuracy with intervals, reports
+out. A dataset's scoring is a :class:`ScoringSpec` (``clevr_math.scoring``, ``clotho_aqa.scoring``,
+``builder_utils.clevr.evaluate.clevr_spec``); :mod:`builder_utils.evaluation.evaluate` is the one
 ``evaluate`` over a spec, :mod:`builder_utils.evaluation.rewards` the training rewards' parts.
 
 Example:
