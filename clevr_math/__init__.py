@@ -16,13 +16,11 @@ The reference (configurations, columns, options, what differs from the original 
 ``README.md`` beside this file.
 """
 
-import sys
 
 from builder_utils.lazy import lazy_exports
 
-# Imported on first use: the lmms-eval task utilities and the scorers import submodules of this
-# package without paying for the builder and ``datasets``.
-_EXPORTS = {
+# Imported on first use (builder_utils/lazy.py): the scorers and lmms-eval tasks stay light.
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "ClevrMath": "clevr_math.clevr_math",
     "BUILDER_CONFIGS": "clevr_math.config",
     "CATEGORIES": "clevr_math.categories",
@@ -32,6 +30,4 @@ _EXPORTS = {
     "Difficulty": "clevr_math.difficulty",
     "StreamError": "clevr_math.streaming",
     "stream": "clevr_math.streaming",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)
+})
