@@ -193,10 +193,11 @@ def _program_key(program: list[dict]) -> tuple:
     return tuple((node["function"], tuple(node["inputs"]), tuple(node["value_inputs"])) for node in program)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=1024)
 def _compiled(key: tuple) -> CompiledProgram:
-    # A stream asks the same few thousand programs again and again (templates times values):
-    # compiling (normalize, check names, types and values) costs more than running them.
+    # A stream asks the same programs again and again (templates times values): compiling
+    # (normalize, check names, types and values) costs more than running them. About 5 KB an
+    # entry, so the cache stays near 5 MB (memory flat over any number of problems).
     return compile_program([{"function": f, "inputs": list(i), "value_inputs": list(v)} for f, i, v in key])
 
 
