@@ -165,9 +165,10 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
             # Over every clip of the tables, as `clotho-aqa splits` does; clips dropped for
             # missing audio leave the others where that command puts them.
             assignment, result = recompute_release_splits(
-                csvs, seed=self.config.seed, candidates=self.config.candidates, keep=self.config.keep
+                csvs, seed=self.config.seed, candidates=self.config.candidates, keep=self.config.keep,
+                refine_rounds=self.config.refine_rounds,
             )
-            logger.info("recomputed split: allocation error %s", result.error)
+            logger.info("recomputed split: label error %.1f (floor %.1f)", result.label_error, result.label_error_floor)
             if result.violations:
                 logger.warning(
                     "recomputed split: %d answer(s) break the rule 'in train and in validation or test': %s",

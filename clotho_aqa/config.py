@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import datasets
 
 from builder_utils.builder import ConfigError, check_int
+from builder_utils.splits.refine import ANNEAL_ROUNDS
 
 #: Config name -> what one row is. The names are fixed; they are the labellings in use.
 CONFIG_DESCRIPTIONS: dict[str, str] = {
@@ -27,7 +28,7 @@ CONFIG_NAMES = tuple(CONFIG_DESCRIPTIONS)
 SPLIT_STRATEGIES = ("official", "recomputed")
 VERSION = datasets.Version("1.0.0")
 #: The fields that decide the rows (they key the cache).
-CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "skip_missing_audio")
+CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "refine_rounds", "skip_missing_audio")
 
 
 @dataclass
@@ -38,9 +39,12 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         split_strategy: ``"official"`` (the release's split) or ``"recomputed"`` (our multilabel
             stratified 60/20/20 search over each clip's set of answer words; the same rule as
             ``clotho-aqa splits``, see :mod:`clotho_aqa.recompute`).
-        seed, candidates, keep: the recomputed search's seed, number of 60/40 candidates, and
-            how many of the best are split again (the paper: 2,000 and 50; keep is capped at
-            candidates).
+        seed, candidates, keep, refine_rounds: the recomputed search's seed, number of 60/40
+            candidates, how many of the best are split again (keep is capped at candidates), and
+            the rounds of the local search that then improves the split
+            (:mod:`builder_utils.splits.refine`). The paper's search alone is 2,000 / 50 / 0;
+            the default 1 / 1 / 1000 (one two-stage split as the start) gives a lower label error (about 226 against
+            the official split's 242.8, floor 220.5) in a fifth of the time.
         skip_missing_audio: drop the questions of clips whose WAV is missing (with a warning
             giving the count) instead of raising an error that lists them.
 
@@ -51,8 +55,9 @@ class ClothoAQAConfig(datasets.BuilderConfig):
 
     split_strategy: str = "official"
     seed: int = 0
-    candidates: int = 2000
-    keep: int = 50
+    candidates: int = 1
+    keep: int = 1
+    refine_rounds: int = ANNEAL_ROUNDS
     skip_missing_audio: bool = False
 
     def __post_init__(self):
@@ -76,6 +81,7 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         check_int(where, "seed", self.seed, minimum=0)
         check_int(where, "candidates", self.candidates, minimum=1)
         check_int(where, "keep", self.keep, minimum=1)
+        check_int(where, "refine_rounds", self.refine_rounds, minimum=0)
         if not isinstance(self.skip_missing_audio, bool):
             raise ConfigError(f"{where}: skip_missing_audio must be True or False, got {self.skip_missing_audio!r}")
 

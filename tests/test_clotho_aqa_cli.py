@@ -103,7 +103,14 @@ def test_splits_command(tmp_path, capsys):
     assert summary["files"] == {s: sum(r["split"] == s for r in rows) for s in ("train", "validation", "test")}
     assert (summary["seed"], summary["candidates"], summary["keep"]) == (2, 30, 5)
     assert "search" in summary
-    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "splits.csv"]  # no temp files
+    # The measure in one sentence, the tables' own split on the same measure, the floor under both.
+    assert "summed over the answers" in summary["measure"]
+    assert summary["label_error_floor"] <= summary["label_error"]
+    assert summary["label_error_floor"] <= summary["tables_split_label_error"]
+    markdown = report.with_suffix(".md").read_text(encoding="utf-8")
+    assert summary["measure"] in markdown
+    assert f"| label error (lower is better) | {summary['label_error']} | {summary['tables_split_label_error']} |" in markdown
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "report.md", "splits.csv"]  # no temp files
     first = out.read_bytes()
     assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
     assert out.read_bytes() == first
@@ -173,7 +180,7 @@ def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
     out = tmp_path / "splits.csv"
     assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--candidates", "10", "--keep", "2"]) == 0
     captured = capsys.readouterr()
-    assert "clotho-aqa splits: wrote" in captured.err and "allocation error" in captured.err
+    assert "clotho-aqa splits: wrote" in captured.err and "label error" in captured.err
     assert "warning: 1 answer(s)" in captured.err
     with open(out, encoding="utf-8", newline="") as f:
         split_of = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
