@@ -138,6 +138,24 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         # so they are set in _split_generators, as the packaged folder builders do.
         return datasets.DatasetInfo(description=_DESCRIPTION, homepage=_HOMEPAGE, license=_LICENSE, citation=_CITATION)
 
+    def data_source(self) -> str:
+        """One sentence for the card: the official release, or a synthetic one written by ``clotho-aqa synth``.
+
+        Example:
+            >>> ClothoAQA(config_name="questions").data_source().startswith("Read from the official release")
+            True
+        """
+        from builder_utils.owned import written_by
+        from clotho_aqa.synth import OWNER
+
+        if self.config.data_dir and written_by(self.config.data_dir, OWNER):
+            return ("Built from a synthetic release written by `clotho-aqa synth` (generated clips with "
+                    "template questions and answers), not from the Clotho-AQA release: use it to try the "
+                    "pipeline, not to report results.")
+        split = ("the official train/validation/test split" if self.config.split_strategy == "official"
+                 else "a recomputed stratified 60/20/20 split")
+        return f"Read from the official release (Zenodo record 6473207), with {split}."
+
     def _locate(self, dl_manager) -> tuple[dict[str, Path], Path | None, Path]:
         if self.config.data_dir:
             files = find_release_files(self.config.data_dir)

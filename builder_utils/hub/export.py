@@ -49,6 +49,7 @@ from tqdm.auto import tqdm
 from builder_utils.hub.card import (
     ASSETS_DIR,
     CardTemplate,
+    CardUsage,
     config_entry,
     draw_plots,
     load_card_template,
@@ -59,7 +60,7 @@ from builder_utils.hub.card import (
 )
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
-from builder_utils.hub.layout import CONVERSATIONS, layout_of
+from builder_utils.hub.layout import CONVERSATIONS, HubLayout, layout_of
 from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
 from builder_utils.hub.media import with_join_section
 from builder_utils.hub.outputs import (
@@ -358,6 +359,14 @@ def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str
     return found
 
 
+def _card_usage(layout: HubLayout | None, media: str, config: str, media_feature) -> CardUsage:
+    """The Usage section's context: the configuration it loads and how its media are reached."""
+    undecoded = layout.media_column if layout is not None and isinstance(media_feature, datasets.Audio) else None
+    if media == "shared" and layout is not None:
+        return CardUsage(config, layout.media_config, layout.key, undecoded)
+    return CardUsage(config, undecoded=undecoded)
+
+
 def _generator_name() -> str:
     try:
         version = importlib.metadata.version("clevr-clotho-qa")
@@ -460,6 +469,7 @@ def export_builder(
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
         built: dict[str, datasets.DatasetDict] = {}
+        data_source, media_feature = "", None
         for name in configs_to_build(names, layout):
             build_started = time.perf_counter()
             builder = builder_cls(
@@ -470,6 +480,10 @@ def export_builder(
             )
             builder.download_and_prepare(num_proc=num_proc)
             built[name] = builder.as_dataset()
+            # What the rows were made from, for the card (a builder without data_source() says nothing).
+            data_source = data_source or getattr(builder, "data_source", lambda: "")()
+            if media_feature is None and layout is not None:
+                media_feature = next(iter(built[name].values())).features.get(layout.media_column)
             result.build_seconds += time.perf_counter() - build_started
         outputs, result.plan = assemble(names, built, layout, media)
         if media == "shared" and existing is not None:
@@ -506,8 +520,10 @@ def export_builder(
         names = list(outputs)  # with the media configuration
         del built, outputs
 
+        question_configs = [n for n in entries if layout is None or n not in (layout.media_config, CONVERSATIONS)]
         card_data = merge_metadata(
-            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME
+            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
+            fallback_default=(question_configs or list(entries))[0],
         )
         card_configs = MetadataConfigs.from_dataset_card_data(card_data)
         all_configs = _display_order(builder_cls, card_configs)
@@ -522,9 +538,12 @@ def export_builder(
                 plots[name] = draw_plots(staging, stats[name], pretty_name)
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         descriptions |= added_descriptions(layout)
+        default = card_configs.get_default_config_name()
         card = render_card(
-            template, card_data, all_configs, stats, descriptions, plots,
-            card_configs.get_default_config_name(), _generator_name(),
+            template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
+            usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
+                              media_feature),
+            data_source=data_source,
         )
         if media == "shared":
             card = with_join_section(card, layout, [n for n in entries if n not in (layout.media_config, CONVERSATIONS)])
