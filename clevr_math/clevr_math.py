@@ -89,6 +89,12 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         builder.download_and_prepare(num_proc=2)
         builder.as_dataset(split="test")[0]["category"]     # 5
 
+    ``num_proc`` works on shards of ``reset_counts_every`` scenes (default 250; the balancing
+    window of the template counts, so that any number of processes gives the same rows): a split
+    of under 250 scenes is one shard and builds in one process, and ``num_proc`` above the number
+    of shards gives no more processes. A warning says so; lower ``reset_counts_every`` to spread
+    a small world over more processes (it changes the rows, like any option).
+
     A bad option is refused on construction, naming the valid ones:
 
         >>> ClevrMath(config_name="general", data_dir="CLEVR_v1.0", sed=1)
@@ -235,6 +241,20 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         if self.config.released_questions_dir:
             return [self._released_split(source) for source in sources]
         return [self._generated_split(source) for source in sources]
+
+    def _prepare_split(self, split_generator, **kwargs):
+        num_proc = kwargs.get("num_proc") or 1
+        windows = split_generator.gen_kwargs.get("windows")
+        if num_proc > 1 and windows is not None and len(windows) < num_proc:
+            # datasets then lowers num_proc with a bare "only contains N shard(s)"; say why.
+            logger.warning(
+                "CLEVR-Math %s split: num_proc=%d, but its %d scenes make %d shard(s) of reset_counts_every=%d "
+                "scenes (one per balancing window), so it builds in %d process(es); lower reset_counts_every "
+                "to spread it over more (the rows change with it)",
+                split_generator.name, num_proc, len(split_generator.gen_kwargs["scenes"]), len(windows),
+                self.config.reset_counts_every, len(windows),
+            )
+        return super()._prepare_split(split_generator, **kwargs)
 
     def _generated_split(self, source: SplitSource) -> datasets.SplitGenerator:
         scenes = load_scenes(source.scenes_path)
