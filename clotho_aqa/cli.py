@@ -38,6 +38,7 @@ def _add_synth(subparsers) -> None:
         "--overwrite", action="store_true",
         help="replace --out if it is a release this command wrote earlier (any other folder is never replaced)",
     )
+    p.add_argument("--quiet", action="store_true", help="no message but warnings")
     p.set_defaults(run=_run_synth)
 
 

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 import datasets
 
-from builder_utils.builder import ConfigError, check_int
+from builder_utils.builder import ConfigError
+from builder_utils.clevr.options import Choice, Flag, Integer, check_options, option
 from builder_utils.splits.refine import ANNEAL_ROUNDS
 
 #: Config name -> what one row is. The names are fixed; they are the labellings in use.
@@ -53,12 +54,19 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         3
     """
 
-    split_strategy: str = "official"
-    seed: int = 0
-    candidates: int = 1
-    keep: int = 1
-    refine_rounds: int = ANNEAL_ROUNDS
-    skip_missing_audio: bool = False
+    # Each option declared once (builder_utils.clevr.options.option): default, check and help;
+    # `export`, `demo` and `evaluate` take each as a --NAME flag (builder_utils.hub.cli).
+    split_strategy: str = option("official", Choice(SPLIT_STRATEGIES), group=None, builder=True,
+                                 help="official: the release's split; recomputed: the stratified 60/20/20 search")
+    seed: int = option(0, Integer(0), group=None, builder=True, help="seed of the recomputed split's search")
+    candidates: int = option(1, Integer(1), group=None, builder=True,
+                             help="recomputed split: 60/40 candidate splits (the paper: 2000)")
+    keep: int = option(1, Integer(1), group=None, builder=True,
+                       help="recomputed split: best candidates split again 50/50 (the paper: 50)")
+    refine_rounds: int = option(ANNEAL_ROUNDS, Integer(0), group=None, builder=True,
+                                help="recomputed split: rounds of local search after the paper's search (0: none)")
+    skip_missing_audio: bool = option(False, Flag(), group=None, builder=True,
+                                      help="drop the questions of clips whose WAV is missing, with a warning")
 
     def __post_init__(self):
         super().__post_init__()
@@ -76,14 +84,7 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         if self.name not in CONFIG_NAMES:
             raise ConfigError(f"unknown Clotho-AQA config {self.name!r}; valid: {', '.join(CONFIG_NAMES)}")
         where = f"Clotho-AQA config {self.name!r}"
-        if self.split_strategy not in SPLIT_STRATEGIES:
-            raise ConfigError(f"{where}: split_strategy {self.split_strategy!r} is not one of: {', '.join(SPLIT_STRATEGIES)}")
-        check_int(where, "seed", self.seed, minimum=0)
-        check_int(where, "candidates", self.candidates, minimum=1)
-        check_int(where, "keep", self.keep, minimum=1)
-        check_int(where, "refine_rounds", self.refine_rounds, minimum=0)
-        if not isinstance(self.skip_missing_audio, bool):
-            raise ConfigError(f"{where}: skip_missing_audio must be True or False, got {self.skip_missing_audio!r}")
+        check_options(self, where=where, error=ConfigError)
 
     def content(self) -> dict:
         """The fields that decide the rows, as a plain dict (for the cache key).

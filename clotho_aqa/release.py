@@ -94,7 +94,8 @@ class MissingAudioError(FileNotFoundError):
         super().__init__(
             f"{len(self.missing)} audio file(s) referenced by the QA CSVs are missing from {self.audio_dir}:\n"
             f"{listed}{more}\n"
-            "Pass skip_missing_audio=True to build without them (their questions are dropped with a warning)."
+            "Pass skip_missing_audio=True (on the command line: --skip_missing_audio) to build without them "
+            "(their questions are dropped with a warning)."
         )
 
 

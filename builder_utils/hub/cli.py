@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 
 import datasets
 
-from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, README, export_builder
+from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
 from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
 from builder_utils.interrupt import exit_status, stop_on_signals
@@ -69,8 +70,9 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls) -> argparse.
         f"counts them (Arrow bytes), e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
     )
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     add_media_arguments(parser)
+    add_builder_flags(parser, builder_cls.BUILDER_CONFIG_CLASS)
     return parser
 
 
@@ -100,6 +102,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
                 max_shard_size=args.max_shard_size,
                 cache_dir=args.cache_dir,
                 progress=getattr(args, "progress", not args.quiet),  # set by run_command: bars only on a terminal
+                builder_kwargs=builder_kwargs_from_args(args, builder_cls.BUILDER_CONFIG_CLASS),
                 **media_options(args),
             )
         except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
@@ -110,8 +113,8 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
         if args.plan:
             print(f"--plan: nothing written to {result.folder}")
             return 0
-        print(result.summary())
-        print(f"card: {result.folder / README}")
+        if not args.quiet:
+            print(f"{prog}: {result.summary_line()}", file=sys.stderr)
         return 0
 
     return _interruptible(prog, work, "the export folder keeps its previous files, staging removed")

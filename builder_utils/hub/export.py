@@ -127,6 +127,20 @@ class ExportResult:
     def media_bytes(self) -> int:
         return sum(s.media_bytes for splits in self.configs.values() for s in splits.values())
 
+    def summary_line(self) -> str:
+        """What export wrote, in the one success line of the command.
+
+        Example:
+            >>> ExportResult(Path("out")).summary_line()
+            'exported nothing to out'
+        """
+        if not self.configs:
+            return f"exported nothing to {self.folder}"
+        parts = [f"{name} ({', '.join(f'{split} {s.rows:,}' for split, s in splits.items())} rows)"
+                 for name, splits in self.configs.items()]
+        return (f"wrote {self.folder}: {'; '.join(parts)}; {self.parquet_bytes / 2**20:,.1f} MiB of Parquet "
+                f"and the card {README}, in {self.seconds:.1f} s")
+
     def summary(self) -> str:
         """One line per configuration, for the command line.
 

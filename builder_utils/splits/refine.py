@@ -155,7 +155,8 @@ def refine_split(labels, folds, ratios, rounds: int = ANNEAL_ROUNDS, proposals: 
     """Lower a split's label error by moves and swaps that keep the constraint (module docstring).
 
     ``folds``: the start split (fold index per sample). The result's folds have the sizes of
-    :func:`target_sizes`; a label that meets the constraint at the start still meets it.
+    :func:`target_sizes` unless every move towards them would break the constraint (tiny
+    inputs); a label that meets the constraint at the start still meets it.
     ``rounds`` of annealing (0: descent only) with ``proposals`` swaps scored per round;
     ``seed`` (int or SeedSequence) fixes the draws, so the same input gives the same split.
 
@@ -199,9 +200,12 @@ def _descend(state: "_State", wanted: np.ndarray, counter: dict) -> None:
             members = np.flatnonzero(state.folds == over[0])
             options = np.where((sizes < wanted)[None, :], gains[members], np.inf)
             best = np.unravel_index(np.argmin(options), options.shape)
-            state.move(members[best[0]], int(best[1]))
-            counter["moves"] += 1
-            continue
+            if options[best] < _BLOCKED / 2:
+                state.move(members[best[0]], int(best[1]))
+                counter["moves"] += 1
+                continue
+            # Every move out of this fold would break the constraint: the sizes stay as they are.
+            wanted = np.maximum(wanted, sizes)
         best = (-1e-12, None)
         for a in range(n_folds):
             for b in range(a + 1, n_folds):
