@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
 import soundfile
 
 from clotho_aqa.cli import main
@@ -213,3 +214,36 @@ def test_recomputed_split_with_missing_audio_is_the_splits_command(tmp_path):
     builder.download_and_prepare()
     from_builder = {name: split for split, ds in builder.as_dataset().items() for name in ds["file_name"]}
     assert from_builder == {name: split for name, split in from_command.items() if name not in missing}
+
+
+def test_export_takes_the_builder_options_as_flags_and_says_what_it_wrote(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "6", "--seed", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: no success line
+    missing = sorted((rel / AUDIO_DIR).iterdir())[0]
+    missing.unlink()
+    out = tmp_path / "hub"
+    base = ["export", "--data_dir", str(rel), "--out", str(out), "--config", "questions"]
+    # The missing-WAV error names the option and its flag.
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert missing.name in err and "skip_missing_audio=True" in err and "--skip_missing_audio" in err
+    assert main(base + ["--skip_missing_audio", "--split_strategy", "recomputed", "--refine_rounds", "20"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("clotho-aqa export: warning")]
+    success = [line for line in lines if line.startswith("clotho-aqa export: wrote ")]
+    assert len(success) == 1 and str(out) in success[0] and "questions (train" in success[0], lines
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(out), "questions", cache_dir=str(tmp_path / "load_cache"))
+    names = set().union(*(split["file_name"] for split in loaded.values()))
+    assert missing.name not in names and len(names) == 5
+    assert main(base + ["--skip_missing_audio", "--quiet"]) == 0
+    assert "wrote" not in capsys.readouterr().err
+
+
+def test_export_refuses_a_bad_builder_option_value(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "4", "--quiet"]) == 0
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "--data_dir", str(rel), "--out", str(tmp_path / "hub"), "--split_strategy", "random"])
+    assert exited.value.code == 2 and "invalid choice: 'random'" in capsys.readouterr().err

@@ -362,8 +362,10 @@ def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: 
         meta = f.metadata[_KEY]
         if not meta["builder"] or f"--{f.name}" in taken:
             continue
-        keywords = {**meta["check"].flag(), **meta["flag"], "help": meta["help"].replace("%(default)s", str(f.default))
-                    + f" (default: {f.default})", "default": argparse.SUPPRESS}
+        text = meta["help"] if "%(default)s" in meta["help"] else meta["help"] + " (default: %(default)s)"
+        # The default is shown, not set: an absent flag must leave the configuration's own value.
+        keywords = {**meta["check"].flag(), **meta["flag"], "help": text.replace("%(default)s", str(f.default)),
+                    "default": argparse.SUPPRESS}
         group.add_argument(f"--{f.name}", **keywords)
         added.append(f.name)
     return added
