@@ -477,7 +477,7 @@ def install_hint() -> str:
 
 
 def keep_exported_parts(body: str, configs: Iterable[str]) -> str:
-    """The body without its ``<!-- if-exported: ... -->`` parts whose configurations are not exported.
+    r"""The body without its ``<!-- if-exported: ... -->`` parts whose configurations are not exported.
 
     Example:
         >>> text = "A\n<!-- if-exported: questions -->\nQ\n<!-- /if-exported -->\nB"

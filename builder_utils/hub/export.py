@@ -138,8 +138,7 @@ class ExportResult:
             return f"exported nothing to {self.folder}"
         parts = [f"{name} ({', '.join(f'{split} {s.rows:,}' for split, s in splits.items())} rows)"
                  for name, splits in self.configs.items()]
-        return (f"wrote {self.folder}: {'; '.join(parts)}; {self.parquet_bytes / 2**20:,.1f} MiB of Parquet "
-                f"and the card {README}, in {self.seconds:.1f} s")
+        return f"wrote {self.folder}: {'; '.join(parts)}; {self._written()} and the card {README}"
 
     def summary(self) -> str:
         """One line per configuration, for the command line.
@@ -150,13 +149,12 @@ class ExportResult:
         """
         if not self.configs:
             return f"exported nothing to {self.folder}"
-        lines = []
-        for name, splits in self.configs.items():
-            parts = ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
-            lines.append(f"{name}: {parts}")
-        mib = self.parquet_bytes / 2**20
-        lines.append(f"wrote {mib:,.1f} MiB of Parquet to {self.folder} in {self.seconds:.1f} s")
-        return "\n".join(lines)
+        lines = [f"{name}: " + ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
+                 for name, splits in self.configs.items()]
+        return "\n".join(lines + [f"wrote {self._written()} to {self.folder}"])
+
+    def _written(self) -> str:
+        return f"{self.parquet_bytes / 2**20:,.1f} MiB of Parquet in {self.seconds:.1f} s"
 
 
 def config_dir(config_name: str) -> str:
