@@ -123,6 +123,16 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         "conversation_media": "images",
         "turn": {"user": "question", "assistant": "label"},
         "turn_fields": ["question_id", "category", "template", "template_index"],
+        # Single-hop questions in train, multihop in test: conversations_multihop, prompts_multihop.
+        "also_follow": ["multihop"],
+        "data_source": "clevr_math",  # the_cauldron's turn `source`, verl's `data_source`
+        "rewards": "clevr_math.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
+        # builder_utils.prompts: the `prompts` rows (RL) and the stream's rows.
+        "prompts": {
+            "media_kind": "image",
+            "answer": "label",
+            "columns": ["label", "category", "template", "num_operations", "question_id", "image_filename"],
+        },
     }
 
     def checked_config(self, builder_config: ClevrMathConfig) -> None:

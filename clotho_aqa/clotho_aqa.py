@@ -112,6 +112,16 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         "conversation_media": "audios",
         "turn": {"user": "question", "assistant": "majority_answer"},
         "turn_fields": ["question_id", "answer_type", "answers", "confidences", "unanimous"],
+        "data_source": "clotho_aqa",  # the_cauldron's turn `source`, verl's `data_source`
+        "rewards": "clotho_aqa.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
+        # builder_utils.prompts: `answer` is the majority answer (None without one); the rewards'
+        # ground truth is the three annotator answers.
+        "prompts": {
+            "media_kind": "audio",
+            "answer": "majority_answer",
+            "ground_truth": "answers",
+            "columns": ["answers", "confidences", "unanimous", "answer_type", "question_id", "file_name"],
+        },
     }
     #: What the Hub card describes (builder_utils.hub.stats): the answer column (``answer``, or
     #: ``label`` / ``majority_answer`` in the per-question configurations), then the groups.

@@ -1,8 +1,9 @@
 """Scoring model answers: predictions in, answers extracted, accuracy with intervals, reports out.
 
-Dataset-agnostic parts only; which columns, categories and baselines a dataset has lives in its
-own ``evaluate`` module (``clevr_math.evaluate``, ``clotho_aqa.evaluate``,
-``builder_utils.clevr.evaluate`` for the classic CLEVR families).
+A dataset's scoring is a :class:`ScoringSpec` (its ``evaluate`` module's ``SPEC``:
+``clevr_math.evaluate``, ``clotho_aqa.evaluate``, ``builder_utils.clevr.evaluate`` for the
+classic CLEVR families); :mod:`builder_utils.evaluation.evaluate` is the one implementation of
+``evaluate`` over a spec, :mod:`builder_utils.evaluation.rewards` the training rewards' parts.
 
 Example:
     >>> from builder_utils.evaluation import extract, score, summarize
@@ -11,8 +12,7 @@ Example:
     0.5
 """
 
-from builder_utils.evaluation.accuracy import Scored, bootstrap_interval, score, summarize, summarize_groups
-from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
+from builder_utils.evaluation.accuracy import Scored, bootstrap_interval, score, summarize
 from builder_utils.evaluation.data import EvaluationError, load_splits
 from builder_utils.evaluation.extract import (
     answer_span,
@@ -23,14 +23,19 @@ from builder_utils.evaluation.extract import (
     extract_yes_no,
 )
 from builder_utils.evaluation.predictions import PredictionsError, read_predictions
+from builder_utils.evaluation.spec import Baseline, Extraction, Labelling, Question, ScoringSpec, Section
 
 __all__ = [
+    "Baseline",
     "EvaluationError",
+    "Extraction",
+    "Labelling",
     "PredictionsError",
+    "Question",
     "Scored",
-    "answer_prior",
+    "ScoringSpec",
+    "Section",
     "answer_span",
-    "back_off",
     "bootstrap_interval",
     "extract",
     "extract_integer",
@@ -38,9 +43,7 @@ __all__ = [
     "extract_word",
     "extract_yes_no",
     "load_splits",
-    "majority_answer",
     "read_predictions",
     "score",
     "summarize",
-    "summarize_groups",
 ]

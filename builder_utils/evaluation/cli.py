@@ -64,6 +64,9 @@ def add_evaluate_arguments(parser: argparse.ArgumentParser, default_config: str)
     parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
                         help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
     parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
+    parser.add_argument("--ignore_extra_ids", action="store_true",
+                        help="score a predictions file made for a larger configuration: predictions for questions "
+                             "not in --config/--split are left out (the report counts them)")
     parser.add_argument("--overwrite", action="store_true", help="replace report files a previous run wrote in --out")
     parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
 
@@ -77,7 +80,7 @@ def run_evaluation(
 ) -> int:
     """What an ``evaluate`` subcommand does with the options of :func:`add_evaluate_arguments`:
     check ``--out`` before any work, ``evaluate(data, config, split, predictions, train_split=,
-    seed=, resamples=, cache_dir=)`` (plus the options named in ``extra``, by name), ``write(report,
+    seed=, resamples=, cache_dir=, ignore_extra_ids=)`` (plus the options named in ``extra``, by name), ``write(report,
     out, overwrite=)``, and print the overall table unless ``--quiet``. Returns the exit status 0.
 
     Example:
@@ -100,7 +103,7 @@ def run_evaluation(
     check_outputs(args.out, chart_files, args.overwrite)  # before any work
     report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
                       seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
-                      **{name: getattr(args, name) for name in extra})
+                      ignore_extra_ids=args.ignore_extra_ids, **{name: getattr(args, name) for name in extra})
     write(report, args.out, overwrite=args.overwrite)
     if not args.quiet:
         print(overall_table(report_systems(report)))

@@ -75,6 +75,9 @@ def _read_jsonl(path: Path) -> dict[str, Prediction]:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise PredictionsError(f"{where}: not JSON ({exc.msg}); expected one object per line") from None
+            except (RecursionError, ValueError) as exc:  # nested too deep; an integer of thousands of digits
+                reason = "nested too deep" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+                raise PredictionsError(f"{where}: not readable JSON ({reason})") from None
             if not isinstance(row, dict) or any(c not in row for c in COLUMNS):
                 raise PredictionsError(f"{where}: expected an object with keys {', '.join(COLUMNS)}")
             _add(out, row["question_id"], row["prediction"], where, seen)
@@ -96,7 +99,7 @@ def _read_csv(path: Path) -> dict[str, Prediction]:
             if raw is not None and raw.lstrip().startswith("["):
                 try:
                     parsed = json.loads(raw)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, RecursionError, ValueError):
                     parsed = raw  # free text that happens to start with "["
                 raw = parsed if isinstance(parsed, list) else raw
             _add(out, row["question_id"], raw, where, seen)
@@ -142,6 +145,8 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
         return {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[kind](path)
     except UnicodeDecodeError as exc:
         raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
+        raise PredictionsError(f"{path}: not readable CSV ({exc})") from None
 
 
 def given_predictions(

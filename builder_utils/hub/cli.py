@@ -26,6 +26,7 @@ import datasets
 from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
 from builder_utils.interrupt import exit_status, stop_on_signals
 
@@ -220,6 +221,11 @@ def add_media_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         "--plan", action="store_true",
         help="build, print the rows and projected bytes per config and layout, write nothing",
     )
+    parser.add_argument(
+        "--prompt_style", choices=[s.name for s in PROMPT_STYLES], default=DEFAULT_PROMPT_STYLE,
+        help="answer-format instruction in the system turn of the prompts configs (RL): think_answer "
+        "(<think>..</think><answer>..</answer>), boxed (\\boxed{}) or plain (no system turn)",
+    )
     return parser
 
 
@@ -227,10 +233,11 @@ def media_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of :func:`export_builder` given by :func:`add_media_arguments`.
 
     Example:
-        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True))
-        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True}
+        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True, prompt_style="boxed"))
+        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True, 'prompt_style': 'boxed'}
     """
-    return {"media": args.media, "audio_format": args.audio_format, "plan_only": args.plan}
+    return {"media": args.media, "audio_format": args.audio_format, "plan_only": args.plan,
+            "prompt_style": args.prompt_style}
 
 
 class _Terminal(logging.Handler):

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import logging
 
-from builder_utils.evaluation.accuracy import summarize
+from builder_utils.evaluation.evaluate import system_result
 from builder_utils.evaluation.report import breakdown_table
 from clevr_math.config import CATEGORIES
-from clevr_math.evaluate import MathQuestion, score_answers, system_result
+from clevr_math.evaluate import SPEC, math_question
 
 logger = logging.getLogger("clevr_math")
 
@@ -73,10 +73,10 @@ def clevr_math_process_results(doc: dict, results: list) -> dict:
     return {"accuracy": record, "unparseable": record}
 
 
-def _scored(records: list[dict]):
-    questions = [MathQuestion(r["question_id"], r["answer"], r["category"], r["template"], r["num_operations"])
+def _result(records: list[dict]) -> dict:
+    questions = [math_question(r["question_id"], r["answer"], r["category"], r["template"], r["num_operations"])
                  for r in records]
-    return questions, score_answers(questions, {r["question_id"]: r["prediction"] for r in records})
+    return system_result(SPEC, questions, {r["question_id"]: r["prediction"] for r in records})
 
 
 def clevr_math_accuracy(records: list[dict]) -> float:
@@ -87,10 +87,9 @@ def clevr_math_accuracy(records: list[dict]) -> float:
         ...                       "template": "addition[0]", "num_operations": 1, "prediction": "four"}])
         0.0
     """
-    questions, scored = _scored(records)
-    logger.info("CLEVR-Math accuracy by category:\n%s",
-                breakdown_table("category", {"model": system_result(questions, scored)}, "by_category"))
-    return summarize(scored)["accuracy"]
+    result = _result(records)
+    logger.info("CLEVR-Math accuracy by category:\n%s", breakdown_table("category", {"model": result}, "by_category"))
+    return result["overall"]["accuracy"]
 
 
 def clevr_math_unparseable(records: list[dict]) -> float:
@@ -101,5 +100,5 @@ def clevr_math_unparseable(records: list[dict]) -> float:
         ...                          "template": "addition[0]", "num_operations": 1, "prediction": "unsure"}])
         1.0
     """
-    _, scored = _scored(records)
-    return sum(s.status == "unparseable" for s in scored) / len(scored) if scored else 0.0
+    overall = _result(records)["overall"]
+    return overall["unparseable"] / overall["total"] if overall["total"] else 0.0

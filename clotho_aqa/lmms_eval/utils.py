@@ -17,7 +17,8 @@ Example:
 
 from __future__ import annotations
 
-from clotho_aqa.evaluate import AQAQuestion, system_result
+from builder_utils.evaluation.evaluate import system_result
+from clotho_aqa.evaluate import SPEC, aqa_question
 
 METRICS = {
     "yes_no_unfiltered": "yes_no/unfiltered",
@@ -70,9 +71,10 @@ def clotho_aqa_process_results(doc: dict, results: list) -> dict:
 
 
 def _accuracy(records: list[dict], labelling: str) -> float | None:
-    questions = [AQAQuestion(r["question_id"], r["question"], tuple(r["answers"]), r["answer_type"]) for r in records]
-    vocabulary = {a for q in questions if q.answer_type == "single_word" for a in q.answers}
-    result = system_result(questions, {r["question_id"]: r["prediction"] for r in records}, vocabulary)
+    questions = [aqa_question(r["question_id"], r["question"], r["answers"], r["answer_type"]) for r in records]
+    vocabulary = {a for q in questions if q.kind == "single_word" for a in q.answers}
+    result = system_result(SPEC, questions, {r["question_id"]: r["prediction"] for r in records}, "questions",
+                           vocabulary)
     return result["by_labelling"][labelling]["accuracy"]
 
 
