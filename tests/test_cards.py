@@ -17,6 +17,7 @@ from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub import export_builder
 from builder_utils.hub.card import CardError, load_card_template
 from builder_utils.hub.card_metadata import known_values, metadata_problems
+from builder_utils.hub.trainer_card import snippet_before_trl
 from clevr_math import ClevrMath
 from clotho_aqa import ClothoAQA
 from clotho_aqa.synth import write_synthetic_release
@@ -34,6 +35,8 @@ EXPORTS = {
     "clevr_math_shared": ("clevr_math", ["general", "multihop"], "shared"),
     "clotho_aqa_inline": ("clotho_aqa", ["yes_no_majority", "questions"], "inline"),
     "clotho_aqa_shared": ("clotho_aqa", ["questions", "yes_no_majority"], "shared"),
+    # With the trainer configurations: their card sections' code blocks run too.
+    "clevr_math_train": ("clevr_math", ["multihop", "conversations_multihop", "prompts_multihop"], "shared"),
 }
 
 
@@ -168,13 +171,14 @@ AFTER_EXAMPLES = {
 def run_card_examples(folder: Path, checks, tmp_path: Path) -> subprocess.CompletedProcess:
     """Run every ```python block of the card in ``folder`` as one script, without torchcodec.
 
-    Generic on purpose: any block a card gains (per-configuration sections included) is run.
+    Generic on purpose: any block a card gains (per-configuration sections included) is run, up
+    to its ``from trl import`` line (TRL is not a dependency; make test-train runs the rest).
     ``REPO_ID`` becomes the folder; each check runs if its name was defined.
     """
     body = (folder / "README.md").read_text(encoding="utf-8")
     blocks = CODE_BLOCK.findall(body)
     assert len(blocks) >= 2
-    code = "\n".join(blocks).replace('"REPO_ID"', repr(str(folder)))
+    code = "\n".join(snippet_before_trl(block) for block in blocks).replace('"REPO_ID"', repr(str(folder)))
     after = "\n".join(f"if {name!r} in globals():\n    {check}" for name, check in checks)
     script = tmp_path / "examples.py"
     script.write_text(NO_TORCHCODEC + code + "\n" + after + "\n", encoding="utf-8")
