@@ -149,6 +149,7 @@ def _push_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the `hf auth login` one)")
     parser.add_argument("--num_workers", type=int, default=None, help="files hashed and uploaded at once")
     parser.add_argument("--dry_run", action="store_true", help="list the files and sizes to upload; no network")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     return parser
 
 
@@ -176,7 +177,8 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
             return 2
         finally:
             terminal.close()
-        print(f"pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}")
+        if not getattr(args, "quiet", False):
+            print(f"{prog}: pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}", file=sys.stderr)
         return 0
 
     return _interruptible(prog, work, "run the same push again to upload the rest")
