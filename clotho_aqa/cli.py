@@ -68,6 +68,8 @@ def _add_demo(subparsers) -> None:
 
 # --- splits ----------------------------------------------------------------------------
 
+SEARCH_OPTIONS = ("seed", "candidates", "keep", "refine_rounds")
+
 
 def compute_split_file(
     data_dir: str | os.PathLike,
@@ -75,7 +77,7 @@ def compute_split_file(
     report: str | os.PathLike | None = None,
     candidates: int | None = None,
     keep: int | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     progress: bool = True,
     refine_rounds: int | None = None,
 ) -> dict:
@@ -84,7 +86,7 @@ def compute_split_file(
     Only the QA CSVs are read (no audio needed). The CSV and the optional JSON report (the
     search's report plus clip counts, the label error, its floor and the tables' own split's
     label error) are written atomically, the report also as Markdown next to it (``.md``).
-    ``candidates``, ``keep``, ``refine_rounds``: None for the builder config's defaults.
+    ``candidates``, ``keep``, ``seed``, ``refine_rounds``: None for the builder config's defaults.
     Returns the report.
 
     Example:
@@ -102,6 +104,7 @@ def compute_split_file(
     candidates = ClothoAQAConfig.candidates if candidates is None else candidates
     keep = ClothoAQAConfig.keep if keep is None else keep
     refine_rounds = ClothoAQAConfig.refine_rounds if refine_rounds is None else refine_rounds
+    seed = ClothoAQAConfig.seed if seed is None else seed
 
     for path in (out, report):
         if path is not None and os.path.isdir(path):
@@ -175,20 +178,21 @@ def _add_splits(subparsers) -> None:
     p.add_argument("--data_dir", required=True, help="folder with the official QA CSVs")
     p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
     p.add_argument("--report", help="JSON report file to write")
-    p.add_argument("--candidates", type=int, help="60/40 candidate splits (default: the builder's; paper: 2000)")
-    p.add_argument("--keep", type=int, help="best candidates split again 50/50 (default: the builder's; paper: 50)")
-    p.add_argument("--refine_rounds", type=int,
-                   help="rounds of local search after the paper's search (default: the builder's; 0: the paper's alone)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    from builder_utils.clevr.options import add_builder_flags
+    from clotho_aqa.config import ClothoAQAConfig
+
+    # The search's options are the builder's (split_strategy="recomputed"), declared once there.
+    add_builder_flags(p, ClothoAQAConfig, "split search options", only=SEARCH_OPTIONS)
     p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     p.set_defaults(run=_run_splits)
 
 
 def _run_splits(args) -> int:
-    summary = compute_split_file(
-        args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=args.progress,
-        refine_rounds=args.refine_rounds,
-    )
+    from builder_utils.clevr.options import builder_kwargs_from_args
+    from clotho_aqa.config import ClothoAQAConfig
+
+    summary = compute_split_file(args.data_dir, args.out, args.report, progress=args.progress,
+                                 **builder_kwargs_from_args(args, ClothoAQAConfig))
     search = summary["search"]
     files = summary["files"]
     also = f" and {args.report} (+ .md)" if args.report else ""

@@ -342,7 +342,8 @@ def builder_fields(name: str, cls: type = GeneratorOptions, **defaults: Any) -> 
     return dataclasses.make_dataclass(name, specs)
 
 
-def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: str = "builder options") -> list[str]:
+def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: str = "builder options",
+                      only: Sequence[str] | None = None) -> list[str]:
     """A ``--NAME`` flag per option a builder config declares with :func:`option` (``builder=True``).
 
     For the commands that build a dataset (``export``, ``demo``, ``evaluate``): type, choices and
@@ -360,7 +361,7 @@ def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: 
     added = []
     for f in _declared(config_cls):
         meta = f.metadata[_KEY]
-        if not meta["builder"] or f"--{f.name}" in taken:
+        if not meta["builder"] or f"--{f.name}" in taken or (only is not None and f.name not in only):
             continue
         text = meta["help"] if "%(default)s" in meta["help"] else meta["help"] + " (default: %(default)s)"
         # The default is shown, not set: an absent flag must leave the configuration's own value.
