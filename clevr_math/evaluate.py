@@ -118,6 +118,7 @@ def evaluate(
     resamples: int = DEFAULT_RESAMPLES,
     cache_dir: str | os.PathLike | None = None,
     ignore_extra_ids: bool = False,
+    builder_kwargs: dict | None = None,
 ) -> dict:
     """Score ``predictions`` (a file, or a ``{question_id: prediction}`` dict; None: baselines
     only) on ``split`` of ``config`` in ``data``; return the report (what ``report.json`` holds).
@@ -134,7 +135,8 @@ def evaluate(
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]
     return engine.evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, data, config, split, predictions,
                                    train_split, seed, resamples, cache_dir, ignore_extra_ids,
-                                   None if scenes is None else (lambda qs: oracle_answers(qs, scenes)), notes)
+                                   None if scenes is None else (lambda qs: oracle_answers(qs, scenes)), notes,
+                                   builder_kwargs)
 
 
 def render_markdown(report: Mapping) -> str:
@@ -191,6 +193,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     add_evaluate_arguments(parser, default_config="general")
     parser.add_argument("--scenes", help="CLEVR_v1.0 folder or scene file for the program oracle "
                                          "(default: --data when it is a data_dir)")
+    from builder_utils.clevr.options import add_builder_flags
+    from clevr_math.config import ClevrMathConfig  # here: the module stays light for reward functions
+
+    add_builder_flags(parser, ClevrMathConfig, "builder options (when --data is a data_dir)")
     parser.set_defaults(run=run)
     return parser
 
@@ -205,7 +211,11 @@ def run(args: argparse.Namespace) -> int:
         run(parser.parse_args(["--data", "hub/clevr_math", "--out", "eval"]))
         # -> 0
     """
-    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["scenes"])
+    from builder_utils.clevr.options import builder_kwargs_from_args
+    from clevr_math.config import ClevrMathConfig
+
+    args.builder_kwargs = builder_kwargs_from_args(args, ClevrMathConfig)
+    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["scenes", "builder_kwargs"])
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -> int:

@@ -180,6 +180,7 @@ def evaluate(
     resamples: int = DEFAULT_RESAMPLES,
     cache_dir: str | os.PathLike | None = None,
     ignore_extra_ids: bool = False,
+    builder_kwargs: dict | None = None,
 ) -> dict:
     """Score ``predictions`` (a file or a ``{question_id: prediction}`` dict; None: baselines
     only) on ``split`` of ``config`` in ``data``; return the report (what ``report.json`` holds).
@@ -192,7 +193,8 @@ def evaluate(
     from clotho_aqa import ClothoAQA
 
     return engine.evaluate_dataset(SPEC, read_questions, ClothoAQA, COLUMNS, data, config, split, predictions,
-                                   train_split, seed, resamples, cache_dir, ignore_extra_ids)
+                                   train_split, seed, resamples, cache_dir, ignore_extra_ids,
+                                   builder_kwargs=builder_kwargs)
 
 
 def render_markdown(report: Mapping) -> str:
@@ -241,6 +243,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         'questions'
     """
     add_evaluate_arguments(parser, default_config="questions")
+    from builder_utils.clevr.options import add_builder_flags
+    from clotho_aqa.config import ClothoAQAConfig  # here: the module stays light for reward functions
+
+    add_builder_flags(parser, ClothoAQAConfig, "builder options (when --data is a data_dir)")
     parser.set_defaults(run=run)
     return parser
 
@@ -255,7 +261,11 @@ def run(args: argparse.Namespace) -> int:
         run(parser.parse_args(["--data", "hub/clotho_aqa", "--out", "eval"]))
         # -> 0
     """
-    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES)
+    from builder_utils.clevr.options import builder_kwargs_from_args
+    from clotho_aqa.config import ClothoAQAConfig
+
+    args.builder_kwargs = builder_kwargs_from_args(args, ClothoAQAConfig)
+    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["builder_kwargs"])
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "clotho-aqa evaluate") -> int:

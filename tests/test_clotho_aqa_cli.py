@@ -247,3 +247,15 @@ def test_export_refuses_a_bad_builder_option_value(tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
         main(["export", "--data_dir", str(rel), "--out", str(tmp_path / "hub"), "--split_strategy", "random"])
     assert exited.value.code == 2 and "invalid choice: 'random'" in capsys.readouterr().err
+
+
+def test_evaluate_on_a_data_dir_takes_the_builder_options(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "6", "--seed", "2", "--quiet"]) == 0
+    sorted((rel / AUDIO_DIR).iterdir())[0].unlink()
+    args = ["evaluate", "--data", str(rel), "--cache_dir", str(tmp_path / "cache"), "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "e1")]) == 2
+    assert "--skip_missing_audio" in capsys.readouterr().err
+    assert main(args + ["--out", str(tmp_path / "e2"), "--skip_missing_audio"]) == 0
+    report = json.loads((tmp_path / "e2" / "report.json").read_text(encoding="utf-8"))
+    assert report["num_questions"] > 0

@@ -186,6 +186,7 @@ def evaluate_dataset(
     ignore_extra_ids: bool = False,
     oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
     notes: Sequence[str] = (),
+    builder_kwargs: dict | None = None,
 ) -> dict:
     """:func:`score_report` on ``split`` of ``config`` in ``data`` (an export, a Hub repository
     or a ``data_dir``; see :func:`~builder_utils.evaluation.data.load_splits`), the questions
@@ -196,7 +197,7 @@ def evaluate_dataset(
         evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, "hub", "general", predictions="p.jsonl")
     """
     predictions, source = given_predictions(predictions)  # a bad file fails before any data is loaded
-    splits = load_splits(data, config, builder_class, columns, cache_dir)
+    splits = load_splits(data, config, builder_class, columns, cache_dir, builder_kwargs)
     questions = read(require_split(splits, split, data, config), config)
     train = read(splits[train_split], config) if train_split in splits else []
     header = {"data": os.fspath(data), "config": config, "split": split, "train_split": train_split}
