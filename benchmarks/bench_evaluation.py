@@ -67,12 +67,12 @@ def extraction_speed(count: int = 100_000) -> None:
 def clevr_math_oracle(scenes: Path) -> None:
     from builder_utils.clevr import load_scenes
     from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
-    from builder_utils.clevr.evaluate import oracle_answers
+    from builder_utils.clevr.evaluate import Program, oracle_answers
     from clevr_math.evaluate import SPEC as MATH_SPEC, math_question
 
     generator = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0, max_answer=10))
     questions = [math_question(f"q{i}", q["answer"], q["category"], f"{q['template_filename']}[{q['template_index']}]",
-                               q["num_operations"], q["program"], q["image_filename"])
+                               q["num_operations"], Program(q["program"], q["image_filename"]))
                  for i, q in enumerate(generator.generate(load_scenes(scenes)))]
     started = time.perf_counter()
     oracle = oracle_answers(questions, scenes)

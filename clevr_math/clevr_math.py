@@ -195,7 +195,9 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             inputs += [os.path.join(root, "scenes", f"CLEVR_{s}_scenes.json") for s in ("train", "val", "test")]
         if config.released_questions_dir:
             inputs += [released_file(config.released_questions_dir, s) for s in ("train", "val", "test")]
-        return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "input_files": inputs}
+        # scene and released question files are small enough to key by content (a file edited
+        # with its size and modification time kept must not be served from the cache)
+        return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "content_files": inputs}
 
     def _info(self):
         program_node = {

@@ -23,7 +23,6 @@ Example::
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -32,65 +31,18 @@ from pathlib import Path
 from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
-from builder_utils.evaluation.cli import add_evaluate_arguments, evaluate_main, run_evaluation
+from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.report import overall_table, report_systems
-from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
+from builder_utils.evaluation.spec import Question
+from clevr_math.scoring import CHART_FILES, SPEC, math_question
 
-__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions", "render_markdown",
+__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions",
            "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
            "image_filename")
-MULTIHOP = "multihop"
-EXTRACTION = ("integer: the last number (digits before number words) of the answer span: the last \\boxed{}, "
-              "<answer></answer> or {}, else the text after the last 'Answer:'/'answer is', else the whole text")
-CHART_FILES = ("accuracy_by_category.png", "accuracy_by_num_operations.png")
-
-
-def _category_order(name: str) -> tuple:
-    from clevr_math.config import CATEGORIES
-
-    return (CATEGORIES.index(name) if name in CATEGORIES else len(CATEGORIES), name)
-
-
-#: How CLEVR-Math is scored: integer answers; breakdowns by category (the paper's order),
-#: template, number of operations and hop (these two also the generalisation table); majority
-#: and question-only prior baselines.
-SPEC = ScoringSpec(
-    dataset="clevr_math",
-    title="CLEVR-Math",
-    extractions={"integer": Extraction("integer")},
-    sections=(
-        Section("by_category", "category", order=_category_order),
-        Section("by_template", "template"),
-        Section("by_num_operations", "num_operations", "operations", table=False, generalisation=True),
-        Section("by_hop", "hop", order=lambda hop: hop == MULTIHOP, table=False, generalisation=True),
-    ),
-    charts=(
-        ChartSpec(CHART_FILES[0], "Accuracy by category", "by_category", "category"),
-        ChartSpec(CHART_FILES[1], "Accuracy by number of operations", "by_num_operations", "operations"),
-    ),
-    baselines=(Baseline("majority"), Baseline("category_prior", ("category",)),
-               Baseline("template_prior", ("template", "category"))),
-    extraction_note=EXTRACTION,
-)
-
-
-def math_question(question_id: str, answer: str, category: str, template: str, num_operations: int,
-                  program: list | None = None, image_filename: str | None = None) -> Question:
-    """One CLEVR-Math question as the spec scores it.
-
-    Example:
-        >>> math_question("q", "3", "multihop", "m[0]", 2).keys["hop"]
-        'multihop'
-    """
-    keys = {"category": category, "template": template, "num_operations": num_operations,
-            "hop": MULTIHOP if category == MULTIHOP else "single-hop"}
-    return Question(question_id, (answer,), "integer", keys, Program(program, image_filename))
-
-
 def read_questions(dataset, config: str = "") -> list[Question]:
     """The rows of a CLEVR-Math split (a ``datasets.Dataset``) as questions.
 
@@ -103,7 +55,7 @@ def read_questions(dataset, config: str = "") -> list[Question]:
     has_program = "program" in dataset.column_names
     return [math_question(row["question_id"], str(row["label"]), names[row["category"]],
                           f"{row['template']}[{row['template_index']}]", int(row["num_operations"]),
-                          row["program"] if has_program else None, row.get("image_filename"))
+                          Program(row["program"] if has_program else None, row.get("image_filename")))
             for row in dataset]
 
 
@@ -139,16 +91,6 @@ def evaluate(
                                    builder_kwargs)
 
 
-def render_markdown(report: Mapping) -> str:
-    """``report.md``: the overall table, the generalisation table and the breakdowns.
-
-    Example::
-
-        print(render_markdown(evaluate("hub", "multihop")))
-    """
-    return engine.render_markdown(SPEC, report)
-
-
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the charts into ``out``.
 
@@ -182,50 +124,18 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
     return reports
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``clevr-math evaluate`` on ``parser``; ``args.run(args)`` evaluates.
-
-    Example:
-        >>> p = add_arguments(argparse.ArgumentParser())
-        >>> p.parse_args(["--data", "hub", "--out", "o", "--scenes", "CLEVR_v1.0"]).scenes
-        'CLEVR_v1.0'
-    """
-    add_evaluate_arguments(parser, default_config="general")
-    parser.add_argument("--scenes", help="CLEVR_v1.0 folder or scene file for the program oracle "
-                                         "(default: --data when it is a data_dir)")
-    from builder_utils.clevr.options import add_builder_flags
-    from clevr_math.config import ClevrMathConfig  # here: the module stays light for reward functions
-
-    add_builder_flags(parser, ClevrMathConfig, "builder options (when --data is a data_dir)")
-    parser.set_defaults(run=run)
-    return parser
-
-
-def run(args: argparse.Namespace) -> int:
-    """Evaluate, write the report, print the overall table.
-
-    Example::
-
-        parser = argparse.ArgumentParser()
-        add_arguments(parser)
-        run(parser.parse_args(["--data", "hub/clevr_math", "--out", "eval"]))
-        # -> 0
-    """
-    from builder_utils.clevr.options import builder_kwargs_from_args
+def _builder_config() -> type:
     from clevr_math.config import ClevrMathConfig
 
-    args.builder_kwargs = builder_kwargs_from_args(args, ClevrMathConfig)
-    return run_evaluation(args, evaluate, write_evaluation, CHART_FILES, extra=["scenes", "builder_kwargs"])
+    return ClevrMathConfig
 
 
-def main(argv: Sequence[str] | None = None, prog: str = "clevr-math evaluate") -> int:
-    """``clevr-math evaluate`` entry point; returns the exit status (2 for bad input).
-
-    Example:
-        >>> main(["--data", "/nonexistent/folder", "--out", "/tmp/eval"])
-        2
-    """
-    return evaluate_main(argv, prog, __doc__.split("\n\n")[0], add_arguments, package="clevr_math")
+COMMAND = EvaluateCommand("clevr-math evaluate", "clevr_math", __doc__.split("\n\n")[0], "general", evaluate,
+                          write_evaluation, CHART_FILES, (("--scenes", "CLEVR_v1.0 folder or scene file for the program "
+                                                          "oracle (default: --data when it is a data_dir)"),),
+                          builder_config=_builder_config)
+#: ``clevr-math evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
+add_arguments, main = COMMAND.add_arguments, COMMAND.main
 
 
 if __name__ == "__main__":

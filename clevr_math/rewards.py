@@ -1,5 +1,5 @@
 """Training rewards for CLEVR-Math, on the scoring spec of ``clevr-math evaluate``
-(:data:`clevr_math.evaluate.SPEC`): the mean accuracy reward over a set of predictions is the
+(:data:`clevr_math.scoring.SPEC`): the mean accuracy reward over a set of predictions is the
 accuracy ``evaluate`` reports for them. No trainer is imported.
 
 - TRL: ``GRPOTrainer(reward_funcs=[accuracy_reward, format_reward])``. The ground truth is the
@@ -25,7 +25,7 @@ from typing import Any
 
 from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
 from builder_utils.evaluation.spec import Question
-from clevr_math.evaluate import SPEC
+from clevr_math.scoring import SPEC
 
 __all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_reward", "make_format_reward"]
 

@@ -1,5 +1,5 @@
 """Training rewards for Clotho-AQA, on the scoring spec of ``clotho-aqa evaluate``
-(:data:`clotho_aqa.evaluate.SPEC`): under one labelling, the mean accuracy reward over a set
+(:data:`clotho_aqa.scoring.SPEC`): under one labelling, the mean accuracy reward over a set
 of predictions is the accuracy ``evaluate`` reports for that labelling. No trainer is imported.
 
 - TRL: ``GRPOTrainer(reward_funcs=[accuracy_reward, format_reward])``. The ground truth comes
@@ -34,7 +34,7 @@ from typing import Any
 from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
-from clotho_aqa.evaluate import RULES, SPEC, labelling as labelling_of
+from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of
 
 __all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_reward", "make_format_reward"]
 
@@ -62,7 +62,7 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
                          name: str | None = None) -> Callable[..., list[float | None]]:
     """A TRL accuracy reward ``(completions, answer=None, answers=None, answer_type=None,
     **kwargs) -> list[float | None]`` under ``labelling`` (a key of
-    :data:`clotho_aqa.evaluate.RULES`). Named ``accuracy_reward`` (majority) or
+    :data:`clotho_aqa.scoring.RULES`). Named ``accuracy_reward`` (majority) or
     ``accuracy_reward_<labelling>``.
 
     Example:

@@ -183,7 +183,7 @@ def test_jsonl_csv_and_parquet_give_the_same_predictions(tmp_path):
 @pytest.mark.parametrize("name, content, message", [
     ("p.jsonl", '{"question_id": "a", "prediction": "3"}\n{"question_id": "a", "prediction": "4"}\n',
      "line 2: question_id 'a' again (first at line 1)"),
-    ("p.jsonl", '{"question_id": "a", "prediction": "3"}\nnot json\n', "line 2: not JSON"),
+    ("p.jsonl", '{"question_id": "a", "prediction": "3"}\nnot json\n', "line 2 column 1: not valid JSON"),
     ("p.jsonl", '{"question_id": "a"}\n', "line 1: expected an object with keys question_id, prediction"),
     ("p.jsonl", '{"question_id": "a", "prediction": {"x": 1}}\n', "line 1: prediction must be text"),
     ("p.jsonl", '{"question_id": "a", "prediction": true}\n', "line 1: prediction is a boolean"),

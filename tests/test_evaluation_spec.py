@@ -230,12 +230,16 @@ def test_the_quadratic_case_of_the_issue_is_linear_and_bounded_in_memory():
     assert peak < 6_000_000  # a few copies of the 1 MB text at most, nothing per tag or digit
 
 
-@pytest.mark.parametrize("content, message", [
-    ('{"question_id": "a", "prediction": ' + "[" * 100_000 + "]" * 100_000 + "}\n", "line 1: not readable JSON"),
-    ('{"question_id": "a", "prediction": ' + "9" * 10_000 + "}\n", "line 1: not readable JSON"),
+@pytest.mark.parametrize("name, content, message", [
+    ("p.jsonl", '{"question_id": "a", "prediction": ' + "[" * 100_000 + "]" * 100_000 + "}\n",
+     "line 1 column 99: nested more"),
+    ("p.jsonl", '{"question_id": "a", "prediction": ' + "9" * 10_000 + "}\n", "line 1 column 36: an integer of 10000 digits"),
+    ("p.csv", "question_id,prediction\na,\"" + "x" * 200_000 + "\"\n", "not readable CSV (field larger than field limit"),
+    # a degenerate but well-formed prediction is read (and would be scored in linear time)
+    ("p.jsonl", '{"question_id": "a", "prediction": "' + "<answer>" * 200_000 + '"}\n', "no such folder"),
 ])
-def test_hostile_prediction_files_are_one_line_and_status_2(tmp_path, capsys, content, message):
-    path = tmp_path / "p.jsonl"
+def test_hostile_prediction_files_are_one_line_and_status_2(tmp_path, capsys, name, content, message):
+    path = tmp_path / name
     path.write_text(content)
     status = math_eval.main(["--data", str(tmp_path / "missing"), "--out", str(tmp_path / "eval"),
                              "--predictions", str(path)])

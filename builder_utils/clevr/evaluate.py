@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction, given_predictions
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
+from builder_utils.json_input import load_json
 
 __all__ = ["Program", "answer_kind", "attribute_synonyms", "clevr_spec", "coarse_question_types", "evaluate_questions",
            "oracle_answers", "read_clevr_questions"]
@@ -70,7 +70,7 @@ def attribute_synonyms(kind: str) -> tuple[frozenset[str], dict[str, str]]:
         (['cube', 'cylinder', 'sphere'], 'sphere', 'cube')
     """
     values = _attribute_values()[kind]
-    table = json.loads(_SYNONYMS_FILE.read_text(encoding="utf-8"))
+    table = load_json(_SYNONYMS_FILE, what="synonyms file")
     synonyms = {word: value for value in values for word in table.get(value, [value])}
     return frozenset(values), synonyms
 
@@ -154,10 +154,7 @@ def read_clevr_questions(path: str | os.PathLike) -> list[Question]:
         # -> 'zero_hop'
     """
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as exc:  # ValueError: bad JSON, bad UTF-8, huge integers
-        raise EvaluationError(f"{path}: not a readable CLEVR question file ({exc})") from None
+    doc = load_json(path, what="CLEVR question file", error=EvaluationError)
     items = doc.get("questions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise EvaluationError(f"{path}: expected an object with a 'questions' list")

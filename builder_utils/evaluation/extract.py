@@ -178,28 +178,16 @@ def _is_token_char(char: str) -> bool:
     return char.isalnum() or char in "_.,-'"
 
 
-def _head(span: str, work: Work | None = None) -> str:
-    """The first :data:`SPAN_LIMIT` characters, without a word cut in two at the end."""
+def _window(span: str, work: Work | None, tail: bool = False) -> str:
+    """The first (``tail``: last) :data:`SPAN_LIMIT` characters, without a word or number cut in two."""
     if work is not None:
         work.chars += min(len(span), SPAN_LIMIT)
     if len(span) <= SPAN_LIMIT:
         return span
-    end = SPAN_LIMIT
-    while end > 0 and _is_token_char(span[end]) and _is_token_char(span[end - 1]):
-        end -= 1
-    return span[:end]
-
-
-def _tail(span: str, work: Work | None = None) -> str:
-    """The last :data:`SPAN_LIMIT` characters, without a number cut in two at the start."""
-    if work is not None:
-        work.chars += min(len(span), SPAN_LIMIT)
-    if len(span) <= SPAN_LIMIT:
-        return span
-    start = len(span) - SPAN_LIMIT
-    while start < len(span) and _is_token_char(span[start]) and _is_token_char(span[start - 1]):
-        start += 1
-    return span[start:]
+    cut = len(span) - SPAN_LIMIT if tail else SPAN_LIMIT
+    while 0 < cut < len(span) and _is_token_char(span[cut]) and _is_token_char(span[cut - 1]):
+        cut += 1 if tail else -1
+    return span[cut:] if tail else span[:cut]
 
 
 def _number_words(span: str) -> list[int]:
@@ -229,7 +217,7 @@ def extract_integer(text: str, work: Work | None = None) -> int | None:
         >>> extract_integer("10 - 4 = 6"), extract_integer("twenty-one"), extract_integer("I am not sure.")
         (6, 21, None)
     """
-    span = _tail(answer_span(text, work), work)
+    span = _window(answer_span(text, work), work, tail=True)
     last = None
     for last in _NUMBER_TOKEN.finditer(span):
         pass
@@ -250,7 +238,7 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
         >>> [extract_yes_no(t) for t in ("y", "Yes.", "TRUE", "No, there is not.", "maybe")]
         ['yes', 'yes', 'yes', 'no', None]
     """
-    span = _head(answer_span(text, work), work).lower().strip(_STRIP)
+    span = _window(answer_span(text, work), work).lower().strip(_STRIP)
     if span in ("y", "n"):
         return "yes" if span == "y" else "no"
     for word in _WORD.findall(span):
@@ -262,7 +250,7 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
 
 
 def _normalize_span(text: str, normalize: Callable[[str], str], work: Work | None) -> str:
-    span = normalize(_head(answer_span(text, work), work)).strip(_STRIP)
+    span = normalize(_window(answer_span(text, work), work)).strip(_STRIP)
     for article in _ARTICLES:
         if span.startswith(article):
             span = span[len(article):].strip(_STRIP)

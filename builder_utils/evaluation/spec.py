@@ -320,3 +320,15 @@ class ScoringSpec:
             True
         """
         return self.reward(question, prediction, labelling, vocabulary) == 1.0
+
+    def labelling(self, name: str) -> Labelling:
+        """The labelling called ``name`` (a row of ``by_labelling``), or a ValueError naming them.
+
+        Example:
+            >>> ScoringSpec("t", "T", {}, labellings=(Labelling("a", "any"),)).labelling("a").rule
+            'any'
+        """
+        for labelling in self.labellings:
+            if labelling.name == name:
+                return labelling
+        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(x.name for x in self.labellings)}")

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 import datasets
 
+from builder_utils.cli_support import report_error
 from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
@@ -107,8 +108,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
                 **media_options(args),
             )
         except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
-            print(f"{prog}: error: {exc}", file=sys.stderr)
-            return 2
+            return report_error(prog, exc)
         finally:
             terminal.close()
         if args.plan:
@@ -173,8 +173,7 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
                 num_workers=args.num_workers,
             )
         except (PushError, ValueError, OSError) as exc:
-            print(f"{prog}: error: {exc}", file=sys.stderr)
-            return 2
+            return report_error(prog, exc)
         finally:
             terminal.close()
         if not getattr(args, "quiet", False):
