@@ -1,14 +1,7 @@
-"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate`` and
-``write_evaluation`` functions, chart files, default config, extra options) gives the common
-options (``--data --config --split --predictions --out`` ...), the run (check ``--out``,
-evaluate, write, print the overall table) and the entry point. Errors and signals follow
-:mod:`builder_utils.command` (one ``error:`` line and status 2; 130 / 143 when interrupted).
-
-Example:
-    >>> import argparse
-    >>> command = EvaluateCommand("x evaluate", "x", "X.", "general", evaluate=None, write=None, chart_files=())
-    >>> command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", "eval"]).split
-    'test'
+"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate``
+function, scoring spec, default config, extra options) gives the common options (``--data
+--config --split --predictions --out`` ...), the run (:func:`run_evaluation`) and the entry point.
+Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and status 2).
 """
 
 from __future__ import annotations
@@ -16,11 +9,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from builder_utils.command import run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
+from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
+from builder_utils.evaluation.spec import ScoringSpec
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
@@ -58,7 +54,7 @@ def run_evaluation(
         >>> import tempfile
         >>> from builder_utils.evaluation.accuracy import score, summarize
         >>> from builder_utils.evaluation.report import write_report
-        >>> command = EvaluateCommand("x", "x", "X.", "all", None, None, ())
+        >>> command = EvaluateCommand("x", "x", "X.", "all", None, None)
         >>> args = command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", tempfile.mkdtemp()])
         >>> def evaluate(data, config, split, predictions, **options):
         ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
@@ -82,29 +78,24 @@ def run_evaluation(
     return 0
 
 
-
 @dataclass(frozen=True)
 class EvaluateCommand:
-    """One dataset's ``evaluate`` subcommand. ``evaluate(data, config, split, predictions,
+    """One dataset's ``evaluate`` subcommand: ``evaluate(data, config, split, predictions,
     train_split=, seed=, resamples=, cache_dir=, ignore_extra_ids=, **options)`` makes the report,
-    ``write(report, out, overwrite=)`` writes it; ``options`` are extra ``(flag, help)`` string
-    options passed to ``evaluate`` by name. ``builder_config()`` returns the builder's config
-    class (called late: importing it imports ``datasets``); its declared options become flags
-    for a ``--data`` that is a ``data_dir``, passed to ``evaluate`` as ``builder_kwargs``.
+    written with ``spec``'s charts; ``options`` are extra ``(flag, help)`` string options passed
+    to ``evaluate`` by name. ``builder_config()`` returns the builder's config class (called
+    late: importing it imports ``datasets``); its declared options become flags for a ``--data``
+    that is a ``data_dir``, passed to ``evaluate`` as ``builder_kwargs``.
 
     Example:
         >>> import tempfile
-        >>> from builder_utils.evaluation.accuracy import score, summarize
-        >>> from builder_utils.evaluation.report import write_report
+        >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec
+        >>> from builder_utils.evaluation.evaluate import score_report
+        >>> spec = ScoringSpec("x", "X", {"integer": Extraction("integer")})
         >>> def evaluate(data, config, split, predictions, **options):
-        ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
-        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate,
-        ...                           lambda report, out, overwrite: write_report(out, report, "# x"), ())
-        >>> command.main(["--data", "hub", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
-        | system | accuracy | 95% CI | correct / total | unparseable | missing |
-        |---|---|---|---|---|---|
-        | model | 100.0% | 100.0-100.0 | 1 / 1 | 0 | 0 |
-        report: .../report.md
+        ...     return score_report(spec, [Question("q", ("3",), "integer")], [], {"q": "3"}, header={"data": data})
+        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate, spec)
+        >>> command.main(["--data", "d", "--out", tempfile.mkdtemp(), "--quiet"])
         0
     """
 
@@ -113,8 +104,7 @@ class EvaluateCommand:
     description: str
     default_config: str
     evaluate: Callable[..., Mapping]
-    write: Callable[..., Sequence[Path]]
-    chart_files: Sequence[str]
+    spec: ScoringSpec
     options: Sequence[tuple[str, str]] = ()
     builder_config: Callable[[], type] | None = None
 
@@ -122,7 +112,7 @@ class EvaluateCommand:
         """The subcommand's options on ``parser``; ``args.run(args)`` evaluates.
 
         Example:
-            >>> c = EvaluateCommand("x", "x", "X.", "questions", None, None, (), (("--scenes", "scene files"),))
+            >>> c = EvaluateCommand("x", "x", "X.", "questions", None, None, (("--scenes", "scene files"),))
             >>> c.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "d", "--out", "o"]).config
             'questions'
         """
@@ -156,13 +146,11 @@ class EvaluateCommand:
         return parser
 
     def run(self, args: argparse.Namespace) -> int:
-        """Check ``--out`` before any work, evaluate, write, print the overall table unless
-        ``--quiet``; returns the exit status 0.
+        """:func:`run_evaluation` with this command's evaluate, spec and options; returns 0.
 
         Example::
 
             command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
-            # -> 0
         """
         extra = ["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)]
         if self.builder_config is not None:
@@ -170,14 +158,14 @@ class EvaluateCommand:
 
             args.builder_kwargs = builder_kwargs_from_args(args, self.builder_config())
             extra.append("builder_kwargs")
-        return run_evaluation(args, self.evaluate, self.write, self.chart_files, extra=extra)
+        return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
+                              [chart.filename for chart in self.spec.charts], extra=extra)
 
     def main(self, argv: Sequence[str] | None = None) -> int:
-        """The standalone entry point, with the conventions of
-        :func:`builder_utils.command.run_parsed`; returns the exit status (2 for bad input).
+        """The standalone entry point (:func:`builder_utils.command.run_parsed`: status 2 for bad input).
 
         Example:
-            >>> EvaluateCommand("x evaluate", "x", "X.", "all", None, None, ()).main(["--data", "d"])
+            >>> EvaluateCommand("x evaluate", "x", "X.", "all", None, None).main(["--data", "d"])
             Traceback (most recent call last):
             ...
             SystemExit: 2

@@ -519,7 +519,7 @@ def render_card(
         "generator": generator,
         "usage_load": usage_load(usage),
         "usage_config": usage.config,
-        "data_source": data_source,
+        "data_source": data_source or "rows made by this package outside a builder (see the configurations below).",
         "install": install_hint(),
     }
     body = keep_exported_parts(template.body, stats)

@@ -33,7 +33,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -423,6 +423,7 @@ def export_builder(
     audio_format: str = "wav",
     plan_only: bool = False,
     prompt_style: str = DEFAULT_PROMPT_STYLE,
+    given: Callable[[str], Mapping[str, Mapping[str, datasets.Dataset]]] | None = None,
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
@@ -441,6 +442,9 @@ def export_builder(
     ``prompt_style`` (:data:`builder_utils.prompts.PROMPT_STYLES`);
     ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
     ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
+    ``given(cache_dir)`` returns rows of ``prompts`` configurations made elsewhere (config ->
+    split -> rows, e.g. ``clevr_math.stream``'s, written into ``cache_dir``); they are written
+    as they are, and the configurations they would follow are not built for them.
 
     Example::
 
@@ -487,7 +491,8 @@ def export_builder(
         entries: dict[str, dict] = {}
         built: dict[str, datasets.DatasetDict] = {}
         data_source, media_feature = "", None
-        for name in configs_to_build(names, layout):
+        made = dict(given(os.fspath(cache_dir))) if given is not None else {}
+        for name in configs_to_build([n for n in names if n not in made], layout):
             build_started = time.perf_counter()
             builder = builder_cls(
                 config_name=name,
@@ -502,7 +507,9 @@ def export_builder(
             if media_feature is None and layout is not None:
                 media_feature = next(iter(built[name].values())).features.get(layout.media_column)
             result.build_seconds += time.perf_counter() - build_started
-        outputs, result.plan = assemble(names, built, layout, media, prompt_style)
+        if media_feature is None and layout is not None and made:
+            media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
+        outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made)
         if media == "shared" and existing is not None:
             on_card = MetadataConfigs.from_dataset_card_data(existing.data)
             kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
