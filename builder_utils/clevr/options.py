@@ -384,8 +384,8 @@ def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: 
     >>> parser = argparse.ArgumentParser()
     >>> add_builder_flags(parser, builder_fields("Fields"))[:2]
     ['seed', 'templates_per_image']
-    >>> vars(parser.parse_args(["--seed", "3"]))
-    {'seed': 3}
+    >>> parser.parse_args(["--seed", "3"]).seed, hasattr(parser.parse_args([]), "seed")
+    (3, False)
     """
     taken = set(parser._option_string_actions)  # argparse has no public lookup of existing flags
     group = parser.add_argument_group(title)
@@ -400,6 +400,9 @@ def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: 
                     "default": argparse.SUPPRESS}
         group.add_argument(f"--{f.name}", **keywords)
         added.append(f.name)
+    # Recorded on the parsed arguments: a flag of the same name another part of the command adds
+    # later (or added before) is not a builder option.
+    parser.set_defaults(builder_flags=tuple(added))
     return added
 
 
@@ -411,8 +414,9 @@ def builder_kwargs_from_args(args: argparse.Namespace, config_cls: type) -> dict
     >>> builder_kwargs_from_args(parser.parse_args(["--max_answer", "5"]), builder_fields("Fields"))
     {'max_answer': 5}
     """
+    names = getattr(args, "builder_flags", None)
     return {f.name: getattr(args, f.name) for f in _declared(config_cls)
-            if f.metadata[_KEY]["builder"] and hasattr(args, f.name)}
+            if f.metadata[_KEY]["builder"] and hasattr(args, f.name) and (names is None or f.name in names)}
 
 
 def generator_settings(obj: Any, cls: type = GeneratorOptions) -> dict[str, Any]:

@@ -74,9 +74,10 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None)
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     add_media_arguments(parser)
-    add_builder_flags(parser, builder_cls.BUILDER_CONFIG_CLASS)
     if source is not None:
         source.add_arguments(parser)
+    # After the source's flags: a name it uses (--max_answer of a stream) stays the source's.
+    add_builder_flags(parser, builder_cls.BUILDER_CONFIG_CLASS)
     return parser
 
 
