@@ -272,6 +272,18 @@ def test_confounder_fixes_a_colour_per_shape_in_training_only():
     assert all(len(c) > 1 for c in colours("test").values())
 
 
+def test_adversarial_share_and_categories(folder):
+    def categories(**difficulty):
+        got = stream(folder, seed=2, num_questions=96, num_shards=2, **difficulty).decode(False)
+        names = got.features["category"].names
+        return Counter(names[row["category"]] for row in got.select_columns(["category"]))
+
+    assert set(categories(adversarial=0.0)) - {"adversarial"} and "adversarial" not in categories(adversarial=0.0)
+    assert set(categories(adversarial=1.0)) == {"adversarial"}
+    half = categories(adversarial=0.5, categories=["adversarial", "insertion"])
+    assert set(half) == {"adversarial", "insertion"} and 0.25 <= half["adversarial"] / 96 <= 0.75
+
+
 # -- options --------------------------------------------------------------------------------
 
 
