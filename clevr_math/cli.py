@@ -21,8 +21,9 @@ from builder_utils.command import add_forwarding_subcommand, run_command, subcom
 def _synth_main(argv: list[str], prog: str) -> int:
     # Imported on use: `clevr-math --help` stays fast and never needs the renderer.
     from builder_utils.clevr.synth import main as synth_main
+    from clevr_math.clevr_folder import REQUIRED_SPLITS
 
-    return synth_main(argv, prog=prog) or 0
+    return synth_main(argv, prog=prog, required_splits=REQUIRED_SPLITS, reader="the CLEVR-Math builder") or 0
 
 
 def _add_synth(subparsers) -> None:

@@ -23,10 +23,12 @@ import time
 import datasets
 
 from builder_utils.atomic import replace_dir
+from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
 from builder_utils.owned import OwnedFolders
 from clevr_math.clevr_math import ClevrMath
+from clevr_math.config import ClevrMathConfig
 
 logger = logging.getLogger(__name__)
 
@@ -92,8 +94,11 @@ def run_demo(
     seed: int = 0,
     num_proc: int | None = None,
     rows: int = 3,
+    builder_kwargs: dict | None = None,
 ) -> dict[str, datasets.DatasetDict]:
     """Make the world, build and export both configurations, load them back, print them.
+
+    ``builder_kwargs``: builder options for both configurations (``--NAME`` flags of the command).
 
     The demo writes only the folders of :data:`DEMO_FOLDERS` inside ``out_dir``, and only when
     it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``cache`` or ``hub``
@@ -117,7 +122,7 @@ def run_demo(
     hub = os.path.join(out_dir, "hub")
     export_builder(
         ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
-        num_proc=num_proc, cache_dir=cache_dir, progress=False,
+        num_proc=num_proc, cache_dir=cache_dir, progress=False, builder_kwargs=builder_kwargs,
     )
     logger.info("exported %s in the Hub layout: %s", ", ".join(DEMO_CONFIGS), hub)
     loaded = {}
@@ -148,6 +153,8 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic world (default: 0)")
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
     parser.add_argument("--rows", type=int, default=3, help="rows to print per split (default: 3)")
+    # The builder's options too (--seed stays the world's: the demo's own flag wins).
+    add_builder_flags(parser, ClevrMathConfig)
     parser.set_defaults(run=_run, parser=parser)
     return parser
 
@@ -155,5 +162,6 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 def _run(args: argparse.Namespace) -> int:
     if args.num_scenes < 1:
         args.parser.error("--num_scenes must be at least 1")
-    run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows)
+    run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows,
+             builder_kwargs=builder_kwargs_from_args(args, ClevrMathConfig))
     return 0

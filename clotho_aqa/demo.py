@@ -35,8 +35,11 @@ OWNER = "clotho-aqa demo"
 
 
 @progress_bars(False)  # the demo prints its own summary; a caller's setting is restored after it
-def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None) -> dict[str, dict[str, int]]:
+def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None,
+             builder_kwargs: dict | None = None) -> dict[str, dict[str, int]]:
     """Synthesise a release, export every config in the Hub layout, load each back and print a row.
+
+    ``builder_kwargs``: builder options for every configuration (``--NAME`` flags of the command).
 
     Returns config -> split -> rows of the reloaded datasets. Raises
     :class:`builder_utils.owned.NotOurFolderError` when ``OUT/release`` or ``OUT/hub`` exists
@@ -58,7 +61,8 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
-        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False)
+        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False,
+                       builder_kwargs=builder_kwargs)
         logger.info("exported every config in the Hub layout: %s", hub)
         for name in CONFIG_NAMES:
             loaded = load_exported(hub, name, cache_dir=cache)
@@ -92,10 +96,18 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     )
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
+    from builder_utils.clevr.options import add_builder_flags
+    from clotho_aqa.config import ClothoAQAConfig
+
+    # The builder's options too (--seed stays the release's: the demo's own flag wins).
+    add_builder_flags(parser, ClothoAQAConfig)
     parser.set_defaults(run=_run)
     return parser
 
 
 def _run(args: argparse.Namespace) -> int:
-    run_demo(args.out, args.num_files, args.seed)
+    from builder_utils.clevr.options import builder_kwargs_from_args
+    from clotho_aqa.config import ClothoAQAConfig
+
+    run_demo(args.out, args.num_files, args.seed, builder_kwargs=builder_kwargs_from_args(args, ClothoAQAConfig))
     return 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
 import soundfile
 
 from clotho_aqa.cli import main
@@ -103,7 +104,14 @@ def test_splits_command(tmp_path, capsys):
     assert summary["files"] == {s: sum(r["split"] == s for r in rows) for s in ("train", "validation", "test")}
     assert (summary["seed"], summary["candidates"], summary["keep"]) == (2, 30, 5)
     assert "search" in summary
-    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "splits.csv"]  # no temp files
+    # The measure in one sentence, the tables' own split on the same measure, the floor under both.
+    assert "summed over the answers" in summary["measure"]
+    assert summary["label_error_floor"] <= summary["label_error"]
+    assert summary["label_error_floor"] <= summary["tables_split_label_error"]
+    markdown = report.with_suffix(".md").read_text(encoding="utf-8")
+    assert summary["measure"] in markdown
+    assert f"| label error (lower is better) | {summary['label_error']} | {summary['tables_split_label_error']} |" in markdown
+    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "report.md", "splits.csv"]  # no temp files
     first = out.read_bytes()
     assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
     assert out.read_bytes() == first
@@ -173,7 +181,7 @@ def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
     out = tmp_path / "splits.csv"
     assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--candidates", "10", "--keep", "2"]) == 0
     captured = capsys.readouterr()
-    assert "clotho-aqa splits: wrote" in captured.err and "allocation error" in captured.err
+    assert "clotho-aqa splits: wrote" in captured.err and "label error" in captured.err
     assert "warning: 1 answer(s)" in captured.err
     with open(out, encoding="utf-8", newline="") as f:
         split_of = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
@@ -206,3 +214,48 @@ def test_recomputed_split_with_missing_audio_is_the_splits_command(tmp_path):
     builder.download_and_prepare()
     from_builder = {name: split for split, ds in builder.as_dataset().items() for name in ds["file_name"]}
     assert from_builder == {name: split for name, split in from_command.items() if name not in missing}
+
+
+def test_export_takes_the_builder_options_as_flags_and_says_what_it_wrote(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "6", "--seed", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: no success line
+    missing = sorted((rel / AUDIO_DIR).iterdir())[0]
+    missing.unlink()
+    out = tmp_path / "hub"
+    base = ["export", "--data_dir", str(rel), "--out", str(out), "--config", "questions"]
+    # The missing-WAV error names the option and its flag.
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert missing.name in err and "skip_missing_audio=True" in err and "--skip_missing_audio" in err
+    assert main(base + ["--skip_missing_audio", "--split_strategy", "recomputed", "--refine_rounds", "20"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("clotho-aqa export: warning")]
+    success = [line for line in lines if line.startswith("clotho-aqa export: wrote ")]
+    assert len(success) == 1 and str(out) in success[0] and "questions (train" in success[0], lines
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(out), "questions", cache_dir=str(tmp_path / "load_cache"))
+    names = set().union(*(split["file_name"] for split in loaded.values()))
+    assert missing.name not in names and len(names) == 5
+    assert main(base + ["--skip_missing_audio", "--quiet"]) == 0
+    assert "wrote" not in capsys.readouterr().err
+
+
+def test_export_refuses_a_bad_builder_option_value(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "4", "--quiet"]) == 0
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "--data_dir", str(rel), "--out", str(tmp_path / "hub"), "--split_strategy", "random"])
+    assert exited.value.code == 2 and "invalid choice: 'random'" in capsys.readouterr().err
+
+
+def test_evaluate_on_a_data_dir_takes_the_builder_options(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "6", "--seed", "2", "--quiet"]) == 0
+    sorted((rel / AUDIO_DIR).iterdir())[0].unlink()
+    args = ["evaluate", "--data", str(rel), "--cache_dir", str(tmp_path / "cache"), "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "e1")]) == 2
+    assert "--skip_missing_audio" in capsys.readouterr().err
+    assert main(args + ["--out", str(tmp_path / "e2"), "--skip_missing_audio"]) == 0
+    report = json.loads((tmp_path / "e2" / "report.json").read_text(encoding="utf-8"))
+    assert report["num_questions"] > 0

@@ -510,9 +510,9 @@ def test_pushed_card_names_the_repository_in_its_usage_examples(exported):
     merged, kept = _merged_readme(exported["out"]["clevr"] / "README.md", None, "me/clevr-math")
     text = merged.decode("utf-8")
     assert kept == [] and "REPO_ID" not in text
-    assert 'load_dataset("me/clevr-math", "multihop")' in text
+    assert 'load_dataset("me/clevr-math", "general")' in text  # the default configuration
     # the local card keeps the placeholder: the folder is not tied to one repository
-    assert 'load_dataset("REPO_ID", "multihop")' in (exported["out"]["clevr"] / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("REPO_ID", "general")' in (exported["out"]["clevr"] / "README.md").read_text(encoding="utf-8")
 
 
 def test_config_option_takes_names_as_listed_in_the_issue_and_repeated_or_comma_separated():

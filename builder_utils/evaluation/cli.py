@@ -83,7 +83,9 @@ class EvaluateCommand:
     """One dataset's ``evaluate`` subcommand: ``evaluate(data, config, split, predictions,
     train_split=, seed=, resamples=, cache_dir=, ignore_extra_ids=, **options)`` makes the report,
     written with ``spec``'s charts; ``options`` are extra ``(flag, help)`` string options passed
-    to ``evaluate`` by name.
+    to ``evaluate`` by name. ``builder_config()`` returns the builder's config class (called
+    late: importing it imports ``datasets``); its declared options become flags for a ``--data``
+    that is a ``data_dir``, passed to ``evaluate`` as ``builder_kwargs``.
 
     Example:
         >>> import tempfile
@@ -104,6 +106,7 @@ class EvaluateCommand:
     evaluate: Callable[..., Mapping]
     spec: ScoringSpec
     options: Sequence[tuple[str, str]] = ()
+    builder_config: Callable[[], type] | None = None
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         """The subcommand's options on ``parser``; ``args.run(args)`` evaluates.
@@ -135,6 +138,10 @@ class EvaluateCommand:
         parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
         for flag, text in self.options:
             parser.add_argument(flag, help=text)
+        if self.builder_config is not None:
+            from builder_utils.clevr.options import add_builder_flags
+
+            add_builder_flags(parser, self.builder_config(), "builder options (when --data is a data_dir)")
         parser.set_defaults(run=self.run)
         return parser
 
@@ -145,9 +152,14 @@ class EvaluateCommand:
 
             command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
         """
+        extra = ["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)]
+        if self.builder_config is not None:
+            from builder_utils.clevr.options import builder_kwargs_from_args
+
+            args.builder_kwargs = builder_kwargs_from_args(args, self.builder_config())
+            extra.append("builder_kwargs")
         return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
-                              [chart.filename for chart in self.spec.charts],
-                              extra=["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)])
+                              [chart.filename for chart in self.spec.charts], extra=extra)
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """The standalone entry point (:func:`builder_utils.command.run_parsed`: status 2 for bad input).

@@ -49,6 +49,7 @@ from tqdm.auto import tqdm
 from builder_utils.hub.card import (
     ASSETS_DIR,
     CardTemplate,
+    CardUsage,
     config_entry,
     draw_plots,
     load_card_template,
@@ -59,7 +60,7 @@ from builder_utils.hub.card import (
 )
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import card_state, marked_template, merged_card
-from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, layout_of
+from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout, layout_of
 from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
 from builder_utils.hub.media import with_join_section, with_section
 from builder_utils.hub.trainer_card import trainer_section
@@ -128,6 +129,19 @@ class ExportResult:
     def media_bytes(self) -> int:
         return sum(s.media_bytes for splits in self.configs.values() for s in splits.values())
 
+    def summary_line(self) -> str:
+        """What export wrote, in the one success line of the command.
+
+        Example:
+            >>> ExportResult(Path("out")).summary_line()
+            'exported nothing to out'
+        """
+        if not self.configs:
+            return f"exported nothing to {self.folder}"
+        parts = [f"{name} ({', '.join(f'{split} {s.rows:,}' for split, s in splits.items())} rows)"
+                 for name, splits in self.configs.items()]
+        return f"wrote {self.folder}: {'; '.join(parts)}; {self._written()} and the card {README}"
+
     def summary(self) -> str:
         """One line per configuration, for the command line.
 
@@ -137,13 +151,12 @@ class ExportResult:
         """
         if not self.configs:
             return f"exported nothing to {self.folder}"
-        lines = []
-        for name, splits in self.configs.items():
-            parts = ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
-            lines.append(f"{name}: {parts}")
-        mib = self.parquet_bytes / 2**20
-        lines.append(f"wrote {mib:,.1f} MiB of Parquet to {self.folder} in {self.seconds:.1f} s")
-        return "\n".join(lines)
+        lines = [f"{name}: " + ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
+                 for name, splits in self.configs.items()]
+        return "\n".join(lines + [f"wrote {self._written()} to {self.folder}"])
+
+    def _written(self) -> str:
+        return f"{self.parquet_bytes / 2**20:,.1f} MiB of Parquet in {self.seconds:.1f} s"
 
 
 def config_dir(config_name: str) -> str:
@@ -360,6 +373,14 @@ def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str
     return found
 
 
+def _card_usage(layout: HubLayout | None, media: str, config: str, media_feature) -> CardUsage:
+    """The Usage section's context: the configuration it loads and how its media are reached."""
+    undecoded = layout.media_column if layout is not None and isinstance(media_feature, datasets.Audio) else None
+    if media == "shared" and layout is not None:
+        return CardUsage(config, layout.media_config, layout.key, undecoded)
+    return CardUsage(config, undecoded=undecoded)
+
+
 def _generator_name() -> str:
     try:
         version = importlib.metadata.version("clevr-clotho-qa")
@@ -469,6 +490,7 @@ def export_builder(
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
         built: dict[str, datasets.DatasetDict] = {}
+        data_source, media_feature = "", None
         made = dict(given(os.fspath(cache_dir))) if given is not None else {}
         for name in configs_to_build([n for n in names if n not in made], layout):
             build_started = time.perf_counter()
@@ -480,7 +502,13 @@ def export_builder(
             )
             builder.download_and_prepare(num_proc=num_proc)
             built[name] = builder.as_dataset()
+            # What the rows were made from, for the card (a builder without data_source() says nothing).
+            data_source = data_source or getattr(builder, "data_source", lambda: "")()
+            if media_feature is None and layout is not None:
+                media_feature = next(iter(built[name].values())).features.get(layout.media_column)
             result.build_seconds += time.perf_counter() - build_started
+        if media_feature is None and layout is not None and made:
+            media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
         outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made)
         if media == "shared" and existing is not None:
             on_card = MetadataConfigs.from_dataset_card_data(existing.data)
@@ -516,8 +544,12 @@ def export_builder(
         names = list(outputs)  # with the media configuration
         del built, outputs
 
+        # The configurations of question rows: the card's default and its Usage examples are one of them.
+        derived = layout.derived() if layout is not None else {}
+        question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
         card_data = merge_metadata(
-            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME
+            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
+            fallback_default=(question_configs or list(entries))[0],
         )
         card_configs = MetadataConfigs.from_dataset_card_data(card_data)
         all_configs = _display_order(builder_cls, card_configs)
@@ -532,13 +564,15 @@ def export_builder(
                 plots[name] = draw_plots(staging, stats[name], pretty_name)
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         descriptions |= added_descriptions(layout)
+        default = card_configs.get_default_config_name()
         card = render_card(
-            template, card_data, all_configs, stats, descriptions, plots,
-            card_configs.get_default_config_name(), _generator_name(),
+            template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
+            usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
+                              media_feature),
+            data_source=data_source,
         )
         if media == "shared":
             # Question and prompt configurations name their file; conversations hold their media.
-            derived = layout.derived()
             card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
                                                     and (n not in derived or derived[n].kind == PROMPTS)])
         training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None

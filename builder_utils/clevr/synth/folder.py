@@ -283,8 +283,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return add_version(parser)
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None, required_splits: Sequence[str] = (),
+         reader: str = "") -> int:
     """Entry point: ``python -m builder_utils.clevr.synth --out DIR --num_scenes N --seed S``.
+
+    ``required_splits``: the splits ``reader`` (a builder reading the folder) cannot do without;
+    a world without one of them is still written, with a warning naming the split and the fix.
 
     Example:
         >>> import tempfile
@@ -304,6 +308,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
     try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
+            missing = [split for split in required_splits if split not in named]
+            if missing:
+                logger.warning(
+                    "no %s scenes: %s needs the splits %s, so it will refuse this folder; add %s to --num_scenes",
+                    " or ".join(missing), reader or "the reader", ", ".join(required_splits),
+                    ",".join(f"{split}=N" for split in missing),
+                )
             root = write_clevr_folder(
                 args.out,
                 counts,
