@@ -1,8 +1,8 @@
 """The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export``, ``push`` and ``evaluate``.
 
 The same pattern as ``clevr-math`` (:mod:`builder_utils.command`): each subcommand is one
-``_add_<name>(subparsers)`` function listed in :data:`SUBCOMMANDS` that registers its arguments
-and sets ``run``; a new subcommand is one more such function appended to the list.
+``_add_<name>(subparsers)`` function, listed with its name and help in :data:`SUBCOMMANDS`, that
+registers its arguments and sets ``run``; only the subcommand that runs is built (start-up).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from typing import Callable, Sequence
 
 from builder_utils.atomic import write_atomic
-from builder_utils.command import run_command, subcommands_parser
+from builder_utils.command import EXPORT_HELP, PUSH_HELP, Subcommand, run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
 
@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 
 def _add_synth(subparsers) -> None:
     p = subparsers.add_parser(
-        "synth", help="write a small synthetic release in the official layout",
+        "synth",
         description="Write a small synthetic Clotho-AQA release (our own questions, generated WAVs) in the "
         "official layout: audio_files/, the three QA CSVs and the metadata CSV.",
     )
@@ -60,7 +60,7 @@ def _add_demo(subparsers) -> None:
     from clotho_aqa.demo import add_demo_arguments
 
     add_demo_arguments(subparsers.add_parser(
-        "demo", help="build every config from a synthetic release, export and reload it, offline",
+        "demo",
         description="Write a small synthetic release, export every config in the Hub layout, load each "
         "back and print a row with its decoded audio; offline, no torch.",
     ))
@@ -171,7 +171,7 @@ def split_report_markdown(summary: dict) -> str:
 
 def _add_splits(subparsers) -> None:
     p = subparsers.add_parser(
-        "splits", help="recompute the stratified 60/20/20 split of a release",
+        "splits",
         description="Recompute the paper's stratified 60/20/20 split of a release's clips (only the QA CSVs "
         "are read) and write file_name,split rows; the builder's split_strategy='recomputed' uses the same rule.",
     )
@@ -230,24 +230,31 @@ def _add_evaluate(subparsers) -> None:
     from clotho_aqa.evaluate import add_arguments
 
     add_arguments(subparsers.add_parser(
-        "evaluate", help="score predictions and model-free baselines under the paper's labellings",
+        "evaluate",
         description="Score a model's answers (and the majority and question-only baselines) on a split: "
         "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
         "ranked predictions); writes report.json, report.md and PNG charts.",
     ))
 
 
-SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push, _add_evaluate]
+SUBCOMMANDS: list[Subcommand] = [
+    Subcommand("synth", "write a small synthetic release in the official layout", _add_synth),
+    Subcommand("demo", "build every config from a synthetic release, export and reload it, offline", _add_demo),
+    Subcommand("splits", "recompute the stratified 60/20/20 split of a release", _add_splits),
+    Subcommand("export", EXPORT_HELP, _add_export),
+    Subcommand("push", PUSH_HELP, _add_push),
+    Subcommand("evaluate", "score predictions and model-free baselines under the paper's labellings", _add_evaluate),
+]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``clotho-aqa`` with every subcommand of ``SUBCOMMANDS``.
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``clotho-aqa`` with every subcommand of ``SUBCOMMANDS`` (with ``argv``: only the one it runs built in full).
 
     Example:
         >>> build_parser().parse_args(["synth", "--out", "rel"]).num_files
         10
     """
-    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS)
+    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -257,7 +264,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["synth", "--out", "/nonexistent/dir/rel", "--num_files", "2"])
         2
     """
-    return run_command(build_parser(), argv, package="clotho_aqa")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return run_command(build_parser(argv), argv, package="clotho_aqa")
 
 
 if __name__ == "__main__":

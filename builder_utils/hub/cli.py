@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 import datasets
 
 from builder_utils.cli_support import report_error
+from builder_utils.command import EXPORT_HELP, PUSH_HELP
 from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
@@ -38,8 +39,6 @@ def _config_list(values: Sequence[str] | None) -> list[str] | None:
     return [name for value in values for name in value.split(",") if name]
 
 
-EXPORT_HELP = "write configurations in the Hub layout: Parquet shards with media embedded, card, plots"
-PUSH_HELP = "upload an exported folder to a Hub dataset repository (resumable: run it again to continue)"
 
 
 def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
