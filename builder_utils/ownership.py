@@ -358,8 +358,8 @@ class OutputFolder:
         >>> with OutputFolder(root, "x") as out:
         ...     out.remove(["a.txt"])
         ['a.txt']
-        >>> root.exists()           # empty after that: removed
-        False
+        >>> list(root.iterdir())     # an empty record is removed too
+        []
     """
 
     def __init__(self, root: str | os.PathLike, command: str, *, create: bool = True):
@@ -464,14 +464,22 @@ class OutputFolder:
         Size and modification time unchanged count as unchanged (no re-read of a large output)
         unless ``thorough``; otherwise the sha256 decides.
         """
+        path = self.root / entry.path
+        parent = PurePosixPath(entry.path).parent
         try:
-            path = inside(self.root, entry.path)
+            if parent != PurePosixPath("."):
+                inside(self.root, parent.as_posix())
         except PathRuleError:
-            return "reached through a symlink"
+            return f"inside {parent}/, a symlink"
         try:
             stat = path.lstat()
         except FileNotFoundError:
             return "missing"
+        if path.is_symlink():
+            real = Path(os.path.realpath(path))
+            if not real.is_relative_to(Path(os.path.realpath(self.root))):
+                return f"a symlink leaving the folder (to {_shown(real)})"
+            return "a symlink, not the file we wrote"
         if not path.is_file():
             return "not a regular file"
         if stat.st_size != entry.size:
@@ -539,6 +547,10 @@ class OutputFolder:
         return staging
 
     def _write_record(self, entries: Iterable[Entry], pending: dict | None = None) -> None:
+        entries = list(entries)
+        if not entries and pending is None:
+            (self.root / RECORD).unlink(missing_ok=True)  # nothing of ours left: no record either
+            return
         text = json.dumps(_record_data(entries, pending), indent=1) + "\n"
         try:
             write_atomic(self.root / RECORD, text)
