@@ -32,7 +32,8 @@ Public API (other modules rely on these names):
   ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry, thorough=False)``,
   ``.check_target(path, overwrite=False)``, ``.staging()``, ``.commit(staging, files, *,
   remove=(), hashes=None, overwrite=False, allow=())``, ``.write_file(path, data, ...)``,
-  ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``;
+  ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``, ``.writing()`` (a block whose
+  full-disk / read-only errors become one line naming the final path), ``.final_path(path)``;
 - :class:`Entry` ``(path, size, sha256, command, group=None, mtime_ns=0)``;
 - :func:`check_relative` ``(path, where)``, :func:`inside` ``(root, path)``,
   :func:`check_output` ``(path, flag)``, :func:`refuse_overlap` ``(outputs, inputs)``;
@@ -62,6 +63,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import errno
 import fcntl
@@ -70,7 +72,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -545,6 +547,27 @@ class OutputFolder:
                 f"{_shown(self.root)}: cannot write into the output folder ({exc.strerror or exc})") from None
         self._stagings.append(staging)
         return staging
+
+    def final_path(self, path: str | os.PathLike) -> Path:
+        """The path a staged file will have once moved into place (``path`` itself otherwise)."""
+        path = Path(path)
+        for staging in self._stagings:
+            if path.is_relative_to(staging):
+                return self.root / path.relative_to(staging)
+        return path
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Turn a full disk, a read-only file system or a denied write inside the block into one
+        :class:`OwnershipError` naming the output's final path (never the hidden staging name)."""
+        try:
+            yield
+        except (OSError, RuntimeError) as exc:
+            filename = getattr(exc, "filename", None)
+            error = write_error(exc, self.final_path(filename) if filename else self.root)
+            if error is None:
+                raise
+            raise error from None
 
     def _write_record(self, entries: Iterable[Entry], pending: dict | None = None) -> None:
         entries = list(entries)
