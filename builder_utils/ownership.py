@@ -32,7 +32,8 @@ Public API (other modules rely on these names):
   ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry, thorough=False)``,
   ``.check_target(path, overwrite=False)``, ``.staging()``, ``.commit(staging, files, *,
   remove=(), hashes=None, overwrite=False, allow=())``, ``.write_file(path, data, ...)``,
-  ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``, ``.writing()`` (a block whose
+  ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``, ``.claim_subfolder(name)``,
+  ``.files_under(name)``, ``.writing()`` (a block whose
   full-disk / read-only errors become one line naming the final path), ``.final_path(path)``;
 - :class:`Entry` ``(path, size, sha256, command, group=None, mtime_ns=0)``;
 - :func:`check_relative` ``(path, where)``, :func:`inside` ``(root, path)``,
@@ -532,6 +533,30 @@ class OutputFolder:
         why = (self.difference(entry) if entry is not None else None) or f"was not written by {self.command}"
         raise OwnershipError(f"{_shown(target)}: exists and {why}; it is never replaced without --overwrite: "
                              "move it away, or give another output")
+
+    def claim_subfolder(self, name: str) -> Path:
+        """``root/name`` for a command that writes a sub-folder (a demo's world, cache, export):
+        refused when it exists and is not ours: a symlink or a file, or a folder holding files
+        without a record of ours in it and without files of this folder's record under it."""
+        path = inside(self.root, name)
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise OwnershipError(f"{_shown(path)} already exists and was not created by {self.command}; it is never "
+                                 "replaced: move it away, or choose another --out folder")
+        if path.is_dir() and any(path.iterdir()):
+            try:
+                recorded, _ = read_record_at(path)
+            except RecordError:
+                recorded = {}
+            if not recorded and not any(p.startswith(name + "/") for p in self.record):
+                raise OwnershipError(
+                    f"{_shown(path)} already exists and was not created by {self.command}; it is never replaced. "
+                    "Choose another --out folder (a new or empty one), or move it away")
+        return path
+
+    def files_under(self, name: str) -> set[str]:
+        """Relative paths of the files now under the sub-folder ``name`` (for :meth:`adopt`)."""
+        base = inside(self.root, name)
+        return {p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not p.is_symlink()}
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -55,10 +55,9 @@ def test_synth_refuses_to_overwrite(tmp_path, capsys):
     assert "overwrite" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel"]  # no temporary folder left behind
-    # --overwrite replaces only a release synth wrote itself, never the user's folder
-    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 2
-    assert "was not written by clotho-aqa synth" in capsys.readouterr().err
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    # --overwrite writes beside the user's file, which stays (only our files are ever replaced)
+    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 0
+    assert (out / "keep.txt").read_text() == "mine" and (out / AUDIO_DIR).is_dir()
     ours = tmp_path / "ours"
     assert main(["synth", "--out", str(ours), "--num_files", "5"]) == 0
     assert main(["synth", "--out", str(ours), "--num_files", "6", "--overwrite"]) == 0
