@@ -28,10 +28,10 @@ earlier version's own mechanism) is refused with a message saying how to re-crea
 
 Public API (other modules rely on these names):
 
-- :class:`OutputFolder` ``(root, command, *, create=True)``: a context manager taking the lock;
+- :class:`OutputFolder` ``(root, command, *, create=True, single_file=False)``: a context manager taking the lock;
   ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry, thorough=False)``,
-  ``.check_target(path, overwrite=False)``, ``.staging()``, ``.commit(staging, files, *,
-  remove=(), hashes=None, overwrite=False, allow=())``, ``.write_file(path, data, ...)``,
+  ``.check_target(path, overwrite=False, ours=None)``, ``.staging()``, ``.commit(staging, files,
+  *, remove=(), hashes=None, overwrite=False, allow=(), ours=None)``, ``.write_file(path, data, ...)``,
   ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``, ``.claim_subfolder(name)``,
   ``.files_under(name)``, ``.writing()`` (a block whose
   full-disk / read-only errors become one line naming the final path), ``.final_path(path)``;
@@ -73,7 +73,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -365,10 +365,15 @@ class OutputFolder:
         []
     """
 
-    def __init__(self, root: str | os.PathLike, command: str, *, create: bool = True):
+    def __init__(self, root: str | os.PathLike, command: str, *, create: bool = True, single_file: bool = False):
         self.root = Path(root)
         self.command = command
         self.create = create
+        # A single-file output (a question file in the user's folder) whose content marks it as
+        # ours: no record and no folder lock (parallel runs into one folder are usual); each
+        # staging folder is still locked by its own process.
+        self.single_file = single_file
+        self._marker_fds: list[int] = []
         self.record: dict[str, Entry] = {}
         self._fd: int | None = None
         self._created: Path | None = None
@@ -407,8 +412,11 @@ class OutputFolder:
                     f"{_shown(self.root)}: cannot create the output folder ({exc.strerror or exc})") from None
             self._created = top
         try:
-            self._lock()
-            self.record, pending = read_record_at(self.root)
+            if not self.single_file:
+                self._lock()
+                self.record, pending = read_record_at(self.root)
+            else:
+                pending = None
             self._take_over(pending)
         except BaseException:
             self._close(failed=True)
@@ -434,6 +442,9 @@ class OutputFolder:
         for staging in self._stagings:
             _remove_tree(staging)
         self._stagings.clear()
+        for fd in self._marker_fds:
+            os.close(fd)
+        self._marker_fds.clear()
         if self._created is not None:
             # a folder we created and left empty (a failed or empty run) goes again, up to the
             # first folder that existed before
@@ -451,13 +462,26 @@ class OutputFolder:
             self._fd = None
 
     def _take_over(self, pending: dict | None) -> None:
-        """Under the lock, any staging folder with our marker belongs to a dead run: finish its
-        pending commit (recorded in our record, never read from the staging folder), remove it."""
+        """A staging folder with our marker whose marker lock is free belongs to a dead run:
+        finish its pending commit (recorded in our record, never read from the staging folder),
+        then remove it. A folder without our marker is someone else's and stays."""
         if pending is not None:
             self._roll_forward(pending, check_staged=True)
         for child in sorted(self.root.glob(STAGING_PREFIX + "*")):
-            if child.is_dir() and not child.is_symlink() and (child / MARKER).is_file() and not (child / MARKER).is_symlink():
-                _remove_tree(child)
+            marker = child / MARKER
+            if not child.is_dir() or child.is_symlink() or marker.is_symlink() or not marker.is_file():
+                continue
+            try:
+                fd = os.open(marker, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue  # its process is alive (a parallel single-file run): not ours to remove
+            finally:
+                os.close(fd)
+            _remove_tree(child)
 
     # -- what is ours ----------------------------------------------------------------------
 
@@ -513,9 +537,10 @@ class OutputFolder:
                     found.append(rel)
         return sorted(found)
 
-    def check_target(self, path: str, overwrite: bool = False) -> Path:
-        """``root/path`` if we may write it: absent, or ours, or (``overwrite``) a regular file
-        of someone else's. A symlink, a folder, or a symlinked parent is always refused."""
+    def check_target(self, path: str, overwrite: bool = False, ours: Callable[[Path], bool] | None = None) -> Path:
+        """``root/path`` if we may write it: absent, or ours (recorded and unchanged, or
+        ``ours(path)`` says its content marks it as ours), or (``overwrite``) a regular file of
+        someone else's. A symlink, a folder, or a symlinked parent is always refused."""
         for parent in list(PurePosixPath(check_relative(path, _shown(self.root))).parents)[-2::-1]:
             folder = self.root / parent
             if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
@@ -527,7 +552,7 @@ class OutputFolder:
         if target.is_symlink() or not target.is_file():
             raise OwnershipError(f"{_shown(target)}: not a regular file (a symlink or a folder); it is left alone: "
                                  "move it away")
-        if self.is_ours(path) or overwrite:
+        if self.is_ours(path) or overwrite or (ours is not None and ours(target)):
             return target
         entry = self.record.get(path)
         why = (self.difference(entry) if entry is not None else None) or f"was not written by {self.command}"
@@ -562,11 +587,16 @@ class OutputFolder:
 
     def staging(self) -> Path:
         """A new staging folder inside the output folder (removed when the folder is closed)."""
-        if self._fd is None and self.create:
+        if self._fd is None and not self.single_file:
             raise OwnershipError(f"{_shown(self.root)}: open the output folder (with OutputFolder(...)) before staging")
         try:
             staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
             (staging / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
+            # held until the folder is closed: the lock dies with the process, so the next run
+            # can tell a dead run's staging folder from a live one
+            fd = os.open(staging / MARKER, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            self._marker_fds.append(fd)
         except OSError as exc:
             raise write_error(exc, self.root) or OwnershipError(
                 f"{_shown(self.root)}: cannot write into the output folder ({exc.strerror or exc})") from None
@@ -595,6 +625,8 @@ class OutputFolder:
             raise error from None
 
     def _write_record(self, entries: Iterable[Entry], pending: dict | None = None) -> None:
+        if self.single_file:
+            return
         entries = list(entries)
         if not entries and pending is None:
             (self.root / RECORD).unlink(missing_ok=True)  # nothing of ours left: no record either
@@ -614,6 +646,7 @@ class OutputFolder:
         hashes: Mapping[str, str] | None = None,
         overwrite: bool = False,
         allow: Iterable[str] = (),
+        ours: Callable[[Path], bool] | None = None,
     ) -> dict[str, Entry]:
         """Move ``files`` (relative path -> group) from ``staging`` into the folder and record
         them; remove the paths of ``remove`` that are ours (unchanged), and folders left empty.
@@ -629,13 +662,13 @@ class OutputFolder:
             if path in allowed:
                 inside(self.root, path)
             else:
-                self.check_target(path, overwrite)
+                self.check_target(path, overwrite, ours)
         hashes = dict(hashes or {})
         entries = []
         for path, group in sorted(files.items()):
             source = staging / path
             stat = source.stat()
-            sha = hashes.get(path) or sha256_of(source)
+            sha = hashes.get(path) or ("" if self.single_file else sha256_of(source))
             entries.append(Entry(path, stat.st_size, sha, self.command, group, stat.st_mtime_ns))
         removable = sorted(p for p in set(remove) - set(files) if p in self.record)
         pending = {"staging": staging.name, "files": entries, "remove": removable}
