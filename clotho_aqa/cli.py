@@ -14,12 +14,13 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
-from builder_utils.atomic import write_atomic
 from builder_utils.command import run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
+SPLITS_COMMAND = "clotho-aqa splits"
 
 # --- synth -----------------------------------------------------------------------------
 
@@ -76,11 +77,14 @@ def compute_split_file(
     keep: int = 50,
     seed: int = 0,
     progress: bool = True,
+    overwrite: bool = False,
 ) -> dict:
     """Recompute the 60/20/20 split of a release's clips and write ``file_name,split`` rows.
 
     Only the QA CSVs are read (no audio needed). The CSV and the optional JSON report (the
-    search's report plus clip counts) are written atomically. Returns the report.
+    search's report plus clip counts) go through :mod:`builder_utils.ownership`: refused before any
+    work when they overlap ``data_dir`` or each other; an existing file this command did not
+    write is replaced only with ``overwrite``. Returns the report.
 
     Example:
         >>> import os, tempfile
@@ -93,9 +97,18 @@ def compute_split_file(
     from clotho_aqa.recompute import recompute_release_splits
     from clotho_aqa.release import find_release_files
 
+    from builder_utils.ownership import OutputFolder, check_output, refuse_overlap
+
+    outputs = {"--out": check_output(out, "--out"), "--report": None if report is None else check_output(report, "--report")}
+    refuse_overlap(outputs, {"--data_dir": data_dir})
+    if report is not None:
+        refuse_overlap({"--report": report}, {"--out": out})
     for path in (out, report):
         if path is not None and os.path.isdir(path):
             raise IsADirectoryError(f"{path} is a folder; give the path of the file to write")
+    for path in filter(None, (out, report)):  # before the search: a refusal costs nothing
+        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
+            folder.check_target(Path(path).name, overwrite)
     assignment, result = recompute_release_splits(
         find_release_files(data_dir)["csv"], seed=seed, candidates=candidates, keep=keep, progress=progress
     )
@@ -112,9 +125,12 @@ def compute_split_file(
         "files": counts,
         "search": result.report(),
     }
-    write_atomic(out, buffer.getvalue(), newline="")
+    texts = {out: buffer.getvalue()}
     if report is not None:
-        write_atomic(report, json.dumps(summary, indent=2, ensure_ascii=False) + "\n", newline="")
+        texts[report] = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    for path, text in texts.items():
+        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
+            folder.write_file(Path(path).name, text, overwrite=overwrite)
     return summary
 
 
@@ -130,13 +146,16 @@ def _add_splits(subparsers) -> None:
     p.add_argument("--candidates", type=int, default=2000, help="60/40 candidate splits (paper: 2000)")
     p.add_argument("--keep", type=int, default=50, help="best candidates split again 50/50 (paper: 50)")
     p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out / --report file that this command did not write")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     p.set_defaults(run=_run_splits)
 
 
 def _run_splits(args) -> int:
     summary = compute_split_file(
-        args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=args.progress
+        args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=args.progress,
+        overwrite=args.overwrite,
     )
     search = summary["search"]
     logger.info("wrote %s: %s, allocation error %s", args.out, summary["files"], search["allocation_error"])

@@ -9,6 +9,7 @@ each output file is written atomically).
 
 Example:
     >>> import argparse
+import os
     >>> parser = argparse.ArgumentParser(prog="x evaluate")
     >>> add_evaluate_arguments(parser, default_config="general")
     >>> parser.parse_args(["--data", "hub", "--out", "eval"]).split
@@ -24,6 +25,7 @@ from pathlib import Path
 from builder_utils.command import run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
+from builder_utils.ownership import check_output, refuse_overlap
 
 __all__ = ["add_evaluate_arguments", "evaluate_main", "positive_int", "run_evaluation"]
 
@@ -97,7 +99,10 @@ def run_evaluation(
         report: .../report.md
         0
     """
-    check_outputs(args.out, chart_files, args.overwrite)  # before any work
+    # before any work: the report folder never overlaps an input (the predictions, a local --data)
+    refuse_overlap({"--out": check_output(args.out, "--out")},
+                   {"--predictions": args.predictions, "--data": args.data if os.path.exists(args.data) else None})
+    check_outputs(args.out, chart_files, args.overwrite)
     report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
                       seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
                       **{name: getattr(args, name) for name in extra})
