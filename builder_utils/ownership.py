@@ -29,13 +29,13 @@ earlier version's own mechanism) is refused with a message saying how to re-crea
 Public API (other modules rely on these names):
 
 - :class:`OutputFolder` ``(root, command, *, create=True, single_file=False)``: a context manager taking the lock;
-  ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry, thorough=False)``,
+  ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry)``,
   ``.check_target(path, overwrite=False, ours=None)``, ``.staging()``, ``.commit(staging, files,
   *, remove=(), hashes=None, overwrite=False, allow=(), ours=None)``, ``.write_file(path, data, ...)``,
   ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``, ``.claim_subfolder(name)``,
   ``.files_under(name)``, ``.writing()`` (a block whose
   full-disk / read-only errors become one line naming the final path), ``.final_path(path)``;
-- :class:`Entry` ``(path, size, sha256, command, group=None, mtime_ns=0)``;
+- :class:`Entry` ``(path, size, sha256, command, group=None)``;
 - :func:`check_relative` ``(path, where)``, :func:`inside` ``(root, path)``,
   :func:`check_output` ``(path, flag)``, :func:`refuse_overlap` ``(outputs, inputs)``;
 - :func:`sha256_of` ``(path)``, :func:`write_error` ``(exc, path)``, :func:`read_record_at`
@@ -115,15 +115,14 @@ class BusyError(OwnershipError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One file we wrote: path relative to the folder, size, sha256, the command, a group
-    (the export's configuration, or None) and the modification time seen when recorded."""
+    """One file we wrote: path relative to the folder, size, sha256, the command and a group
+    (the export's configuration, or None). No time stamp: the same run gives the same record."""
 
     path: str
     size: int
     sha256: str
     command: str
     group: str | None = None
-    mtime_ns: int = 0
 
 
 def sha256_of(path: str | os.PathLike) -> str:
@@ -485,11 +484,10 @@ class OutputFolder:
 
     # -- what is ours ----------------------------------------------------------------------
 
-    def difference(self, entry: Entry, thorough: bool = False) -> str | None:
+    def difference(self, entry: Entry) -> str | None:
         """Why ``root/entry.path`` is no longer the file we wrote, or None if it still is.
 
-        Size and modification time unchanged count as unchanged (no re-read of a large output)
-        unless ``thorough``; otherwise the sha256 decides.
+        The type, the size, then the sha256 decide (the content is always compared)."""
         """
         path = self.root / entry.path
         parent = PurePosixPath(entry.path).parent
@@ -511,8 +509,6 @@ class OutputFolder:
             return "not a regular file"
         if stat.st_size != entry.size:
             return f"size changed since {entry.command} wrote it ({stat.st_size:,} bytes, it wrote {entry.size:,})"
-        if not thorough and entry.mtime_ns and stat.st_mtime_ns == entry.mtime_ns:
-            return None
         if sha256_of(path) != entry.sha256:
             return f"content changed since {entry.command} wrote it"
         return None
@@ -669,7 +665,7 @@ class OutputFolder:
             source = staging / path
             stat = source.stat()
             sha = hashes.get(path) or ("" if self.single_file else sha256_of(source))
-            entries.append(Entry(path, stat.st_size, sha, self.command, group, stat.st_mtime_ns))
+            entries.append(Entry(path, stat.st_size, sha, self.command, group))
         removable = sorted(p for p in set(remove) - set(files) if p in self.record)
         pending = {"staging": staging.name, "files": entries, "remove": removable}
         from builder_utils.interrupt import signals_deferred
@@ -698,9 +694,9 @@ class OutputFolder:
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
-                done[entry.path] = dataclasses.replace(entry, mtime_ns=target.stat().st_mtime_ns)
-            elif check_staged and self.difference(dataclasses.replace(entry, mtime_ns=0)) is None:
-                done[entry.path] = dataclasses.replace(entry, mtime_ns=target.stat().st_mtime_ns)  # moved before the cut
+                done[entry.path] = entry
+            elif check_staged and self.difference(entry) is None:
+                done[entry.path] = entry  # moved before the cut
             elif entry.path in done and self.difference(done[entry.path]) is not None:
                 del done[entry.path]  # neither the old nor the new file: not ours any more
         for path in pending["remove"]:
@@ -742,7 +738,7 @@ class OutputFolder:
         for path in paths:
             target = inside(self.root, path)
             stat = target.stat()
-            self.record[path] = Entry(path, stat.st_size, sha256_of(target), self.command, group, stat.st_mtime_ns)
+            self.record[path] = Entry(path, stat.st_size, sha256_of(target), self.command, group)
         self._write_record(self.record.values())
 
     def write_file(self, path: str, data: str | bytes, *, overwrite: bool = False, group: str | None = None) -> Path:

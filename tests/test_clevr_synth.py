@@ -49,7 +49,7 @@ def one_object_scene(**obj) -> dict:
 def tree_digest(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
-        if p.is_file() and p.name != RECORD  # the record holds modification times
+        if p.is_file()
     }
 
 
@@ -294,7 +294,7 @@ def test_same_seed_gives_byte_identical_folders_whatever_num_proc(tmp_path):
     b = tree_digest(write_clevr_folder(tmp_path / "b", 4, seed=9, splits=("val", "test"), progress=False, num_proc=2))
     c = tree_digest(write_clevr_folder(tmp_path / "c", 4, seed=10, splits=("val", "test"), progress=False))
     assert a == b
-    assert len(a) == 10  # 8 images and 2 scene files (the record aside)
+    assert len(a) == 11  # 8 images, 2 scene files and the record
     assert all(a[name] != c[name] for name in a)
 
 

@@ -21,7 +21,7 @@ def test_synth_writes_the_official_layout(tmp_path, capsys):
     out = tmp_path / "rel"
     assert main(["synth", "--out", str(out), "--num_files", "8", "--seed", "3"]) == 0
     assert "clotho-aqa synth: wrote" in capsys.readouterr().err  # a status line, through logging
-    assert sorted(p.name for p in out.iterdir()) == sorted([".clotho-aqa-synth.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
+    assert sorted(p.name for p in out.iterdir()) == sorted([".ownership.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
     clips = set()
     for name in SPLIT_CSVS.values():
         raw = (out / name).read_bytes()
@@ -102,7 +102,7 @@ def test_splits_command(tmp_path, capsys):
     assert summary["files"] == {s: sum(r["split"] == s for r in rows) for s in ("train", "validation", "test")}
     assert (summary["seed"], summary["candidates"], summary["keep"]) == (2, 30, 5)
     assert "search" in summary
-    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "splits.csv"]  # no temp files
+    assert sorted(p.name for p in out.parent.iterdir()) == [".ownership.json", "report.json", "splits.csv"]  # no temp files
     first = out.read_bytes()
     assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
     assert out.read_bytes() == first

@@ -23,7 +23,7 @@ def _record(folder, files, **extra):
 def _entry(folder, path, command="x"):
     target = folder / path
     return {"path": path, "size": target.stat().st_size, "sha256": sha256_of(target), "command": command,
-            "group": None, "mtime_ns": 0}
+            "group": None}
 
 
 @pytest.mark.parametrize("path", ["../v.txt", "/etc/hostname", "a/../../b", "a\nb", "a\0b", "", "./a", "a//b", "C:x"])

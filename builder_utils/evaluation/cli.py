@@ -9,7 +9,6 @@ each output file is written atomically).
 
 Example:
     >>> import argparse
-import os
     >>> parser = argparse.ArgumentParser(prog="x evaluate")
     >>> add_evaluate_arguments(parser, default_config="general")
     >>> parser.parse_args(["--data", "hub", "--out", "eval"]).split
@@ -19,6 +18,7 @@ import os
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 

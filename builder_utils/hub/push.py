@@ -300,7 +300,7 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
                 "not upload it; remove the config from the card, or re-export it"
             )
     changed = [(path, reason) for path in sorted(records) if path != README
-               for reason in [folder.difference(records[path], thorough=True)] if reason is not None]
+               for reason in [folder.difference(records[path])] if reason is not None]
     if changed:
         more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
         path, reason = changed[0]
