@@ -488,7 +488,6 @@ class OutputFolder:
         """Why ``root/entry.path`` is no longer the file we wrote, or None if it still is.
 
         The type, the size, then the sha256 decide (the content is always compared)."""
-        """
         path = self.root / entry.path
         parent = PurePosixPath(entry.path).parent
         try:
