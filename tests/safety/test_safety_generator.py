@@ -113,18 +113,18 @@ def _big_run(workers: int, *extra, count: int = 1500) -> callable:
 GENERATOR_CASES = [
     Case("input and output are the same file",
          lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file", tmp / "s.json"),
-         exit_code=2, stderr_has="same file as --input_scene_file", protected=["s.json"]),
+         exit_code=2, stderr_has="is the same path as --input_scene_file", protected=["s.json"]),
     Case("output is the input through a symlink", _symlinked_output,
-         exit_code=2, stderr_has="same file as --input_scene_file", protected=["s.json", "link.json"]),
+         exit_code=2, stderr_has="is a symlink", protected=["s.json", "link.json"]),
     Case("output is the input through a relative path",
          lambda tmp: [*gq("--input_scene_file", scene_file(tmp), "--output_questions_file", "./sub/../s.json")],
-         exit_code=2, stderr_has="same file", protected=["s.json"]),
+         exit_code=2, stderr_has="same path", protected=["s.json"]),
     Case("output is a directory", _directory_output,
          exit_code=2, stderr_has="out: is a directory", protected=["out", "s.json"], check=_no_tmp_name),
     Case("output folder is a file", _output_under_a_file,
          exit_code=2, stderr_has="notes/q.json: cannot write there", protected=["notes"], check=_no_tmp_name),
     Case("parquet output into a folder of the user's", _parquet_into_user_folder,
-         exit_code=2, stderr_has="holds files this command did not write (notes.txt)", protected=["out"]),
+         exit_code=0, protected=["out/notes.txt"]),
     Case("a repeated image_index",
          lambda tmp: gq("--input_scene_file", scene_file(tmp, mutate=lambda s: s[4].update(image_index=2)),
                         "--output_questions_file", "q.json"),
@@ -233,21 +233,20 @@ def _big_synth(*extra):
 
 
 def _some_images(tmp: Path) -> bool:
-    folder = tmp / "world" / "images" / "val"
-    return folder.is_dir() and len(os.listdir(folder)) > 100
+    return any(len(os.listdir(folder)) > 100 for folder in tmp.glob("world/.staging-*/images/val"))
 
 
 SYNTH_CASES = [
     Case("synth into a non-empty folder", _user_folder,
          exit_code=2, stderr_has="world: the folder is not empty; pass --overwrite", protected=["world"]),
     Case("synth --overwrite onto a CLEVR folder it did not write", _users_clevr,
-         exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["CLEVR_v1.0"]),
+         exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by clevr-math synth", protected=["CLEVR_v1.0"]),
     # a manifest behind a symlink, or one that cannot be read, claims nothing
     Case("synth --overwrite with a manifest that is a symlink claiming the user's scenes",
          _users_clevr_claimed_through_a_symlink, exit_code=2,
-         stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["CLEVR_v1.0", "claims.json"]),
+         stderr_has="written by an earlier version of this package", protected=["CLEVR_v1.0", "claims.json"]),
     Case("synth --overwrite with its own manifest corrupted", _our_world_with_a_corrupt_manifest, exit_code=2,
-         stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["world"]),
+         stderr_has="written by an earlier version of this package", protected=["world"]),
     Case("synth --overwrite replaces only its own earlier world", _rerun_smaller,
          exit_code=0, protected=["world/notes.txt", "world/images/val/my_drawing.png"], check=_only_the_new_world),
     Case("synth --out a file", _file_out,
