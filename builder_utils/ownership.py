@@ -65,7 +65,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import fcntl
 import hashlib
@@ -329,14 +328,21 @@ def read_record_at(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | 
     return entries, pending
 
 
-def _record_data(entries: Iterable[Entry], pending: dict | None = None) -> dict:
-    data = {"format": FORMAT, "version": VERSION,
-            "files": [dataclasses.asdict(e) for e in sorted(entries, key=lambda e: e.path)]}
+def _as_dict(entry: Entry) -> dict:
+    # by hand: dataclasses.asdict deep-copies, a cost that shows at 70,000 entries
+    return {"path": entry.path, "size": entry.size, "sha256": entry.sha256, "command": entry.command,
+            "group": entry.group}
+
+
+def _record_text(entries: Iterable[Entry], pending: dict | None = None) -> str:
+    """The record's JSON: sorted, no time stamp (the same run gives the same bytes), one entry a line."""
+    lines = [json.dumps(_as_dict(e)) for e in sorted(entries, key=lambda e: e.path)]
+    head = f'{{"format": "{FORMAT}", "version": {VERSION},\n'
     if pending is not None:
-        data["pending"] = {"staging": pending["staging"],
-                           "files": [dataclasses.asdict(e) for e in pending["files"]],
-                           "remove": sorted(pending["remove"])}
-    return data
+        head += ' "pending": ' + json.dumps({"staging": pending["staging"],
+                                             "files": [_as_dict(e) for e in pending["files"]],
+                                             "remove": sorted(pending["remove"])}) + ",\n"
+    return head + ' "files": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
 class OutputFolder:
@@ -532,17 +538,25 @@ class OutputFolder:
                     found.append(rel)
         return sorted(found)
 
-    def check_target(self, path: str, overwrite: bool = False, ours: Callable[[Path], bool] | None = None) -> Path:
+    def check_target(self, path: str, overwrite: bool = False, ours: Callable[[Path], bool] | None = None,
+                     _checked: set | None = None) -> Path:
         """``root/path`` if we may write it: absent, or ours (recorded and unchanged, or
         ``ours(path)`` says its content marks it as ours), or (``overwrite``) a regular file of
         someone else's. A symlink, a folder, or a symlinked parent is always refused."""
-        for parent in list(PurePosixPath(check_relative(path, _shown(self.root))).parents)[-2::-1]:
-            folder = self.root / parent
-            if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+        check_relative(path, _shown(self.root))
+        parts = path.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if _checked is not None and parent in _checked:
+                continue
+            folder = os.path.join(self.root, parent)
+            if os.path.islink(folder) or (os.path.exists(folder) and not os.path.isdir(folder)):
                 raise OwnershipError(f"{_shown(folder)}: {self.command} writes its folder {parent}/ there and this is "
                                      "a symlink or a file; move it away")
+            if _checked is not None:
+                _checked.add(parent)
         target = self.root / path
-        if not os.path.lexists(target):
+        if not os.path.lexists(os.path.join(self.root, path)):
             return target
         if target.is_symlink() or not target.is_file():
             raise OwnershipError(f"{_shown(target)}: not a regular file (a symlink or a folder); it is left alone: "
@@ -626,7 +640,7 @@ class OutputFolder:
         if not entries and pending is None:
             (self.root / RECORD).unlink(missing_ok=True)  # nothing of ours left: no record either
             return
-        text = json.dumps(_record_data(entries, pending), indent=1) + "\n"
+        text = _record_text(entries, pending)
         try:
             write_atomic(self.root / RECORD, text)
         except OSError as exc:
@@ -653,18 +667,20 @@ class OutputFolder:
         Returns the new entries.
         """
         allowed = set(allow)
+        checked: set[str] = set()  # parent folders already checked (70,000 images share two)
         for path in files:
             if path in allowed:
                 inside(self.root, path)
             else:
-                self.check_target(path, overwrite, ours)
+                self.check_target(path, overwrite, ours, _checked=checked)
         hashes = dict(hashes or {})
         entries = []
+        base = os.fspath(staging)
         for path, group in sorted(files.items()):
-            source = staging / path
-            stat = source.stat()
+            source = os.path.join(base, path)
+            size = os.stat(source).st_size
             sha = hashes.get(path) or ("" if self.single_file else sha256_of(source))
-            entries.append(Entry(path, stat.st_size, sha, self.command, group))
+            entries.append(Entry(path, size, sha, self.command, group))
         removable = sorted(p for p in set(remove) - set(files) if p in self.record)
         pending = {"staging": staging.name, "files": entries, "remove": removable}
         from builder_utils.interrupt import signals_deferred
@@ -680,18 +696,25 @@ class OutputFolder:
         record the result. A staged file that does not match is never moved."""
         staging = self.root / pending["staging"]
         done: dict[str, Entry] = dict(self.record)
+        if staging.is_symlink():
+            staging = self.root / ".staging-not-followed"  # its files are never moved
+        made: set[str] = set()  # folders known to exist and checked (no symlink on the way)
         for entry in pending["files"]:
-            source = staging / entry.path
-            target = self.root / entry.path
-            if source.is_file() and not source.is_symlink() and not staging.is_symlink() and (
-                    not check_staged or (source.stat().st_size == entry.size and sha256_of(source) == entry.sha256)):
-                try:
-                    inside(self.root, entry.path)
-                except PathRuleError:
+            source = os.path.join(staging, entry.path)
+            target = os.path.join(self.root, entry.path)
+            if os.path.isfile(source) and not os.path.islink(source) and (
+                    not check_staged or (os.stat(source).st_size == entry.size and sha256_of(source) == entry.sha256)):
+                parent = os.path.dirname(entry.path)
+                if parent not in made:
+                    try:
+                        if parent:
+                            inside(self.root, parent)
+                    except PathRuleError:
+                        continue
+                    os.makedirs(os.path.join(self.root, parent), exist_ok=True)
+                    made.add(parent)
+                if os.path.lexists(target) and (os.path.islink(target) or not os.path.isfile(target)):
                     continue
-                if os.path.lexists(target) and not (target.is_file() and not target.is_symlink()):
-                    continue
-                target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
                 done[entry.path] = entry
             elif check_staged and self.difference(entry) is None:
