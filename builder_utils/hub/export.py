@@ -577,7 +577,8 @@ def _check_folders(folder: OutputFolder, folders: Sequence[str]) -> None:
     for name in folders:
         path = folder.root / name
         if path.is_symlink() or (path.exists() and not path.is_dir()):
-            raise ExportError(f"{path}: export writes its folder {name}/ there; move this away")
+            raise ExportError(f"{path}: export writes its folder {name}/ there, and this is a symlink or a file; "
+                              "move it away")
         if not path.is_dir():
             continue
         for item in sorted(path.iterdir()):

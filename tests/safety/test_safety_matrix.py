@@ -62,8 +62,14 @@ def _release(num_files: int = 5, duration: float = 0.2):
 
 
 def _release_and_predictions(tmp: Path) -> None:
+    import csv
+
+    from clotho_aqa.release import SPLIT_CSVS
+
     _release()(tmp)
-    (tmp / "in" / "p.jsonl").write_text('{"question_id": "x", "prediction": "yes"}\n')
+    with open(tmp / "in" / "rel" / SPLIT_CSVS["test"], encoding="utf-8", newline="") as fh:
+        clip = next(csv.DictReader(fh))["file_name"]
+    (tmp / "in" / "p.jsonl").write_text(json.dumps({"question_id": f"{clip}#0", "prediction": "yes"}) + "\n")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -368,7 +374,7 @@ def test_disk(command: Command, disk: str, tmp_path: Path) -> None:
                     lambda tmp, c=command: (c.prepare(tmp), (c.long_argv if disk == "full" and c.long_argv else c.argv)(
                         f"disk/{c.out}"))[1],
                     exit_code=2, stderr_has="read-only file system" if disk == "read-only" else "no space left on device",
-                    protected=["in"], timeout=180)
+                    protected=["in"] if command.inputs else [], timeout=180)
         done = run_case(case, tmp_path)
         assert len(done.stderr.strip().splitlines()) >= 1 and "Traceback" not in done.stderr
         assert not os.listdir(mount), f"left behind on the {disk} disk: {os.listdir(mount)}"
