@@ -10,11 +10,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, run_case
+from safety_harness import Case, run_case, script
 
 from builder_utils.clevr.synth import generate_scenes
 
@@ -110,7 +112,47 @@ def _big_run(workers: int, *extra, count: int = 1500) -> callable:
     return setup
 
 
+def _index_listing_outside(tmp: Path) -> list[str]:
+    """A Parquet output folder whose index.json (not ours) lists ../v.txt as a shard."""
+    scene_file(tmp)
+    (tmp / "v.txt").write_text("the user's")
+    (tmp / "out").mkdir()
+    (tmp / "out" / "index.json").write_text(json.dumps({"shards": [{"file": "../v.txt"}]}))
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "out", "--output_format", "parquet")
+
+
+LONG = "q" * 245 + ".json"  # a legal 250-byte name: the temporary names must stay within 255 bytes
+
+
+def _long_name(tmp: Path, done) -> None:
+    assert (tmp / LONG).is_file() and not list(tmp.glob(".*"))
+
+
+def _generator_file_replaced(tmp: Path) -> list[str]:
+    """The original generator overwrites its output: a file our generator wrote is replaced without asking."""
+    scene_file(tmp)
+    done = subprocess.run([script("generate-questions"), "--input_scene_file", "s.json", "--output_questions_file",
+                           "q.json", "--quiet"], cwd=tmp, capture_output=True)
+    assert done.returncode == 0
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--seed", "3", "--quiet")
+
+
 GENERATOR_CASES = [
+    # issue 20 Seen 4: a record is never trusted, paths and all; a user's index.json is not ours
+    Case("parquet output folder with an index.json listing ../v.txt", _index_listing_outside,
+         exit_code=2, stderr_has="index.json: exists and was not written by generate-questions",
+         protected=["v.txt", "out"]),
+    Case("parquet output folder with an index.json listing ../v.txt, --overwrite",
+         lambda tmp: [*_index_listing_outside(tmp), "--overwrite"], exit_code=0, protected=["v.txt"]),
+    # issue 20 Seen 12: a legal 250-byte output name works
+    Case("a 250-byte output name", lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file",
+                                                  LONG, "--quiet"), check=_long_name),
+    # issue 24 item 3: our own output is replaced without asking, anything else needs --overwrite
+    Case("a question file our generator wrote is replaced without --overwrite", _generator_file_replaced),
+    Case("a user's file at the output name needs --overwrite",
+         lambda tmp: ((tmp / "q.json").write_text("{}"), gq("--input_scene_file", scene_file(tmp),
+                                                           "--output_questions_file", "q.json"))[1],
+         exit_code=2, stderr_has="pass --overwrite", protected=["q.json"]),
     Case("input and output are the same file",
          lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file", tmp / "s.json"),
          exit_code=2, stderr_has="is the same path as --input_scene_file", protected=["s.json"]),
@@ -236,7 +278,23 @@ def _some_images(tmp: Path) -> bool:
     return any(len(os.listdir(folder)) > 100 for folder in tmp.glob("world/.staging-*/images/val"))
 
 
+def _symlinked_images_val(tmp: Path) -> list[str]:
+    """issue 20 Seen 3: our world, whose images/val was then made a symlink to the user's folder."""
+    from builder_utils.clevr.synth import write_clevr_folder
+
+    write_clevr_folder(tmp / "world", {"val": 2}, seed=0, progress=False)
+    (tmp / "photos").mkdir()
+    (tmp / "photos" / "CLEVR_val_000000.png").write_bytes(b"the user's photo")
+    shutil.rmtree(tmp / "world" / "images" / "val")
+    (tmp / "world" / "images" / "val").symlink_to(tmp / "photos")
+    return synth("--out", "world", "--num_scenes", "val=2", "--overwrite")
+
+
 SYNTH_CASES = [
+    Case("synth --overwrite through a symlinked images/val", _symlinked_images_val, exit_code=2,
+         stderr_has="symlink", protected=["photos"]),
+    Case("synth --out a 250-byte name", lambda tmp: synth("--out", "w" * 250, "--num_scenes", "val=1"),
+         check=lambda tmp, done: (tmp / ("w" * 250) / "scenes" / "CLEVR_val_scenes.json").is_file()),
     Case("synth into a non-empty folder", _user_folder,
          exit_code=2, stderr_has="world: the folder is not empty; pass --overwrite", protected=["world"]),
     Case("synth --overwrite onto a CLEVR folder it did not write", _users_clevr,
@@ -264,7 +322,47 @@ SYNTH_CASES = [
 
 
 if importlib.util.find_spec("distributed") is None:  # the [dask] extra (make test installs it)
-    GENERATOR_CASES = [case for case in GENERATOR_CASES if "Dask" not in case.name]
+    def _index_listing_outside(tmp: Path) -> list[str]:
+    """A Parquet output folder whose index.json (not ours) lists ../v.txt as a shard."""
+    scene_file(tmp)
+    (tmp / "v.txt").write_text("the user's")
+    (tmp / "out").mkdir()
+    (tmp / "out" / "index.json").write_text(json.dumps({"shards": [{"file": "../v.txt"}]}))
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "out", "--output_format", "parquet")
+
+
+LONG = "q" * 245 + ".json"  # a legal 250-byte name: the temporary names must stay within 255 bytes
+
+
+def _long_name(tmp: Path, done) -> None:
+    assert (tmp / LONG).is_file() and not list(tmp.glob(".*"))
+
+
+def _generator_file_replaced(tmp: Path) -> list[str]:
+    """The original generator overwrites its output: a file our generator wrote is replaced without asking."""
+    scene_file(tmp)
+    done = subprocess.run([script("generate-questions"), "--input_scene_file", "s.json", "--output_questions_file",
+                           "q.json", "--quiet"], cwd=tmp, capture_output=True)
+    assert done.returncode == 0
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--seed", "3", "--quiet")
+
+
+GENERATOR_CASES = [
+    # issue 20 Seen 4: a record is never trusted, paths and all; a user's index.json is not ours
+    Case("parquet output folder with an index.json listing ../v.txt", _index_listing_outside,
+         exit_code=2, stderr_has="index.json: exists and was not written by generate-questions",
+         protected=["v.txt", "out"]),
+    Case("parquet output folder with an index.json listing ../v.txt, --overwrite",
+         lambda tmp: [*_index_listing_outside(tmp), "--overwrite"], exit_code=0, protected=["v.txt"]),
+    # issue 20 Seen 12: a legal 250-byte output name works
+    Case("a 250-byte output name", lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file",
+                                                  LONG, "--quiet"), check=_long_name),
+    # issue 24 item 3: our own output is replaced without asking, anything else needs --overwrite
+    Case("a question file our generator wrote is replaced without --overwrite", _generator_file_replaced),
+    Case("a user's file at the output name needs --overwrite",
+         lambda tmp: ((tmp / "q.json").write_text("{}"), gq("--input_scene_file", scene_file(tmp),
+                                                           "--output_questions_file", "q.json"))[1],
+         exit_code=2, stderr_has="pass --overwrite", protected=["q.json"]),case for case in GENERATOR_CASES if "Dask" not in case.name]
 
 
 @pytest.mark.parametrize("case", GENERATOR_CASES + SYNTH_CASES, ids=lambda c: c.name)
