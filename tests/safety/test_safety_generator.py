@@ -322,47 +322,7 @@ SYNTH_CASES = [
 
 
 if importlib.util.find_spec("distributed") is None:  # the [dask] extra (make test installs it)
-    def _index_listing_outside(tmp: Path) -> list[str]:
-    """A Parquet output folder whose index.json (not ours) lists ../v.txt as a shard."""
-    scene_file(tmp)
-    (tmp / "v.txt").write_text("the user's")
-    (tmp / "out").mkdir()
-    (tmp / "out" / "index.json").write_text(json.dumps({"shards": [{"file": "../v.txt"}]}))
-    return gq("--input_scene_file", "s.json", "--output_questions_file", "out", "--output_format", "parquet")
-
-
-LONG = "q" * 245 + ".json"  # a legal 250-byte name: the temporary names must stay within 255 bytes
-
-
-def _long_name(tmp: Path, done) -> None:
-    assert (tmp / LONG).is_file() and not list(tmp.glob(".*"))
-
-
-def _generator_file_replaced(tmp: Path) -> list[str]:
-    """The original generator overwrites its output: a file our generator wrote is replaced without asking."""
-    scene_file(tmp)
-    done = subprocess.run([script("generate-questions"), "--input_scene_file", "s.json", "--output_questions_file",
-                           "q.json", "--quiet"], cwd=tmp, capture_output=True)
-    assert done.returncode == 0
-    return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--seed", "3", "--quiet")
-
-
-GENERATOR_CASES = [
-    # issue 20 Seen 4: a record is never trusted, paths and all; a user's index.json is not ours
-    Case("parquet output folder with an index.json listing ../v.txt", _index_listing_outside,
-         exit_code=2, stderr_has="index.json: exists and was not written by generate-questions",
-         protected=["v.txt", "out"]),
-    Case("parquet output folder with an index.json listing ../v.txt, --overwrite",
-         lambda tmp: [*_index_listing_outside(tmp), "--overwrite"], exit_code=0, protected=["v.txt"]),
-    # issue 20 Seen 12: a legal 250-byte output name works
-    Case("a 250-byte output name", lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file",
-                                                  LONG, "--quiet"), check=_long_name),
-    # issue 24 item 3: our own output is replaced without asking, anything else needs --overwrite
-    Case("a question file our generator wrote is replaced without --overwrite", _generator_file_replaced),
-    Case("a user's file at the output name needs --overwrite",
-         lambda tmp: ((tmp / "q.json").write_text("{}"), gq("--input_scene_file", scene_file(tmp),
-                                                           "--output_questions_file", "q.json"))[1],
-         exit_code=2, stderr_has="pass --overwrite", protected=["q.json"]),case for case in GENERATOR_CASES if "Dask" not in case.name]
+    GENERATOR_CASES = [case for case in GENERATOR_CASES if "Dask" not in case.name]
 
 
 @pytest.mark.parametrize("case", GENERATOR_CASES + SYNTH_CASES, ids=lambda c: c.name)
