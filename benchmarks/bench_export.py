@@ -12,7 +12,11 @@ export is timed, median of 3 (wall clock: shards, embedding, Parquet, statistics
   ``general``; Clotho-AQA ``questions`` is only projected by ``--plan``: 6 copies of every clip);
 - ``shared``: the question configuration without media + the media configuration (each file once);
 - ``conversations``: one row per file, its questions as turns;
-- ``shared flac`` (Clotho-AQA): the shared layout with ``--audio_format flac``.
+- ``shared flac`` (Clotho-AQA): the shared layout with ``--audio_format flac``;
+- ``conversations_multihop`` (CLEVR-Math): the same, following ``multihop``;
+- ``prompts`` (and ``prompts_multihop``), shared: the RL prompt rows (key only) + the media
+  configuration; "text" is then the prompt configuration's own Parquet; inline ``prompts``
+  (every row embedding its file) is projected by ``--plan``.
 
 ``copy`` is ``shutil.copyfile`` of each source media file once, median of 3 (the I/O floor). "text" is the
 Parquet of the question configuration in the shared layout (the questions without media).
@@ -65,14 +69,14 @@ def _export(builder_cls, template, data_dir, out, configs, cache, **options) -> 
 
 
 def bench(name, builder_cls, template, data_dir: Path, config: str, media: list[Path], work: Path,
-          inline_written: bool, flac: bool) -> list[dict]:
+          inline_written: bool, flac: bool, variants: tuple[str, ...] = ()) -> list[dict]:
     from builder_utils.hub.layout import layout_of
 
     layout = layout_of(builder_cls)
     cache = work / f"cache_{name}"
     source_bytes = sum(p.stat().st_size for p in media)
     # warm the builder cache (and the page cache of the sources) once
-    _export(builder_cls, template, data_dir, work / "warm", [config, "conversations"], cache, plan_only=True)
+    _export(builder_cls, template, data_dir, work / "warm", [config, "conversations", *variants], cache, plan_only=True)
     copy = statistics.median(_copy(media, work / "copy") for _ in range(REPEATS))
     rows = []
     shared_out = work / f"{name}_shared"
@@ -92,28 +96,50 @@ def bench(name, builder_cls, template, data_dir: Path, config: str, media: list[
     seconds, _ = _export(builder_cls, template, data_dir, out, ["conversations"], cache)
     rows.append(("conversations", "`conversations`", _bytes(out, ["conversations"]), seconds))
     shutil.rmtree(out)
+    texts = {}
+    for variant in ("conversations_multihop",) if "multihop" in variants else ():
+        out = work / f"{name}_{variant}"
+        seconds, _ = _export(builder_cls, template, data_dir, out, [variant], cache)
+        rows.append((variant, f"`{variant}`", _bytes(out, [variant]), seconds))
+        shutil.rmtree(out)
+    for prompts in ["prompts", *(f"prompts_{v}" for v in variants)]:
+        out = work / f"{name}_{prompts}"
+        seconds, result = _export(builder_cls, template, data_dir, out, [prompts], cache, media="shared")
+        texts[len(rows)] = _bytes(out, [prompts])
+        rows.append((f"{prompts}, shared", f"`{prompts}` + `{layout.media_config}`",
+                     _bytes(out, [prompts, layout.media_config]), seconds))
+        shutil.rmtree(out)
+        if prompts == "prompts":
+            projected = {c.name: c for c in result.plan.configs}[prompts].inline
+            texts[len(rows)] = texts[len(rows) - 1]
+            rows.append(("prompts, inline (projected by `--plan`)", "`prompts`", projected, None))
     if inline_written:
         out = work / f"{name}_inline"
         seconds, _ = _export(builder_cls, template, data_dir, out, [config], cache)
         rows.insert(0, ("inline", f"`{config}`", _bytes(out, [config]), seconds))
         shutil.rmtree(out)
+        texts = {k + 1: v for k, v in texts.items()}
     else:
         rows.insert(0, ("inline (projected)", f"`{config}`", planned[config].inline, None))
+        texts = {k + 1: v for k, v in texts.items()}
     return [
         {"dataset": name, "layout": layout_name, "configs": configs, "files": len(media), "media": source_bytes,
-         "text": text, "bytes": written, "seconds": seconds, "copy": copy}
-        for layout_name, configs, written, seconds in rows
+         "text": texts.get(k, text), "bytes": written, "seconds": seconds, "copy": copy}
+        for k, (layout_name, configs, written, seconds) in enumerate(rows)
     ]
 
 
 def main() -> None:
+    global REPEATS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scenes", type=int, default=2000, help="synthetic CLEVR train scenes (+1/4 val)")
     parser.add_argument("--clips", type=int, default=200, help="synthetic Clotho-AQA clips")
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per clip")
     parser.add_argument("--work", default=None, help="scratch folder (default: a temporary one, removed)")
     parser.add_argument("--datasets", default="clevr_math,clotho_aqa", help="which of clevr_math,clotho_aqa to run")
+    parser.add_argument("--repeats", type=int, default=REPEATS, help="exports timed per layout (median)")
     args = parser.parse_args()
+    REPEATS = args.repeats
 
     from builder_utils.clevr.synth import write_clevr_folder
     from clevr_math import ClevrMath
@@ -131,7 +157,8 @@ def main() -> None:
             clevr = write_clevr_folder(work / "CLEVR_v1.0", {"train": args.scenes, "val": args.scenes // 4}, seed=0,
                                        progress=False, num_proc=2)
             rows += bench("CLEVR-Math", ClevrMath, "clevr_math", clevr, "general",
-                          sorted((clevr / "images").rglob("*.png")), work, inline_written=True, flac=False)
+                          sorted((clevr / "images").rglob("*.png")), work, inline_written=True, flac=False,
+                          variants=("multihop",))
         if "clotho_aqa" in wanted:
             release = write_synthetic_release(work / "clotho", num_files=args.clips, seed=0, duration=args.duration,
                                               overwrite=True).root

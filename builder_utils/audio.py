@@ -4,7 +4,7 @@
 the column undecoded (``without_decoding``) and decoding one value with :func:`decode_audio`
 needs neither::
 
-    ds = without_decoding(ds)                                   # Audio(decode=False)
+    ds = without_decoding(ds)                                   # Audio(decode=False), `audio` or `audios`
     array, rate = decode_audio(ds[0], sampling_rate=16000)      # float32, resampled to 16 kHz
 
 Channels are never mixed down unless asked (``mono=True``): a mono file gives a 1-D array of
@@ -62,14 +62,29 @@ def _read(value: dict) -> tuple[np.ndarray, int]:
     return np.ascontiguousarray(data.T), int(rate)
 
 
+def _audio_column_of(row: dict, column: str | None) -> str:
+    """The row's audio column: ``column``, else ``audio`` (question rows) or ``audios`` (the
+    conversations and prompts rows' list); a row without one is a ValueError saying why."""
+    names = [column] if column is not None else ["audio", "audios"]
+    for name in names:
+        if name in row:
+            return name
+    raise ValueError(
+        f"the row has no {' or '.join(map(repr, names))} column (columns: {', '.join(map(str, row))}); "
+        "rows of a --media shared export name their clip in file_name: join them with "
+        "builder_utils.hub.attach_media(questions, clips) first"
+    )
+
+
 def decode_audio(
-    value: Any, sampling_rate: int | None = None, mono: bool = False, column: str = "audio"
+    value: Any, sampling_rate: int | None = None, mono: bool = False, column: str | None = None
 ) -> tuple[np.ndarray, int]:
     """Decode one clip to ``(array, sampling_rate)`` with soundfile, resampled with soxr if asked.
 
-    ``value`` is a dataset row holding the audio ``column``, an undecoded audio dict
-    (``{"bytes": ..., "path": ...}`` from ``Audio(decode=False)``), an already decoded
-    ``{"array", "sampling_rate"}`` dict, or a torchcodec ``AudioDecoder`` (what
+    ``value`` is a dataset row holding the audio ``column`` (default: ``audio``, or the
+    one-clip list ``audios`` of the conversations and prompts configurations), an undecoded
+    audio dict (``{"bytes": ..., "path": ...}`` from ``Audio(decode=False)``), an already
+    decoded ``{"array", "sampling_rate"}`` dict, or a torchcodec ``AudioDecoder`` (what
     ``Audio(decode=True)`` gives when torchcodec is installed). ``sampling_rate=None`` keeps the
     file's own rate. Mono files give ``(frames,)``, multichannel files ``(channels, frames)``,
     float32 in [-1, 1]; ``mono=True`` averages the channels.
@@ -80,9 +95,15 @@ def decode_audio(
         >>> array, rate = decode_audio({"audio": {"bytes": wav.getvalue(), "path": None}}, sampling_rate=16_000)
         >>> array.shape, array.dtype, rate
         ((16000,), dtype('float32'), 16000)
+        >>> decode_audio({"audios": [{"bytes": wav.getvalue(), "path": None}]})[1]
+        44100
     """
-    if isinstance(value, dict) and column in value:
-        value = value[column]
+    if isinstance(value, dict) and not ({"bytes", "path", "array"} & set(value)):
+        value = value[_audio_column_of(value, column)]
+    if isinstance(value, list):  # a list column holds one clip per row in our layouts
+        if len(value) != 1:
+            raise ValueError(f"the audio list holds {len(value)} clips; decode one item: decode_audio(row[...][i])")
+        value = value[0]
     if hasattr(value, "get_all_samples"):  # torchcodec decoder: keep its channels
         samples = value.get_all_samples()
         data, rate = np.asarray(samples.data.cpu().numpy(), dtype=np.float32), int(samples.sample_rate)
@@ -100,11 +121,25 @@ def decode_audio(
     return _layout(data, mono), rate
 
 
-def without_decoding(dataset, column: str = "audio"):
-    """The dataset with its audio ``column`` cast to ``Audio(decode=False)``: rows read without torch.
+def _undecoded(feature):
+    """The ``decode=False`` form of an Audio feature or a list of one; None for anything else."""
+    from datasets import Audio, List
 
+    if isinstance(feature, Audio):
+        return Audio(sampling_rate=feature.sampling_rate, decode=False)
+    if isinstance(feature, List) and isinstance(feature.feature, Audio):
+        return List(Audio(sampling_rate=feature.feature.sampling_rate, decode=False), length=feature.length)
+    return None
+
+
+def without_decoding(dataset, column: str | None = None):
+    """The dataset with its audio columns cast to ``Audio(decode=False)``: rows read without torch.
+
+    ``column=None`` casts every audio column, ``audio`` or a list of clips (``audios`` of the
+    conversations and prompts configurations); a dataset without one (the questions of a
+    ``--media shared`` export) comes back as it is. A named column must be an audio column.
     Works on a ``Dataset``, a ``DatasetDict`` and their streaming (``Iterable``) forms; the
-    column's sampling rate is kept in the feature (the bytes are never resampled).
+    sampling rate is kept in the feature (the bytes are never resampled).
 
     Example:
         >>> import datasets
@@ -112,10 +147,23 @@ def without_decoding(dataset, column: str = "audio"):
         >>> feature = without_decoding(ds).features["audio"]
         >>> feature.decode, feature.sampling_rate
         (False, 16000)
+        >>> ds = datasets.Dataset.from_dict({"audios": [["clip.wav"]]}).cast_column("audios", datasets.List(datasets.Audio()))
+        >>> without_decoding(ds).features["audios"].feature.decode
+        False
     """
     from datasets import Audio, DatasetDict, IterableDatasetDict
 
     first = next(iter(dataset.values())) if isinstance(dataset, (DatasetDict, IterableDatasetDict)) else dataset
     features = first.features
-    feature = features[column] if features is not None else None
-    return dataset.cast_column(column, Audio(sampling_rate=getattr(feature, "sampling_rate", None), decode=False))
+    if features is None:  # a stream without known features: the question rows' column
+        return dataset.cast_column(column or "audio", Audio(decode=False))
+    if column is not None and column not in features:
+        raise ValueError(f"without_decoding: no column {column!r} (columns: {', '.join(features)})")
+    names = [column] if column is not None else list(features)
+    casts = {name: _undecoded(features[name]) for name in names}
+    if column is not None and casts[column] is None:
+        raise ValueError(f"without_decoding: column {column!r} is {features[column]!r}, not audio or a list of audio")
+    for name, feature in casts.items():
+        if feature is not None:
+            dataset = dataset.cast_column(name, feature)
+    return dataset

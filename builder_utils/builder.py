@@ -4,8 +4,11 @@
   the version only. Used directly (``Builder(...).download_and_prepare()``), an edited builder,
   template, config or input file would silently serve the old rows. The key covers everything
   that decides the rows: the distribution's version, the content of the builder's code and data
-  packages, the config's content and the input files' size and modification time (what
-  ``datasets`` itself uses for local data files).
+  packages, the config's content, the small input files (CSVs, scene and question files) by
+  content, and the large ones (audio archives, media folders) by size and modification time
+  (what ``datasets`` itself uses for local data files): a CSV edited without changing its size or
+  modification time is rebuilt, and a media file changed behind a cached build is caught when
+  the export embeds it (:mod:`builder_utils.hub.shard_writer`).
 - :class:`CheckedConfigBuilder`: a builder mixin that rejects an unknown config name or keyword
   argument with a :class:`ConfigError` listing the valid ones, validates the config after
   ``datasets`` applied the keyword overrides (with ``setattr``, which skips ``__post_init__``),
@@ -28,14 +31,17 @@ import hashlib
 import importlib
 import json
 import os
+import time
 from collections.abc import Iterable
 from importlib import metadata as importlib_metadata
 
 import datasets
 
 import builder_utils
+from builder_utils import media_check
 
-__all__ = ["CheckedConfigBuilder", "ConfigError", "cache_key", "check_int", "distribution_version", "list_of"]
+__all__ = ["CheckedConfigBuilder", "ConfigError", "cache_key", "check_int", "content_digest", "distribution_version",
+           "list_of"]
 
 
 class ConfigError(ValueError):
@@ -109,26 +115,66 @@ def _stamp(path: str) -> list:
     return [os.path.basename(path), "dir" if os.path.isdir(path) else st.st_size, st.st_mtime_ns]
 
 
+_DIGESTS: dict[tuple, str] = {}
+_SETTLED_NS = 2_000_000_000
+
+
+def content_digest(path: str) -> str | None:
+    """The sha256 of a file's content (None if it is missing), remembered for this process
+    while its size, modification *and change* times and inode stay the same: rewriting a file
+    updates its change time even when its modification time is set back. As git does with its
+    index, a file changed in the last seconds is not remembered (file times are coarser than
+    the writes that can follow one another), so the memo never serves an old digest.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "a.csv"
+        >>> _ = path.write_text("a,b\\n")
+        >>> content_digest(str(path)) == content_digest(str(path)) != content_digest(str(path) + ".gone")
+        True
+    """
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    stamp = (os.path.abspath(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev)
+    known = _DIGESTS.get(stamp)
+    if known is None:
+        digest = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                digest.update(block)
+        known = digest.hexdigest()
+        if time.time_ns() - st.st_ctime_ns > _SETTLED_NS:
+            _DIGESTS[stamp] = known
+    return known
+
+
 def cache_key(
     content: dict,
     *,
     packages: Iterable[str] = (),
     code_files: Iterable[str] = (),
+    content_files: Iterable[str] = (),
     input_files: Iterable[str] = (),
     inherited: str | None = None,
 ) -> str:
     """A 16-hex-digit key over the distribution's version, the files of ``packages`` (importable
-    names, e.g. ``"clevr_math"``) and ``code_files`` by content, ``content`` (the config's fields)
-    and ``input_files`` (files or folders) by size and modification time. ``inherited`` is a hash
-    ``datasets`` passed in (the loading script's own hash in legacy mode).
+    names, e.g. ``"clevr_math"``), ``code_files`` and ``content_files`` (small inputs: CSVs,
+    scene, question and metadata files) by content, ``content`` (the config's fields) and
+    ``input_files`` (large files and folders: archives, media folders) by size and modification
+    time. ``inherited`` is a hash ``datasets`` passed in (the loading script's own hash in legacy
+    mode).
 
     Example:
-        >>> import tempfile, pathlib
+        >>> import os, tempfile, pathlib
         >>> csv = pathlib.Path(tempfile.mkdtemp()) / "train.csv"
-        >>> _ = csv.write_text("a,b\\n")
-        >>> before = cache_key({}, input_files=[str(csv)])
         >>> _ = csv.write_text("a,b\\n1,2\\n")
-        >>> before != cache_key({}, input_files=[str(csv)])
+        >>> before = cache_key({}, content_files=[str(csv)])
+        >>> stat = csv.stat()
+        >>> _ = csv.write_text("a,b\\n3,4\\n")                       # same size
+        >>> os.utime(csv, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same modification time
+        >>> before != cache_key({}, content_files=[str(csv)])
         True
     """
     digest = hashlib.sha256()
@@ -143,6 +189,8 @@ def cache_key(
         except FileNotFoundError:
             digest.update(b"missing")
     digest.update(json.dumps(content, sort_keys=True, default=str).encode())
+    digest.update(json.dumps([[os.path.basename(os.fspath(p)), content_digest(os.fspath(p))]
+                              for p in content_files]).encode())
     digest.update(json.dumps([_stamp(os.fspath(p)) for p in input_files]).encode())
     if inherited:
         digest.update(inherited.encode())
@@ -198,10 +246,24 @@ class CheckedConfigBuilder:
         self.hash = cache_key(content, inherited=self.hash, **inputs)
         return builder_config, config_id
 
+    def download_and_prepare(self, *args, **kwargs):
+        """``datasets``' build, plus the record of the media files it checked (sizes and
+        modification times, saved with the cached build and loaded when the cache serves it), so
+        that an export embedding a file changed since then refuses it
+        (:func:`builder_utils.media_check.verify_unchanged`)."""
+        with media_check.recording() as checked:
+            result = super().download_and_prepare(*args, **kwargs)
+        if checked:
+            media_check.save_checked(self.cache_dir, checked)
+        else:
+            media_check.load_checked(self.cache_dir)
+        return result
+
     def checked_config(self, config) -> None:
         """Further checks that need the builder (a hook; the default does nothing)."""
 
     def cache_inputs(self, config) -> dict:
-        """Keyword arguments of :func:`cache_key`: ``packages``, ``code_files``, ``input_files``, and
+        """Keyword arguments of :func:`cache_key`: ``packages``, ``code_files``, ``content_files``,
+        ``input_files``, and
         ``content`` added to the config's own ``content()`` (e.g. a download URL)."""
         raise NotImplementedError

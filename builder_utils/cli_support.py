@@ -14,6 +14,9 @@ diagnostics through ``logging``.
   runs. Library code only logs (``logging.getLogger(__name__)``), so a notebook or a pipeline
   silences or captures it with the ``logging`` module.
 - :func:`running` is the three together, for a command's ``main``.
+- :func:`report_error` is every command's error line: ``<prog>: error: <message>``, one line
+  (control characters escaped, so a file name holding a newline cannot split or forge it), an
+  ``OSError`` named by its file; it returns the exit status 2.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ import platform
 import sys
 import warnings
 from collections.abc import Iterator
+
+from builder_utils.json_input import shown_path
 
 DISTRIBUTION = "clevr-clotho-qa"
 CORE_LOGGER = "builder_utils"
@@ -72,6 +77,39 @@ def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
             for subparser in set(action.choices.values()):
                 add_version(subparser)
     return parser
+
+
+def error_line(exc: BaseException) -> str:
+    r"""The one-line message of an error: an ``OSError`` that names a file reads
+    ``FILE: REASON`` (``No space left on device`` included); control characters are escaped.
+
+    Example:
+        >>> error_line(FileNotFoundError(2, "No such file or directory", "in\nput.json"))
+        'in\\nput.json: No such file or directory'
+        >>> error_line(ValueError("bad.json: line 2\n column 3"))
+        'bad.json: line 2\\n column 3'
+    """
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        message = f"{shown_path(exc.filename)}: {exc.strerror}"
+        if exc.filename2 is not None:
+            message = f"{shown_path(exc.filename)} -> {shown_path(exc.filename2)}: {exc.strerror}"
+    else:
+        message = str(exc) or type(exc).__name__
+    return shown_path(message.strip())
+
+
+def report_error(prog: str, exc: BaseException) -> int:
+    """Print ``<prog>: error: <message>`` (:func:`error_line`) on stderr; return the exit status 2.
+
+    Example:
+        >>> saved, sys.stderr = sys.stderr, sys.stdout   # to show the line here
+        >>> report_error("tool", OSError(28, "No space left on device", "out/q.json"))
+        tool: error: out/q.json: No space left on device
+        2
+        >>> sys.stderr = saved
+    """
+    print(f"{prog}: error: {error_line(exc)}", file=sys.stderr)
+    return 2
 
 
 def _env_disables_progress() -> bool | None:

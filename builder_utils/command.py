@@ -31,7 +31,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from builder_utils.cli_support import add_version, running
+from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 __all__ = ["add_forwarding_subcommand", "command_parser", "run_command", "run_parsed", "subcommands_parser"]
@@ -131,6 +131,4 @@ def run_parsed(prog: str, args: argparse.Namespace,
         print(f"{prog}: interrupted; nothing half-written was left behind", file=sys.stderr)
         return exit_status(stop)
     except errors as exc:
-        message = str(exc) or type(exc).__name__
-        print(f"{prog}: error: {' '.join(message.split())}", file=sys.stderr)
-        return 2
+        return report_error(prog, exc)

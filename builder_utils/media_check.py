@@ -5,7 +5,14 @@ may be weeks later inside a user's training loop. These checks read what is need
 is whole: a PNG is opened and verified by Pillow (signature, header, every chunk's CRC, up to the
 IEND chunk; nothing is decompressed); a WAV's header is read by soundfile, and a RIFF file shorter
 than its header declares is reported as truncated (libsndfile would silently decode fewer
-frames). Errors name the file.
+frames); a PNG whose header declares more pixels than Pillow decodes (a decompression bomb) is
+refused before Pillow opens it. Errors name the file.
+
+What the checks saw is remembered: :func:`check_all` records each file's size and modification
+time as it checks it, a builder saves that record with its cached build
+(:func:`save_checked` / :func:`load_checked`), and the export calls :func:`verify_unchanged` for
+every file it embeds. A file changed since the build checked it is checked again and refused
+with a :class:`MediaError` naming it: a cached build never embeds a file it did not check.
 
 Example:
     >>> import tempfile, pathlib
@@ -19,13 +26,21 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import struct
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MediaError", "check_all", "check_png", "check_wav", "summarize"]
+__all__ = ["MediaError", "check_all", "check_png", "check_wav", "load_checked", "recording", "save_checked",
+           "summarize", "verify_unchanged"]
+
+# absolute path -> (size, mtime_ns, check name) as the last check of this process saw it
+_CHECKED: dict[str, tuple[int, int, str]] = {}
+_RECORDING: list[set[str]] = []
+CHECKED_RECORD = "media-checked.json"
 
 
 class MediaError(ValueError):
@@ -57,6 +72,7 @@ def check_png(path: str | os.PathLike) -> tuple[int, int]:
 
     if os.path.getsize(path) == 0:
         raise MediaError(path, "not a readable PNG image (the file is empty)")
+    _check_pixels(path, Image.MAX_IMAGE_PIXELS)
     try:
         with Image.open(path) as image:
             if image.format != "PNG":
@@ -65,10 +81,26 @@ def check_png(path: str | os.PathLike) -> tuple[int, int]:
             image.verify()
     except MediaError:
         raise
+    except Image.DecompressionBombError as exc:  # not an OSError: it would be a traceback
+        raise MediaError(path, f"refused: {exc}") from None
     except (UnidentifiedImageError, OSError, SyntaxError, ValueError, struct.error) as exc:
         # Pillow reports a bad chunk as SyntaxError and a truncated file as OSError
         raise MediaError(path, f"not a readable PNG image ({exc or type(exc).__name__})") from None
     return size
+
+
+def _check_pixels(path: str | os.PathLike, limit: int | None) -> None:
+    """Refuse a PNG whose header declares more pixels than Pillow's ``MAX_IMAGE_PIXELS``, before
+    Pillow opens it: a few KB of zlib can declare gigabytes of pixels (a decompression bomb), and
+    Pillow itself only warns up to twice the limit and raises a non-``OSError`` beyond it."""
+    with open(path, "rb") as fh:
+        head = fh.read(24)
+    if limit is None or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return  # not a PNG (Pillow's open says so) or no limit set
+    width, height = struct.unpack(">II", head[16:24])
+    if width * height > limit:
+        raise MediaError(path, f"refused: the image declares {width}x{height} pixels, more than the "
+                               f"{limit} Pillow decodes (PIL.Image.MAX_IMAGE_PIXELS); a decompression bomb?")
 
 
 def check_wav(path: str | os.PathLike) -> tuple[int, int]:
@@ -117,14 +149,111 @@ def check_all(paths: Sequence[str | os.PathLike], check: Callable[[str | os.Path
         []
     """
     workers = workers or min(8, (os.cpu_count() or 1) * 2)
+
+    def checked(path):
+        # stat first: a file changed while it is checked then differs from its record
+        st = os.stat(path)
+        result = check(path)
+        key = os.path.abspath(path)
+        _CHECKED[key] = (st.st_size, st.st_mtime_ns, check.__name__)
+        for seen in _RECORDING:
+            seen.add(key)
+        return result
+
     if len(paths) < 64 or workers == 1:
-        return [check(p) for p in paths]
+        return [checked(p) for p in paths]
     pool = ThreadPoolExecutor(workers)
     try:
-        return list(pool.map(check, paths, chunksize=64))
+        return list(pool.map(checked, paths, chunksize=64))
     finally:
         # after a failure or Ctrl-C, the queued checks are dropped rather than run to the end
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def recording() -> Iterator[set[str]]:
+    """Collect the paths :func:`check_all` checks during the block (a build's media).
+
+    Example:
+        >>> with recording() as seen:
+        ...     check_all([], check_png)
+        []
+        >>> seen
+        set()
+    """
+    seen: set[str] = set()
+    _RECORDING.append(seen)
+    try:
+        yield seen
+    finally:
+        _RECORDING.remove(seen)
+
+
+def save_checked(folder: str | os.PathLike, paths: Iterable[str]) -> None:
+    """Write the record of ``paths`` (those checked in this process) to ``folder``/media-checked.json.
+
+    Example:
+        >>> import tempfile, os
+        >>> from PIL import Image
+        >>> folder = tempfile.mkdtemp()
+        >>> png = os.path.join(folder, "a.png")
+        >>> Image.new("RGB", (4, 3)).save(png)
+        >>> check_all([png], check_png)
+        [(4, 3)]
+        >>> save_checked(folder, [png]); _CHECKED.clear(); load_checked(folder)
+        1
+    """
+    from builder_utils.atomic import write_atomic
+
+    record = {path: _CHECKED[path] for path in map(os.path.abspath, paths) if path in _CHECKED}
+    write_atomic(os.path.join(folder, CHECKED_RECORD), json.dumps(record))
+
+
+def load_checked(folder: str | os.PathLike) -> int:
+    """Remember the record a build saved in ``folder`` (its cache folder); returns how many files
+    it names (0 without a record). Files checked since in this process keep their newer entry."""
+    from builder_utils.json_input import JSONInputError, load_json
+
+    try:
+        record = load_json(os.path.join(folder, CHECKED_RECORD), what="record of checked media")
+    except JSONInputError:
+        return 0  # none (a build of an older version) or unreadable: embedding re-checks nothing
+    if not isinstance(record, dict):
+        return 0
+    for path, entry in record.items():
+        if isinstance(entry, list) and len(entry) == 3 and entry[2] in _CHECKS:
+            _CHECKED.setdefault(path, (int(entry[0]), int(entry[1]), entry[2]))
+    return len(record)
+
+
+def verify_unchanged(path: str | os.PathLike, st: os.stat_result) -> None:
+    """Raise :class:`MediaError` if the file ``path`` (whose ``os.stat`` is ``st``) differs in
+    size or modification time from when a build checked it; the file is checked again, so the
+    message says what it is now. A file no check of this process or record saw passes.
+
+    Example:
+        >>> import tempfile, os
+        >>> from PIL import Image
+        >>> png = os.path.join(tempfile.mkdtemp(), "a.png")
+        >>> Image.new("RGB", (4, 3)).save(png)
+        >>> _ = check_all([png], check_png)
+        >>> verify_unchanged(png, os.stat(png))
+        >>> _ = open(png, "r+b").truncate(30)
+        >>> verify_unchanged(png, os.stat(png))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        builder_utils.media_check.MediaError: .../a.png: changed since the build checked it (... bytes then, 30 now; not a readable PNG image ...); build again (a fresh cache) or restore the file
+    """
+    entry = _CHECKED.get(os.path.abspath(path))
+    if entry is None or (st.st_size, st.st_mtime_ns) == entry[:2]:
+        return
+    try:
+        _CHECKS[entry[2]](path)
+        now = "still readable, but not the file the build saw"
+    except MediaError as exc:
+        now = exc.problem
+    raise MediaError(path, f"changed since the build checked it ({entry[0]} bytes then, {st.st_size} now; {now}); "
+                           "build again (a fresh cache) or restore the file")
 
 
 def summarize(values: Iterable[tuple[str, Any]], expected: Any, limit: int = 3) -> tuple[int, list[str]]:
@@ -136,3 +265,6 @@ def summarize(values: Iterable[tuple[str, Any]], expected: Any, limit: int = 3) 
     """
     differing = [f"{name} {value}" for name, value in values if value != expected]
     return len(differing), differing[:limit]
+
+
+_CHECKS = {check.__name__: check for check in (check_png, check_wav)}

@@ -11,7 +11,19 @@ The reference (configurations, columns, options, what differs from the original 
 ``README.md`` beside this file.
 """
 
-from clevr_math.clevr_math import ClevrMath
-from clevr_math.config import BUILDER_CONFIGS, CATEGORIES, ClevrMathConfig, ConfigError
 
-__all__ = ["BUILDER_CONFIGS", "CATEGORIES", "ClevrMath", "ClevrMathConfig", "ConfigError"]
+import sys
+
+from builder_utils.lazy import lazy_exports
+
+# Imported on first use: the lmms-eval task utilities and the scorers import submodules of this
+# package without paying for the builder and ``datasets``.
+_EXPORTS = {
+    "ClevrMath": "clevr_math.clevr_math",
+    "BUILDER_CONFIGS": "clevr_math.config",
+    "CATEGORIES": "clevr_math.categories",
+    "ClevrMathConfig": "clevr_math.config",
+    "ConfigError": "clevr_math.config",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)

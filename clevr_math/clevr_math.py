@@ -116,6 +116,16 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         "conversation_media": "images",
         "turn": {"user": "question", "assistant": "label"},
         "turn_fields": ["question_id", "category", "template", "template_index"],
+        # Single-hop questions in train, multihop in test: conversations_multihop, prompts_multihop.
+        "also_follow": ["multihop"],
+        "data_source": "clevr_math",  # the_cauldron's turn `source`, verl's `data_source`
+        "rewards": "clevr_math.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
+        # builder_utils.prompts: the `prompts` rows (RL) and the stream's rows.
+        "prompts": {
+            "media_kind": "image",
+            "answer": "label",
+            "columns": ["label", "category", "template", "num_operations", "question_id", "image_filename"],
+        },
     }
 
     def checked_config(self, builder_config: ClevrMathConfig) -> None:
@@ -147,7 +157,9 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             inputs += [os.path.join(root, "scenes", f"CLEVR_{s}_scenes.json") for s in ("train", "val", "test")]
         if config.released_questions_dir:
             inputs += [released_file(config.released_questions_dir, s) for s in ("train", "val", "test")]
-        return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "input_files": inputs}
+        # scene and released question files are small enough to key by content (a file edited
+        # with its size and modification time kept must not be served from the cache)
+        return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "content_files": inputs}
 
     def _info(self):
         program_node = {

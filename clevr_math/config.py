@@ -16,16 +16,8 @@ import datasets
 
 from builder_utils.builder import ConfigError, check_int
 from builder_utils.clevr.options import builder_fields, check_options, option_names
+from clevr_math.categories import CATEGORIES
 
-# The paper's six question categories, in a fixed order: the ClassLabel ids depend on it.
-CATEGORIES: tuple[str, ...] = (
-    "remove_group",
-    "remove_subset",
-    "insertion",
-    "count_backwards",
-    "adversarial",
-    "multihop",
-)
 
 # The shipped template sets a CLEVR-Math configuration may name (the generator also ships "clevr").
 CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")

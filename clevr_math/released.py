@@ -10,9 +10,9 @@ reproduced with the same evaluation code.
 
 from __future__ import annotations
 
-import json
 import os
 
+from builder_utils.json_input import load_json
 from builder_utils.clevr import MalformedProgram, load_metadata, normalize_program
 
 # The public generator's 13 templates: file stem -> category of each template, in file order
@@ -63,11 +63,7 @@ def load_released_questions(path: str) -> list[dict]:
         >>> load_released_questions(path)[0]["question"]
         'Subtract all red cubes. How many cubes are left?'
     """
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except json.JSONDecodeError as exc:
-        raise ReleasedQuestionsError(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from None
+    doc = load_json(path, what="released questions file", error=ReleasedQuestionsError)
     if not isinstance(doc, dict) or not isinstance(doc.get("questions"), list):
         raise ReleasedQuestionsError(f'{path}: expected a JSON object {{"info": ..., "questions": [...]}}')
     return doc["questions"]

@@ -7,17 +7,21 @@ Example::
     builder.download_and_prepare()
 """
 
-from clotho_aqa.audio import decode_audio, without_decoding
-from clotho_aqa.clotho_aqa import ClothoAQA
-from clotho_aqa.config import CONFIG_NAMES, ClothoAQAConfig
-from clotho_aqa.release import MissingAudioError, ReleaseError
 
-__all__ = [
-    "CONFIG_NAMES",
-    "ClothoAQA",
-    "ClothoAQAConfig",
-    "MissingAudioError",
-    "ReleaseError",
-    "decode_audio",
-    "without_decoding",
-]
+import sys
+
+from builder_utils.lazy import lazy_exports
+
+# Imported on first use: the lmms-eval task utilities and the scorers import submodules of this
+# package without paying for the builder and ``datasets``.
+_EXPORTS = {
+    "CONFIG_NAMES": "clotho_aqa.config",
+    "ClothoAQA": "clotho_aqa.clotho_aqa",
+    "ClothoAQAConfig": "clotho_aqa.config",
+    "MissingAudioError": "clotho_aqa.release",
+    "ReleaseError": "clotho_aqa.release",
+    "decode_audio": "clotho_aqa.audio",
+    "without_decoding": "clotho_aqa.audio",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)

@@ -112,6 +112,16 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         "conversation_media": "audios",
         "turn": {"user": "question", "assistant": "majority_answer"},
         "turn_fields": ["question_id", "answer_type", "answers", "confidences", "unanimous"],
+        "data_source": "clotho_aqa",  # the_cauldron's turn `source`, verl's `data_source`
+        "rewards": "clotho_aqa.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
+        # builder_utils.prompts: `answer` is the majority answer (None without one); the rewards'
+        # ground truth is the three annotator answers.
+        "prompts": {
+            "media_kind": "audio",
+            "answer": "majority_answer",
+            "ground_truth": "answers",
+            "columns": ["answers", "confidences", "unanimous", "answer_type", "question_id", "file_name"],
+        },
     }
     #: What the Hub card describes (builder_utils.hub.stats): the answer column (``answer``, or
     #: ``label`` / ``majority_answer`` in the per-question configurations), then the groups.
@@ -122,14 +132,18 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
 
     def cache_inputs(self, config: ClothoAQAConfig) -> dict:
         # The split search is hashed too: a recomputed split is only as current as its code.
-        inputs: list[str] = []
+        # The CSVs by content; the audio (a folder or a 7 GB zip) by size and modification time:
+        # a clip changed behind a cached build is caught when the export embeds it.
+        tables: list[str] = []
+        media: list[str] = []
         if config.data_dir:
             root = Path(config.data_dir)
-            names = [*SPLIT_CSVS.values(), METADATA_CSV, AUDIO_DIR, AUDIO_ZIP]
-            inputs = [str(root / name) for name in names]
+            tables = [str(root / name) for name in (*SPLIT_CSVS.values(), METADATA_CSV)]
+            media = [str(root / name) for name in (AUDIO_DIR, AUDIO_ZIP)]
         return {
             "packages": ["clotho_aqa", "builder_utils.splits"],
-            "input_files": inputs,
+            "content_files": tables,
+            "input_files": media,
             "content": {"base_url": None if config.data_dir else self.BASE_URL},
         }
 

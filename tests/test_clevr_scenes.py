@@ -279,3 +279,76 @@ def test_a_scene_of_another_split_is_loaded_with_a_warning(tmp_path, caplog):
     caplog.clear()
     load_scenes(write_scene_file(tmp_path / "plain.json", varied_scenes(4), split="val"))
     assert not caplog.records
+
+
+def _crowded_scene(n: int, image_index: int = 0) -> dict:
+    """A valid scene of ``n`` objects with empty relationship lists: input size linear in n."""
+    scene = make_scene(SAMPLE_OBJECTS[:1], image_index=image_index, split="val")
+    scene["objects"] = [dict(scene["objects"][0]) for _ in range(n)]
+    scene["relationships"] = {rel: [[] for _ in range(n)] for rel in scene["relationships"]}
+    return scene
+
+
+def _check_peak(scene: dict) -> int:
+    """Peak bytes allocated by checking ``scene`` (the scene itself is built beforehand)."""
+    import tracemalloc
+
+    validate_scene(_crowded_scene(1))  # the metadata and vocabulary, parsed once per process
+    tracemalloc.start()
+    try:
+        validate_scene(scene)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_scene_check_takes_memory_linear_in_the_objects():
+    """Four times the objects, about four times the memory (a table per object of the other
+    objects, as before, made it sixteen: 2.8 GB for one 6,000-object scene)."""
+    small, large = _check_peak(_crowded_scene(31)), _check_peak(_crowded_scene(124))
+    assert large < 6 * small, (small, large)
+
+
+def test_a_scene_over_max_objects_is_one_error_naming_it(tmp_path):
+    n = scenes_module.MAX_OBJECTS + 1
+    path = write_scene_file(tmp_path / "s.json", [_crowded_scene(n)], split="val")
+    with pytest.raises(SceneError, match=rf"s.json: scene 0 \(CLEVR_val_000000.png\): objects: {n} objects, "
+                                         rf"more than the {n - 1} a scene may hold"):
+        load_scenes(path)
+    validate_scene(_crowded_scene(n - 1))  # the limit itself is legal
+
+
+def test_a_6000_object_scene_file_is_refused_in_memory_linear_in_its_size(tmp_path):
+    """The issue's case: 6,000 objects in about 1.3 MB."""
+    import tracemalloc
+
+    path = write_scene_file(tmp_path / "s.json", [_crowded_scene(6000)], split="val")
+    tracemalloc.start()
+    try:
+        with pytest.raises(SceneError, match="6000 objects, more than"):
+            load_scenes(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * path.stat().st_size, (peak, path.stat().st_size)
+
+
+def test_huge_integers_in_a_scene_name_the_file_and_place(tmp_path):
+    path = write_scene_file(tmp_path / "s.json", [_crowded_scene(3)], split="val")
+    path.write_text(path.read_text().replace('"image_index": 0', '"image_index": ' + "7" * 5000))
+    with pytest.raises(SceneError, match=r"s.json: scene 0: line \d+ column \d+: not valid JSON \(an integer of 5000"):
+        load_scenes(path)
+
+
+def test_values_in_scene_errors_are_shown_bounded():
+    """A hostile value (a 900-level list where a coordinate belongs) gives a short message, not a
+    RecursionError from repr or a megabyte of text."""
+    scene = _crowded_scene(3)
+    deep: list = []
+    for _ in range(900):
+        deep = [deep]
+    scene["objects"][1]["3d_coords"] = deep
+    scene["objects"][0]["color"] = "x" * 1_000_000
+    with pytest.raises(SceneError) as caught:
+        validate_scene(scene)
+    assert len(str(caught.value)) < 300

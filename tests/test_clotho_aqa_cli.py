@@ -81,7 +81,7 @@ def test_demo_exports_and_reloads_every_config(tmp_path, capsys):
         assert list((tmp_path / "demo" / "hub" / name).glob("train-*-of-*.parquet"))
     assert (tmp_path / "demo" / "hub" / "README.md").is_file()
     assert "@ 44100 Hz" in printed
-    assert not list((tmp_path / "demo" / "hub").glob(".export-*"))  # no staging folder left
+    assert not list((tmp_path / "demo" / "hub").glob(".staging-*"))  # no staging folder left
     # the demo ends with the baselines under the paper's labellings
     assert "baselines on questions/test" in printed and "| yes_no/majority |" in printed
     assert (tmp_path / "demo" / "evaluation" / "report.json").is_file()

@@ -2,7 +2,7 @@
 
 Real builders, real Parquet exports loaded with ``datasets.load_dataset``, the real console entry
 points: the program oracle scores 100 %, predictions of known accuracy score exactly that,
-baselines are deterministic, the lmms-eval utils agree with the command.
+baselines are deterministic (the lmms-eval tasks: tests/test_lmms_eval_tasks.py).
 """
 
 from __future__ import annotations
@@ -13,42 +13,24 @@ import re
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import yaml
 from PIL import Image
 
 from builder_utils.clevr.evaluate import evaluate_questions
 from builder_utils.clevr.evaluate import main as clevr_families_main
 from builder_utils.clevr.generate_questions import main as generate_questions
-from builder_utils.clevr.synth import write_clevr_folder
-from builder_utils.evaluation.lmms import task_files
-from builder_utils.hub import export_builder, load_exported
-from clevr_math import ClevrMath
+from builder_utils.hub import load_exported
 from clevr_math import cli as clevr_cli
 from clevr_math import evaluate as math_eval
-from clevr_math import lmms_eval as math_tasks
-from clevr_math.lmms_eval import utils as math_utils
-from clotho_aqa import ClothoAQA
 from clotho_aqa import cli as clotho_cli
 from clotho_aqa import evaluate as aqa_eval
-from clotho_aqa import lmms_eval as aqa_tasks
-from clotho_aqa.lmms_eval import utils as aqa_utils
-from clotho_aqa.synth import write_synthetic_release
+from evaluation_exports import make_exports
 
 WORDS = "zero one two three four five six seven eight nine ten".split()
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    root = tmp_path_factory.mktemp("evaluation")
-    clevr = write_clevr_folder(root / "CLEVR_v1.0", 4, seed=0, splits=("train", "val", "test"), progress=False)
-    release = write_synthetic_release(root / "release", num_files=8, seed=0).root
-    cache = root / "cache"
-    export_builder(ClevrMath, root / "hub_clevr", card_template="clevr_math", data_dir=clevr,
-                   configs=["general", "multihop"], cache_dir=cache, progress=False)
-    export_builder(ClothoAQA, root / "hub_clotho", card_template="clotho_aqa", data_dir=release,
-                   configs=["questions", "all", "yes_no_unfiltered"], cache_dir=cache, progress=False)
-    return {"root": root, "clevr": clevr, "release": release, "cache": cache,
-            "hub_clevr": root / "hub_clevr", "hub_clotho": root / "hub_clotho"}
+    return make_exports(tmp_path_factory.mktemp("evaluation"))
 
 
 def _rows(data, hub, config, split="test", drop=("image", "audio")):
@@ -201,71 +183,6 @@ def test_bad_input_is_one_error_line_and_status_2(data, capsys, argv, message):
     err = capsys.readouterr().err
     assert status == 2 and err.startswith("clevr-math evaluate: error: ") and message in err
     assert "Traceback" not in err and not (data["root"] / "never").exists()
-
-
-# --- lmms-eval task folders ------------------------------------------------------------
-
-class _TaskLoader(yaml.SafeLoader):
-    """Reads lmms-eval YAML: ``!function utils.name`` becomes the name."""
-
-
-_TaskLoader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
-
-
-@pytest.mark.parametrize("package, utils", [(math_tasks, math_utils), (aqa_tasks, aqa_utils)])
-def test_task_yaml_names_existing_functions_and_can_point_elsewhere(tmp_path, package, utils):
-    functions = []
-
-    def collect(value):
-        if isinstance(value, tuple) and value[0] == "function":
-            functions.append(value[1])
-        elif isinstance(value, dict):
-            for v in value.values():
-                collect(v)
-        elif isinstance(value, list):
-            for v in value:
-                collect(v)
-
-    files = task_files(package.TASK_DIR)
-    tasks = [yaml.load(p.read_text(), Loader=_TaskLoader) for p in files if p.suffix == ".yaml"]
-    assert tasks and all(t["include"] == "_default_template_yaml" and t["task"] and t["dataset_name"] for t in tasks)
-    template = yaml.load((package.TASK_DIR / "_default_template_yaml").read_text(), Loader=_TaskLoader)
-    collect(template)
-    assert functions and all(f.startswith("utils.") and callable(getattr(utils, f[len("utils."):])) for f in functions)
-    copy = package.write_tasks(tmp_path / "tasks", "someone/some-dataset")
-    assert "dataset_path: someone/some-dataset" in (copy / "_default_template_yaml").read_text()
-    assert (copy / "utils.py").read_text() == (package.TASK_DIR / "utils.py").read_text()
-
-
-def test_clevr_math_lmms_utils_agree_with_the_command(data):
-    ds = load_exported(data["hub_clevr"], "general", cache_dir=data["cache"])["test"]
-    rows = _rows(data, "hub_clevr", "general")
-    predictions, right = _clevr_predictions(rows)
-    first = ds[0]
-    assert math_utils.clevr_math_doc_to_visual(first)[0].mode == "RGB"
-    assert math_utils.clevr_math_doc_to_text(first, {"pre_prompt": "", "post_prompt": "\nAnswer with a number."}) \
-        .endswith("?\nAnswer with a number.")
-    records = [math_utils.clevr_math_process_results(row, [p["prediction"]])["accuracy"]
-               for row, p in zip(rows, predictions)]
-    assert math_utils.clevr_math_accuracy(records) == right / len(rows)
-    by_id = {p["question_id"]: p["prediction"] for p in predictions}
-    report = math_eval.evaluate(data["hub_clevr"], "general", predictions=by_id, cache_dir=data["cache"])
-    assert report["overall"]["accuracy"] == math_utils.clevr_math_accuracy(records)
-    assert math_utils.clevr_math_unparseable(records) == report["overall"]["unparseable"] / len(rows)
-
-
-def test_clotho_lmms_utils_agree_with_the_command(data):
-    rows = _rows(data, "hub_clotho", "questions")
-    predictions = [(q, p[1] if isinstance(p, list) else p) for q, p in _clotho_predictions(rows)]  # text only
-    records = [aqa_utils.clotho_aqa_process_results(row, [p]) for row, (_, p) in zip(rows, predictions)]
-    report = aqa_eval.evaluate(data["hub_clotho"], "questions", predictions=dict(predictions), cache_dir=data["cache"])
-    for metric, labelling in aqa_utils.METRICS.items():
-        value = getattr(aqa_utils, f"clotho_aqa_{metric}")([r[metric] for r in records])
-        assert value == report["by_labelling"][labelling]["accuracy"], metric
-    row = rows[0]
-    text = aqa_utils.clotho_aqa_doc_to_text(row, {"pre_prompt": "", "yes_no_post_prompt": " Answer yes or no.",
-                                                  "single_word_post_prompt": " One word."})
-    assert text == row["question"] + (" Answer yes or no." if row["answer_type"] == "yes_no" else " One word.")
 
 
 # --- classic CLEVR families ------------------------------------------------------------

@@ -17,9 +17,9 @@ from builder_utils.evaluation.extract import (
     extract_yes_no,
 )
 from builder_utils.evaluation.predictions import PredictionsError, read_predictions
-from clevr_math.evaluate import score_answers, MathQuestion
+from clevr_math.evaluate import SPEC as MATH_SPEC, math_question
 from clotho_aqa.answers import normalize_answer
-from clotho_aqa.evaluate import AQAQuestion, extract_answers
+from clotho_aqa.evaluate import SPEC as AQA_SPEC, aqa_question
 from builder_utils.clevr.evaluate import attribute_synonyms, answer_kind
 
 INTEGERS = [
@@ -124,15 +124,15 @@ CLOTHO_WORDS = [
 
 @pytest.mark.parametrize("text, expected", CLOTHO_WORDS)
 def test_clotho_single_words_are_normalised_like_the_builder(text, expected):
-    question = AQAQuestion("q", "What is heard?", ("water",) * 3, "single_word")
-    assert extract_answers(question, text, CLOTHO_VOCABULARY) == ([] if expected is None else [expected])
+    question = aqa_question("q", "What is heard?", ("water",) * 3, "single_word")
+    assert AQA_SPEC.answers(question, text, CLOTHO_VOCABULARY)[:1] == ([] if expected is None else [expected])
 
 
 def test_clotho_normalisation_is_the_builders_function():
     # the same rule on both sides: an answer written as the builder stores it always matches
     for raw in ("Rain", " rain ", "RAIN"):
         word = normalize_answer(raw)
-        assert extract_answers(AQAQuestion("q", "What?", (word,) * 3, "single_word"), raw, {word}) == [word]
+        assert AQA_SPEC.answers(aqa_question("q", "What?", (word,) * 3, "single_word"), raw, {word}) == [word]
 
 
 def test_ranked_predictions_keep_their_order_and_drop_repeats_and_unparseable():
@@ -152,9 +152,9 @@ def test_answer_span_rules():
 
 
 def test_clevr_math_scoring_uses_the_integer_rule():
-    questions = [MathQuestion(str(i), "3", "insertion", "addition[0]", 1) for i in range(4)]
-    scored = score_answers(questions, {"0": "three", "1": "Answer: 3", "2": "4 - 1 = 3", "3": "3 or 4"})
-    assert [s.correct for s in scored] == [True, True, True, False]
+    question = math_question("q", "3", "insertion", "addition[0]", 1)
+    assert [MATH_SPEC.correct(question, p) for p in ("three", "Answer: 3", "4 - 1 = 3", "3 or 4")] == [
+        True, True, True, False]
 
 
 # --- prediction files -----------------------------------------------------------------
@@ -183,7 +183,7 @@ def test_jsonl_csv_and_parquet_give_the_same_predictions(tmp_path):
 @pytest.mark.parametrize("name, content, message", [
     ("p.jsonl", '{"question_id": "a", "prediction": "3"}\n{"question_id": "a", "prediction": "4"}\n',
      "line 2: question_id 'a' again (first at line 1)"),
-    ("p.jsonl", '{"question_id": "a", "prediction": "3"}\nnot json\n', "line 2: not JSON"),
+    ("p.jsonl", '{"question_id": "a", "prediction": "3"}\nnot json\n', "line 2 column 1: not valid JSON"),
     ("p.jsonl", '{"question_id": "a"}\n', "line 1: expected an object with keys question_id, prediction"),
     ("p.jsonl", '{"question_id": "a", "prediction": {"x": 1}}\n', "line 1: prediction must be text"),
     ("p.jsonl", '{"question_id": "a", "prediction": true}\n', "line 1: prediction is a boolean"),

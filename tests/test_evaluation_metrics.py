@@ -8,12 +8,12 @@ import pytest
 from PIL import Image
 
 from builder_utils.evaluation.accuracy import bootstrap_interval, score, summarize
-from builder_utils.evaluation.baselines import answer_prior, answer_ranking, back_off, majority_answer, ranked_answers
+from builder_utils.evaluation.spec import Baseline, Question
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.report import write_report
-from clevr_math.evaluate import MathQuestion, baseline_answers, score_answers, system_result
-from clotho_aqa.evaluate import AQAQuestion
-from clotho_aqa.evaluate import system_result as aqa_result
+from builder_utils.evaluation.evaluate import system_result
+from clevr_math.evaluate import SPEC as MATH_SPEC, math_question
+from clotho_aqa.evaluate import SPEC as AQA_SPEC, aqa_question
 
 # The same right answer n, written the ways models write it.
 RIGHT = ["{n}", "Answer: {n}", "\\boxed{{{n}}}", "There are {n} objects left.", "{word}", "The answer is {word}.",
@@ -23,15 +23,15 @@ WORDS = "zero one two three four five six seven eight nine ten eleven".split()
 CATEGORIES = ["remove_group", "insertion", "multihop", "adversarial"]
 
 
-def _questions(count: int) -> list[MathQuestion]:
-    return [MathQuestion(f"q{i}", str(i % 10), CATEGORIES[i % 4], f"t[{i % 3}]", 1 + (i % 4 == 2))
+def _questions(count: int):
+    return [math_question(f"q{i}", str(i % 10), CATEGORIES[i % 4], f"t[{i % 3}]", 1 + (i % 4 == 2))
             for i in range(count)]
 
 
 def _predictions(questions, right: set[int], unparseable: set[int], missing: set[int]) -> dict[str, str]:
     out = {}
     for i, q in enumerate(questions):
-        n = int(q.answer)
+        n = int(q.answers[0])
         if i in missing:
             continue
         if i in unparseable:
@@ -49,12 +49,12 @@ def test_seventy_percent_right_in_many_styles_scores_exactly_seventy_percent():
     right = set(range(0, 100)) - set(range(3, 100, 10)) - set(range(7, 100, 10)) - set(range(9, 100, 10))
     assert len(right) == 70
     unparseable, missing = {3, 13, 23}, {7, 17}
-    result = system_result(questions, score_answers(questions, _predictions(questions, right, unparseable, missing)))
+    result = system_result(MATH_SPEC, questions, _predictions(questions, right, unparseable, missing))
     overall = result["overall"]
     assert overall["accuracy"] == 0.7
     assert (overall["correct"], overall["total"], overall["unparseable"], overall["missing"]) == (70, 100, 3, 2)
     for category, summary in result["by_category"].items():
-        members = [i for i, q in enumerate(questions) if q.category == category]
+        members = [i for i, q in enumerate(questions) if q.keys["category"] == category]
         assert summary["correct"] == len(right & set(members)) and summary["total"] == len(members)
         assert summary["accuracy"] == len(right & set(members)) / len(members)
     assert list(result["by_category"]) == CATEGORIES[:2] + ["adversarial", "multihop"]  # the paper's order
@@ -64,14 +64,14 @@ def test_seventy_percent_right_in_many_styles_scores_exactly_seventy_percent():
 
 def test_clotho_labellings_on_known_predictions():
     questions = [
-        AQAQuestion("a", "Is it raining?", ("yes", "yes", "yes"), "yes_no"),   # unanimous
-        AQAQuestion("b", "Is there a dog?", ("no", "no", "yes"), "yes_no"),     # majority no
-        AQAQuestion("c", "Is it loud?", ("yes", "no", "no"), "yes_no"),          # majority no
-        AQAQuestion("d", "What is heard?", ("rain", "rain", "water"), "single_word"),
-        AQAQuestion("e", "How many birds?", ("two", "three", "one"), "single_word"),  # no majority
+        aqa_question("a", "Is it raining?", ("yes", "yes", "yes"), "yes_no"),   # unanimous
+        aqa_question("b", "Is there a dog?", ("no", "no", "yes"), "yes_no"),     # majority no
+        aqa_question("c", "Is it loud?", ("yes", "no", "no"), "yes_no"),          # majority no
+        aqa_question("d", "What is heard?", ("rain", "rain", "water"), "single_word"),
+        aqa_question("e", "How many birds?", ("two", "three", "one"), "single_word"),  # no majority
     ]
     predictions = {"a": "Yes.", "b": "Yes, there is.", "c": "no", "d": ["water", "rain"], "e": "I hear 3 birds"}
-    result = aqa_result(questions, predictions, {"rain", "water", "two", "three", "one", "birds"})
+    result = system_result(AQA_SPEC, questions, predictions, "questions", {"rain", "water", "two", "three", "one", "birds"})
     labels = result["by_labelling"]
     # unfiltered: a 3/3, b 1/3, c 2/3 -> 6/9
     assert (labels["yes_no/unfiltered"]["correct"], labels["yes_no/unfiltered"]["total"]) == (6, 9)
@@ -98,14 +98,17 @@ def test_bootstrap_intervals_are_seeded_and_contain_the_accuracy():
 def test_baselines_are_deterministic_whatever_the_row_order():
     train = _questions(60)
     test = _questions(20)
-    first = baseline_answers(train, test)
-    assert baseline_answers(list(reversed(train)), test) == first
-    # ties go to the answer that sorts first
-    assert majority_answer(["3", "1", "3", "1"]) == "1"
-    assert ranked_answers(["b", "a", "b", "a", "c"], 5) == ["a", "b", "c"]
-    assert answer_prior([("k", "x"), ("k", "y")]) == {"k": "x"}
-    assert answer_ranking([("k", "y"), ("k", "x"), ("k", "y")], 1) == {"k": ["y"]}
-    assert back_off([({}, "a"), ({"b": "1"}, "b")], "0") == "1"
+    first = [b.predictions(train, test) for b in MATH_SPEC.baselines]
+    assert [b.predictions(list(reversed(train)), test) for b in MATH_SPEC.baselines] == first
+    # ties go to the answer that sorts first; an unseen key backs off to the next, then to the majority
+    train = [Question(f"t{i}", (a,), "word", {"k": k, "g": "x"}) for i, (k, a) in enumerate(
+        [("k", "3"), ("k", "1"), ("k", "3"), ("k", "1"), ("j", "b"), ("j", "a"), ("j", "b"), ("j", "c")])]
+    test = [Question("a", ("1",), "word", {"k": "k", "g": "x"}), Question("b", ("1",), "word", {"k": "z", "g": "x"}),
+            Question("c", ("1",), "word", {"k": "z", "g": "y"})]
+    assert Baseline("majority").predictions(train, test)["a"] == ["1"]
+    assert Baseline("majority", top_k=5).predictions(train[4:], test)["a"] == ["b", "a", "c"]
+    assert Baseline("prior", ("k", "g")).predictions(train, test) == {"a": ["1"], "b": ["1"], "c": ["1"]}
+    assert Baseline("prior", ("k",)).predictions(train[4:], test[:1]) == {"a": ["b"]}
 
 
 def test_report_files_are_written_whole_and_never_over_a_users_file(tmp_path):

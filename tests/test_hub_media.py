@@ -143,14 +143,15 @@ def test_conversations_round_trip_to_the_question_rows(exports, dataset):
             if row[turn["assistant"]] is None:
                 continue
             expected.setdefault(row[key], []).append(
-                {"user": row[turn["user"]], "assistant": str(row[turn["assistant"]]), **{f: row[f] for f in fields}}
+                {"user": row[turn["user"]], "assistant": str(row[turn["assistant"]]),
+                 "source": builder.HUB_LAYOUT["data_source"], **{f: row[f] for f in fields}}
             )
         assert got[key][:] == list(expected)  # one row per file, in the order of the questions
         for conversation in got:
             assert conversation[many] == [media[conversation[key]]]
             assert conversation["texts"] == expected[conversation[key]]
         assert got.features["texts"].feature == dict(
-            {"user": datasets.Value("string"), "assistant": datasets.Value("string"),
+            {"user": datasets.Value("string"), "assistant": datasets.Value("string"), "source": datasets.Value("string"),
              **{f: rows.features[f] for f in fields}}
         )
 

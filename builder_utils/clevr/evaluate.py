@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -32,25 +31,18 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize, summarize_groups
-from builder_utils.evaluation.baselines import answer_prior, back_off, majority_answer
 from builder_utils.command import run_parsed
+from builder_utils.evaluation import evaluate as engine
+from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import positive_int
 from builder_utils.evaluation.data import EvaluationError
-from builder_utils.evaluation.extract import extract_ranked
-from builder_utils.evaluation.predictions import Prediction, read_predictions
-from builder_utils.evaluation.report import (
-    Chart,
-    breakdown_table,
-    chart_rows,
-    check_outputs,
-    overall_table,
-    report_systems,
-    write_report,
-)
+from builder_utils.evaluation.predictions import Prediction, given_predictions
+from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
+from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
+from builder_utils.json_input import load_json
 
-__all__ = ["ClevrQuestion", "answer_kind", "attribute_synonyms", "coarse_question_types", "evaluate_questions",
-           "read_clevr_questions"]
+__all__ = ["Program", "answer_kind", "attribute_synonyms", "clevr_spec", "coarse_question_types", "evaluate_questions",
+           "oracle_answers", "read_clevr_questions"]
 
 ATTRIBUTES = {"color": "Color", "shape": "Shape", "size": "Size", "material": "Material"}
 CHART_FILES = ("accuracy_by_family.png", "accuracy_by_question_type.png")
@@ -78,7 +70,7 @@ def attribute_synonyms(kind: str) -> tuple[frozenset[str], dict[str, str]]:
         (['cube', 'cylinder', 'sphere'], 'sphere', 'cube')
     """
     values = _attribute_values()[kind]
-    table = json.loads(_SYNONYMS_FILE.read_text(encoding="utf-8"))
+    table = load_json(_SYNONYMS_FILE, what="synonyms file")
     synonyms = {word: value for value in values for word in table.get(value, [value])}
     return frozenset(values), synonyms
 
@@ -129,32 +121,40 @@ def coarse_question_types(program: Sequence[Mapping]) -> list[str]:
     return found
 
 
-@dataclass(frozen=True)
-class ClevrQuestion:
-    """What the scorer needs of one CLEVR question."""
+@lru_cache(maxsize=None)
+def clevr_spec() -> ScoringSpec:
+    """How classic CLEVR answers are scored: the kind follows the gold answer (yes/no, integer,
+    an attribute's words with CLEVR's synonyms); breakdowns by family and coarse question type;
+    majority and family prior baselines.
 
-    question_id: str
-    answer: str
-    family: str
-    template: str
-    types: tuple[str, ...]
-    program: tuple
-    image_filename: str | None
+    Example:
+        >>> sorted(clevr_spec().extractions)
+        ['color', 'integer', 'material', 'shape', 'size', 'word', 'yes_no']
+    """
+    words = {kind: Extraction("word", *attribute_synonyms(kind)) for kind in ATTRIBUTES}
+    return ScoringSpec(
+        dataset="clevr",
+        title="CLEVR",
+        extractions={"yes_no": Extraction("yes_no"), "integer": Extraction("integer"), **words,
+                     "word": Extraction("word")},
+        sections=(Section("by_family", "family"), Section("by_question_type", "question_type")),
+        charts=(ChartSpec(CHART_FILES[0], "Accuracy by question family", "by_family", "family"),
+                ChartSpec(CHART_FILES[1], "Accuracy by question type", "by_question_type", "type")),
+        baselines=(Baseline("majority"), Baseline("family_prior", ("template", "family"))),
+        extraction_note="by the gold answer's kind: yes/no, integer, or the attribute's words with CLEVR's synonyms",
+    )
 
 
-def read_clevr_questions(path: str | os.PathLike) -> list[ClevrQuestion]:
+def read_clevr_questions(path: str | os.PathLike) -> list[Question]:
     """The questions of a CLEVR question file (``{"questions": [...]}``).
 
     Example::
 
-        read_clevr_questions("questions.json")[0].family
+        read_clevr_questions("questions.json")[0].keys["family"]
         # -> 'zero_hop'
     """
     path = Path(path)
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EvaluationError(f"{path}: not a readable CLEVR question file ({exc})") from None
+    doc = load_json(path, what="CLEVR question file", error=EvaluationError)
     items = doc.get("questions") if isinstance(doc, dict) else None
     if not isinstance(items, list):
         raise EvaluationError(f"{path}: expected an object with a 'questions' list")
@@ -168,64 +168,70 @@ def read_clevr_questions(path: str | os.PathLike) -> list[ClevrQuestion]:
         index = q.get("template_index", q.get("question_family_index"))
         answer = q["answer"]
         answer = "yes" if answer is True else "no" if answer is False else str(answer)
-        out.append(ClevrQuestion(str(q["question_index"]), answer, family, f"{family}[{index}]",
-                                 tuple(coarse_question_types(q["program"])), tuple(q["program"]),
-                                 q.get("image_filename")))
+        keys = {"family": family, "template": f"{family}[{index}]",
+                "question_type": tuple(coarse_question_types(q["program"]))}
+        out.append(Question(str(q["question_index"]), (answer,), answer_kind(answer), keys,
+                            Program(list(q["program"]), q.get("image_filename"))))
     return out
 
 
-def extract_answer(question: ClevrQuestion, prediction: Prediction) -> list[str]:
-    """The prediction's answer, extracted by the kind of the gold answer.
+@dataclass(frozen=True)
+class Program:
+    """What the oracle runs for a question (a :class:`Question`'s ``extra``): its program (the
+    released form) on the scene of its image.
 
     Example:
-        >>> q = ClevrQuestion("0", "sphere", "query_shape", "t[0]", ("query",), (), None)
-        >>> extract_answer(q, "It is a big ball.")
-        ['sphere']
+        >>> Program([{"function": "scene"}], "CLEVR_val_000000.png").image_filename
+        'CLEVR_val_000000.png'
     """
-    kind = answer_kind(question.answer)
-    if kind in ATTRIBUTES:
-        vocabulary, synonyms = attribute_synonyms(kind)
-        return extract_ranked(prediction, "word", vocabulary, synonyms, limit=1)
-    return extract_ranked(prediction, kind, limit=1)
+
+    program: Sequence | None
+    image_filename: str | None
 
 
-def _score(questions: Sequence[ClevrQuestion], predictions: Mapping[str, Prediction]) -> list[Scored]:
-    return [score(extract_answer(q, predictions[q.question_id]) if q.question_id in predictions else None, q.answer)
-            for q in questions]
+def _scene_files(scenes: str | os.PathLike) -> list[Path]:
+    path = Path(scenes).expanduser()
+    if path.is_file():
+        return [path]
+    folder = path / "scenes" if (path / "scenes").is_dir() else path
+    files = sorted(folder.glob("CLEVR_*_scenes.json"))
+    if not files:
+        raise EvaluationError(f"{scenes}: no CLEVR_<split>_scenes.json (looked in {folder}); --scenes takes a "
+                              "CLEVR_v1.0 folder or a scene file")
+    return files
 
 
-def system_result(questions: Sequence[ClevrQuestion], scored: Sequence[Scored], seed: int = 0,
-                  resamples: int = DEFAULT_RESAMPLES) -> dict:
-    """``overall``, ``by_family``, ``by_question_type`` of one system.
+def oracle_answers(questions: Sequence[Question], scenes: str | os.PathLike) -> dict[str, str | None]:
+    """Each question's program run on its scene graph (:func:`builder_utils.clevr.answer`):
+    the answer, or None when the program has no answer there. Questions whose image has no
+    scene in ``scenes`` get no entry (they count as missing).
 
-    Example:
-        >>> q = ClevrQuestion("0", "2", "zero_hop", "zero_hop[0]", ("count",), (), None)
-        >>> system_result([q], [score(["2"], "2")])["by_question_type"]["count"]["accuracy"]
-        1.0
+    Example::
+
+        oracle_answers(read_clevr_questions("q.json"), "CLEVR_v1.0")
+        # -> {'test_000000_0': '1', ...}
     """
-    pairs = list(zip(questions, scored))
-    return {
-        "overall": summarize(scored, seed, resamples),
-        "by_family": summarize_groups(((q.family, s) for q, s in pairs), seed, resamples),
-        "by_question_type": summarize_groups(((t, s) for q, s in pairs for t in q.types), seed, resamples),
-    }
-
-
-def _oracle(questions: Sequence[ClevrQuestion], scenes: str | os.PathLike) -> dict[str, str | None]:
     from builder_utils.clevr import InvalidProgram, answer, load_scenes
 
-    by_name = {}
-    needed = {q.image_filename for q in questions}
-    for scene in load_scenes(scenes):
-        if scene["image_filename"] in needed:
-            by_name[scene["image_filename"]] = scene
+    needed = {q.extra.image_filename for q in questions}
+    files = _scene_files(scenes)
+    # Only the scene files of the splits the images name (the 70,000-scene train file is slow to
+    # read); all of them when the names say nothing (CLEVR-Math's own test images).
+    named = [f for f in files if any(n and n.startswith(f.name.replace("_scenes.json", "_")) for n in needed)]
+    found: dict[str, dict] = {}
+    for file in named or files:
+        for scene in load_scenes(file):
+            if scene["image_filename"] in needed:
+                found[scene["image_filename"]] = scene
     out: dict[str, str | None] = {}
     for q in questions:
-        if q.image_filename in by_name:
-            try:
-                out[q.question_id] = answer(list(q.program), by_name[q.image_filename])
-            except InvalidProgram:
-                out[q.question_id] = None
+        scene = found.get(q.extra.image_filename)
+        if scene is None or q.extra.program is None:
+            continue
+        try:
+            out[q.question_id] = answer(q.extra.program, scene)
+        except InvalidProgram:
+            out[q.question_id] = None
     return out
 
 
@@ -236,6 +242,7 @@ def evaluate_questions(
     scenes: str | os.PathLike | None = None,
     seed: int = 0,
     resamples: int = DEFAULT_RESAMPLES,
+    ignore_extra_ids: bool = False,
 ) -> dict:
     """The report of ``predictions`` (and of the baselines the inputs allow) on a question file.
 
@@ -243,53 +250,15 @@ def evaluate_questions(
 
         evaluate_questions("val_q.json", "preds.jsonl", "train_q.json")["by_family"]
     """
+    predictions, source = given_predictions(predictions)
     questions = read_clevr_questions(questions_file)
-    source = None if predictions is None or isinstance(predictions, Mapping) else os.fspath(predictions)
-    report: dict = {"dataset": "clevr", "questions": os.fspath(questions_file), "num_questions": len(questions),
-                    "predictions": source, "seed": seed, "bootstrap_resamples": resamples}
-    if predictions is not None:
-        if not isinstance(predictions, Mapping):
-            predictions = read_predictions(predictions)
-        known = {q.question_id for q in questions}
-        unknown = [qid for qid in predictions if qid not in known]
-        if unknown:
-            raise EvaluationError(f"{report['predictions'] or 'predictions'}: {len(unknown)} question_id(s) are not "
-                                  f"question_index values of {questions_file} (e.g. {unknown[0]!r})")
-        report.update(system_result(questions, _score(questions, predictions), seed, resamples))
-    baselines = {}
-    if train_questions is not None:
-        train = read_clevr_questions(train_questions)
-        majority = majority_answer(q.answer for q in train)
-        by_family = answer_prior((q.family, q.answer) for q in train)
-        by_template = answer_prior((q.template, q.answer) for q in train)
-        for name, answers in (
-            ("majority", {q.question_id: majority for q in questions}),
-            ("family_prior", {q.question_id: back_off([(by_template, q.template), (by_family, q.family)], majority)
-                              for q in questions}),
-        ):
-            baselines[name] = system_result(questions, _score(questions, answers), seed, resamples)
-    if scenes is not None:
-        baselines["oracle"] = system_result(questions, _score(questions, _oracle(questions, scenes)), seed, resamples)
-    report["baselines"] = baselines
-    return report
-
-
-def render_markdown(report: Mapping) -> str:
-    """``report.md`` of a CLEVR evaluation.
-
-    Example::
-
-        print(render_markdown(evaluate_questions("q.json", train_questions="t.json")))
-    """
-    systems = report_systems(report)
-    return "\n".join([
-        f"# CLEVR evaluation: `{report['questions']}`", "",
-        f"{report['num_questions']} questions; predictions `{report['predictions'] or '(none: baselines only)'}`. "
-        "Unparseable and missing predictions count as wrong.", "",
-        "## Overall", "", overall_table(systems), "",
-        "## By family", "", breakdown_table("family", systems, "by_family"), "",
-        "## By question type", "", breakdown_table("question type", systems, "by_question_type"), "",
-    ])
+    train = read_clevr_questions(train_questions) if train_questions is not None else []
+    header = {"questions": os.fspath(questions_file), "data": os.fspath(questions_file),
+              "train_split": None if train_questions is None else os.fspath(train_questions)}
+    return engine.score_report(clevr_spec(), questions, train, predictions, source, header,
+                               oracle=None if scenes is None else oracle_answers(questions, scenes), seed=seed,
+                               resamples=resamples, ignore_extra_ids=ignore_extra_ids,
+                               where=f"the question_index values of {questions_file}")
 
 
 def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
@@ -299,12 +268,7 @@ def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = 
 
         write_evaluation(evaluate_questions("q.json", "p.jsonl"), "eval")
     """
-    systems = report_systems(report)
-    charts = [Chart(CHART_FILES[0], "Accuracy by question family", chart_rows(systems, "by_family"),
-                    list(systems), value_label="family"),
-              Chart(CHART_FILES[1], "Accuracy by question type",
-                    chart_rows(systems, "by_question_type"), list(systems), value_label="type")]
-    return write_report(out, report, render_markdown(report), charts, overwrite=overwrite)
+    return engine.write_evaluation(clevr_spec(), report, out, overwrite)
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils.clevr.evaluate") -> int:
@@ -322,12 +286,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
     parser.add_argument("--scenes", help="scene file of the questions' images, for the program oracle")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES)
+    parser.add_argument("--ignore_extra_ids", action="store_true", help="leave out predictions for other questions")
     parser.add_argument("--overwrite", action="store_true")
 
     def run(args: argparse.Namespace) -> int:
         check_outputs(args.out, CHART_FILES, args.overwrite)
         report = evaluate_questions(args.questions, args.predictions, args.train_questions, args.scenes,
-                                    args.seed, args.bootstrap)
+                                    args.seed, args.bootstrap, args.ignore_extra_ids)
         write_evaluation(report, args.out, overwrite=args.overwrite)
         print(overall_table(report_systems(report)))
         return 0

@@ -31,7 +31,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from builder_utils.cli_support import add_version, progress_wanted, running
+from builder_utils.cli_support import add_version, progress_wanted, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 from builder_utils.ownership import check_output, refuse_overlap
 
@@ -241,11 +241,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             else:
                 count = run(args)
     except _INPUT_ERRORS as exc:
-        message = str(exc) or type(exc).__name__
-        if isinstance(exc, OSError) and exc.filename and exc.strerror:
-            message = f"{exc.filename}: {exc.strerror}"
-        print(f"{PROG}: error: {message}", file=sys.stderr)
-        return 2
+        return report_error(PROG, exc)
     except KeyboardInterrupt as stop:
         print(f"{PROG}: interrupted; no output written", file=sys.stderr)
         return exit_status(stop)

@@ -14,12 +14,13 @@ The shipped ``metadata.json`` follows the public CLEVR schema (``dataset``, ``ty
 from __future__ import annotations
 
 import functools
-import json
 import os
 from dataclasses import dataclass
 from importlib import resources
 from types import MappingProxyType
 from typing import Mapping
+
+from builder_utils.json_input import loads_json, shown_path
 
 __all__ = ["ATTRIBUTES", "FunctionSpec", "Metadata", "MetadataError", "load_metadata", "default_metadata"]
 
@@ -185,11 +186,7 @@ def load_metadata(path: str | os.PathLike | None = None) -> Metadata:
 
 
 def _parse_text(text: str, path: str) -> Metadata:
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise _fail(path, f"line {exc.lineno} column {exc.colno}", f"not valid JSON ({exc.msg})") from None
-    return _parse(doc, path)
+    return _parse(loads_json(text, where=shown_path(path), error=MetadataError), path)
 
 
 @functools.cache

@@ -23,13 +23,16 @@ import logging
 import math
 import os
 import re
+import reprlib
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from builder_utils.json_input import huge_integer
+
 from .metadata import ATTRIBUTES, Metadata, default_metadata
 
-__all__ = ["SceneError", "SceneFile", "load_scenes", "validate_scene"]
+__all__ = ["MAX_OBJECTS", "SceneError", "SceneFile", "load_scenes", "validate_scene"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,12 @@ _CHUNK = 1 << 22
 _TRUNCATION_MARGIN = 1 << 20
 _ITER_WINDOW = 256
 _REQUIRED_SCENE_KEYS = ("image_index", "image_filename", "objects", "relationships")
+
+#: The most objects a scene may hold. CLEVR's scenes hold 3 to 10; synthetic worlds (and the
+#: stream's harder difficulties) go well beyond, with count answers up to ~60. A scene's
+#: relationships grow with the square of its objects (every pair is left/right and front/behind),
+#: so this bound also bounds the work of the check and of every question asked about a scene.
+MAX_OBJECTS = 128
 
 
 class SceneError(ValueError):
@@ -59,6 +68,17 @@ class _Problem(Exception):
         self.message = message
 
 
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxstring, _REPR.maxother = 3, 8, 60, 60
+
+
+def _shown(value: Any) -> str:
+    """A value as a message shows it: bounded in depth and length (a hostile scene may put a
+    900-level list or a megabyte string where a number belongs; plain repr would recurse or
+    flood the terminal)."""
+    return _REPR.repr(value)
+
+
 def _type_name(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -75,13 +95,14 @@ class _Vocabulary:
         self.relations = metadata.values("Relation")
         self.relation_set = frozenset(self.relations)
         self.attribute_sets = tuple((attr, allowed) for attr, (allowed, _) in self.attributes.items())
-        self.excluding: dict[int, tuple[frozenset, ...]] = {}
+        self.index_sets: dict[int, frozenset] = {}
 
-    def indices_excluding(self, n: int) -> tuple[frozenset, ...]:
-        """For each object i of an n-object scene, the other valid object indices."""
-        table = self.excluding.get(n)
+    def indices(self, n: int) -> frozenset:
+        """The valid object indices of an n-object scene (one set per n: linear memory; a set
+        per object, as before, made the check quadratic)."""
+        table = self.index_sets.get(n)
         if table is None:
-            table = self.excluding[n] = tuple(frozenset(range(n)) - {i} for i in range(n))
+            table = self.index_sets[n] = frozenset(range(n))
         return table
 
 
@@ -112,7 +133,7 @@ def _looks_valid(scene: Any, vocab: _Vocabulary) -> bool:
         )
         if type(index) is not int or index < 0 or type(name) is not str or not name:
             return False
-        if type(objects) is not list or type(relationships) is not dict:
+        if type(objects) is not list or type(relationships) is not dict or len(objects) > MAX_OBJECTS:
             return False
         if "split" in scene and type(scene["split"]) is not str:
             return False
@@ -131,14 +152,14 @@ def _looks_valid(scene: Any, vocab: _Vocabulary) -> bool:
         if relationships.keys() != vocab.relation_set:
             return False
         n = len(objects)
-        others = vocab.indices_excluding(n)
+        allowed = vocab.indices(n)
         for per_object in relationships.values():
             if type(per_object) is not list or len(per_object) != n:
                 return False
-            for related, allowed in zip(per_object, others):
-                # The intersection is smaller than the list when an index repeats, is out
-                # of range or is the object itself; the type check rules out 1.0 and True.
-                if type(related) is not list or len(allowed.intersection(related)) != len(related):
+            for i, related in enumerate(per_object):
+                # The intersection is smaller than the list when an index repeats or is out of
+                # range; the type check rules out 1.0 and True. Work: linear in the list.
+                if type(related) is not list or len(allowed.intersection(related)) != len(related) or i in related:
                     return False
                 if related and not _INT_TYPE.issuperset(map(type, related)):
                     return False
@@ -153,10 +174,10 @@ def _check_coords(obj: dict, k: int, key: str, lengths: tuple[int, ...]) -> None
         raise _Problem(f"objects[{k}]", f"missing key {key!r}")
     if not isinstance(coords, list) or len(coords) not in lengths or not all(map(_is_number, coords)):
         expected = " or ".join(map(str, lengths))
-        raise _Problem(f"objects[{k}].{key}", f"expected a list of {expected} numbers, got {coords!r}")
+        raise _Problem(f"objects[{k}].{key}", f"expected a list of {expected} numbers, got {_shown(coords)}")
     for i, value in enumerate(coords):
         if not math.isfinite(value):
-            raise _Problem(f"objects[{k}].{key}[{i}]", f"expected a finite number, got {value!r}")
+            raise _Problem(f"objects[{k}].{key}[{i}]", f"expected a finite number, got {_shown(value)}")
 
 
 def _check_scene(scene: Any, vocab: _Vocabulary) -> None:
@@ -172,15 +193,18 @@ def _explain_scene(scene: Any, vocab: _Vocabulary) -> None:
             raise _Problem(key, "missing key")
     index = scene["image_index"]
     if type(index) is not int or index < 0:
-        raise _Problem("image_index", f"expected a non-negative integer, got {index!r}")
+        raise _Problem("image_index", f"expected a non-negative integer, got {_shown(index)}")
     if not isinstance(scene["image_filename"], str) or not scene["image_filename"]:
-        raise _Problem("image_filename", f"expected a non-empty string, got {scene['image_filename']!r}")
+        raise _Problem("image_filename", f"expected a non-empty string, got {_shown(scene['image_filename'])}")
     if "split" in scene and not isinstance(scene["split"], str):
         raise _Problem("split", f"expected a string, got {_type_name(scene['split'])}")
 
     objects = scene["objects"]
     if not isinstance(objects, list):
         raise _Problem("objects", f"expected a list, got {_type_name(objects)}")
+    if len(objects) > MAX_OBJECTS:
+        raise _Problem("objects", f"{len(objects)} objects, more than the {MAX_OBJECTS} a scene may hold "
+                                  "(builder_utils.clevr.scenes.MAX_OBJECTS)")
     for k, obj in enumerate(objects):
         if not isinstance(obj, dict):
             raise _Problem(f"objects[{k}]", f"expected a JSON object, got {_type_name(obj)}")
@@ -190,7 +214,7 @@ def _explain_scene(scene: Any, vocab: _Vocabulary) -> None:
             value = obj[attr]
             if not isinstance(value, str) or value not in allowed:
                 raise _Problem(
-                    f"objects[{k}].{attr}", f"unknown {attr} {value!r} (expected one of {', '.join(ordered)})"
+                    f"objects[{k}].{attr}", f"unknown {attr} {_shown(value)} (expected one of {', '.join(ordered)})"
                 )
         _check_coords(obj, k, "3d_coords", (3,))
         # Real files store [x, y, depth]; some derived files keep only [x, y].
@@ -201,7 +225,7 @@ def _explain_scene(scene: Any, vocab: _Vocabulary) -> None:
         raise _Problem("relationships", f"expected a JSON object, got {_type_name(relationships)}")
     extra = sorted(set(relationships) - set(vocab.relations))
     if extra:
-        raise _Problem("relationships", f"unknown relations {extra} (expected exactly {', '.join(vocab.relations)})")
+        raise _Problem("relationships", f"unknown relations {_shown(extra)} (expected exactly {', '.join(vocab.relations)})")
     n = len(objects)
     for rel in vocab.relations:
         if rel not in relationships:
@@ -216,7 +240,7 @@ def _explain_scene(scene: Any, vocab: _Vocabulary) -> None:
             if not related:
                 continue
             if not all(type(j) is int for j in related):
-                raise _Problem(f"relationships.{rel}[{i}]", f"object indices must be integers, got {related!r}")
+                raise _Problem(f"relationships.{rel}[{i}]", f"object indices must be integers, got {_shown(related)}")
             if min(related) < 0 or max(related) >= n:
                 bad = next(j for j in related if not 0 <= j < n)
                 raise _Problem(
@@ -225,7 +249,7 @@ def _explain_scene(scene: Any, vocab: _Vocabulary) -> None:
             if i in related:
                 raise _Problem(f"relationships.{rel}[{i}]", f"object {i} is listed in relation to itself")
             if len(set(related)) != len(related):
-                raise _Problem(f"relationships.{rel}[{i}]", f"duplicate object indices in {related!r}")
+                raise _Problem(f"relationships.{rel}[{i}]", f"duplicate object indices in {_shown(related)}")
 
 
 def _scene_label(position: int, scene: Any) -> str:
@@ -309,6 +333,11 @@ class _Reader:
                 if near_end and self._read_more(2 * (len(self.text) - self.pos)):
                     continue
                 raise _JSONSyntax(self.base + exc.pos, exc.msg) from None
+            except ValueError:  # an integer past Python's int-to-string limit
+                found = huge_integer(self.text, self.pos)
+                if found is None:
+                    raise
+                raise _JSONSyntax(self.base + found[0], found[1]) from None
             # A number ending exactly at the buffer's end may continue in the next chunk.
             if end == len(self.text) and not self.eof and self._read_more():
                 continue

@@ -17,13 +17,14 @@ For example::
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
+
+from builder_utils.json_input import load_json, shown_path
 
 from .metadata import ATTRIBUTES, Metadata
 
@@ -184,15 +185,7 @@ def load_synonyms(path: str | os.PathLike | None = None) -> dict[str, tuple[str,
         # -> ('cube', 'block')
     """
     path = os.fspath(path) if path is not None else str(SYNONYMS_FILE)
-    try:
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-    except FileNotFoundError:
-        raise TemplateError(f"{path}: synonyms file not found") from None
-    except UnicodeDecodeError as exc:
-        raise TemplateError(f"{path}: not UTF-8 text ({exc.reason})") from None
-    except json.JSONDecodeError as exc:
-        raise TemplateError(f"{path}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from None
+    doc = load_json(path, what="synonyms file", error=TemplateError)
     if not isinstance(doc, dict):
         raise TemplateError(f"{path}: expected a JSON object of word -> list of synonyms")
     synonyms: dict[str, tuple[str, ...]] = {}
@@ -250,17 +243,8 @@ def load_template_file(
         # -> 'zero_hop'
     """
     path = Path(path)
-    label = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise TemplateError(f"{label}: template file not found") from None
-    except UnicodeDecodeError as exc:
-        raise TemplateError(f"{label}: not UTF-8 text ({exc.reason})") from None
-    try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TemplateError(f"{label}: line {exc.lineno} column {exc.colno}: not valid JSON ({exc.msg})") from None
+    label = shown_path(path)
+    doc = load_json(path, what="template file", error=TemplateError)
     if not isinstance(doc, list) or not doc:
         raise TemplateError(f"{label}: expected a non-empty JSON list of templates")
     return [

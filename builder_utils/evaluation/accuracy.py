@@ -19,12 +19,12 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize", "summarize_groups"]
+__all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize"]
 
 DEFAULT_RESAMPLES = 1000
 
@@ -58,18 +58,20 @@ class Scored:
         return self.rank is not None and self.rank <= k
 
 
-def score(answers: Sequence[str] | None, gold: str) -> Scored:
-    """Score extracted ``answers`` (rank order; ``[]`` unparseable, None missing) against ``gold``.
+def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
+    """Score extracted ``answers`` (rank order; ``[]`` unparseable, None missing) against
+    ``gold``: one answer, or a set of answers any of which is right.
 
     Example:
-        >>> score(["4", "3"], "3")
-        Scored(rank=2, status='answered')
+        >>> score(["4", "3"], "3"), score(["water"], {"rain", "water"}).correct
+        (Scored(rank=2, status='answered'), True)
     """
     if answers is None:
         return Scored(None, "missing")
     if not answers:
         return Scored(None, "unparseable")
-    return Scored(answers.index(gold) + 1 if gold in answers else None, "answered")
+    golds = {gold} if isinstance(gold, str) else gold
+    return Scored(next((i + 1 for i, a in enumerate(answers) if a in golds), None), "answered")
 
 
 def bootstrap_interval(
@@ -117,25 +119,3 @@ def summarize(
         out[f"top_{top_k}_correct"] = hits
         out[f"top_{top_k}_ci95"] = bootstrap_interval(hits, total, seed, resamples)
     return out
-
-
-def summarize_groups(
-    items: Iterable[tuple[Hashable, Scored]],
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    order: Callable[[Hashable], object] | None = None,
-    top_k: int | None = None,
-) -> dict[str, dict]:
-    """``(group, item)`` pairs -> ``{str(group): summary}``, groups sorted by ``order`` (default:
-    the group value itself).
-
-    Example:
-        >>> groups = summarize_groups([(2, score(["1"], "1")), (1, score(["0"], "1"))])
-        >>> {k: v["accuracy"] for k, v in groups.items()}
-        {'1': 0.0, '2': 1.0}
-    """
-    grouped: dict[Hashable, list[Scored]] = {}
-    for group, item in items:
-        grouped.setdefault(group, []).append(item)
-    keys = sorted(grouped, key=order) if order is not None else sorted(grouped)
-    return {str(key): summarize(grouped[key], seed, resamples, top_k) for key in keys}

@@ -1,17 +1,13 @@
-"""The shared part of the ``evaluate`` subcommands: their common options and what they do.
-
-Each dataset's ``evaluate`` module declares what is its own (its ``evaluate`` and
-``write_evaluation`` functions, its chart files, its extra options) and gets from here the
-common options (``--data --config --split --predictions --out`` ...), the run (check ``--out``,
+"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate`` and
+``write_evaluation`` functions, chart files, default config, extra options) gives the common
+options (``--data --config --split --predictions --out`` ...), the run (check ``--out``,
 evaluate, write, print the overall table) and the entry point. Errors and signals follow
-:mod:`builder_utils.command` (one ``error:`` line and status 2; 130 / 143 when interrupted;
-each output file is written atomically).
+:mod:`builder_utils.command` (one ``error:`` line and status 2; 130 / 143 when interrupted).
 
 Example:
     >>> import argparse
-    >>> parser = argparse.ArgumentParser(prog="x evaluate")
-    >>> add_evaluate_arguments(parser, default_config="general")
-    >>> parser.parse_args(["--data", "hub", "--out", "eval"]).split
+    >>> command = EvaluateCommand("x evaluate", "x", "X.", "general", evaluate=None, write=None, chart_files=())
+    >>> command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", "eval"]).split
     'test'
 """
 
@@ -20,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from builder_utils.command import run_parsed
@@ -27,7 +24,7 @@ from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.ownership import check_output, refuse_overlap
 
-__all__ = ["add_evaluate_arguments", "evaluate_main", "positive_int", "run_evaluation"]
+__all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
 
 def positive_int(text: str) -> int:
@@ -46,30 +43,6 @@ def positive_int(text: str) -> int:
     return value
 
 
-def add_evaluate_arguments(parser: argparse.ArgumentParser, default_config: str) -> None:
-    """The options every ``evaluate`` subcommand shares.
-
-    Example:
-        >>> p = argparse.ArgumentParser(); add_evaluate_arguments(p, "questions")
-        >>> p.parse_args(["--data", "d", "--out", "o"]).config
-        'questions'
-    """
-    parser.add_argument("--data", required=True,
-                        help="an exported folder, a Hub repository id (owner/name) or the builder's data_dir")
-    parser.add_argument("--config", default=default_config, help=f"configuration (default: {default_config})")
-    parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
-    parser.add_argument("--predictions",
-                        help="JSONL, CSV or Parquet rows of question_id, prediction; without it only the baselines")
-    parser.add_argument("--out", required=True, help="folder for report.json, report.md and the PNG charts")
-    parser.add_argument("--train_split", default="train", help="split the baselines count answers on (default: train)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
-                        help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
-    parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
-    parser.add_argument("--overwrite", action="store_true", help="replace report files a previous run wrote in --out")
-    parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
-
-
 def run_evaluation(
     args: argparse.Namespace,
     evaluate: Callable[..., Mapping],
@@ -77,17 +50,18 @@ def run_evaluation(
     chart_files: Sequence[str],
     extra: Sequence[str] = (),
 ) -> int:
-    """What an ``evaluate`` subcommand does with the options of :func:`add_evaluate_arguments`:
+    """What an ``evaluate`` subcommand does with the options of :meth:`EvaluateCommand.add_arguments`:
     check ``--out`` before any work, ``evaluate(data, config, split, predictions, train_split=,
     seed=, resamples=, cache_dir=)`` (plus the options named in ``extra``, by name), ``write(report,
     out, overwrite=)``, and print the overall table unless ``--quiet``. Returns the exit status 0.
+    (:meth:`EvaluateCommand.run` calls it with ``ignore_extra_ids`` and its options in ``extra``.)
 
     Example:
         >>> import tempfile
         >>> from builder_utils.evaluation.accuracy import score, summarize
         >>> from builder_utils.evaluation.report import write_report
-        >>> parser = argparse.ArgumentParser(); add_evaluate_arguments(parser, "all")
-        >>> args = parser.parse_args(["--data", "hub", "--out", tempfile.mkdtemp()])
+        >>> command = EvaluateCommand("x", "x", "X.", "all", None, None, ())
+        >>> args = command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", tempfile.mkdtemp()])
         >>> def evaluate(data, config, split, predictions, **options):
         ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
         >>> def write(report, out, overwrite):
@@ -113,24 +87,93 @@ def run_evaluation(
     return 0
 
 
-def evaluate_main(
-    argv: Sequence[str] | None,
-    prog: str,
-    description: str,
-    add_arguments: Callable[[argparse.ArgumentParser], argparse.ArgumentParser],
-    package: str,
-) -> int:
-    """A standalone ``evaluate`` entry point: ``add_arguments`` (which sets ``run``) on a parser
-    named ``prog``, run with the conventions of :func:`builder_utils.command.run_parsed` and the
-    log records of ``package``; returns the exit status.
+
+@dataclass(frozen=True)
+class EvaluateCommand:
+    """One dataset's ``evaluate`` subcommand. ``evaluate(data, config, split, predictions,
+    train_split=, seed=, resamples=, cache_dir=, ignore_extra_ids=, **options)`` makes the report,
+    ``write(report, out, overwrite=)`` writes it; ``options`` are extra ``(flag, help)`` string
+    options passed to ``evaluate`` by name.
 
     Example:
-        >>> def add_arguments(parser):
-        ...     add_evaluate_arguments(parser, "all")
-        ...     parser.set_defaults(run=lambda args: open(args.data))
-        ...     return parser
-        >>> evaluate_main(["--data", "/nonexistent", "--out", "o"], "x evaluate", "X.", add_arguments, "x")
-        2
+        >>> import tempfile
+        >>> from builder_utils.evaluation.accuracy import score, summarize
+        >>> from builder_utils.evaluation.report import write_report
+        >>> def evaluate(data, config, split, predictions, **options):
+        ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
+        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate,
+        ...                           lambda report, out, overwrite: write_report(out, report, "# x"), ())
+        >>> command.main(["--data", "hub", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+        | system | accuracy | 95% CI | correct / total | unparseable | missing |
+        |---|---|---|---|---|---|
+        | model | 100.0% | 100.0-100.0 | 1 / 1 | 0 | 0 |
+        report: .../report.md
+        0
     """
-    parser = add_arguments(argparse.ArgumentParser(prog=prog, description=description))
-    return run_parsed(prog, parser.parse_args(argv), package=package)
+
+    prog: str
+    package: str
+    description: str
+    default_config: str
+    evaluate: Callable[..., Mapping]
+    write: Callable[..., Sequence[Path]]
+    chart_files: Sequence[str]
+    options: Sequence[tuple[str, str]] = ()
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        """The subcommand's options on ``parser``; ``args.run(args)`` evaluates.
+
+        Example:
+            >>> c = EvaluateCommand("x", "x", "X.", "questions", None, None, (), (("--scenes", "scene files"),))
+            >>> c.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "d", "--out", "o"]).config
+            'questions'
+        """
+        config = self.default_config
+        parser.add_argument("--data", required=True,
+                            help="an exported folder, a Hub repository id (owner/name) or the builder's data_dir")
+        parser.add_argument("--config", default=config, help=f"configuration (default: {config})")
+        parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
+        parser.add_argument("--predictions",
+                            help="JSONL, CSV or Parquet rows of question_id, prediction; without it only the baselines")
+        parser.add_argument("--out", required=True, help="folder for report.json, report.md and the PNG charts")
+        parser.add_argument("--train_split", default="train",
+                            help="split the baselines count answers on (default: train)")
+        parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
+        parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
+                            help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
+        parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
+        parser.add_argument("--ignore_extra_ids", action="store_true",
+                            help="score a predictions file made for a larger configuration: predictions for "
+                                 "questions not in --config/--split are left out (the report counts them)")
+        parser.add_argument("--overwrite", action="store_true",
+                            help="replace report files a previous run wrote in --out")
+        parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
+        for flag, text in self.options:
+            parser.add_argument(flag, help=text)
+        parser.set_defaults(run=self.run)
+        return parser
+
+    def run(self, args: argparse.Namespace) -> int:
+        """Check ``--out`` before any work, evaluate, write, print the overall table unless
+        ``--quiet``; returns the exit status 0.
+
+        Example::
+
+            command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
+            # -> 0
+        """
+        return run_evaluation(args, self.evaluate, self.write, self.chart_files,
+                              extra=["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)])
+
+    def main(self, argv: Sequence[str] | None = None) -> int:
+        """The standalone entry point, with the conventions of
+        :func:`builder_utils.command.run_parsed`; returns the exit status (2 for bad input).
+
+        Example:
+            >>> EvaluateCommand("x evaluate", "x", "X.", "all", None, None, ()).main(["--data", "d"])
+            Traceback (most recent call last):
+            ...
+            SystemExit: 2
+        """
+        parser = self.add_arguments(argparse.ArgumentParser(prog=self.prog, description=self.description))
+        return run_parsed(self.prog, parser.parse_args(argv), package=self.package)

@@ -25,8 +25,6 @@ import re
 from collections.abc import Collection, Iterable, Sequence
 from pathlib import Path
 
-import datasets
-
 
 __all__ = ["EvaluationError", "data_kind", "load_splits", "require_known_ids", "require_split"]
 
@@ -61,13 +59,15 @@ def load_splits(
     builder_class: type,
     columns: Sequence[str],
     cache_dir: str | os.PathLike | None = None,
-) -> dict[str, datasets.Dataset]:
+) -> dict[str, "datasets.Dataset"]:
     """Every split of ``config`` in ``data``, restricted to ``columns`` (those that exist).
 
     Example::
 
         load_splits("my-name/clevr-math", "multihop", ClevrMath, ["label"])["test"]
     """
+    import datasets  # here: scoring a reward or a dict of predictions needs no datasets import
+
     kind = data_kind(data)
     cache = None if cache_dir is None else os.fspath(cache_dir)
     if kind == "export":
@@ -87,7 +87,7 @@ def load_splits(
     return {split: ds.select_columns([c for c in columns if c in ds.column_names]) for split, ds in loaded.items()}
 
 
-def require_split(splits: dict[str, datasets.Dataset], split: str, data, config: str) -> datasets.Dataset:
+def require_split(splits: dict, split: str, data, config: str) -> "datasets.Dataset":
     """``splits[split]``, or an :class:`EvaluationError` that lists the splits there are.
 
     Example:
@@ -101,20 +101,25 @@ def require_split(splits: dict[str, datasets.Dataset], split: str, data, config:
     return splits[split]
 
 
-def require_known_ids(prediction_ids: Iterable[str], known: Collection[str], source: str | None, split: str,
-                      config: str) -> None:
-    """Fail when a prediction names a question that is not in the evaluated split: a wrong
-    ``--split`` or ``--config`` would otherwise score as all-missing. ``source`` names the
-    predictions file in the message (None: predictions given as a dict).
+def require_known_ids(prediction_ids: Iterable[str], known: Collection[str], source: str | None, where: str,
+                      ignore: bool = False) -> int:
+    """The number of predictions for questions that are not among the evaluated ones (``where``
+    names them: ``split 'test' of config 'general'``). Unless ``ignore``, any such prediction is
+    an error: a wrong ``--split`` or ``--config`` would otherwise score as all-missing, and a file
+    made for a larger configuration needs ``--ignore_extra_ids``. ``source`` names the file.
 
     Example:
-        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "preds.jsonl", "test", "general")  # doctest: +ELLIPSIS
+        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "p.jsonl", "split 'test'", ignore=True)
+        1
+        >>> require_known_ids(["q1", "q9"], {"q1", "q2"}, "p.jsonl", "split 'test'")  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
-        builder_utils.evaluation.data.EvaluationError: preds.jsonl: 1 question_id(s) are not in split 'test' ... ('q9'); ...
+        builder_utils.evaluation.data.EvaluationError: p.jsonl: 1 question_id(s) are not in split 'test' ('q9'); ...
     """
     unknown = [qid for qid in prediction_ids if qid not in known]
-    if unknown:
+    if unknown and not ignore:
         shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
-        raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in split {split!r} "
-                              f"of config {config!r} ({shown}); wrong --split or --config?")
+        raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in {where} ({shown}); "
+                              "wrong --split or --config? (--ignore_extra_ids scores a file made for a larger "
+                              "configuration, leaving those out)")
+    return len(unknown)

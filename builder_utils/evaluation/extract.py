@@ -4,7 +4,11 @@ One documented rule set, the same for every dataset, applied in two steps.
 
 1. **The answer span.** The last ``\\boxed{...}``; else the last ``<answer>...</answer>``; else the
    last ``{...}``; else the text after the last answer marker (``Answer:``, ``answer is``,
-   ``Final answer =`` ...); else the whole text.
+   ``Final answer =`` ...); else the whole text. An ``<answer>`` span runs from the nearest
+   opening tag before the last closing one. One pass without backtracking finds the tags, so
+   the work is linear in the text's length (``answer_span("<answer>" * 16384)`` included); the
+   answer is then read from at most :data:`SPAN_LIMIT` characters of the span (its end for an
+   integer, its start otherwise), so a million digits or a whole essay cost no more.
 2. **The answer in the span**, by the kind of answer the question asks for:
 
    - ``integer``: numbers written with digits (``3``, ``-1``, ``1,000``, ``3.0``) or as English words
@@ -36,9 +40,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 
 __all__ = [
     "KINDS",
+    "SPAN_LIMIT",
+    "Work",
     "NUMBER_WORDS",
     "answer_span",
     "extract",
@@ -46,6 +53,7 @@ __all__ = [
     "extract_ranked",
     "extract_word",
     "extract_yes_no",
+    "last_boxed",
 ]
 
 KINDS = ("integer", "yes_no", "word")
@@ -59,39 +67,127 @@ for _ten, _value in _TENS.items():
     for _unit in range(1, 10):
         NUMBER_WORDS[f"{_ten}-{_UNITS[_unit]}"] = _value + _unit
 
-_BOXED = re.compile(r"\\boxed\s*\{([^{}]*)\}")
-_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
-_BRACED = re.compile(r"\{([^{}]*)\}")
+# Finding the span is a fixed number of passes over the text, each linear: ``str.find`` /
+# ``rfind`` for the literal tags, and two searches anchored at the start that open with a greedy
+# ``.*``: the engine runs to the end once and backs off to the LAST place where the rest matches
+# (no list of matches, no retry from every start). What follows the ``.*`` is a literal, or a
+# possessive run that stops at the next brace or non-space: no attempt scans past the next
+# candidate. (The old ``<answer>(.*?)</answer>`` findall rescanned to the end from every tag.)
+_LAST_BOXED = re.compile(r"(?s:.*)\\boxed(\s*+)\{([^{}]*+)\}")  # a literal first: a fast back-off
 # "Answer: 3", "the answer is 3", "Final answer = 3", "ANSWER - 3"; "answer" alone (as in
-# "I cannot answer that") is not a marker.
-_MARKER = re.compile(r"\banswer\b\s*(?:is\b|:|=|-(?!\w))\s*", re.IGNORECASE)
+# "I cannot answer that") is not a marker. Possessive runs: a space run is never re-scanned.
+# The word boundary before "answer" is a lookbehind AFTER it, so that the pattern opens with a
+# literal and the engine backs off to each "a" at C speed. Matched on the folded text.
+_LAST_MARKER = re.compile(r"(?s:.*)answer(?<!\wanswer)\b\s*+(?:is\b|:|=|-(?!\w))\s*+")
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
 _YES = frozenset({"yes", "yeah", "yep", "true"})
 _NO = frozenset({"no", "nope", "false"})
 _STRIP = " \t\r\n.,;:!?\"'`()[]*_"
 _ARTICLES = ("a ", "an ", "the ")
+#: The answer is read from at most this many characters of the span: its end for an integer
+#: (the last number), its start for yes/no and words (the first word). Spans are short in
+#: practice; the cap bounds the work on degenerate ones (a million digits, a whole essay).
+SPAN_LIMIT = 2048
 
 
-def answer_span(text: str) -> str:
-    """The part of ``text`` that holds the answer (step 1 of the module's rule).
+@dataclass
+class Work:
+    """The characters an extraction's searches covered (each anchored search covers the text
+    once forwards and backs off to its match): the measure the linearity tests count instead of
+    timing.
+
+    Example:
+        >>> work = Work(); _ = answer_span("<answer>3</answer>", work); work.chars <= 3 * 18
+        True
+    """
+
+    chars: int = 0
+
+
+def _search(pattern: re.Pattern, text: str, work: Work | None, end: int | None = None) -> re.Match | None:
+    end = len(text) if end is None else end
+    found = pattern.match(text, 0, end)
+    if work is not None:
+        work.chars += end + (end - (found.end() if found else 0))  # forwards, then backing off
+    return found
+
+
+def _find(text: str, needle: str, work: Work | None, start: int = 0, end: int | None = None, last: bool = False) -> int:
+    end = len(text) if end is None else end
+    at = text.rfind(needle, start, end) if last else text.find(needle, start, end)
+    if work is not None:
+        work.chars += (end - at if last else at - start) if at >= 0 else end - start
+    return at
+
+
+def _span(text: str, work: Work | None) -> tuple[int, int] | None:
+    """(start, end) of the answer span's candidate in the rule's priority order, or None."""
+    if _find(text, "\\boxed", work) >= 0:
+        boxed = _search(_LAST_BOXED, text, work)
+        if boxed is not None:
+            return boxed.span(2)
+    # Tags and markers are ASCII: other characters become "?" (one each, so positions stay put;
+    # lower() alone would turn "İ" into two characters).
+    folded = (text if text.isascii() else text.encode("ascii", "replace").decode("ascii")).lower()
+    close = _find(folded, "</answer>", work, last=True)
+    # the nearest opening tag before the last closing one, to the first closing tag after it
+    opened = _find(folded, "<answer>", work, 0, close, last=True) if close > 0 else -1
+    if opened >= 0:
+        return opened + 8, _find(folded, "</answer>", work, opened + 8)
+    # the last "{...}" without inner braces: the last "}", the last "{" before it, the first "}" after that
+    close = _find(text, "}", work, last=True)
+    opened = _find(text, "{", work, 0, close, last=True) if close > 0 else -1
+    if opened >= 0:
+        return opened + 1, _find(text, "}", work, opened + 1)
+    if _find(folded, "answer", work) >= 0:
+        marker = _search(_LAST_MARKER, folded, work)
+        if marker is not None:
+            return marker.end(), len(text)
+    return None
+
+
+def last_boxed(text: str) -> tuple[int, int] | None:
+    """(start, end) of the last whole ``\\boxed{...}`` (no braces inside), found in linear time.
+
+    Example:
+        >>> last_boxed("1 + 1 = \\\\boxed{2}.")
+        (8, 17)
+    """
+    found = _LAST_BOXED.match(text) if "\\boxed" in text else None
+    return None if found is None else (found.start(1) - len("\\boxed"), found.end())
+
+
+def answer_span(text: str, work: Work | None = None) -> str:
+    """The part of ``text`` that holds the answer (step 1 of the module's rule), in time linear
+    in ``len(text)`` (``work``, if given, counts what was examined).
 
     Example:
         >>> answer_span("Step 1: 10 objects. Step 2: remove 3. Answer: 7.")
         '7.'
-        >>> answer_span("<answer>two</answer>")
-        'two'
+        >>> answer_span("<answer>two</answer>"), answer_span("<answer><answer>5</answer>")
+        ('two', '5')
         >>> answer_span("There are 3 cubes left.")
         'There are 3 cubes left.'
     """
-    for pattern in (_BOXED, _TAGGED, _BRACED):
-        found = pattern.findall(text)
-        if found:
-            return found[-1].strip()
-    markers = list(_MARKER.finditer(text))
-    if markers:
-        return text[markers[-1].end():].strip()
-    return text.strip()
+    found = _span(text, work)
+    return (text[found[0]:found[1]] if found is not None else text).strip()
+
+
+def _is_token_char(char: str) -> bool:
+    return char.isalnum() or char in "_.,-'"
+
+
+def _window(span: str, work: Work | None, tail: bool = False) -> str:
+    """The first (``tail``: last) :data:`SPAN_LIMIT` characters, without a word or number cut in two."""
+    if work is not None:
+        work.chars += min(len(span), SPAN_LIMIT)
+    if len(span) <= SPAN_LIMIT:
+        return span
+    cut = len(span) - SPAN_LIMIT if tail else SPAN_LIMIT
+    while 0 < cut < len(span) and _is_token_char(span[cut]) and _is_token_char(span[cut - 1]):
+        cut += 1 if tail else -1
+    return span[cut:] if tail else span[:cut]
 
 
 def _number_words(span: str) -> list[int]:
@@ -112,7 +208,7 @@ def _number_words(span: str) -> list[int]:
     return values
 
 
-def extract_integer(text: str) -> int | None:
+def extract_integer(text: str, work: Work | None = None) -> int | None:
     """The integer answer of ``text`` (the last number of the answer span), or None.
 
     Example:
@@ -121,23 +217,28 @@ def extract_integer(text: str) -> int | None:
         >>> extract_integer("10 - 4 = 6"), extract_integer("twenty-one"), extract_integer("I am not sure.")
         (6, 21, None)
     """
-    span = answer_span(text)
-    digits = _NUMBER_TOKEN.findall(span)
-    if digits:
-        number = float(digits[-1].replace(",", ""))
+    span = _window(answer_span(text, work), work, tail=True)
+    last = None
+    for last in _NUMBER_TOKEN.finditer(span):
+        pass
+    if last is not None:
+        token = last.group().replace(",", "")
+        if "." not in token:
+            return int(token)  # exact (a float would round 20 digits); the span cap bounds its length
+        number = float(token)
         return int(number) if number.is_integer() else None
     words = _number_words(span)
     return words[-1] if words else None
 
 
-def extract_yes_no(text: str) -> str | None:
+def extract_yes_no(text: str, work: Work | None = None) -> str | None:
     """``"yes"``, ``"no"`` or None: the first yes/no word of the answer span.
 
     Example:
         >>> [extract_yes_no(t) for t in ("y", "Yes.", "TRUE", "No, there is not.", "maybe")]
         ['yes', 'yes', 'yes', 'no', None]
     """
-    span = answer_span(text).lower().strip(_STRIP)
+    span = _window(answer_span(text, work), work).lower().strip(_STRIP)
     if span in ("y", "n"):
         return "yes" if span == "y" else "no"
     for word in _WORD.findall(span):
@@ -148,8 +249,8 @@ def extract_yes_no(text: str) -> str | None:
     return None
 
 
-def _normalize_span(text: str, normalize: Callable[[str], str]) -> str:
-    span = normalize(answer_span(text)).strip(_STRIP)
+def _normalize_span(text: str, normalize: Callable[[str], str], work: Work | None) -> str:
+    span = normalize(_window(answer_span(text, work), work)).strip(_STRIP)
     for article in _ARTICLES:
         if span.startswith(article):
             span = span[len(article):].strip(_STRIP)
@@ -162,6 +263,7 @@ def extract_word(
     vocabulary: Collection[str] | None = None,
     synonyms: Mapping[str, str] | None = None,
     normalize: Callable[[str], str] | None = None,
+    work: Work | None = None,
 ) -> str | None:
     """A single-word answer: the normalised span, mapped through ``synonyms``; with a
     ``vocabulary``, the span itself when it is an answer, else the first answer word in it.
@@ -181,7 +283,7 @@ def extract_word(
     """
     normalize = normalize or (lambda s: " ".join(s.split()).lower())
     synonyms = synonyms or {}
-    span = _normalize_span(text, normalize)
+    span = _normalize_span(text, normalize, work)
     if not span:
         return None
     whole = synonyms.get(span, span)
@@ -222,6 +324,7 @@ def extract_ranked(
     synonyms: Mapping[str, str] | None = None,
     normalize: Callable[[str], str] | None = None,
     limit: int | None = None,
+    work: Work | None = None,
 ) -> list[str]:
     """The answers of a prediction in rank order (a text is a list of one), without repeats
     and without unparseable items, at most ``limit``.
@@ -243,12 +346,12 @@ def extract_ranked(
             continue
         item = str(item)
         if kind == "integer":
-            value = extract_integer(item)
+            value = extract_integer(item, work)
             answer = None if value is None else str(value)
         elif kind == "yes_no":
-            answer = extract_yes_no(item)
+            answer = extract_yes_no(item, work)
         else:
-            answer = extract_word(item, vocabulary, synonyms, normalize)
+            answer = extract_word(item, vocabulary, synonyms, normalize, work)
         if answer is not None and answer not in answers:
             answers.append(answer)
             if limit is not None and len(answers) >= limit:

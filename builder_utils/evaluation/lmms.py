@@ -1,30 +1,42 @@
-"""lmms-eval task folders shipped in the packages, and copies that point at another dataset.
+"""lmms-eval task folders shipped in the packages, written out to read one export, and the
+pieces their ``utils.py`` share: chat messages and per-sample records.
 
-A task folder holds YAML task definitions (``dataset_path`` names an exported folder or a Hub
-repository) and the ``utils.py`` their ``!function`` entries name. lmms-eval reads a folder given
-with ``--include_path``; :func:`write_task_folder` copies one with ``dataset_path`` replaced, so
-the same tasks run on your own export or repository. lmms-eval itself is optional: nothing here
-imports it.
+A task folder holds YAML task definitions and the ``utils.py`` their ``!function`` entries
+name. The shipped folders (``clevr_math/lmms_eval``, ``clotho_aqa/lmms_eval``) name no dataset:
+:func:`write_task_folder` (each package's ``write_tasks``) copies one with ``dataset_path`` set to
+an exported folder (made absolute, so the copy works from any working folder) or a Hub
+repository id; lmms-eval then reads the copy with ``--include_path``. lmms-eval itself is
+optional: nothing here imports it.
+
+Scoring follows lmms-eval's per-sample protocol: ``process_results`` scores each question with
+the dataset's scoring spec and returns, per metric, a record with ``score`` (the share of the
+question's targets it got right) and the YAML's ``cluster_key`` (the image or clip the question
+is about), from which lmms-eval 0.6+ computes clustered standard errors; the aggregation is
+:func:`mean_score`.
 
 Example:
     >>> import tempfile
     >>> from clevr_math.lmms_eval import TASK_DIR
     >>> out = write_task_folder(TASK_DIR, tempfile.mkdtemp(), "my-name/clevr-math")
-    >>> "dataset_path: my-name/clevr-math" in (out / "_default_template_yaml").read_text()
+    >>> 'dataset_path: "my-name/clevr-math"' in (out / "_default_template_yaml").read_text()
     True
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from builder_utils.atomic import write_atomic
 
-__all__ = ["task_files", "write_task_folder"]
+__all__ = ["mean_score", "sample_record", "task_files", "user_turn", "write_task_folder"]
 
 _DATASET_PATH = re.compile(r"^dataset_path:.*$", re.MULTILINE)
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 
 def task_files(task_dir: str | os.PathLike) -> list[Path]:
@@ -40,9 +52,13 @@ def task_files(task_dir: str | os.PathLike) -> list[Path]:
                   if p.suffix == ".yaml" or p.name == "_default_template_yaml" or p.name == "utils.py")
 
 
-def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike, dataset_path: str) -> Path:
-    """Copy the task folder to ``out_dir`` with every ``dataset_path:`` set to ``dataset_path``
-    (an exported folder, made absolute, or a Hub repository id). Returns ``out_dir``.
+def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
+                      dataset_path: str | os.PathLike) -> Path:
+    """Copy the task folder to ``out_dir`` with every ``dataset_path:`` set to ``dataset_path``:
+    an existing exported folder (written as an absolute path, so the copy does not depend on the
+    working folder) or a Hub repository id (``name`` or ``owner/name``). Returns ``out_dir``.
+
+    Raises ValueError for a path that is neither (a folder that does not exist, say).
 
     Example::
 
@@ -51,10 +67,65 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike, d
     """
     out = Path(out_dir)
     local = Path(dataset_path).expanduser()
-    target = str(local.resolve()) if local.exists() else dataset_path
+    if local.is_dir():
+        target = str(local.resolve())
+    elif _HUB_ID.fullmatch(os.fspath(dataset_path)):
+        target = os.fspath(dataset_path)
+    else:
+        raise ValueError(f"dataset_path {os.fspath(dataset_path)!r} is neither an existing folder nor a Hub "
+                         "repository id (owner/name)")
+    # JSON strings are YAML strings: a path with ': ' or '#' stays one value.
+    line = f"dataset_path: {json.dumps(target)}"
     for path in task_files(task_dir):
         text = path.read_text(encoding="utf-8")
         if path.name != "utils.py":
-            text = _DATASET_PATH.sub(f"dataset_path: {target}", text)
+            text = _DATASET_PATH.sub(lambda _: line, text)
         write_atomic(out / path.name, text)
     return out
+
+
+def user_turn(text: str, images: Sequence[Any] = (), audios: Sequence[Any] = ()) -> list[dict]:
+    """One question as lmms-eval's chat protocol has it (``lmms_eval.protocol.ChatMessages``): a
+    user turn whose content is the images (``{"type": "image", "url": <PIL image>}``), the audio
+    clips (``{"type": "audio", "url": <samples>}``), then the text.
+
+    Example:
+        >>> user_turn("Is it raining?", audios=["clip"])
+        [{'role': 'user', 'content': [{'type': 'audio', 'url': 'clip'}, {'type': 'text', 'text': 'Is it raining?'}]}]
+    """
+    content = [{"type": "image", "url": image} for image in images]
+    content += [{"type": "audio", "url": audio} for audio in audios]
+    content.append({"type": "text", "text": text})
+    return [{"role": "user", "content": content}]
+
+
+def sample_record(correct: Sequence[bool], **fields: Any) -> dict:
+    """A question's record for one metric: ``correct`` of its ``targets`` and ``score``, the share
+    right (what lmms-eval's standard errors read); without ``score`` when the metric has no target
+    for the question, so that lmms-eval leaves it out. ``fields`` carry the cluster key.
+
+    Example:
+        >>> sample_record([True, False, True], file_name="a.wav")
+        {'file_name': 'a.wav', 'correct': 2, 'targets': 3, 'score': 0.6666666666666666}
+        >>> sample_record([], file_name="a.wav")
+        {'file_name': 'a.wav', 'correct': 0, 'targets': 0}
+    """
+    record = {**fields, "correct": sum(correct), "targets": len(correct)}
+    if correct:
+        record["score"] = record["correct"] / len(correct)
+    return record
+
+
+def mean_score(records: Iterable[Mapping]) -> float | None:
+    """The accuracy over every target of the records (None when there is none): right targets
+    over targets, each question weighing its number of targets, as ``evaluate`` counts.
+
+    Example:
+        >>> mean_score([sample_record([True]), sample_record([True, False, False]), sample_record([])])
+        0.5
+    """
+    correct = targets = 0
+    for record in records:
+        correct += record["correct"]
+        targets += record["targets"]
+    return correct / targets if targets else None

@@ -18,11 +18,12 @@ Example:
 from __future__ import annotations
 
 import csv
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Union
+
+from builder_utils.json_input import loads_json, shown_path
 
 __all__ = ["FORMATS", "Prediction", "PredictionsError", "given_predictions", "read_predictions"]
 
@@ -70,11 +71,8 @@ def _read_jsonl(path: Path) -> dict[str, Prediction]:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            where = f"{path}: line {number}"
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise PredictionsError(f"{where}: not JSON ({exc.msg}); expected one object per line") from None
+            where = f"{shown_path(path)}: line {number}"
+            row = loads_json(line.rstrip("\r\n"), where=shown_path(path), first_line=number, error=PredictionsError)
             if not isinstance(row, dict) or any(c not in row for c in COLUMNS):
                 raise PredictionsError(f"{where}: expected an object with keys {', '.join(COLUMNS)}")
             _add(out, row["question_id"], row["prediction"], where, seen)
@@ -95,8 +93,8 @@ def _read_csv(path: Path) -> dict[str, Prediction]:
             raw = row["prediction"]
             if raw is not None and raw.lstrip().startswith("["):
                 try:
-                    parsed = json.loads(raw)
-                except json.JSONDecodeError:
+                    parsed = loads_json(raw, where=where, error=PredictionsError)
+                except PredictionsError:
                     parsed = raw  # free text that happens to start with "["
                 raw = parsed if isinstance(parsed, list) else raw
             _add(out, row["question_id"], raw, where, seen)
@@ -142,6 +140,8 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
         return {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[kind](path)
     except UnicodeDecodeError as exc:
         raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
+        raise PredictionsError(f"{path}: not readable CSV ({exc})") from None
 
 
 def given_predictions(

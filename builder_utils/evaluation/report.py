@@ -97,25 +97,25 @@ def _interval(summary: Mapping) -> str:
 
 
 def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> str:
-    """One row per system: accuracy, its interval, counts, unparseable and missing predictions.
+    """One row per system: accuracy, its interval, counts (targets, and questions when they
+    differ: one target per annotator answer), unparseable and missing predictions.
 
     Example:
         >>> print(overall_table({}))
         | system | accuracy | 95% CI | correct / total | unparseable | missing |
         |---|---|---|---|---|---|
     """
-    rows = []
-    for name, result in systems.items():
-        s = result.get(section)
-        if s is None:
-            continue
-        rows.append([name, percent(s["accuracy"]), _interval(s), f"{s['correct']} / {s['total']}",
-                     s["unparseable"], s["missing"]])
-    return markdown_table(["system", "accuracy", "95% CI", "correct / total", "unparseable", "missing"], rows)
+    summaries = {name: result[section] for name, result in systems.items() if result.get(section) is not None}
+    targets = any(s.get("questions", s["total"]) != s["total"] for s in summaries.values())
+    rows = [[name, percent(s["accuracy"]), _interval(s), f"{s['correct']} / {s['total']}",
+             *([s["questions"]] if targets else []), s["unparseable"], s["missing"]] for name, s in summaries.items()]
+    counts = ["correct / targets", "questions"] if targets else ["correct / total"]
+    return markdown_table(["system", "accuracy", "95% CI", *counts, "unparseable", "missing"], rows)
 
 
 def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> str:
-    """One row per group of ``section`` (``by_category`` ...), one accuracy column per system.
+    """One row per group of ``section`` (``by_category`` ...): its questions, its targets when
+    they differ (one per annotator answer), one accuracy column per system.
 
     Example:
         >>> from builder_utils.evaluation.accuracy import score, summarize
@@ -125,14 +125,16 @@ def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: 
         |---|---|---|
         | insertion | 1 | 100.0% |
     """
-    groups: dict[str, int] = {}
+    groups: dict[str, tuple[int, int]] = {}
     for result in systems.values():
         for group, summary in (result.get(section) or {}).items():
-            groups.setdefault(group, summary["total"])
+            groups.setdefault(group, (summary.get("questions", summary["total"]), summary["total"]))
     names = [name for name, result in systems.items() if result.get(section) is not None]
-    rows = [[group, total] + [percent((systems[n][section].get(group) or {}).get(metric)) for n in names]
-            for group, total in groups.items()]
-    return markdown_table([group_header, "questions", *names], rows)
+    targets = any(q != t for q, t in groups.values())
+    rows = [[group, questions, *([total] if targets else []),
+             *(percent((systems[n][section].get(group) or {}).get(metric)) for n in names)]
+            for group, (questions, total) in groups.items()]
+    return markdown_table([group_header, "questions", *(["targets"] if targets else []), *names], rows)
 
 
 def chart_rows(systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> list[tuple[str, dict]]:

@@ -23,8 +23,10 @@ from collections.abc import Callable, Sequence
 
 import datasets
 
+from builder_utils.cli_support import report_error
 from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, README, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
 from builder_utils.interrupt import exit_status, stop_on_signals
 
@@ -103,8 +105,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
                 **media_options(args),
             )
         except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
-            print(f"{prog}: error: {exc}", file=sys.stderr)
-            return 2
+            return report_error(prog, exc)
         finally:
             terminal.close()
         if args.plan:
@@ -168,8 +169,7 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
                 num_workers=args.num_workers,
             )
         except (PushError, ValueError, OSError) as exc:
-            print(f"{prog}: error: {exc}", file=sys.stderr)
-            return 2
+            return report_error(prog, exc)
         finally:
             terminal.close()
         print(f"pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}")
@@ -217,6 +217,11 @@ def add_media_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         "--plan", action="store_true",
         help="build, print the rows and projected bytes per config and layout, write nothing",
     )
+    parser.add_argument(
+        "--prompt_style", choices=[s.name for s in PROMPT_STYLES], default=DEFAULT_PROMPT_STYLE,
+        help="answer-format instruction in the system turn of the prompts configs (RL): think_answer "
+        "(<think>..</think><answer>..</answer>), boxed (\\boxed{}) or plain (no system turn)",
+    )
     return parser
 
 
@@ -224,10 +229,11 @@ def media_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of :func:`export_builder` given by :func:`add_media_arguments`.
 
     Example:
-        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True))
-        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True}
+        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True, prompt_style="boxed"))
+        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True, 'prompt_style': 'boxed'}
     """
-    return {"media": args.media, "audio_format": args.audio_format, "plan_only": args.plan}
+    return {"media": args.media, "audio_format": args.audio_format, "plan_only": args.plan,
+            "prompt_style": args.prompt_style}
 
 
 class _Terminal(logging.Handler):

@@ -1,12 +1,17 @@
-"""The ``conversations`` configuration: one row per image or clip, all of its questions as chat
+"""The ``conversations`` configurations: one row per image or clip, all of its questions as chat
 turns, the media once.
 
-The format is the_cauldron's (HuggingFaceM4/the_cauldron, which has a ``clevr_math`` subset):
-a list of media (``images``, or ``audios`` for audio) and ``texts``, a list of turns
-``{user, assistant, ...}``. Each turn also keeps the question's own fields (``question_id``,
-``category``, ``template``, ... as the builder's ``HUB_LAYOUT["turn_fields"]`` names them, with
-their types: a ClassLabel stays a ClassLabel), so single-hop and multi-hop turns can still be
-told apart. Rows and turns keep the order of the source configuration.
+A row holds the media as a list (``images``, or ``audios`` for audio) and the turns twice:
+
+- ``texts``: the_cauldron's format (HuggingFaceM4/the_cauldron, which has a ``clevr_math``
+  subset), a list of turns ``{user, assistant, source, ...}``, so that our rows concatenate with
+  its subsets. Each turn also keeps the question's own fields (``question_id``, ``category``,
+  ``template``, ... as the builder's ``HUB_LAYOUT["turn_fields"]`` names them, with their types:
+  a ClassLabel stays a ClassLabel), so single-hop and multi-hop turns can still be told apart.
+- ``messages``: TRL's conversational format (:func:`builder_utils.prompts.conversation_messages`),
+  which ``SFTTrainer`` reads as it is, with the row's ``images``.
+
+Rows and turns keep the order of the source configuration.
 """
 
 from __future__ import annotations
@@ -19,10 +24,12 @@ import pyarrow as pa
 from datasets.table import InMemoryTable, table_cast
 
 from builder_utils.hub.layout import HubLayout
+from builder_utils.prompts import conversation_messages, media_kind_of, messages_feature
 
 logger = logging.getLogger(__name__)
 
 TEXTS = "texts"
+MESSAGES = "messages"
 
 
 def conversation_features(source: datasets.Features, layout: HubLayout) -> datasets.Features:
@@ -34,14 +41,16 @@ def conversation_features(source: datasets.Features, layout: HubLayout) -> datas
         >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
         ...                    conversation_media="images", turn={"user": "question", "assistant": "label"})
         >>> list(conversation_features(source, layout))
-        ['image_filename', 'images', 'texts']
+        ['image_filename', 'images', 'texts', 'messages']
     """
-    turn = {"user": datasets.Value("string"), "assistant": datasets.Value("string")}
+    string = datasets.Value("string")
+    turn = {"user": string, "assistant": string, "source": string}
     turn |= {name: source[name] for name in layout.turn_fields if name in source}
     return datasets.Features({
         layout.key: source[layout.key],
         layout.conversation_media: datasets.List(source[layout.media_column]),
         TEXTS: datasets.List(turn),
+        MESSAGES: messages_feature(),
     })
 
 
@@ -60,8 +69,11 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
         ...                                    "q": ["1?", "2?", "3?"], "ans": [1, 2, None]})
         >>> layout = HubLayout("m", "f", "media", conversations_from="x", conversation_media="ms",
         ...                    turn={"user": "q", "assistant": "ans"})
-        >>> conversations_split(rows, layout)[0]
-        {'f': 'a', 'ms': ['A'], 'texts': [{'user': '1?', 'assistant': '1'}, {'user': '2?', 'assistant': '2'}]}
+        >>> row = conversations_split(rows.cast_column("m", datasets.Image(decode=False)), layout)[0]
+        >>> row["texts"][1]
+        {'user': '2?', 'assistant': '2', 'source': None}
+        >>> [m["role"] for m in row["messages"]], row["messages"][0]["content"][0]
+        (['user', 'assistant', 'user', 'assistant'], {'type': 'image', 'text': None})
     """
     if rows._indices is not None:
         rows = rows.flatten_indices(keep_in_memory=True)
@@ -79,7 +91,7 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
         if answer is None:
             skipped += 1
             continue
-        turn = {"user": columns[user][position], "assistant": answer}
+        turn = {"user": columns[user][position], "assistant": answer, "source": layout.data_source}
         turn |= {name: columns[name][position] for name in fields}
         turns.setdefault(key, []).append(turn)
     if skipped:
@@ -88,10 +100,14 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
     keys = [k for k in first if k in turns]
     media = table.column(layout.media_column).take(pa.array([first[k] for k in keys], pa.int64())).combine_chunks()
     offsets = pa.array(range(len(keys) + 1), pa.int32())
+    kind = media_kind_of(features[layout.conversation_media])
+    messages = [conversation_messages([(t["user"], t["assistant"]) for t in turns[k]], kind) for k in keys]
+    schema = features.arrow_schema
     built = pa.table({
         layout.key: pa.array(keys, table.schema.field(layout.key).type),
         layout.conversation_media: pa.ListArray.from_arrays(offsets, media),
-        TEXTS: pa.array([turns[k] for k in keys], features.arrow_schema.field(TEXTS).type),
+        TEXTS: pa.array([turns[k] for k in keys], schema.field(TEXTS).type),
+        MESSAGES: pa.array(messages, schema.field(MESSAGES).type),
     })
     built = table_cast(built, features.arrow_schema)
     return datasets.Dataset(InMemoryTable(built), info=datasets.DatasetInfo(features=features), split=split)
@@ -102,7 +118,7 @@ def conversations(source: Mapping[str, datasets.Dataset], layout: HubLayout) -> 
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"f": ["a", "b", "a"], "m": ["A", "B", "A"], "q": ["1?", "2?", "3?"],
-        ...                                    "ans": ["x", "y", "z"]})
+        ...                                    "ans": ["x", "y", "z"]}).cast_column("m", datasets.Image(decode=False))
         >>> layout = HubLayout("m", "f", "media", conversations_from="x", turn={"user": "q", "assistant": "ans"})
         >>> [len(row["texts"]) for row in conversations({"train": rows}, layout)["train"]]
         [2, 1]

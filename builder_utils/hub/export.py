@@ -61,8 +61,9 @@ from builder_utils.hub.card import (
 )
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import EDITED, card_state, marked_template, merged_card
-from builder_utils.hub.layout import CONVERSATIONS, layout_of
-from builder_utils.hub.media import with_join_section
+from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, layout_of
+from builder_utils.hub.media import with_join_section, with_section
+from builder_utils.hub.trainer_card import trainer_section
 from builder_utils.hub.outputs import (
     assemble,
     check_options,
@@ -75,6 +76,7 @@ from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 from builder_utils.interrupt import raise_missed_signal, signals_remembered
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError, check_output, refuse_overlap
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 
 logger = logging.getLogger(__name__)
 
@@ -364,8 +366,8 @@ def _generator_name() -> str:
 def _check_configs(builder_cls, configs: Sequence[str] | None) -> list[str]:
     available = [c.name for c in builder_cls.BUILDER_CONFIGS]
     layout = layout_of(builder_cls)
-    if layout is not None and layout.conversations_from and configs:
-        available.append(CONVERSATIONS)  # asked for by name only: the default export stays the builder's
+    if layout is not None and configs:
+        available += list(layout.derived())  # asked for by name only: the default export stays the builder's
     if not configs:
         return available
     unknown = [c for c in configs if c not in available]
@@ -394,6 +396,7 @@ def export_builder(
     media: str = "inline",
     audio_format: str = "wav",
     plan_only: bool = False,
+    prompt_style: str = DEFAULT_PROMPT_STYLE,
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
@@ -408,6 +411,8 @@ def export_builder(
 
     ``media="shared"`` writes the question configurations without media plus the builder's
     media configuration; ``"conversations"`` among ``configs`` adds that configuration;
+    ``"prompts"`` (``prompts_<C>``) adds the RL prompt rows, their system turn chosen by
+    ``prompt_style`` (:data:`builder_utils.prompts.PROMPT_STYLES`);
     ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
     ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
 
@@ -421,7 +426,7 @@ def export_builder(
     started = time.perf_counter()
     names = _check_configs(builder_cls, configs)
     layout = layout_of(builder_cls)
-    check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names)
+    check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names, prompt_style)
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
     _shard_limit(max_shard_size)  # a bad size fails before any build
     out = check_output(Path(out_dir).expanduser(), "--out").absolute()
@@ -468,7 +473,7 @@ def export_builder(
             builder.download_and_prepare(num_proc=num_proc)
             built[name] = builder.as_dataset()
             result.build_seconds += time.perf_counter() - build_started
-        outputs, result.plan = assemble(names, built, layout, media)
+        outputs, result.plan = assemble(names, built, layout, media, prompt_style)
         if media == "shared" and existing is not None:
             on_card = MetadataConfigs.from_dataset_card_data(existing.data)
             kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
@@ -524,7 +529,13 @@ def export_builder(
             card_configs.get_default_config_name(), _generator_name(),
         )
         if media == "shared":
-            card = with_join_section(card, layout, [n for n in entries if n not in (layout.media_config, CONVERSATIONS)])
+            # Question and prompt configurations name their file; conversations hold their media.
+            derived = layout.derived()
+            card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
+                                                    and (n not in derived or derived[n].kind == PROMPTS)])
+        training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
+        if training:
+            card = with_section(card, training)
         card = merged_card(card, existing, state)
         (staging / README).write_text(str(card), encoding="utf-8")
         owners = {config_dir(n): n for n in card_configs}

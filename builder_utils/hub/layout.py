@@ -12,7 +12,14 @@ of this package, which keeps the legacy loading-script mode light)::
         "conversation_media": "images",     # its list-of-media column (the_cauldron's name)
         "turn": {"user": "question", "assistant": "label"},   # chat turn <- question row
         "turn_fields": ["question_id", "category", "template"],  # kept per turn, typed as in the rows
+        "also_follow": ["multihop"],        # conversations_multihop, prompts_multihop follow `multihop`
+        "data_source": "clevr_math",        # the_cauldron's turn `source`, verl's `data_source`
+        "prompts": {...},                   # the `prompts` rows: see builder_utils.prompts.prompt_spec_of
+        "rewards": "clevr_math.rewards",    # the reward functions the card's GRPO snippet imports
     }
+
+``conversations`` and ``prompts`` follow ``conversations_from``; for each configuration ``C`` of
+``also_follow``, ``conversations_C`` and ``prompts_C`` follow ``C`` (same splits, same rows).
 """
 
 from __future__ import annotations
@@ -21,12 +28,22 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 CONVERSATIONS = "conversations"
+PROMPTS = "prompts"
 MEDIA_LAYOUTS = ("inline", "shared")
 AUDIO_FORMATS = ("wav", "flac")
 
 
 class LayoutError(ValueError):
     """A ``HUB_LAYOUT`` declaration that cannot be used; the message names the builder."""
+
+
+@dataclass(frozen=True)
+class Derived:
+    """A configuration built from a question configuration: ``kind`` (``conversations`` or
+    ``prompts``) and the configuration it follows (same splits)."""
+
+    kind: str
+    source: str
 
 
 @dataclass(frozen=True)
@@ -48,17 +65,59 @@ class HubLayout:
     conversation_media: str = "media"
     turn: Mapping[str, str] = field(default_factory=dict)
     turn_fields: tuple[str, ...] = ()
+    also_follow: tuple[str, ...] = ()
+    data_source: str | None = None
+    #: The module of the reward functions the card's GRPO snippet imports (``<pkg>.rewards``).
+    rewards: str | None = None
+    #: The ``prompts`` declaration, plain data; checked by :func:`builder_utils.prompts.prompt_spec_of`.
+    prompts: Mapping[str, object] | None = None
 
     def __post_init__(self):
         if set(self.turn) - {"user", "assistant"} or (self.conversations_from and len(self.turn) != 2):
             raise LayoutError(f"turn must map exactly 'user' and 'assistant' to columns, got {dict(self.turn)}")
-        if self.media_config == CONVERSATIONS:
-            raise LayoutError(f"the media configuration cannot be named {CONVERSATIONS!r}")
+        if self.media_config in (CONVERSATIONS, PROMPTS):
+            raise LayoutError(f"the media configuration cannot be named {self.media_config!r}")
+        if self.also_follow and not self.conversations_from:
+            raise LayoutError("also_follow needs conversations_from (the configuration the plain names follow)")
 
     @property
     def media_columns(self) -> tuple[str, ...]:
         """The columns that move from the question rows to the media configuration."""
         return (self.media_column, *self.media_metadata)
+
+    def prompt_spec(self):
+        """The :class:`builder_utils.prompts.PromptSpec` of the ``prompts`` declaration (None without one).
+
+        Example:
+            >>> HubLayout("image", "image_filename", "images", data_source="toy",
+            ...           prompts={"media_kind": "image", "answer": "label",
+            ...                    "columns": ["image_filename", "question_id"]}).prompt_spec().media_list
+            'images'
+        """
+        from builder_utils.prompts import prompt_spec_from
+
+        return prompt_spec_from({"data_source": self.data_source, "media_column": self.media_column, "key": self.key,
+                                 "prompts": self.prompts}, "HUB_LAYOUT")
+
+    def derived(self) -> dict[str, Derived]:
+        """The configurations an export can add that follow a question configuration, by name.
+
+        Example:
+            >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
+            ...                    turn={"user": "question", "assistant": "label"}, also_follow=("multihop",),
+            ...                    prompts={"media_kind": "image", "answer": "label"})
+            >>> {name: d.source for name, d in layout.derived().items()}
+            {'conversations': 'general', 'conversations_multihop': 'multihop', 'prompts': 'general', 'prompts_multihop': 'multihop'}
+        """
+        if not self.conversations_from:
+            return {}
+        kinds = [CONVERSATIONS] + ([PROMPTS] if self.prompts is not None else [])
+        found = {}
+        for kind in kinds:
+            found[kind] = Derived(kind, self.conversations_from)
+            for source in self.also_follow:
+                found[f"{kind}_{source}"] = Derived(kind, source)
+        return found
 
 
 def layout_of(builder_cls) -> HubLayout | None:
@@ -74,8 +133,10 @@ def layout_of(builder_cls) -> HubLayout | None:
         return None
     try:
         values = dict(declared)
-        for name in ("media_metadata", "turn_fields"):
+        for name in ("media_metadata", "turn_fields", "also_follow"):
             values[name] = tuple(values.get(name, ()))
-        return HubLayout(**values)
-    except (TypeError, LayoutError) as exc:
+        layout = HubLayout(**values)
+        layout.prompt_spec()  # a bad prompts declaration fails here, naming the builder
+        return layout
+    except (TypeError, ValueError) as exc:
         raise LayoutError(f"{builder_cls.__name__}.HUB_LAYOUT: {exc}") from None

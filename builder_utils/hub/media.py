@@ -23,6 +23,7 @@ from datasets.table import InMemoryTable, table_cast
 from huggingface_hub import DatasetCard
 
 from builder_utils.hub.layout import HubLayout
+from builder_utils.prompts import MEDIA_KINDS, media_kind_of, media_list_of
 
 logger = logging.getLogger(__name__)
 
@@ -130,7 +131,7 @@ def _join_key(questions_columns: Sequence[str], media_columns: Sequence[str], ke
     return common[0]
 
 
-def _lookup(tables: list[datasets.Dataset], index: dict, key: str, columns: list[str]):
+def _lookup(tables: list[datasets.Dataset], index: dict, key: str, columns: list[str], as_list: str | None = None):
     tables = [table.select_columns(columns) for table in tables]  # once: each call fingerprints
 
     def add_media(batch: dict) -> dict:
@@ -150,6 +151,8 @@ def _lookup(tables: list[datasets.Dataset], index: dict, key: str, columns: list
             for column in columns:
                 for i, value in zip(rows, values[column]):
                     fetched[column][i] = value
+        if as_list is not None:  # prompt rows: the media as the one-item list TRL reads
+            return {**batch, as_list: [[value] for value in fetched[columns[0]]]}
         return {**batch, **fetched}
 
     return add_media
@@ -174,6 +177,11 @@ def attach_media(questions, media, key: str | None = None):
     ``IterableDataset`` gets a ``map`` that looks each batch up in ``media``, which must then
     be a map-style ``Dataset``/``DatasetDict`` (a stream cannot be looked up by key).
 
+    Prompt rows (a ``prompts`` configuration, see :func:`builder_utils.prompts.media_list_of`)
+    get the media as the one-item list that an inline export holds (``images`` / ``audios``),
+    without the media table's other columns: the same rows as inline, which ``GRPOTrainer``
+    reads as they are.
+
     Example:
         >>> q = datasets.Dataset.from_dict({"image_filename": ["b", "a"], "question": ["?", "!"]})
         >>> m = datasets.Dataset.from_dict({"image_filename": ["a", "b"], "image": ["A", "B"]})
@@ -195,7 +203,14 @@ def attach_media(questions, media, key: str | None = None):
     key = _join_key(question_names, media_names, key)
     tables, index = _media_index(media, key)
     columns = [c for c in media_names if c != key]
-    add_media = _lookup(tables, index, key, columns)
+    as_list = None
+    if media_list_of(questions.features):
+        media_features = tables[0].features
+        columns = [c for c in columns if isinstance(media_features[c], (datasets.Image, datasets.Audio))][:1]
+        if not columns:
+            raise MediaJoinError(f"the media table has no Image or Audio column (columns: {', '.join(media_names)})")
+        as_list = MEDIA_KINDS[media_kind_of(media_features[columns[0]])]
+    add_media = _lookup(tables, index, key, columns, as_list)
     if isinstance(questions, datasets.IterableDataset):
         return questions.map(add_media, batched=True)
     if not isinstance(questions, datasets.Dataset):
@@ -272,7 +287,16 @@ def with_join_section(card: DatasetCard, layout: HubLayout, question_configs: Se
         >>> with_join_section(card, HubLayout("image", "image_filename", "images"), ["general"]).text.split("\n")[2]
         '## Media stored once: joining questions and images'
     """
-    section = card_section(layout, question_configs)
+    return with_section(card, card_section(layout, question_configs))
+
+
+def with_section(card: DatasetCard, section: str) -> DatasetCard:
+    r"""The card with a generated ``section`` inserted before its ``## Features`` section (or at the end).
+
+    Example:
+        >>> str(with_section(DatasetCard("---\nlicense: mit\n---\n# X\n"), "## Y")).splitlines()[-1]
+        '## Y'
+    """
     text = str(card)
     match = re.search(r"^## Features\b", text, flags=re.MULTILINE)
     if match:

@@ -3,7 +3,12 @@
 - ``inline``: every built configuration as it is (each row embeds its file);
 - ``shared``: every built configuration without its media columns, plus the media configuration
   (each file once, see :mod:`builder_utils.hub.media`);
-- ``conversations`` (asked for by name): the source configuration grouped per file.
+- ``conversations``, ``conversations_<C>`` (asked for by name): the configuration they follow
+  grouped per file, the media in every row in both layouts (see
+  :mod:`builder_utils.hub.conversations`);
+- ``prompts``, ``prompts_<C>`` (asked for by name): one RL prompt row per question of the
+  configuration they follow (:mod:`builder_utils.hub.prompt_config`); inline with the media list,
+  shared with the key only (their files then go into the media configuration).
 """
 
 from __future__ import annotations
@@ -17,15 +22,17 @@ import pyarrow.parquet as pq
 from datasets.table import InMemoryTable, table_cast
 
 from builder_utils.hub.conversations import conversations
-from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, HubLayout
+from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, PROMPTS, HubLayout
 from builder_utils.hub.media import media_rows, question_columns_only
 from builder_utils.hub.plan import ExportPlan, plan_export
+from builder_utils.hub.prompt_config import prompts
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_style
 
 Splits = Mapping[str, datasets.Dataset]
 
 
 def check_options(layout: HubLayout | None, builder_name: str, media: str, audio_format: str,
-                  wants_conversations: bool) -> None:
+                  wants_conversations: bool, style: str = DEFAULT_PROMPT_STYLE) -> None:
     """Raise ValueError for an unknown layout or format, or one the builder cannot serve.
 
     Example:
@@ -43,6 +50,10 @@ def check_options(layout: HubLayout | None, builder_name: str, media: str, audio
         raise ValueError(f"{builder_name} declares no HUB_LAYOUT (its media column and key): --media shared is not available")
     if wants_conversations and (layout is None or not layout.conversations_from):
         raise ValueError(f"{builder_name} declares no conversations source: the {CONVERSATIONS} configuration is not available")
+    try:
+        prompt_style(style)
+    except ValueError as exc:
+        raise ValueError(f"--prompt_style: {exc}") from None
 
 
 def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str]:
@@ -53,16 +64,20 @@ def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str
         ...                  conversations_from="general", turn={"user": "q", "assistant": "a"}))
         ['multihop', 'general']
     """
-    wanted = [n for n in names if n != CONVERSATIONS]
-    if CONVERSATIONS in names and layout.conversations_from not in wanted:
-        wanted.append(layout.conversations_from)
+    derived = layout.derived() if layout is not None else {}
+    wanted = [n for n in names if n not in derived]
+    for name in names:
+        if name in derived and derived[name].source not in wanted:
+            wanted.append(derived[name].source)
     return wanted
 
 
 def assemble(
-    names: Sequence[str], built: Mapping[str, Splits], layout: HubLayout | None, media: str
+    names: Sequence[str], built: Mapping[str, Splits], layout: HubLayout | None, media: str,
+    style: str = DEFAULT_PROMPT_STYLE,
 ) -> tuple[dict[str, Splits], ExportPlan]:
-    """The output configurations (name -> split -> rows, media as paths) and the size plan.
+    """The output configurations (name -> split -> rows, media as paths) and the size plan;
+    ``style`` is the prompt style of the ``prompts`` configurations' system turn.
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": [None], "question": ["?"]})
@@ -71,17 +86,26 @@ def assemble(
         >>> {name: list(splits["train"].column_names) for name, splits in outputs.items()}
         {'general': ['image_filename', 'question'], 'images': ['image_filename', 'image']}
     """
-    questions = {n: built[n] for n in names if n != CONVERSATIONS}
-    shared_media = media_rows(questions, layout) if layout is not None and questions else None
-    talks = conversations(built[layout.conversations_from], layout) if CONVERSATIONS in names else None
-    plan = plan_export(questions, layout, media, media=shared_media, conversations=talks)
+    derived = layout.derived() if layout is not None else {}
+    questions = {n: built[n] for n in names if n not in derived}
+    talks = {n: conversations(built[derived[n].source], layout) for n in names
+             if n in derived and derived[n].kind == CONVERSATIONS}
+    wanted_prompts = [n for n in names if n in derived and derived[n].kind == PROMPTS]
+    spec = layout.prompt_spec() if wanted_prompts else None
+    # Built with their media list: the plan needs both layouts; shared drops the list below.
+    rl = {n: prompts(built[derived[n].source], spec, style) for n in wanted_prompts}
+    # Shared prompt rows name their files only: the media configuration must hold those too.
+    named = {**questions, **{n: built[derived[n].source] for n in wanted_prompts}}
+    shared_media = media_rows(named, layout) if layout is not None and named else None
+    plan = plan_export(questions, layout, media, media=shared_media, conversations=talks, prompts=rl)
     outputs: dict[str, Splits] = {}
     for name, splits in questions.items():
         outputs[name] = splits if media == "inline" else {s: question_columns_only(d, layout) for s, d in splits.items()}
     if media == "shared" and shared_media:
         outputs[layout.media_config] = shared_media
-    if talks is not None:
-        outputs[CONVERSATIONS] = talks
+    outputs |= talks
+    for name, splits in rl.items():
+        outputs[name] = splits if media == "inline" else {s: d.remove_columns(spec.media_list) for s, d in splits.items()}
     return outputs, plan
 
 
@@ -96,9 +120,14 @@ def descriptions(layout: HubLayout | None) -> dict[str, str]:
         return {}
     found = {layout.media_config: f"Each media file once (`{layout.key}`, `{layout.media_column}`); "
                                   "the question configurations of a shared export name their file."}
-    if layout.conversations_from:
-        found[CONVERSATIONS] = (f"One row per file: its `{layout.conversations_from}` questions as chat turns "
-                                f"(`{layout.conversation_media}` + `texts`, the_cauldron's format).")
+    for name, derived in layout.derived().items():
+        if derived.kind == CONVERSATIONS:
+            found[name] = (f"Follows `{derived.source}`: one row per file, its questions as chat turns (`{layout.conversation_media}` "
+                           "+ `messages`, TRL's conversational format, for SFT; `texts`, the_cauldron's format).")
+        else:
+            found[name] = (f"Follows `{derived.source}`: one RL prompt row per question (`prompt`, TRL's conversational "
+                           "format, for GRPO; `verl_prompt`, `data_source`, `reward_model`, `extra_info` for verl), "
+                           "the ground truth as plain columns.")
     return found
 
 
@@ -121,13 +150,15 @@ def keep_media_of_kept_configs(
                                    {"train": ["OUT/images/train-00000-of-00001.parquet"]})
     """
     new = outputs.setdefault(layout.media_config, {})
+    spec = layout.prompt_spec()
+    carried = {layout.media_column, layout.conversation_media, *([spec.media_list] if spec else [])}
     have = {key for rows in new.values() for key in rows.data.column(layout.key).to_pylist()}
     wanted: set = set()
     for config, splits in kept.items():
         for files in splits.values():
             names = pq.read_schema(files[0]).names if files else []
-            if layout.media_column in names or layout.key not in names:
-                continue  # an inline configuration carries its own media
+            if carried & set(names) or layout.key not in names:
+                continue  # an inline configuration (or a conversation one) carries its own media
             wanted |= set(_parquet_table(files, [layout.key]).column(layout.key).to_pylist()) - have
     if not wanted:
         return

@@ -143,15 +143,28 @@ def _column_bytes(rows: datasets.Dataset, skip: Sequence[str]) -> int:
     return total
 
 
+def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: dict[str, int]) -> tuple[int, int]:
+    """(bytes of the other columns, bytes of the files) of a configuration holding a media list."""
+    text = files = 0
+    for ds in splits.values():
+        values = ds.data.column(column).combine_chunks().flatten().to_pylist()
+        text += _column_bytes(ds, [column])
+        files += sum(_sizes(values, sizes))
+    return text, files
+
+
 def plan_export(
     questions: Mapping[str, Mapping[str, datasets.Dataset]],
     layout: HubLayout | None,
     chosen: str,
     media: Mapping[str, datasets.Dataset] | None = None,
-    conversations: Mapping[str, datasets.Dataset] | None = None,
+    conversations: Mapping[str, Mapping[str, datasets.Dataset]] | None = None,
+    prompts: Mapping[str, Mapping[str, datasets.Dataset]] | None = None,
 ) -> ExportPlan:
     """Rows and projected bytes of the question configurations (``config -> split -> rows``,
-    media as paths), the media configuration and ``conversations`` when given.
+    media as paths), the media configuration, and the conversation and prompt configurations
+    (``config -> split -> rows``) when given. Conversations hold their media in both layouts;
+    prompts (built with their media list) hold it inline only.
 
     Example:
         >>> from builder_utils.hub.media import media_rows
@@ -194,14 +207,14 @@ def plan_export(
         rows = sum(len(ds) for ds in media.values())
         total = sum(_column_bytes(ds, [media_column]) + sum(file_sizes(ds, media_column, sizes)) for ds in media.values())
         plan.configs.append(PlannedConfig(layout.media_config, rows, None, total))
-    if conversations:
-        rows = sum(len(ds) for ds in conversations.values())
-        total = 0
-        for ds in conversations.values():
-            column = layout.conversation_media
-            files = ds.data.column(column).combine_chunks().flatten().to_pylist()
-            total += _column_bytes(ds, [column]) + sum(_sizes(files, sizes))
-        plan.configs.append(PlannedConfig("conversations", rows, total, total))
+    for name, splits in (conversations or {}).items():
+        text, files = _listed_media(splits, layout.conversation_media, sizes)
+        rows = sum(len(ds) for ds in splits.values())
+        plan.configs.append(PlannedConfig(name, rows, text + files, text + files))
+    for name, splits in (prompts or {}).items():
+        text, files = _listed_media(splits, layout.prompt_spec().media_list, sizes)
+        rows = sum(len(ds) for ds in splits.values())
+        plan.configs.append(PlannedConfig(name, rows, text + files, text))
     plan.media_files = len(distinct)
     plan.media_bytes = sum(distinct.values())
     return plan

@@ -36,6 +36,8 @@ from datasets.features.features import require_storage_embed
 from datasets.table import embed_array_storage
 from datasets.utils.file_utils import is_local_path
 
+from builder_utils.media_check import verify_unchanged
+
 __all__ = ["ShardWritten", "WriteStopped", "embed_media", "write_parquet_shard"]
 
 # One batch's files go in one Arrow binary buffer, whose offsets are 32-bit.
@@ -89,6 +91,10 @@ def _read_into(paths: list[str | None]) -> tuple[np.ndarray, bytearray]:
         if path is None:
             continue
         with open(path, "rb", buffering=0) as fh:
+            st = os.fstat(fh.fileno())
+            verify_unchanged(path, st)  # a cached build checked another file than the one here
+            if st.st_size != stop - start:
+                raise OSError(errno.EIO, "its size changed while the export read it", path)
             done = 0
             while done < stop - start:
                 got = fh.readinto(view[start + done:stop])

@@ -1,27 +1,36 @@
-"""The ``!function`` entries of the CLEVR-Math lmms-eval tasks, over :mod:`clevr_math.evaluate`.
+"""The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`.
 
-``process_results`` keeps what the scorer needs of each question; the aggregations score the
-whole list at once with the same extraction and accuracy as ``clevr-math evaluate`` (and log the
-per-category table), so the harness and the command give the same numbers.
+``process_results`` scores each question with the spec that ``clevr-math evaluate`` and the
+rewards use (integer extraction), so the harness, the command and the rewards agree. Each
+metric's record carries ``score`` and ``image_filename``, the tasks' ``cluster_key``: a CLEVR
+image has about 8 questions, and lmms-eval 0.6+ reports standard errors clustered by image.
+Chat models get :func:`clevr_math_doc_to_messages`: the image, then the text. ``unparseable``
+aggregates with :func:`~builder_utils.evaluation.lmms.mean_score`.
+
+Importing this module imports neither ``datasets`` nor the builder.
 
 Example:
     >>> doc = {"question_id": "q1", "question": "Add 2 cubes. How many cubes are there?", "label": 5,
-    ...        "category": 2, "template": "addition", "template_index": 1, "num_operations": 1}
+    ...        "category": 2, "template": "addition", "template_index": 1, "num_operations": 1,
+    ...        "image_filename": "CLEVR_val_000001.png"}
     >>> clevr_math_doc_to_text(doc, {"pre_prompt": "", "post_prompt": " Answer with a number."})
     'Add 2 cubes. How many cubes are there? Answer with a number.'
-    >>> records = [clevr_math_process_results(doc, ["There are \\\\boxed{5} cubes."])["accuracy"]]
-    >>> clevr_math_accuracy(records)
-    1.0
+    >>> record = clevr_math_process_results(doc, ["There are \\\\boxed{5} cubes."])["accuracy"]
+    >>> record["score"], record["image_filename"], clevr_math_accuracy([record])
+    (1.0, 'CLEVR_val_000001.png', 1.0)
 """
 
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 
-from builder_utils.evaluation.accuracy import summarize
-from builder_utils.evaluation.report import breakdown_table
-from clevr_math.config import CATEGORIES
-from clevr_math.evaluate import MathQuestion, score_answers, system_result
+from builder_utils.evaluation.lmms import mean_score, sample_record, user_turn
+from clevr_math.categories import CATEGORIES
+from clevr_math.scoring import SPEC, math_question
+
+__all__ = ["clevr_math_accuracy", "clevr_math_doc_to_messages", "clevr_math_doc_to_text", "clevr_math_doc_to_visual",
+           "clevr_math_process_results", "mean_score"]
 
 logger = logging.getLogger("clevr_math")
 
@@ -48,58 +57,55 @@ def clevr_math_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = N
     return f"{kwargs.get('pre_prompt', '')}{doc['question']}{kwargs.get('post_prompt', '')}"
 
 
-def _record(doc: dict, prediction: str) -> dict:
-    category = doc["category"]
-    return {
-        "question_id": doc["question_id"],
-        "answer": str(doc["label"]),
-        "category": CATEGORIES[category] if isinstance(category, int) and category < len(CATEGORIES) else str(category),
-        "template": f"{doc['template']}[{doc['template_index']}]",
-        "num_operations": int(doc["num_operations"]),
-        "prediction": prediction,
-    }
+def clevr_math_doc_to_messages(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> list[dict]:
+    """The chat messages of a question: one user turn with the image, then the prompt text.
+
+    Example:
+        >>> from PIL import Image
+        >>> turn = clevr_math_doc_to_messages({"image": Image.new("RGB", (4, 3)), "question": "How many?"})[0]
+        >>> turn["role"], [part["type"] for part in turn["content"]], turn["content"][1]["text"]
+        ('user', ['image', 'text'], 'How many?')
+    """
+    return user_turn(clevr_math_doc_to_text(doc, lmms_eval_specific_kwargs), images=clevr_math_doc_to_visual(doc))
+
+
+def _category(value) -> str:
+    return CATEGORIES[value] if isinstance(value, int) and 0 <= value < len(CATEGORIES) else str(value)
 
 
 def clevr_math_process_results(doc: dict, results: list) -> dict:
-    """One record per metric: the question's keys and the model's text.
+    """Per metric, the question's record: ``score`` (1.0 right / 0.0; for ``unparseable``, 1.0
+    when no integer could be read), ``image_filename`` (the cluster key) and the category.
 
     Example:
         >>> doc = {"question_id": "q", "label": 0, "category": 5, "template": "subtraction-multihop",
-        ...        "template_index": 0, "num_operations": 2}
-        >>> clevr_math_process_results(doc, ["zero"])["accuracy"]["category"]
-        'multihop'
+        ...        "template_index": 0, "num_operations": 2, "image_filename": "a.png"}
+        >>> records = clevr_math_process_results(doc, ["zero"])
+        >>> records["accuracy"]["score"], records["unparseable"]["score"], records["accuracy"]["category"]
+        (1.0, 0.0, 'multihop')
     """
-    record = _record(doc, results[0] if results else None)
-    return {"accuracy": record, "unparseable": record}
+    prediction = results[0] if results else ""
+    category = _category(doc["category"])
+    question = math_question(doc["question_id"], str(doc["label"]), category,
+                             f"{doc['template']}[{doc['template_index']}]", int(doc["num_operations"]))
+    scored = SPEC.score(question, prediction)
+    fields = {"question_id": doc["question_id"], "image_filename": doc["image_filename"], "category": category}
+    return {
+        "accuracy": sample_record([s.correct for s in scored], **fields),
+        "unparseable": sample_record([s.status == "unparseable" for s in scored], **fields),
+    }
 
 
-def _scored(records: list[dict]):
-    questions = [MathQuestion(r["question_id"], r["answer"], r["category"], r["template"], r["num_operations"])
-                 for r in records]
-    return questions, score_answers(questions, {r["question_id"]: r["prediction"] for r in records})
-
-
-def clevr_math_accuracy(records: list[dict]) -> float:
-    """Accuracy of the records (the per-category table goes to the log).
+def clevr_math_accuracy(records: list[dict]) -> float | None:
+    """Accuracy of the records (the accuracy per category goes to the log).
 
     Example:
-        >>> clevr_math_accuracy([{"question_id": "q", "answer": "3", "category": "insertion",
-        ...                       "template": "addition[0]", "num_operations": 1, "prediction": "four"}])
+        >>> clevr_math_accuracy([{"correct": 0, "targets": 1, "score": 0.0, "category": "insertion"}])
         0.0
     """
-    questions, scored = _scored(records)
-    logger.info("CLEVR-Math accuracy by category:\n%s",
-                breakdown_table("category", {"model": system_result(questions, scored)}, "by_category"))
-    return summarize(scored)["accuracy"]
-
-
-def clevr_math_unparseable(records: list[dict]) -> float:
-    """Share of predictions with no integer answer.
-
-    Example:
-        >>> clevr_math_unparseable([{"question_id": "q", "answer": "3", "category": "insertion",
-        ...                          "template": "addition[0]", "num_operations": 1, "prediction": "unsure"}])
-        1.0
-    """
-    _, scored = _scored(records)
-    return sum(s.status == "unparseable" for s in scored) / len(scored) if scored else 0.0
+    by_category: dict[str, list[dict]] = defaultdict(list)
+    for record in records:
+        by_category[record["category"]].append(record)
+    logger.info("CLEVR-Math accuracy by category: %s",
+                ", ".join(f"{name} {mean_score(rows):.3f} ({len(rows)})" for name, rows in sorted(by_category.items())))
+    return mean_score(records)

@@ -1,12 +1,15 @@
-"""lmms-eval task for Clotho-AQA: ``clotho_aqa_questions``, every labelling of the paper at once.
+"""lmms-eval task for Clotho-AQA: ``clotho_aqa_questions`` (tag ``ccqa_clotho_aqa``), every labelling at once.
 
-One row per question (config ``questions``); the metrics are the paper's binary accuracy on the
-unfiltered, unanimous and majority labellings and single-word top-1 accuracy (unfiltered and
-majority), scored by :mod:`clotho_aqa.evaluate` like ``clotho-aqa evaluate``. The default
-``dataset_path`` is the demo's export, ``demo_output/clotho_aqa/hub``::
+One row per question (config ``questions``); the metrics are the binary accuracy on the
+unfiltered, unanimous, majority and any-of-3 labellings and single-word top-1 accuracy
+(unfiltered, majority, any-of-3), scored by :data:`clotho_aqa.scoring.SPEC` like ``clotho-aqa
+evaluate`` and the rewards; standard errors clustered by clip. The tag is not ``clotho_aqa``:
+that is lmms-eval's own group (over ``lmms-lab-audio/ClothoAQA``), which wins ``--tasks
+clotho_aqa``. The shipped folder names no dataset; :func:`write_tasks` writes a copy that reads
+your export or Hub repository::
 
-    lmms-eval --model ... --tasks clotho_aqa_questions --include_path "$(python -c 'import clotho_aqa.lmms_eval as t; print(t.TASK_DIR)')"
-    python -c "from clotho_aqa.lmms_eval import write_tasks; write_tasks('my_tasks', 'my-name/clotho-aqa')"
+    python -c "from clotho_aqa.lmms_eval import write_tasks; write_tasks('tasks/clotho_aqa', 'demo_output/clotho_aqa/hub')"
+    lmms-eval --model ... --tasks ccqa_clotho_aqa --include_path tasks
 
 Example:
     >>> TASK_DIR.name
@@ -21,14 +24,16 @@ from pathlib import Path
 from builder_utils.evaluation.lmms import write_task_folder
 
 TASK_DIR = Path(__file__).resolve().parent
+TAG = "ccqa_clotho_aqa"
 
 
-def write_tasks(out_dir: str | os.PathLike, dataset_path: str) -> Path:
-    """Copy this task to ``out_dir``, reading ``dataset_path`` (an exported folder or a repo id).
+def write_tasks(out_dir: str | os.PathLike, dataset_path: str | os.PathLike) -> Path:
+    """Copy this task to ``out_dir``, reading ``dataset_path``: an exported folder (written
+    absolute, so the copy works from any working folder) or a Hub repository id. Returns ``out_dir``.
 
     Example::
 
-        write_tasks("my_tasks", "my-name/clotho-aqa")
-        # -> PosixPath('my_tasks')
+        write_tasks("tasks/clotho_aqa", "my-name/clotho-aqa")
+        # -> PosixPath('tasks/clotho_aqa')
     """
     return write_task_folder(TASK_DIR, out_dir, dataset_path)

@@ -1,41 +1,80 @@
-"""The ``!function`` entries of the Clotho-AQA lmms-eval task, over :mod:`clotho_aqa.evaluate`.
+"""The ``!function`` entries of the Clotho-AQA lmms-eval task, on :data:`clotho_aqa.scoring.SPEC`.
 
-Each question's record (its 3 annotator answers, type and the model's text) goes to every
-metric; each aggregation scores all records with the extraction and labellings of
-``clotho-aqa evaluate``, so the harness and the command give the same numbers. The vocabulary
-for single-word extraction is the answers of the evaluated questions.
+``process_results`` scores each question under every labelling of the spec that ``clotho-aqa
+evaluate`` and the rewards use; each metric's record carries ``score`` (the share of the
+question's targets it got right: the 3 annotator answers for ``unfiltered``, one target
+otherwise) and ``file_name``, the task's ``cluster_key``: a clip has about 6 questions, and
+lmms-eval 0.6+ reports standard errors clustered by clip. A question without a target under a
+labelling (a single-word question for the yes/no metrics, no majority) has no ``score`` there.
+Every metric aggregates with :func:`~builder_utils.evaluation.lmms.mean_score` (right targets
+over targets, as ``evaluate`` counts).
+
+lmms-eval scores one question at a time, so a single-word answer is read as the rewards read it
+without a vocabulary: the normalised answer span itself is the answer (``"Rain."``, ``"The answer
+is rain."``). ``clotho-aqa evaluate`` also takes the first known answer word out of a longer span;
+on such predictions its single-word figures can be higher. Yes/no figures are identical.
+
+The audio reaches simple models as ``{"array", "sampling_rate"}`` (the clip's own rate, mono) and
+chat models as an ``{"type": "audio"}`` content part holding the samples at
+``audio_sampling_rate`` Hz (16 kHz, what audio language models take). The rows are read with the
+audio undecoded (``process_docs``) and decoded with soundfile: no torch or torchcodec needed.
 
 Example:
     >>> doc = {"question_id": "a.wav#0", "question": "Is it raining?", "answers": ["yes", "yes", "no"],
-    ...        "answer_type": "yes_no"}
+    ...        "answer_type": "yes_no", "file_name": "a.wav"}
     >>> clotho_aqa_doc_to_text(doc, {"pre_prompt": "", "yes_no_post_prompt": " Answer yes or no."})
     'Is it raining? Answer yes or no.'
-    >>> records = [clotho_aqa_process_results(doc, ["Yes, it is."])["yes_no_majority"]]
-    >>> clotho_aqa_yes_no_majority(records), clotho_aqa_yes_no_unfiltered(records)
+    >>> records = clotho_aqa_process_results(doc, ["Yes, it is."])
+    >>> mean_score([records["yes_no_majority"]]), mean_score([records["yes_no_unfiltered"]])
     (1.0, 0.6666666666666666)
 """
 
 from __future__ import annotations
 
-from clotho_aqa.evaluate import AQAQuestion, system_result
+from builder_utils.audio import decode_audio, without_decoding
+from builder_utils.evaluation.lmms import mean_score, sample_record, user_turn
+from clotho_aqa.answers import normalize_answer
+from clotho_aqa.scoring import SPEC, aqa_question
 
+__all__ = ["METRICS", "clotho_aqa_doc_to_audio", "clotho_aqa_doc_to_messages", "clotho_aqa_doc_to_text",
+           "clotho_aqa_process_docs", "clotho_aqa_process_results", "mean_score"]
+
+#: Metric name -> the spec's labelling it reports (single-word metrics: top-1).
 METRICS = {
     "yes_no_unfiltered": "yes_no/unfiltered",
     "yes_no_unanimous": "yes_no/unanimous",
     "yes_no_majority": "yes_no/majority",
+    "yes_no_any_of_3": "yes_no/any_of_3",
     "single_word_top1": "single_word/unfiltered",
     "single_word_majority_top1": "single_word/majority",
+    "single_word_any_of_3_top1": "single_word/any_of_3",
 }
+_LABELLINGS = {metric: SPEC.labelling(name) for metric, name in METRICS.items()}
+CHAT_SAMPLING_RATE = 16_000
+
+
+def clotho_aqa_process_docs(dataset):
+    """The split with its audio left undecoded: the clip functions decode it with soundfile.
+
+    Example::
+
+        clotho_aqa_process_docs(load_exported("hub", "questions")["test"]).features["audio"].decode
+        # -> False
+    """
+    return without_decoding(dataset)
 
 
 def clotho_aqa_doc_to_audio(doc: dict) -> list:
-    """The clip, as ``datasets`` decodes it (lmms-eval's audio models take it from here).
+    """The clip as lmms-eval's audio models take it: ``{"array": mono float32, "sampling_rate"}``.
 
     Example:
-        >>> clotho_aqa_doc_to_audio({"audio": {"array": [0.0], "sampling_rate": 44100}})[0]["sampling_rate"]
-        44100
+        >>> import numpy as np
+        >>> clip = clotho_aqa_doc_to_audio({"audio": {"array": np.zeros(4), "sampling_rate": 44100}})[0]
+        >>> clip["array"].shape, clip["sampling_rate"]
+        ((4,), 44100)
     """
-    return [doc["audio"]]
+    array, rate = decode_audio(doc, mono=True)
+    return [{"array": array, "sampling_rate": rate}]
 
 
 def clotho_aqa_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
@@ -51,86 +90,35 @@ def clotho_aqa_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = N
     return f"{kwargs.get('pre_prompt', '')}{doc['question']}{post}"
 
 
+def clotho_aqa_doc_to_messages(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> list[dict]:
+    """The chat messages of a question: one user turn with the clip (mono float32 samples at
+    ``audio_sampling_rate`` Hz, default 16000), then the prompt text.
+
+    Example:
+        >>> import numpy as np
+        >>> doc = {"audio": {"array": np.zeros(44100), "sampling_rate": 44100}, "question": "Is it loud?",
+        ...        "answer_type": "yes_no"}
+        >>> turn = clotho_aqa_doc_to_messages(doc)[0]
+        >>> [part["type"] for part in turn["content"]], turn["content"][0]["url"].shape
+        (['audio', 'text'], (16000,))
+    """
+    kwargs = lmms_eval_specific_kwargs or {}
+    array, _ = decode_audio(doc, sampling_rate=int(kwargs.get("audio_sampling_rate", CHAT_SAMPLING_RATE)), mono=True)
+    return user_turn(clotho_aqa_doc_to_text(doc, kwargs), audios=[array])
+
+
 def clotho_aqa_process_results(doc: dict, results: list) -> dict:
-    """The same record for every metric.
+    """Per metric, the question's record: ``score`` under that labelling, ``file_name``.
 
     Example:
-        >>> sorted(clotho_aqa_process_results({"question_id": "q", "question": "Is it?", "answers": ["no"] * 3,
-        ...                                    "answer_type": "yes_no"}, ["no"]))[:2]
-        ['single_word_majority_top1', 'single_word_top1']
+        >>> records = clotho_aqa_process_results({"question_id": "q", "question": "Is it?", "answers": ["no"] * 3,
+        ...                                       "answer_type": "yes_no", "file_name": "a.wav"}, ["no"])
+        >>> records["yes_no_unanimous"]["score"], "score" in records["single_word_top1"]
+        (1.0, False)
     """
-    record = {
-        "question_id": doc["question_id"],
-        "question": doc["question"],
-        "answers": list(doc["answers"]),
-        "answer_type": doc["answer_type"],
-        "prediction": results[0] if results else None,
-    }
-    return {metric: record for metric in METRICS}
-
-
-def _accuracy(records: list[dict], labelling: str) -> float | None:
-    questions = [AQAQuestion(r["question_id"], r["question"], tuple(r["answers"]), r["answer_type"]) for r in records]
-    vocabulary = {a for q in questions if q.answer_type == "single_word" for a in q.answers}
-    result = system_result(questions, {r["question_id"]: r["prediction"] for r in records}, vocabulary)
-    return result["by_labelling"][labelling]["accuracy"]
-
-
-def clotho_aqa_yes_no_unfiltered(records: list[dict]) -> float | None:
-    """Binary accuracy, every annotator answer a target.
-
-    Example:
-        >>> record = {"question_id": "q", "question": "Is it wet?", "answers": ["yes", "yes", "no"],
-        ...           "answer_type": "yes_no", "prediction": "yes"}
-        >>> clotho_aqa_yes_no_unfiltered([record])
-        0.6666666666666666
-    """
-    return _accuracy(records, METRICS["yes_no_unfiltered"])
-
-
-def clotho_aqa_yes_no_unanimous(records: list[dict]) -> float | None:
-    """Binary accuracy on the questions whose 3 annotators agree.
-
-    Example:
-        >>> record = {"question_id": "q", "question": "Is it wet?", "answers": ["no", "no", "no"],
-        ...           "answer_type": "yes_no", "prediction": "No."}
-        >>> clotho_aqa_yes_no_unanimous([record])
-        1.0
-    """
-    return _accuracy(records, METRICS["yes_no_unanimous"])
-
-
-def clotho_aqa_yes_no_majority(records: list[dict]) -> float | None:
-    """Binary accuracy against the majority vote.
-
-    Example:
-        >>> record = {"question_id": "q", "question": "Is it wet?", "answers": ["yes", "no", "no"],
-        ...           "answer_type": "yes_no", "prediction": "yes"}
-        >>> clotho_aqa_yes_no_majority([record])
-        0.0
-    """
-    return _accuracy(records, METRICS["yes_no_majority"])
-
-
-def clotho_aqa_single_word_top1(records: list[dict]) -> float | None:
-    """Single-word top-1 accuracy, every annotator answer a target.
-
-    Example:
-        >>> record = {"question_id": "q", "question": "What is heard?", "answers": ["rain", "rain", "water"],
-        ...           "answer_type": "single_word", "prediction": "Rain."}
-        >>> clotho_aqa_single_word_top1([record])
-        0.6666666666666666
-    """
-    return _accuracy(records, METRICS["single_word_top1"])
-
-
-def clotho_aqa_single_word_majority_top1(records: list[dict]) -> float | None:
-    """Single-word top-1 accuracy against the majority answer.
-
-    Example:
-        >>> record = {"question_id": "q", "question": "What is heard?", "answers": ["rain", "rain", "water"],
-        ...           "answer_type": "single_word", "prediction": "Rain."}
-        >>> clotho_aqa_single_word_majority_top1([record])
-        1.0
-    """
-    return _accuracy(records, METRICS["single_word_majority_top1"])
+    prediction = results[0] if results else ""
+    question = aqa_question(doc["question_id"], doc["question"], [normalize_answer(a) for a in doc["answers"]],
+                            doc["answer_type"])
+    fields = {"question_id": doc["question_id"], "file_name": doc["file_name"]}
+    return {metric: sample_record([s.correct for s in SPEC.score(question, prediction, labelling)], **fields)
+            for metric, labelling in _LABELLINGS.items()}

@@ -129,7 +129,7 @@ CASES = [
          protected=["eval/keep.txt", "notes.txt", "release"], check=_check_overwritten),
     Case("report.json is a symlink to a secret, even with --overwrite", _report_is_a_symlink, exit_code=2,
          stderr_has="not a regular file", protected=["secret.json", "eval/report.json", "notes.txt"]),
-    Case("malformed predictions file", _bad_predictions, exit_code=2, stderr_has="preds.jsonl: line 2: not JSON",
+    Case("malformed predictions file", _bad_predictions, exit_code=2, stderr_has="preds.jsonl: line 2 column 8: not valid JSON",
          protected=["preds.jsonl", "notes.txt"], check=_no_report),
     Case("predictions of another split", _wrong_split_predictions, exit_code=2,
          stderr_has="not in split 'test'", protected=["preds.csv", "notes.txt"], check=_no_report),

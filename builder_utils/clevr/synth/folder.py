@@ -34,7 +34,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from builder_utils.atomic import atomic_output
-from builder_utils.cli_support import add_version, running
+from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 from builder_utils.ownership import OutputFolder, check_output
 
@@ -273,9 +273,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             )
             logger.info("wrote synthetic CLEVR to %s", root)
     except (ValueError, OSError, DaskUnavailable) as exc:
-        message = f"{exc.filename}: {exc.strerror}" if isinstance(exc, OSError) and exc.filename and exc.strerror else exc
-        print(f"{parser.prog}: error: {message}", file=sys.stderr)  # one line: the arguments parsed fine
-        return 2
+        return report_error(parser.prog, exc)  # one line: the arguments parsed fine
     except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)
         return exit_status(stop)

@@ -1,0 +1,108 @@
+"""Training rewards over a :class:`~builder_utils.evaluation.spec.ScoringSpec`: the accuracy
+reward is the spec's scoring (so its mean equals ``evaluate``'s accuracy), the format reward
+checks one of the two conventions in use. No trainer is imported: these are plain functions
+with the signatures TRL and verl call.
+
+- **Completions** (TRL): strings, or conversational lists of ``{"role", "content"}`` messages
+  whose content is a string or typed parts (``{"type": "text", "text": ...}``); the text of the
+  assistant messages is scored.
+- **Formats**: ``think_answer`` = ``<think>...</think>`` then ``<answer>...</answer>``, each
+  once, nothing else around them but white space (R1-V, R1-AQA); ``boxed`` = the text ends with
+  a ``\\boxed{...}`` (only white space, ``$``, ``.``, ``\\]`` or ``)`` after it).
+
+Example:
+    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "<answer>3</answer>"}]}])
+    '<answer>3</answer>'
+    >>> format_ok("<think>2 + 1</think> <answer>3</answer>", "think_answer"), format_ok("So \\\\boxed{3}.", "boxed")
+    (True, True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from builder_utils.evaluation.extract import last_boxed
+
+__all__ = ["FORMAT_STYLES", "completion_text", "format_ok", "make_format_reward", "named"]
+
+FORMAT_STYLES = ("think_answer", "boxed")
+_AFTER_BOXED = " \t\r\n$.\\])"
+
+
+def named(function: Callable, name: str) -> Callable:
+    """``function`` renamed: TRL logs each reward under ``reward_func.__name__``.
+
+    Example:
+        >>> named(lambda completions, **kw: [], "my_reward").__name__
+        'my_reward'
+    """
+    function.__name__ = function.__qualname__ = name
+    return function
+
+
+def _content_text(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    parts = [part.get("text") or "" for part in content if isinstance(part, dict) and part.get("type") == "text"]
+    return "".join(parts)
+
+
+def completion_text(completion: Any) -> str:
+    """The text of one completion: a string as is; a list of messages, the text of its
+    assistant messages (all messages when none has a role), typed parts' text joined.
+
+    Example:
+        >>> completion_text([{"role": "assistant", "content": "Yes."}])
+        'Yes.'
+    """
+    if completion is None:
+        return ""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, dict):
+        completion = [completion]
+    messages = [m for m in completion if isinstance(m, dict)]
+    assistant = [m for m in messages if m.get("role") == "assistant"] or messages
+    return "\n".join(_content_text(m.get("content")) for m in assistant)
+
+
+def format_ok(text: str, style: str = "think_answer") -> bool:
+    """Whether ``text`` follows the ``style`` convention (see the module docstring), in
+    linear time.
+
+    Example:
+        >>> format_ok("<answer>3</answer>"), format_ok("\\\\boxed{3} and more", "boxed")
+        (False, False)
+    """
+    if style == "think_answer":
+        text = text.strip()
+        tags = ("<think>", "</think>", "<answer>", "</answer>")
+        if not (text.startswith(tags[0]) and text.endswith(tags[3])) or any(text.count(t) != 1 for t in tags):
+            return False
+        think_end, answer_start = text.find(tags[1]), text.find(tags[2])
+        return think_end < answer_start and not text[think_end + len(tags[1]):answer_start].strip()
+    if style == "boxed":
+        found = last_boxed(text)
+        return found is not None and not text[found[1]:].strip(_AFTER_BOXED)
+    raise ValueError(f"unknown format style {style!r}; valid: {', '.join(FORMAT_STYLES)}")
+
+
+def make_format_reward(style: str = "think_answer") -> Callable[..., list[float]]:
+    """A TRL reward ``(completions, **kwargs) -> list[float]``: 1.0 where a completion follows
+    ``style``, else 0.0. Named ``format_reward`` (``think_answer``) or ``format_reward_<style>``.
+
+    Example:
+        >>> reward = make_format_reward("boxed")
+        >>> reward.__name__, reward(["\\\\boxed{2}", [{"role": "assistant", "content": "2"}]])
+        ('format_reward_boxed', [1.0, 0.0])
+    """
+    if style not in FORMAT_STYLES:
+        raise ValueError(f"unknown format style {style!r}; valid: {', '.join(FORMAT_STYLES)}")
+
+    def format_reward(completions: list, **kwargs) -> list[float]:
+        return [1.0 if format_ok(completion_text(c), style) else 0.0 for c in completions]
+
+    return named(format_reward, "format_reward" if style == "think_answer" else f"format_reward_{style}")

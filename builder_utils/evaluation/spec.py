@@ -1,0 +1,334 @@
+"""A dataset's scoring specification, as data: what ``evaluate``, the training rewards and the
+lmms-eval tasks all score with, so that they agree by construction.
+
+A :class:`ScoringSpec` says
+
+- how a prediction is read, per kind of question (:class:`Extraction`: integer, yes/no or a
+  word, with the dataset's vocabulary, synonyms and spelling rule);
+- what the targets are under each labelling (:class:`Labelling`: every annotator answer, the
+  unanimous answer, the majority answer, or any of the annotators' answers);
+- the groups a report breaks down by (:class:`Section`), its charts (:class:`ChartSpec`) and its
+  model-free baselines (:class:`Baseline`).
+
+A question is a :class:`Question`: its annotator answers (one for CLEVR), its kind and the
+values of its grouping keys.
+
+Example:
+    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")},
+    ...                    sections=(Section("by_category", "category"),))
+    >>> q = Question("q1", ("3",), "integer", {"category": "insertion"})
+    >>> spec.correct(q, "There are three.")
+    True
+    >>> spec.score(q, "Answer: 4")
+    [Scored(rank=None, status='answered')]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from builder_utils.evaluation.accuracy import Scored, score
+from builder_utils.evaluation.extract import KINDS, Work, extract_ranked
+
+__all__ = ["Baseline", "ChartSpec", "Extraction", "Labelling", "Question", "ScoringSpec", "Section"]
+
+Rule = Literal["each", "unanimous", "majority", "any"]
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """How the prediction of one kind of question is read (see :mod:`builder_utils.evaluation.extract`).
+
+    ``kind`` is ``integer``, ``yes_no`` or ``word``. For words: a fixed ``vocabulary`` (CLEVR's
+    attribute values) or, with ``answer_vocabulary``, the answers of the evaluated and train
+    questions (Clotho-AQA); ``synonyms`` map to the canonical word; ``digit_words`` lets ``2``
+    answer ``two`` when ``two`` is a known answer; ``normalize`` is the builder's spelling rule;
+    ``top_k`` answers of a ranked prediction are kept.
+
+    Example:
+        >>> Extraction("word", digit_words=True).answers(["2", "The birds."], {"two", "birds"})
+        ['two']
+        >>> Extraction("word", digit_words=True, top_k=5).answers(["2", "The birds."], {"two", "birds"})
+        ['two', 'birds']
+    """
+
+    kind: str
+    vocabulary: frozenset[str] | None = None
+    synonyms: Mapping[str, str] = field(default_factory=dict)
+    normalize: Callable[[str], str] | None = None
+    answer_vocabulary: bool = False
+    digit_words: bool = False
+    top_k: int = 1
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown answer kind {self.kind!r}; valid: {', '.join(KINDS)}")
+
+    def answers(self, prediction: Any, vocabulary: Collection[str] | None = None,
+                work: Work | None = None) -> list[str]:
+        """The prediction's answers in rank order (at most ``top_k``); ``vocabulary`` is the
+        evaluation's answers, used when ``answer_vocabulary`` (or when no fixed one is set).
+
+        Example:
+            >>> Extraction("integer").answers("Answer: twenty-one")
+            ['21']
+        """
+        if self.kind != "word":
+            return extract_ranked(prediction, self.kind, limit=1, work=work)
+        words = self.vocabulary if self.vocabulary is not None else vocabulary
+        synonyms = dict(self.synonyms)
+        if self.digit_words:
+            from builder_utils.evaluation.extract import NUMBER_WORDS
+
+            synonyms |= {str(value): word for word, value in NUMBER_WORDS.items()
+                         if word != "none" and (words is None or word in words)}
+        return extract_ranked(prediction, "word", words, synonyms, self.normalize, limit=self.top_k, work=work)
+
+
+@dataclass(frozen=True)
+class Labelling:
+    """Which answers are targets: ``each`` annotator answer (one target each: the paper's
+    unfiltered setting), the ``unanimous`` answer (questions whose annotators agree), the
+    ``majority`` answer (at least 2 of 3), or ``any`` of them (one target, met by any answer).
+    ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
+
+    Example:
+        >>> Labelling("yes_no/majority", "majority").targets(("yes", "no", "yes"))
+        [frozenset({'yes'})]
+        >>> [sorted(t) for t in Labelling("any_of_3", "any").targets(("rain", "water", "rain"))]
+        [['rain', 'water']]
+    """
+
+    name: str
+    rule: Rule
+    kinds: tuple[str, ...] | None = None
+    top_k: int | None = None
+    description: str = ""
+
+    def applies(self, kind: str) -> bool:
+        """The labelling covers questions of this kind.
+
+        Example:
+            >>> Labelling("x", "each", kinds=("yes_no",)).applies("single_word")
+            False
+        """
+        return self.kinds is None or kind in self.kinds
+
+    def targets(self, answers: Sequence[str]) -> list[frozenset[str]]:
+        """The targets of a question with these annotator ``answers`` (possibly none).
+
+        Example:
+            >>> Labelling("u", "unanimous").targets(("no", "no", "yes"))
+            []
+        """
+        if not answers:
+            return []
+        if self.rule == "each":
+            return [frozenset({a}) for a in answers]
+        if self.rule == "any":
+            return [frozenset(answers)]
+        if self.rule == "unanimous":
+            return [frozenset(answers[:1])] if len(set(answers)) == 1 else []
+        majority = next((a for a in answers if answers.count(a) * 2 > len(answers)), None)
+        return [] if majority is None else [frozenset({majority})]
+
+
+@dataclass(frozen=True)
+class Question:
+    """What scoring needs of one question: annotator ``answers`` (one for CLEVR), its ``kind``
+    (a key of the spec's extractions), the values of its grouping ``keys`` (a tuple value puts
+    it in several groups) and anything else a dataset needs (``extra``: a program, an image).
+
+    Example:
+        >>> Question("q", ("yes",) * 3, "yes_no", {"category": "yes_no"}).answers
+        ('yes', 'yes', 'yes')
+    """
+
+    question_id: str
+    answers: tuple[str, ...]
+    kind: str
+    keys: Mapping[str, Any] = field(default_factory=dict)
+    extra: Any = None
+
+
+@dataclass(frozen=True)
+class Section:
+    """A breakdown of a report: ``name`` (the report key, ``by_category``), the question ``key``
+    it groups by, the table ``header``, the group ``order`` (default: sorted), whether
+    ``report.md`` shows it as a table, and whether it is a row of the ``generalisation`` table
+    (accuracy next to the number of train questions of each group: 0 is zero-shot).
+
+    Example:
+        >>> Section("by_hop", "hop").header
+        'hop'
+    """
+
+    name: str
+    key: str
+    header: str | None = None
+    order: Callable[[Hashable], Any] | None = None
+    table: bool = True
+    generalisation: bool = False
+
+    def __post_init__(self):
+        if self.header is None:
+            object.__setattr__(self, "header", self.key.replace("_", " "))
+
+
+@dataclass(frozen=True)
+class ChartSpec:
+    """One PNG chart of a report section (``by_labelling`` included), every system as bars.
+
+    Example:
+        >>> ChartSpec("accuracy_by_category.png", "Accuracy by category", "by_category", "category").section
+        'by_category'
+    """
+
+    filename: str
+    title: str
+    section: str
+    value_label: str
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A model-free baseline learnt from the train questions' answers (every annotator answer):
+    the most frequent answers of questions that share ``keys`` (finest first, backing off to the
+    next, then to the overall most frequent; no keys: the majority baseline), ``top_k`` of them
+    ranked, counted ``within_kind`` (per kind of question) or over all questions.
+
+    Example:
+        >>> train = [Question("t1", ("2",), "integer", {"category": "a"}), Question("t2", ("5",), "integer", {"category": "a"}),
+        ...          Question("t3", ("5",), "integer", {"category": "a"}), Question("t4", ("2",), "integer", {"category": "b"})]
+        >>> test = [Question("q", ("5",), "integer", {"category": "b"}), Question("r", ("5",), "integer", {"category": "c"})]
+        >>> Baseline("category_prior", ("category",)).predictions(train, test)
+        {'q': ['2'], 'r': ['2']}
+    """
+
+    name: str
+    keys: tuple[str, ...] = ()
+    top_k: int = 1
+    within_kind: bool = False
+
+    def predictions(self, train: Sequence[Question], questions: Sequence[Question]) -> dict[str, list[str]]:
+        """``question_id`` -> ranked answers of this baseline for ``questions``; ties go to the
+        answer that sorts first, so a baseline never depends on row order.
+
+        Example:
+            >>> Baseline("majority").predictions([Question("t", ("no",), "yes_no")], [Question("q", ("yes",), "yes_no")])
+            {'q': ['no']}
+        """
+        def ranked(pairs) -> dict[Hashable, list[str]]:
+            counts: dict[Hashable, Counter] = {}
+            for key, answer in pairs:
+                counts.setdefault(key, Counter())[answer] += 1
+            return {k: sorted(c, key=lambda a: (-c[a], a))[:self.top_k] for k, c in counts.items()}
+
+        out: dict[str, list[str]] = {}
+        for kind in sorted({q.kind for q in questions}) if self.within_kind else [None]:
+            rows = [(q, a) for q in train if kind is None or q.kind == kind for a in q.answers]
+            majority = ranked((None, a) for _, a in rows).get(None, [])
+            tables = [ranked((q.keys[key], a) for q, a in rows) for key in self.keys]
+            for q in questions:
+                if kind is None or q.kind == kind:
+                    found = (t[q.keys[k]] for t, k in zip(tables, self.keys) if q.keys[k] in t)
+                    out[q.question_id] = next(found, majority)
+        return out
+
+
+def _default_headline(config: str) -> Labelling:
+    return Labelling("exact", "each")
+
+
+@dataclass(frozen=True)
+class ScoringSpec:
+    """Everything a dataset's scoring is: see the module docstring.
+
+    ``extractions`` maps a question's kind to how its prediction is read; ``labellings`` are the
+    rows of ``by_labelling`` (none: no such section); ``headline(config)`` is the labelling of
+    ``overall`` and of the sections (default: each answer a target, which for one answer per
+    question is plain accuracy); ``extraction_note`` is the rule as ``report.json`` states it.
+
+    Example:
+        >>> spec = ScoringSpec("toy", "Toy", {"yes_no": Extraction("yes_no")})
+        >>> spec.correct(Question("q", ("no",), "yes_no"), "No, it is not.")
+        True
+    """
+
+    dataset: str
+    title: str
+    extractions: Mapping[str, Extraction]
+    labellings: tuple[Labelling, ...] = ()
+    headline: Callable[[str], Labelling] = _default_headline
+    sections: tuple[Section, ...] = ()
+    charts: tuple[ChartSpec, ...] = ()
+    baselines: tuple[Baseline, ...] = ()
+    extraction_note: str = ""
+
+    def answers(self, question: Question, prediction: Any, vocabulary: Collection[str] | None = None,
+                work: Work | None = None) -> list[str]:
+        """The prediction's answers, read the way this question's kind is read.
+
+        Example:
+            >>> ScoringSpec("t", "T", {"integer": Extraction("integer")}).answers(Question("q", ("1",), "integer"), "one")
+            ['1']
+        """
+        return self.extractions[question.kind].answers(prediction, vocabulary, work)
+
+    def score(self, question: Question, prediction: Any, labelling: Labelling | None = None,
+              vocabulary: Collection[str] | None = None, missing: bool = False) -> list[Scored]:
+        """One :class:`Scored` per target of ``question`` under ``labelling`` (default: the
+        headline of no config, each answer a target); ``missing``: no prediction was given.
+
+        Example:
+            >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})
+            >>> [s.correct for s in spec.score(Question("q", ("yes", "no", "yes"), "yes_no"), "yes")]
+            [True, False, True]
+        """
+        labelling = labelling or self.headline("")
+        if not labelling.applies(question.kind):
+            return []
+        targets = labelling.targets(question.answers)
+        if not targets:
+            return []
+        answers = None if missing else self.answers(question, prediction, vocabulary)
+        return [score(answers, target) for target in targets]
+
+    def reward(self, question: Question, prediction: Any, labelling: Labelling | None = None,
+               vocabulary: Collection[str] | None = None) -> float | None:
+        """The share of the question's targets the prediction gets right (top-1): 1.0 or 0.0
+        for one target; None when the question has no target under ``labelling``. Its mean over
+        questions with one target each is ``evaluate``'s accuracy.
+
+        Example:
+            >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})
+            >>> spec.reward(Question("q", ("yes", "no", "no"), "yes_no"), "no", Labelling("m", "majority"))
+            1.0
+        """
+        scored = self.score(question, prediction, labelling, vocabulary)
+        return None if not scored else sum(s.correct for s in scored) / len(scored)
+
+    def correct(self, question: Question, prediction: Any, labelling: Labelling | None = None,
+                vocabulary: Collection[str] | None = None) -> bool:
+        """The prediction is right on every target of ``question`` (False when it has none).
+
+        Example:
+            >>> ScoringSpec("t", "T", {"integer": Extraction("integer")}).correct(Question("q", ("3",), "integer"), "3")
+            True
+        """
+        return self.reward(question, prediction, labelling, vocabulary) == 1.0
+
+    def labelling(self, name: str) -> Labelling:
+        """The labelling called ``name`` (a row of ``by_labelling``), or a ValueError naming them.
+
+        Example:
+            >>> ScoringSpec("t", "T", {}, labellings=(Labelling("a", "any"),)).labelling("a").rule
+            'any'
+        """
+        for labelling in self.labellings:
+            if labelling.name == name:
+                return labelling
+        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(x.name for x in self.labellings)}")

@@ -1,0 +1,124 @@
+"""The card section that loads each conversation and prompt configuration into its trainer.
+
+One subsection per such configuration of the export: ``SFTTrainer`` on a ``conversations``
+configuration, ``GRPOTrainer`` with the package's rewards on a ``prompts`` configuration (and
+verl's command line for an inline one). Every snippet has two parts, split at
+:data:`TRL_MARKER`: loading (``datasets`` and this package only; the test suite runs it on the
+exported folder) and training (needs TRL; ``make test-train`` runs it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
+
+#: The line where a snippet starts to need TRL.
+TRL_MARKER = "from trl import"
+
+
+def _load_lines(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
+    lines = ["from datasets import load_dataset", "",
+             f'train = load_dataset("REPO_ID", "{config}", split="train")']
+    if kind == PROMPTS and media == "shared":
+        # Shared prompt rows name their file only: the lazy join gives the rows of an inline export.
+        lines += ["from builder_utils.hub import attach_media   # pip install clevr-clotho-qa",
+                  f'train = attach_media(train, load_dataset("REPO_ID", "{layout.media_config}", split="train"))']
+    return lines
+
+
+def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
+    """The import of the rewards and the ``reward_funcs`` list: the format reward checks the
+    convention the export's system turn asks for (none for ``plain``)."""
+    if not layout.rewards:
+        return [], "[...]"
+    note = "   # pip install clevr-clotho-qa"
+    if style == "plain":
+        return [f"from {layout.rewards} import accuracy_reward{note}"], "[accuracy_reward]"
+    if style == DEFAULT_PROMPT_STYLE:
+        return [f"from {layout.rewards} import accuracy_reward, format_reward{note}"], "[accuracy_reward, format_reward]"
+    return ([f"from {layout.rewards} import accuracy_reward, make_format_reward{note}",
+             f'format_reward = make_format_reward("{style}")  # the --prompt_style of this export'],
+            "[accuracy_reward, format_reward]")
+
+
+def _snippet(layout: HubLayout, config: str, media: str, kind: str, style: str) -> str:
+    lines = _load_lines(layout, config, media, kind) + [""]
+    if kind == CONVERSATIONS:
+        lines += [f"{TRL_MARKER} SFTConfig, SFTTrainer",
+                  "",
+                  'trainer = SFTTrainer(model="MODEL_ID", train_dataset=train, args=SFTConfig(output_dir="sft"))',
+                  "trainer.train()"]
+    else:
+        imports, rewards = _reward_lines(layout, style)
+        lines += [f"{TRL_MARKER} GRPOConfig, GRPOTrainer", *imports, "",
+                  f'trainer = GRPOTrainer(model="MODEL_ID", reward_funcs={rewards}, train_dataset=train,',
+                  '                      args=GRPOConfig(output_dir="grpo"))',
+                  "trainer.train()"]
+    return "\n".join(lines)
+
+
+def _notes(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
+    many = layout.conversation_media
+    if kind == CONVERSATIONS:
+        notes = [f"`messages` (TRL's conversational format: typed parts, the media placeholder in the first user "
+                 f"turn) and `{many}` are what `SFTTrainer` reads; `texts` is the_cauldron's format of the same turns."]
+        if many != "images":
+            notes.append("TRL 1.16 has no audio path in `SFTTrainer`: use a trainer or processor that takes audio "
+                         "content parts with this `messages` column.")
+        return notes
+    notes = ["`prompt` is TRL's conversational prompt; every other column (`answer`, the typed labels and "
+             "filter fields) reaches the reward functions as a keyword argument (`GRPOConfig` keeps unused "
+             "columns by default)."]
+    if many != "images":
+        notes.append("TRL 1.16 has no audio path in `GRPOTrainer`, and verl's RLHF dataset reads images and videos "
+                     "only: the rows are ready for a trainer that takes audio content parts.")
+    elif media == "inline" and layout.rewards:
+        notes.append("verl reads the same files (`data_source`, `reward_model`, `extra_info`), with its prompt "
+                     f"column named: `data.train_files=<export>/{config}/train-00000-of-0000N.parquet "
+                     f"data.prompt_key={VERL_PROMPT} custom_reward_function.path=<{layout.rewards} file> "
+                     "custom_reward_function.name=compute_score`.")
+    elif media == "shared":
+        notes.append("verl reads the media from each row: export with `--media inline` for verl.")
+    return notes
+
+
+def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
+                    style: str = DEFAULT_PROMPT_STYLE) -> str | None:
+    """The card section for the conversation and prompt configurations among ``configs`` (None
+    if there are none), for an export in ``media`` layout with prompt style ``style``.
+    ``REPO_ID`` stands for the repository, as in the rest of the card.
+
+    Example:
+        >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
+        ...                    conversation_media="images", turn={"user": "question", "assistant": "label"})
+        >>> section = trainer_section(layout, ["general", "conversations"], "inline")
+        >>> section.splitlines()[0], TRL_MARKER + " SFTConfig, SFTTrainer" in section
+        ('## Training with TRL and verl', True)
+    """
+    derived = layout.derived()
+    mine = [name for name in configs if name in derived]
+    if not mine:
+        return None
+    parts = ["## Training with TRL and verl",
+             "Each configuration below loads into its trainer as it is (no conversion); `MODEL_ID` is your model."]
+    for name in mine:
+        kind = derived[name].kind
+        trainer = "SFT" if kind == CONVERSATIONS else "GRPO"
+        parts += [f"### `{name}` ({trainer}; follows `{derived[name].source}`)",
+                  f"```python\n{_snippet(layout, name, media, kind, style)}\n```",
+                  *(f"- {note}" for note in _notes(layout, name, media, kind))]
+    return "\n\n".join(parts)
+
+
+def snippet_before_trl(code: str) -> str:
+    """The part of a snippet that runs without TRL (the lines before :data:`TRL_MARKER`).
+
+    Example:
+        >>> snippet_before_trl("import a\\nfrom trl import X\\nX()")
+        'import a'
+    """
+    lines = code.splitlines()
+    cut = next((i for i, line in enumerate(lines) if line.startswith(TRL_MARKER)), len(lines))
+    return "\n".join(lines[:cut]).rstrip()

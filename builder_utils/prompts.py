@@ -1,0 +1,346 @@
+"""The RL prompt row: one question as the ``prompts`` configuration writes it and a stream yields it.
+
+A row holds the question as a chat prompt in two forms, the ground truth as plain columns, the
+typed fields users filter on, and the columns of the verl family:
+
+- ``prompt``: TRL's conversational format (``trl.data_utils.is_conversational``): a list of
+  ``{"role", "content"}`` messages whose content is a list of typed parts, the media
+  placeholder first in the user turn (``{"type": "image"}`` / ``{"type": "audio"}``), then
+  ``{"type": "text", "text": question}``; an optional system turn carries the answer-format
+  instruction of a :class:`PromptStyle`. TRL's ``prepare_multimodal_messages`` fills each
+  placeholder with the row's ``images`` in order.
+- ``verl_prompt``: the same messages with string content and an ``<image>`` marker in the text,
+  which is what verl's ``RLHFDataset._build_messages`` splits on (it skips content that is not a
+  string, then asserts that every image was placed): ``data.prompt_key=verl_prompt``.
+- ``images`` / ``audios``: a list holding the row's media (only when the row carries it).
+- ``answer`` (text; None when there is none), the spec's typed columns (e.g. ``label``,
+  ``category``, ``template``, ``num_operations``, ``question_id``, the media key) as they are.
+- ``data_source``, ``reward_model`` = ``{"style": "rule", "ground_truth": ...}`` and
+  ``extra_info`` = ``{"split", "index", "question_id"}``: verl's RLHF row.
+
+What a dataset contributes is declared by its builder as plain data
+(``HUB_LAYOUT["prompts"]``, read by :func:`prompt_spec_of`) and checked in :class:`PromptSpec`;
+nothing here names a dataset.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import datasets
+
+from builder_utils.builder import list_of
+
+#: What a placeholder part may stand for, and the list column holding the media of that kind.
+MEDIA_KINDS = {"image": "images", "audio": "audios"}
+#: verl's marker for an image inside string content (``re.split("(<image>|<video>)", content)``).
+VERL_IMAGE_MARKER = "<image>"
+VERL_PROMPT = "verl_prompt"
+
+
+@dataclass(frozen=True)
+class PromptStyle:
+    """An answer-format convention: its name (``--prompt_style``) and the system instruction
+    (None: no system turn).
+
+    Example:
+        >>> prompt_style("boxed").instruction.endswith("\\\\boxed{}.")
+        True
+    """
+
+    name: str
+    instruction: str | None
+
+
+#: The conventions the format rewards check: ``<think>...</think><answer>...</answer>`` (R1-V and
+#: its descendants), a final ``\\boxed{}``, or none.
+PROMPT_STYLES = (
+    PromptStyle(
+        "think_answer",
+        "Reason about the question inside <think> </think> tags, then give only the final answer "
+        "inside <answer> </answer> tags.",
+    ),
+    PromptStyle("boxed", "Reason step by step, then write the final answer as \\boxed{}."),
+    PromptStyle("plain", None),
+)
+DEFAULT_PROMPT_STYLE = "think_answer"
+
+
+def prompt_style(style: str | PromptStyle) -> PromptStyle:
+    """The :class:`PromptStyle` of a name (a style passes through); an unknown name is a ValueError.
+
+    Example:
+        >>> prompt_style("plain").instruction is None
+        True
+        >>> prompt_style("json")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown prompt style 'json'; valid: think_answer, boxed, plain
+    """
+    if isinstance(style, PromptStyle):
+        return style
+    for known in PROMPT_STYLES:
+        if known.name == style:
+            return known
+    raise ValueError(f"unknown prompt style {style!r}; valid: {', '.join(s.name for s in PROMPT_STYLES)}")
+
+
+def _check_media_kind(media_kind: str) -> None:
+    if media_kind not in MEDIA_KINDS:
+        raise ValueError(f"media_kind must be one of {', '.join(MEDIA_KINDS)}, got {media_kind!r}")
+
+
+def prompt_messages(question: str, media_kind: str, style: str | PromptStyle) -> list[dict]:
+    """The question as TRL conversational messages: an optional system turn, then the user turn
+    with the media placeholder and the question as typed parts.
+
+    Example:
+        >>> prompt_messages("How many cubes?", "image", "plain")
+        [{'role': 'user', 'content': [{'type': 'image'}, {'type': 'text', 'text': 'How many cubes?'}]}]
+        >>> prompt_messages("Is it raining?", "audio", "boxed")[0]["role"]
+        'system'
+    """
+    _check_media_kind(media_kind)
+    style = prompt_style(style)
+    messages = []
+    if style.instruction is not None:
+        messages.append({"role": "system", "content": [{"type": "text", "text": style.instruction}]})
+    messages.append({"role": "user", "content": [{"type": media_kind}, {"type": "text", "text": question}]})
+    return messages
+
+
+def conversation_messages(turns, media_kind: str) -> list[dict]:
+    """Question/answer pairs as one TRL conversation (SFT's ``messages``): the media placeholder
+    opens the first user turn, once (a row holds one file), every content is typed parts.
+
+    Example:
+        >>> [m["role"] for m in conversation_messages([("2+1?", "3"), ("1-1?", "0")], "image")]
+        ['user', 'assistant', 'user', 'assistant']
+        >>> conversation_messages([("2+1?", "3")], "audio")[0]["content"]
+        [{'type': 'audio'}, {'type': 'text', 'text': '2+1?'}]
+    """
+    _check_media_kind(media_kind)
+    messages = []
+    for user, assistant in turns:
+        placeholder = [] if messages else [{"type": media_kind}]
+        messages.append({"role": "user", "content": [*placeholder, {"type": "text", "text": user}]})
+        messages.append({"role": "assistant", "content": [{"type": "text", "text": assistant}]})
+    return messages
+
+
+def media_kind_of(feature) -> str:
+    """``"image"`` or ``"audio"``: the placeholder type of a media feature (or a list of one).
+
+    Example:
+        >>> media_kind_of(datasets.List(datasets.Audio()))
+        'audio'
+    """
+    inner = getattr(feature, "feature", feature)
+    if isinstance(inner, datasets.Image):
+        return "image"
+    if isinstance(inner, datasets.Audio):
+        return "audio"
+    raise ValueError(f"not an Image or Audio feature: {feature!r}")
+
+
+def verl_prompt_messages(question: str, media_kind: str, style: str | PromptStyle) -> list[dict]:
+    """The same messages with string content, an image as verl's ``<image>`` marker in the text.
+
+    verl's RLHF dataset places images only at ``<image>`` markers of string content and has no
+    audio marker: an audio question is its text alone there.
+
+    Example:
+        >>> verl_prompt_messages("How many cubes?", "image", "plain")
+        [{'role': 'user', 'content': '<image>How many cubes?'}]
+    """
+    _check_media_kind(media_kind)
+    style = prompt_style(style)
+    marker = VERL_IMAGE_MARKER if media_kind == "image" else ""
+    messages = [] if style.instruction is None else [{"role": "system", "content": style.instruction}]
+    return messages + [{"role": "user", "content": marker + question}]
+
+
+class PromptSpecError(ValueError):
+    """A ``HUB_LAYOUT["prompts"]`` declaration that cannot be used; the message names the builder."""
+
+
+@dataclass(frozen=True)
+class PromptSpec:
+    """What one dataset's question rows give a prompt row (its builder declares it as plain data).
+
+    Args:
+        data_source: verl's ``data_source`` (how a reward router tells datasets apart).
+        media_kind: ``"image"`` or ``"audio"``: the placeholder and the list column (``images`` /
+            ``audios``).
+        media_column: the question rows' media column (``image`` / ``audio``).
+        key: the column naming the media file (kept in every row; the shared-media join key).
+        answer: the column whose value, as text, is ``answer`` (None stays None).
+        ground_truth: the column that is ``reward_model.ground_truth``; None: the ``answer`` text.
+        columns: question-row columns copied as they are, typed (label, filter fields, key, ...).
+        question: the question column.
+
+    Example:
+        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
+        ...                   columns=("label", "question_id", "image_filename"))
+        >>> spec.media_list
+        'images'
+    """
+
+    data_source: str
+    media_kind: str
+    media_column: str
+    key: str
+    answer: str
+    ground_truth: str | None = None
+    columns: tuple[str, ...] = ()
+    question: str = "question"
+
+    def __post_init__(self):
+        if not isinstance(self.data_source, str) or not self.data_source:
+            raise PromptSpecError(f"data_source must be a non-empty string, got {self.data_source!r}")
+        if self.media_kind not in MEDIA_KINDS:
+            raise PromptSpecError(f"media_kind must be one of {', '.join(MEDIA_KINDS)}, got {self.media_kind!r}")
+        if self.key not in self.columns:
+            raise PromptSpecError(f"columns must keep the media key {self.key!r}, got {list(self.columns)}")
+        if "question_id" not in self.columns:
+            raise PromptSpecError(f"columns must keep 'question_id' (extra_info names it), got {list(self.columns)}")
+
+    @property
+    def media_list(self) -> str:
+        """The list column holding a row's media: ``images`` or ``audios``."""
+        return MEDIA_KINDS[self.media_kind]
+
+    def source_columns(self) -> tuple[str, ...]:
+        """The question-row columns a prompt row reads (without the media).
+
+        Example:
+            >>> PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id")).source_columns()
+            ('question', 'a', 'f', 'question_id')
+        """
+        wanted = [self.question, self.answer, *([self.ground_truth] if self.ground_truth else []), *self.columns]
+        return tuple(dict.fromkeys(wanted))
+
+
+def prompt_spec_of(builder_cls) -> PromptSpec | None:
+    """The checked prompt declaration of a builder (``HUB_LAYOUT["prompts"]`` plus its
+    ``data_source``, media column and key), or None if it declares none.
+
+    Example:
+        >>> from clevr_math import ClevrMath
+        >>> prompt_spec_of(ClevrMath).data_source
+        'clevr_math'
+    """
+    return prompt_spec_from(getattr(builder_cls, "HUB_LAYOUT", None) or {}, builder_cls.__name__)
+
+
+def prompt_spec_from(layout: Mapping[str, Any], where: str = "HUB_LAYOUT") -> PromptSpec | None:
+    """The :class:`PromptSpec` of a ``HUB_LAYOUT`` mapping (None without ``"prompts"``); an
+    unusable declaration is a :class:`PromptSpecError` naming ``where``.
+
+    Example:
+        >>> prompt_spec_from({"media_column": "audio", "key": "f", "data_source": "x",
+        ...                   "prompts": {"media_kind": "audio", "answer": "a", "columns": ["f", "question_id"]}}).media_list
+        'audios'
+    """
+    declared = layout.get("prompts")
+    if declared is None:
+        return None
+    try:
+        values = {"data_source": layout.get("data_source"), "media_column": layout["media_column"],
+                  "key": layout["key"], **dict(declared)}
+        values["columns"] = tuple(values.get("columns", ()))
+        return PromptSpec(**values)
+    except (KeyError, TypeError, PromptSpecError) as exc:
+        raise PromptSpecError(f"{where}['prompts']: {exc}") from None
+
+
+def _text(value) -> str | None:
+    return None if value is None else str(value)
+
+
+def prompt_row(
+    row: Mapping[str, Any], *, dataset: PromptSpec, style: str | PromptStyle, split: str, index: int
+) -> dict[str, Any]:
+    """The ``prompts`` row of one question row (the builder's columns); ``index`` is its position
+    in ``split`` (verl's ``extra_info.index``). The media list is added when ``row`` holds the
+    media column; without it the row names its file by the key only (``--media shared``).
+
+    Example:
+        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
+        ...                   columns=("label", "question_id", "image_filename"))
+        >>> row = prompt_row({"question": "How many?", "label": 3, "question_id": "q0",
+        ...                   "image_filename": "a.png"}, dataset=spec, style="plain", split="train", index=0)
+        >>> row["answer"], row["reward_model"], row["extra_info"]
+        ('3', {'style': 'rule', 'ground_truth': '3'}, {'split': 'train', 'index': 0, 'question_id': 'q0'})
+    """
+    question = row[dataset.question]
+    answer = _text(row[dataset.answer])
+    built: dict[str, Any] = {
+        "prompt": prompt_messages(question, dataset.media_kind, style),
+        VERL_PROMPT: verl_prompt_messages(question, dataset.media_kind, style),
+    }
+    if dataset.media_column in row:
+        built[dataset.media_list] = [row[dataset.media_column]]
+    built["answer"] = answer
+    built |= {name: row[name] for name in dataset.columns}
+    truth = answer if dataset.ground_truth is None else row[dataset.ground_truth]
+    built["data_source"] = dataset.data_source
+    built["reward_model"] = {"style": "rule", "ground_truth": truth}
+    built["extra_info"] = {"split": split, "index": index, "question_id": row["question_id"]}
+    return built
+
+
+def messages_feature():
+    """The feature of a column of TRL conversational messages with typed parts (``prompt``,
+    ``messages``): a placeholder part reads back with ``text`` None.
+
+    Example:
+        >>> list(messages_feature().feature["content"].feature)
+        ['type', 'text']
+    """
+    string = datasets.Value("string")
+    return list_of({"role": string, "content": list_of({"type": string, "text": string})})
+
+
+def media_list_of(features) -> bool:
+    """Whether ``features`` are those of prompt rows (:func:`prompt_features`' shape, with or
+    without the media list): their media is a one-item list (``images`` / ``audios``), as TRL and
+    verl read it, not a plain column.
+
+    Example:
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id"))
+        >>> source = datasets.Features({n: datasets.Value("string") for n in ("question", "a", "f", "question_id")})
+        >>> media_list_of(prompt_features(source, spec, media=False)), media_list_of(source)
+        (True, False)
+    """
+    return bool(features) and features.get("prompt") == messages_feature() and "reward_model" in features
+
+
+def prompt_features(source: datasets.Features, dataset: PromptSpec, *, media: bool = True) -> datasets.Features:
+    """The features of the ``prompts`` rows made from question rows of features ``source``
+    (``media=False``: without the media list, as in ``--media shared``). The order is
+    :func:`prompt_row`'s.
+
+    Example:
+        >>> source = datasets.Features({"question": datasets.Value("string"), "label": datasets.Value("int64"),
+        ...                             "image": datasets.Image(), "question_id": datasets.Value("string"),
+        ...                             "image_filename": datasets.Value("string")})
+        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
+        ...                   columns=("label", "question_id", "image_filename"))
+        >>> list(prompt_features(source, spec))
+        ['prompt', 'verl_prompt', 'images', 'answer', 'label', 'question_id', 'image_filename', 'data_source', 'reward_model', 'extra_info']
+    """
+    string = datasets.Value("string")
+    columns: dict[str, Any] = {"prompt": messages_feature(),
+                               VERL_PROMPT: list_of({"role": string, "content": string})}
+    if media:
+        columns[dataset.media_list] = list_of(source[dataset.media_column])
+    columns["answer"] = string
+    columns |= {name: source[name] for name in dataset.columns}
+    truth = string if dataset.ground_truth is None else source[dataset.ground_truth]
+    columns["data_source"] = string
+    columns["reward_model"] = {"style": string, "ground_truth": truth}
+    columns["extra_info"] = {"split": string, "index": datasets.Value("int64"), "question_id": source["question_id"]}
+    return datasets.Features(columns)

@@ -1,0 +1,72 @@
+"""Training rewards for CLEVR-Math, on the scoring spec of ``clevr-math evaluate``
+(:data:`clevr_math.scoring.SPEC`): the mean accuracy reward over a set of predictions is the
+accuracy ``evaluate`` reports for them. No trainer is imported.
+
+- TRL: ``GRPOTrainer(reward_funcs=[accuracy_reward, format_reward])``. The ground truth is the
+  dataset's ``answer`` column (the answer as text, e.g. ``"3"``), which TRL passes as a keyword
+  argument; a row without one gets ``None`` (no reward). Completions are strings or
+  conversational message lists.
+- verl: this file is a ``custom_reward_function``: :func:`compute_score` with
+  ``reward_model.ground_truth`` = the answer text.
+
+Example:
+    >>> accuracy_reward(["<think>5 - 2</think><answer>3</answer>", "There are four."], answer=["3", "3"])
+    [1.0, 0.0]
+    >>> format_reward(["<think>5 - 2</think><answer>3</answer>", "3"])
+    [1.0, 0.0]
+    >>> compute_score("clevr_math", "So the answer is \\\\boxed{3}.", "3")
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
+from builder_utils.evaluation.spec import Question
+from clevr_math.scoring import SPEC
+
+__all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_reward", "make_format_reward"]
+
+
+def _question(answer: Any) -> Question | None:
+    if answer is None or (isinstance(answer, str) and not answer.strip()):
+        return None
+    return Question("", (str(answer).strip(),), "integer")
+
+
+def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[float | None]]:
+    """A TRL accuracy reward ``(completions, answer=None, **kwargs) -> list[float | None]``:
+    1.0 where the completion's integer (read like ``evaluate`` reads it) is the answer, 0.0
+    where not, None where the row has no answer.
+
+    Example:
+        >>> make_accuracy_reward()(["\\\\boxed{2}", "2"], answer=["2", None])
+        [1.0, None]
+    """
+    def accuracy_reward(completions: list, answer: list | None = None, **kwargs) -> list[float | None]:
+        answers = answer if answer is not None else [None] * len(completions)
+        out: list[float | None] = []
+        for completion, gold in zip(completions, answers):
+            question = _question(gold)
+            out.append(None if question is None else SPEC.reward(question, completion_text(completion)))
+        return out
+
+    return named(accuracy_reward, name)
+
+
+accuracy_reward = make_accuracy_reward()
+format_reward = make_format_reward("think_answer")
+
+
+def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None) -> float:
+    """verl's custom reward: 1.0 when ``solution_str`` gives ``ground_truth`` (the answer
+    text), else 0.0 (also when there is no ground truth).
+
+    Example:
+        >>> compute_score("clevr_math", "I count 7.", "7"), compute_score("clevr_math", "7", None)
+        (1.0, 0.0)
+    """
+    question = _question(ground_truth)
+    return 0.0 if question is None else float(SPEC.reward(question, solution_str or ""))

@@ -1,0 +1,110 @@
+"""Training rewards for Clotho-AQA, on the scoring spec of ``clotho-aqa evaluate``
+(:data:`clotho_aqa.scoring.SPEC`): under one labelling, the mean accuracy reward over a set
+of predictions is the accuracy ``evaluate`` reports for that labelling. No trainer is imported.
+
+- TRL: ``GRPOTrainer(reward_funcs=[accuracy_reward, format_reward])``. The ground truth comes
+  from the dataset's columns as keyword arguments: ``answers`` (the 3 annotator answers) or
+  else ``answer`` (the majority answer; may be None), and ``answer_type`` when there is one
+  (otherwise a question whose answers are all yes/no is a yes/no question). A row without a
+  target under the labelling (no majority) gets ``None``.
+- Labellings (:func:`make_accuracy_reward`): ``majority`` (default), ``any_of_3`` (right if it
+  matches any annotator), ``unanimous`` (only questions whose annotators agree), ``unfiltered``
+  (the share of the 3 answers matched).
+- Single words are read like ``evaluate`` reads them. Without a ``vocabulary`` the answer span
+  itself must be the answer (``<answer>rain</answer>``); with one (``evaluate``'s: the train and
+  evaluated answers), the first known answer word of the span counts, as in ``evaluate``.
+- verl: :func:`compute_score` with ``reward_model.ground_truth`` = the 3 annotator answers
+  (majority labelling; ``extra_info={"labelling": "any_of_3"}`` to change it).
+
+Example:
+    >>> accuracy_reward(["<answer>yes</answer>", "No."], answers=[["yes", "yes", "no"], ["yes", "no", "no"]])
+    [1.0, 1.0]
+    >>> any_of_3 = make_accuracy_reward(labelling="any_of_3")
+    >>> any_of_3.__name__, any_of_3(["<answer>water</answer>"], answers=[["rain", "water", "rain"]])
+    ('accuracy_reward_any_of_3', [1.0])
+    >>> compute_score("clotho_aqa", "<think>drops</think><answer>rain</answer>", ["rain", "rain", "water"])
+    1.0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from typing import Any
+
+from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
+from builder_utils.evaluation.spec import Question
+from clotho_aqa.answers import normalize_answer
+from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of
+
+__all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_reward", "make_format_reward"]
+
+_YES_NO = frozenset({"yes", "no"})
+
+
+def _question(answers: Any, answer: Any = None, answer_type: str | None = None) -> Question | None:
+    if answers is not None and not isinstance(answers, str):
+        golds = tuple(normalize_answer(str(a)) for a in answers if a is not None)
+    else:
+        given = answers if isinstance(answers, str) else answer
+        golds = () if given is None else (normalize_answer(str(given)),)
+    golds = tuple(g for g in golds if g)
+    if not golds:
+        return None
+    kind = answer_type or ("yes_no" if set(golds) <= _YES_NO else "single_word")
+    return Question("", golds, kind)
+
+
+def _column(values: Sequence | None, count: int) -> Sequence:
+    return values if values is not None else [None] * count
+
+
+def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str] | None = None,
+                         name: str | None = None) -> Callable[..., list[float | None]]:
+    """A TRL accuracy reward ``(completions, answer=None, answers=None, answer_type=None,
+    **kwargs) -> list[float | None]`` under ``labelling`` (a key of
+    :data:`clotho_aqa.scoring.RULES`). Named ``accuracy_reward`` (majority) or
+    ``accuracy_reward_<labelling>``.
+
+    Example:
+        >>> reward = make_accuracy_reward("unanimous")
+        >>> reward.__name__, reward(["yes", "yes"], answers=[["yes"] * 3, ["yes", "no", "yes"]])
+        ('accuracy_reward_unanimous', [1.0, None])
+    """
+    if labelling not in RULES:
+        raise ValueError(f"unknown labelling {labelling!r}; valid: {', '.join(RULES)}")
+    rule = labelling_of(labelling)
+    words = None if vocabulary is None else frozenset(vocabulary)
+
+    def accuracy_reward(completions: list, answer: list | None = None, answers: list | None = None,
+                        answer_type: list | None = None, **kwargs) -> list[float | None]:
+        rows = zip(completions, _column(answers, len(completions)), _column(answer, len(completions)),
+                   _column(answer_type, len(completions)))
+        out: list[float | None] = []
+        for completion, golds, gold, kind in rows:
+            question = _question(golds, gold, kind)
+            out.append(None if question is None else SPEC.reward(question, completion_text(completion), rule, words))
+        return out
+
+    return named(accuracy_reward, name or ("accuracy_reward" if labelling == "majority"
+                                           else f"accuracy_reward_{labelling}"))
+
+
+accuracy_reward = make_accuracy_reward()
+format_reward = make_format_reward("think_answer")
+
+
+def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None) -> float:
+    """verl's custom reward: the accuracy reward of ``solution_str`` against ``ground_truth``
+    (the 3 annotator answers, or one answer as text), majority labelling unless
+    ``extra_info["labelling"]`` names another; 0.0 where there is no target.
+
+    Example:
+        >>> compute_score("clotho_aqa", "No", ["yes", "no", "maybe"]), compute_score("clotho_aqa", "No", ["no"])
+        (0.0, 1.0)
+    """
+    name = (extra_info or {}).get("labelling", "majority")
+    if name not in RULES:
+        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(RULES)}")
+    question = _question(ground_truth)
+    value = None if question is None else SPEC.reward(question, solution_str or "", labelling_of(name))
+    return 0.0 if value is None else float(value)

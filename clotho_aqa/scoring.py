@@ -1,0 +1,100 @@
+"""How Clotho-AQA is scored, as data: :data:`SPEC` (a :class:`~builder_utils.evaluation.spec.ScoringSpec`)
+with its labellings (:data:`RULES`, :func:`labelling`, each configuration's :func:`headline`),
+shared by ``clotho-aqa evaluate``, the rewards (:mod:`clotho_aqa.rewards`) and the lmms-eval
+task. This module imports the spec alone: no ``datasets``, no report or chart code.
+
+Example:
+    >>> SPEC.reward(aqa_question("q", "Is it raining?", ["yes", "no", "yes"], "yes_no"), "Yes.", labelling("majority"))
+    1.0
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Labelling, Question, ScoringSpec, Section
+from clotho_aqa.answers import normalize_answer
+
+__all__ = ["CHART_FILES", "CONFIG_LABELLING", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "aqa_question",
+           "headline", "labelling"]
+
+TYPES = ("yes_no", "single_word")
+TOP_K = 5
+EXTRACTION = ("yes/no: the first yes/no word of the answer span; single word: the span normalised like the "
+              "builder's answers (clotho_aqa.answers.normalize_answer), punctuation and a leading article removed, "
+              "else its first known answer word, a digit read as its number word; ranked lists item by item")
+CHART_FILES = ("accuracy_by_labelling.png", "accuracy_by_category.png")
+
+#: The labellings by their short name (the rewards' ``labelling=``): rule and description.
+RULES = {
+    "unfiltered": ("each", "every annotator answer is a target"),
+    "unanimous": ("unanimous", "questions whose 3 annotators agree"),
+    "majority": ("majority", "the majority vote (>= 2 of 3 agree)"),
+    "any_of_3": ("any", "right if it matches any annotator's answer"),
+}
+#: Each configuration's own labelling: the headline (``overall``) of its report.
+CONFIG_LABELLING = {"all": "unfiltered", "questions": "unfiltered", "yes_no_unfiltered": "unfiltered",
+                    "yes_no_unanimous": "unanimous", "yes_no_majority": "majority", "single_word": "unfiltered",
+                    "single_word_majority": "majority"}
+
+
+def labelling(name: str, kind: str | None = None) -> Labelling:
+    """The labelling ``name`` (a key of :data:`RULES`), over one question type or both.
+
+    Example:
+        >>> labelling("any_of_3", "single_word")
+        Labelling(name='single_word/any_of_3', rule='any', kinds=('single_word',), top_k=5, description="right if it matches any annotator's answer")
+    """
+    if name not in RULES:
+        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(RULES)}")
+    rule, description = RULES[name]
+    if kind is None:
+        return Labelling(name, rule, description=description)
+    return Labelling(f"{kind}/{name}", rule, (kind,), TOP_K if kind == "single_word" else None, description)
+
+
+def headline(config: str) -> Labelling:
+    """The labelling of ``overall`` for ``config``: its own (majority for ``yes_no_majority`` ...).
+
+    Example:
+        >>> headline("yes_no_majority").name, headline("questions").name
+        ('majority', 'unfiltered')
+    """
+    name = CONFIG_LABELLING.get(config, "unfiltered")
+    fixed = next((kind for kind in TYPES if config.startswith(kind)), None)
+    rule, description = RULES[name]
+    return Labelling(name, rule, None if fixed is None else (fixed,), description=description)
+
+
+#: How Clotho-AQA is scored: yes/no and single-word extraction (the builder's spelling rule,
+#: digits as number words, top-5 of ranked lists), every labelling, breakdown by question type,
+#: majority and question-only prior baselines per question type.
+SPEC = ScoringSpec(
+    dataset="clotho_aqa",
+    title="Clotho-AQA",
+    extractions={"yes_no": Extraction("yes_no"),
+                 "single_word": Extraction("word", normalize=normalize_answer, answer_vocabulary=True,
+                                           digit_words=True, top_k=TOP_K)},
+    labellings=tuple(labelling(name, kind) for kind in TYPES for name in RULES),
+    headline=headline,
+    sections=(Section("by_category", "answer_type", "question type", order=TYPES.index),),
+    charts=(ChartSpec(CHART_FILES[0], "Accuracy by labelling (single-word: top-1)", "by_labelling", "labelling"),
+            ChartSpec(CHART_FILES[1], "Accuracy by question type", "by_category", "question type")),
+    baselines=(Baseline("majority", top_k=TOP_K, within_kind=True),
+               Baseline("question_prior", ("leading_words", "first_word"), top_k=TOP_K, within_kind=True)),
+    extraction_note=EXTRACTION,
+)
+
+
+def aqa_question(question_id: str, question: str, answers: Sequence[str], answer_type: str) -> Question:
+    """One Clotho-AQA question as the spec scores it: its annotator answers, its type, and the
+    question-only prior's keys (its first two words, and the first).
+
+    Example:
+        >>> aqa_question("q", "How many birds sing?", ["two"] * 3, "single_word").keys["leading_words"]
+        'how many'
+    """
+    words = re.findall(r"[a-z']+", question.lower())
+    keys = {"answer_type": answer_type, "leading_words": " ".join(words[:2]), "first_word": " ".join(words[:1])}
+    return Question(question_id, tuple(answers), answer_type, keys)
