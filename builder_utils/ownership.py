@@ -577,10 +577,13 @@ class OutputFolder:
             raise OwnershipError(f"{_shown(path)} already exists and was not created by {self.command}; it is never "
                                  "replaced: move it away, or choose another --out folder")
         if path.is_dir() and any(path.iterdir()):
-            try:
-                recorded, _ = read_record_at(path)
-            except RecordError:
-                recorded = {}
+            # ours when it, or one of its folders (an evaluation per configuration), holds our record
+            recorded = False
+            for folder in [path, *(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())]:
+                try:
+                    recorded = recorded or bool(read_record_at(folder)[0])
+                except RecordError:
+                    pass
             if not recorded and not any(p.startswith(name + "/") for p in self.record):
                 raise OwnershipError(
                     f"{_shown(path)} already exists and was not created by {self.command}; it is never replaced. "
