@@ -181,16 +181,23 @@ def _users_card(tmp: Path) -> list[str]:
 
 
 def _export_running(tmp: Path) -> list[str]:
+    """A first export, paused (SIGSTOP) once it holds the folder: the second starts meanwhile."""
     first = subprocess.Popen([script("clotho-aqa"), *export("E")[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     (tmp / "first.pid").write_text(str(first.pid))
     while not any((tmp / "E").glob(".staging-*")):
         assert first.poll() is None, "the first export ended before the second started"
+    os.kill(first.pid, signal.SIGSTOP)
     return export("E", "--config", "questions")
 
 
-def _stop_first_export(tmp: Path, done) -> None:
-    os.kill(int((tmp / "first.pid").read_text()), signal.SIGTERM)
+def _first_export_finishes(tmp: Path, done) -> None:
+    pid = int((tmp / "first.pid").read_text())
+    os.kill(pid, signal.SIGCONT)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert {"all", "questions"} <= {entry.group for entry in read_manifest(tmp / "E").values()}
+    _manifest_matches_folder(tmp)
 
 
 # -- should fix: errors name the user's path ---------------------------------------------------
@@ -319,7 +326,7 @@ CASES = [
          exit_code=2, stderr_has="README.md: not written by export", protected=["F/README.md"]),
     Case("two exports into one --out at once: the second is refused", _export_running,
          exit_code=2, stderr_has="another command is writing into this folder", no_debris_under=(),
-         check=_stop_first_export),
+         check=_first_export_finishes),
     Case("a README.md that is a folder is named, not the staging file", _readme_is_a_folder, exit_code=2,
          stderr_has="F/README.md: not a regular file", protected=["F"]),
     pytest.param(
