@@ -6,7 +6,7 @@ of attacks, each turning a command into a :class:`safety_harness.Case` (or ``Non
 does not apply: a command with no input cannot have its output equal to one). A new command
 gets every row by being added to :data:`COMMANDS`.
 
-Attacks: output = an input; output inside / containing an input; a symlinked output or
+Attacks: a NUL/newline in the output name; output = an input; output inside / containing an input; a symlinked output or
 sub-folder; a record with a traversal or absolute path; a user file at one of our names; a
 user file inside our folder, then a re-run (with ``--overwrite`` where the command has it);
 ``kill -9``, then a re-run; SIGTERM mid-run; a read-only folder; two writers at once; and, as
@@ -340,7 +340,14 @@ def two_writers(command: Command) -> list[Case]:
                  check=check)]
 
 
-ATTACKS = [output_is_an_input, output_inside_an_input, symlinked_output, crafted_record, user_file_at_our_name,
+def newline_in_output(command: Command) -> list[Case]:
+    name = Path(command.out)
+    bad = (name.parent / f"a\nb{name.suffix}").as_posix()
+    return [Case(f"{command.name}: an output name with a newline", lambda tmp, c=command: (c.prepare(tmp), c.argv(bad))[1],
+                 exit_code=2, stderr_has="holds a NUL or newline character")]
+
+
+ATTACKS = [newline_in_output, output_is_an_input, output_inside_an_input, symlinked_output, crafted_record, user_file_at_our_name,
            user_file_inside_then_rerun, kill_then_rerun, sigterm_mid_run, two_writers]
 CASES = [case for command in COMMANDS for attack in ATTACKS for case in attack(command)]
 
