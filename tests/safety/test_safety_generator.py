@@ -49,7 +49,7 @@ def gq(*args) -> list[str]:
 
 
 def _writing(pattern: str):
-    """The moment the first questions reach the hidden temporary output: workers are busy."""
+    """The moment the first questions reach the staged output: workers are busy."""
     def started(tmp: Path) -> bool:
         for path in tmp.glob(pattern):
             try:
@@ -192,18 +192,18 @@ GENERATOR_CASES = [
          lambda tmp: gq("--input_scene_file", scene_file(tmp, 0), "--output_questions_file", "q.json"),
          exit_code=1, stderr_has="no question generated for the 0 scene(s)"),
     Case("SIGTERM in one process", _big_run(1),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM with two workers", _big_run(2),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=120),
     # The whole run takes minutes even with 2 workers (300,000 questions); the hang timeout is
     # far shorter, so waiting for the queued windows before stopping fails the row.
     Case("Ctrl-C with two workers", _big_run(2, "--instances_per_template", "5", count=6000),
-         exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=30),
     Case("SIGTERM on a local Dask cluster", _big_run(2, "--dask", "local"),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM during parquet output with two workers", _big_run(2, "--output_format", "parquet",
                                                                     "--scenes_per_shard", "100"),
