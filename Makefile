@@ -16,8 +16,27 @@ AUDIO_VENV := .venv-audio
 AUDIO_STAMP := $(AUDIO_VENV)/.installed
 AUDIO_TORCH ?= torch==2.13.0
 AUDIO_TORCHCODEC ?= torchcodec>=0.11,<0.14
+# A fourth, optional environment for the [train] path: real TRL trainers (SFT, GRPO) on our
+# exports with tiny models built offline (tests/train/). torch goes in the same pip command as
+# the rest so that nothing pulls the CUDA build; trl and transformers are the versions run for
+# BENCHMARKS.md (assistant-only loss on vision data needs transformers>=5.18).
+TRAIN_VENV := .venv-train
+TRAIN_STAMP := $(TRAIN_VENV)/.installed
+TRAIN_TORCH ?= torch==2.13.0
+TRAIN_TRL ?= trl==1.16.0
+TRAIN_TRANSFORMERS ?= transformers==5.24.0
+# A fifth, optional environment for the lmms-eval tasks: lmms-eval (the version the task index
+# fixture and BENCHMARKS figures were made with) beside torch's CPU build, as for [audio].
+# lmms-eval 0.7.3 imports filelock._api, which filelock 4 removed. PyPI's torchvision (an
+# lmms-eval requirement) does not import beside that torch and breaks transformers' import;
+# nothing lmms-eval runs here needs it, so it is removed. No torchcodec: the Clotho-AQA task
+# decodes its clips with soundfile.
+HARNESS_VENV := .venv-harness
+HARNESS_STAMP := $(HARNESS_VENV)/.installed
+HARNESS_TORCH ?= $(AUDIO_TORCH)
+HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
 
-.PHONY: demo test test-legacy test-audio clean
+.PHONY: demo test test-legacy test-audio test-train test-harness clean
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +60,19 @@ $(AUDIO_STAMP): setup.cfg pyproject.toml
 	$(AUDIO_VENV)/bin/python -m pip install --quiet '$(AUDIO_TORCH)' '$(AUDIO_TORCHCODEC)' -e '.[test,audio]'
 	touch $(AUDIO_STAMP)
 
+$(TRAIN_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(TRAIN_VENV)
+	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(TRAIN_VENV)/bin/python -m pip install --quiet '$(TRAIN_TORCH)' '$(TRAIN_TRL)' '$(TRAIN_TRANSFORMERS)' -e '.[test,train]'
+	touch $(TRAIN_STAMP)
+
+$(HARNESS_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(HARNESS_VENV)
+	$(HARNESS_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(HARNESS_VENV)/bin/python -m pip install --quiet '$(HARNESS_TORCH)' '$(HARNESS_LMMS_EVAL)' 'filelock<4' -e '.[test]'
+	$(HARNESS_VENV)/bin/python -m pip uninstall --quiet --yes torchvision
+	touch $(HARNESS_STAMP)
+
 demo: $(STAMP)
 	$(VENV)/bin/clevr-math demo
 	$(VENV)/bin/clotho-aqa demo
@@ -55,5 +87,18 @@ test-legacy: $(LEGACY_STAMP)
 test-audio: $(AUDIO_STAMP)
 	$(AUDIO_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_audio_torchcodec.py tests/test_clotho_aqa_audio.py
 
+# Not part of `make test` (CI): it installs ~2.5 GB; builds the demo export and runs our tasks
+# inside lmms-eval (see builder_utils/evaluation/README.md, "lmms-eval").
+test-harness: $(HARNESS_STAMP)
+	$(HARNESS_VENV)/bin/clevr-math demo
+	$(HARNESS_VENV)/bin/clotho-aqa demo
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(HARNESS_VENV)/bin/python -m pytest -q -p no:cacheprovider \
+		tests/test_lmms_eval_harness.py tests/test_lmms_eval_tasks.py
+
+# Not part of `make test` either (~2 GB, offline once installed); `make test` skips tests/train/.
+# TRAIN_PYTEST_ARGS=-s prints each run's per-step loss and rewards (the lines BENCHMARKS.md quotes).
+test-train: $(TRAIN_STAMP)
+	HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 $(TRAIN_VENV)/bin/python -m pytest -q -p no:cacheprovider $(TRAIN_PYTEST_ARGS) tests/train
+
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) demo_output .pytest_cache

@@ -123,12 +123,19 @@ def decode_audio(
 
 def _undecoded(feature):
     """The ``decode=False`` form of an Audio feature or a list of one; None for anything else."""
-    from datasets import Audio, List
+    from datasets import Audio
+
+    from builder_utils.builder import list_of
 
     if isinstance(feature, Audio):
         return Audio(sampling_rate=feature.sampling_rate, decode=False)
-    if isinstance(feature, List) and isinstance(feature.feature, Audio):
-        return List(Audio(sampling_rate=feature.feature.sampling_rate, decode=False), length=feature.length)
+    # datasets 4+ spells a list feature List; 3.x (the loading-script mode) Sequence or [feature]
+    if isinstance(feature, list) and len(feature) == 1:
+        inner = feature[0]
+    else:
+        inner = getattr(feature, "feature", None) if type(feature).__name__ in ("List", "Sequence") else None
+    if isinstance(inner, Audio):
+        return list_of(Audio(sampling_rate=inner.sampling_rate, decode=False))
     return None
 
 

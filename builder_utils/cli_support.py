@@ -8,7 +8,9 @@ diagnostics through ``logging``.
   file never fills with bar redraws.
 - :func:`progress_bars` sets the global progress-bar switches of ``datasets`` and
   ``huggingface_hub`` for a block and puts back what was there, so a command called from
-  Python (a notebook running a demo) leaves the caller's settings as they were.
+  Python (a notebook running a demo) leaves the caller's settings as they were. It imports
+  neither (``datasets`` costs about a second of start-up): a library not imported yet reads
+  the setting from its environment variable when the block imports it.
 - :func:`log_to_stderr` shows the log records of the named package loggers (``clevr_math``,
   ``clotho_aqa``, ``builder_utils``) as ``<prog>: <message>`` lines on stderr while a command
   runs. Library code only logs (``logging.getLogger(__name__)``), so a notebook or a pipeline
@@ -23,10 +25,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib.metadata
+import importlib
 import logging
 import os
-import platform
 import sys
 import warnings
 from collections.abc import Iterator
@@ -46,6 +47,9 @@ def version_text() -> str:
         True
     """
 
+    import importlib.metadata  # here, not at the top: it costs a tenth of a command's start-up
+    import platform
+
     def version(name: str) -> str:
         try:
             return importlib.metadata.version(name)
@@ -54,6 +58,15 @@ def version_text() -> str:
 
     return (f"%(prog)s ({DISTRIBUTION} {version(DISTRIBUTION)}; datasets {version('datasets')}; "
             f"Python {platform.python_version()})")
+
+
+class _VersionAction(argparse._VersionAction):
+    """argparse's ``version`` action, with the text looked up only when ``--version`` is given
+    (the installed distributions' metadata is read then, not at every start)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        self.version = version_text()
+        super().__call__(parser, namespace, values, option_string)
 
 
 def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -71,7 +84,7 @@ def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         0
     """
     if "--version" not in parser._option_string_actions:
-        parser.add_argument("--version", action="version", version=version_text(), help="print the version and exit")
+        parser.add_argument("--version", action=_VersionAction, help="print the version and exit")
     for action in parser._actions:
         if isinstance(action, argparse._SubParsersAction):
             for subparser in set(action.choices.values()):
@@ -135,10 +148,21 @@ def progress_wanted(quiet: bool = False, stream=None) -> bool:
     return bool(getattr(stream, "isatty", lambda: False)())
 
 
+# library -> (the module holding its progress-bar switches, the environment variable it reads at import)
+_PROGRESS_SWITCHES = {
+    "datasets": ("datasets.utils", "HF_DATASETS_DISABLE_PROGRESS_BARS"),
+    "huggingface_hub": ("huggingface_hub.utils", "HF_HUB_DISABLE_PROGRESS_BARS"),
+}
+
+
 @contextlib.contextmanager
 def progress_bars(enabled: bool) -> Iterator[bool]:
     """Switch ``datasets``' and ``huggingface_hub``'s progress bars on or off for the block, then
     restore their previous state. An environment variable that forces them keeps priority.
+
+    A library that is not imported yet is not imported here: unless the user set its variable,
+    the variable is set for the block (so an import inside the block follows the switch, and
+    so do worker processes) and removed afterwards.
 
     Example:
         >>> import datasets
@@ -149,13 +173,15 @@ def progress_bars(enabled: bool) -> Iterator[bool]:
         >>> datasets.utils.are_progress_bars_disabled() == before
         True
     """
-    import datasets.utils
-    import huggingface_hub.utils as hub_utils
-
-    switches = [
-        (datasets.utils.are_progress_bars_disabled, datasets.utils.disable_progress_bars, datasets.utils.enable_progress_bars),
-        (hub_utils.are_progress_bars_disabled, hub_utils.disable_progress_bars, hub_utils.enable_progress_bars),
-    ]
+    switches, variables = [], []
+    for library, (module, variable) in _PROGRESS_SWITCHES.items():
+        if library in sys.modules:
+            utils = importlib.import_module(module)
+            switches.append((utils.are_progress_bars_disabled, utils.disable_progress_bars, utils.enable_progress_bars))
+        elif variable not in os.environ:
+            variables.append(variable)
+    for variable in variables:
+        os.environ[variable] = "0" if enabled else "1"
     before = [is_disabled() for is_disabled, _, _ in switches]
     with warnings.catch_warnings():  # "cannot enable: the environment variable has priority"
         warnings.simplefilter("ignore")
@@ -164,6 +190,8 @@ def progress_bars(enabled: bool) -> Iterator[bool]:
     try:
         yield enabled
     finally:
+        for variable in variables:
+            os.environ.pop(variable, None)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             for (_, disable, enable), was_disabled in zip(switches, before):

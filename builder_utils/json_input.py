@@ -217,4 +217,4 @@ def json_lines(path: str | os.PathLike, *, what: str = "JSON Lines file",
     with handle:
         for number, line in enumerate(handle, 1):  # one line in memory at a time
             if line.strip():
-                yield number, loads_json(line, where=name, first_line=number, error=error)
+                yield number, loads_json(line.rstrip(b"\r\n"), where=name, first_line=number, error=error)

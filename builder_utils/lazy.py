@@ -6,11 +6,11 @@ builder, ``import clevr_math.lmms_eval.utils`` (what lmms-eval does for each tas
 name's module only when the name is first read, so its light submodules stay light.
 
 Example:
-    >>> import types
-    >>> pkg = types.ModuleType("pkg")
-    >>> pkg.__getattr__, pkg.__dir__ = lazy_exports(pkg, {"dedent": "textwrap"})
-    >>> pkg.dedent("  x")
-    'x'
+    >>> import sys, types
+    >>> pkg = sys.modules["pkg"] = types.ModuleType("pkg")
+    >>> pkg.__all__, pkg.__getattr__, pkg.__dir__ = lazy_exports("pkg", {"dedent": "textwrap"})
+    >>> pkg.dedent("  x"), pkg.__all__
+    ('x', ['dedent'])
     >>> "dedent" in vars(pkg), "dedent" in pkg.__dir__()
     (True, True)
 """
@@ -18,31 +18,32 @@ Example:
 from __future__ import annotations
 
 import importlib
-import types
+import sys
 from collections.abc import Callable, Mapping
 
 __all__ = ["lazy_exports"]
 
 
-def lazy_exports(package: types.ModuleType, exports: Mapping[str, str]) -> tuple[Callable, Callable]:
-    """``(__getattr__, __dir__)`` for ``package``: each name of ``exports`` is read from the module
-    it maps to on first access, then kept in the package's namespace (later reads are plain).
+def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[list[str], Callable, Callable]:
+    """``(__all__, __getattr__, __dir__)`` for the package named ``package``: each name of
+    ``exports`` is read from the module it maps to on first access, then kept in the package's
+    namespace (later reads are plain attribute reads).
 
     Example::
 
         # in pkg/__init__.py
-        __getattr__, __dir__ = lazy_exports(sys.modules[__name__], {"Builder": "pkg.builder"})
+        __all__, __getattr__, __dir__ = lazy_exports(__name__, {"Builder": "pkg.builder"})
     """
 
     def __getattr__(name: str):
         module = exports.get(name)
         if module is None:
-            raise AttributeError(f"module {package.__name__!r} has no attribute {name!r}")
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module), name)
-        setattr(package, name, value)
+        setattr(sys.modules[package], name, value)
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(vars(package)) | set(exports))
+        return sorted(set(vars(sys.modules[package])) | set(exports))
 
-    return __getattr__, __dir__
+    return sorted(exports), __getattr__, __dir__

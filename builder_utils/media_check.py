@@ -211,7 +211,8 @@ def save_checked(folder: str | os.PathLike, paths: Iterable[str]) -> None:
 
 def load_checked(folder: str | os.PathLike) -> int:
     """Remember the record a build saved in ``folder`` (its cache folder); returns how many files
-    it names (0 without a record). Files checked since in this process keep their newer entry."""
+    it names (0 without a record). Its entries replace what this process saw: the build being
+    loaded, to be exported, is the one whose checks count."""
     from builder_utils.json_input import JSONInputError, load_json
 
     try:
@@ -221,8 +222,10 @@ def load_checked(folder: str | os.PathLike) -> int:
     if not isinstance(record, dict):
         return 0
     for path, entry in record.items():
-        if isinstance(entry, list) and len(entry) == 3 and entry[2] in _CHECKS:
-            _CHECKED.setdefault(path, (int(entry[0]), int(entry[1]), entry[2]))
+        # a damaged entry is skipped: that file is then embedded as read, as without a record
+        if (isinstance(entry, list) and len(entry) == 3 and all(type(v) is int for v in entry[:2])
+                and isinstance(entry[2], str) and entry[2] in _CHECKS):
+            _CHECKED[path] = (entry[0], entry[1], entry[2])
     return len(record)
 
 

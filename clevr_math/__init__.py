@@ -7,23 +7,27 @@ Example (``data_dir``: an unzipped CLEVR_v1.0, or ``clevr-math synth --out DIR``
     builder.download_and_prepare()
     ds = builder.as_dataset()
 
+A stream of fresh problems (synthetic worlds rendered on the fly, or a CLEVR folder)::
+
+    from clevr_math import Curriculum, stream
+    ds = stream(seed=0, curriculum=Curriculum.raising("num_operations", [1, 2, 4, 8], every=100))
+
 The reference (configurations, columns, options, what differs from the original release) is
 ``README.md`` beside this file.
 """
 
 
-import sys
-
 from builder_utils.lazy import lazy_exports
 
-# Imported on first use: the lmms-eval task utilities and the scorers import submodules of this
-# package without paying for the builder and ``datasets``.
-_EXPORTS = {
+# Imported on first use (builder_utils/lazy.py): the scorers and lmms-eval tasks stay light.
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "ClevrMath": "clevr_math.clevr_math",
     "BUILDER_CONFIGS": "clevr_math.config",
     "CATEGORIES": "clevr_math.categories",
     "ClevrMathConfig": "clevr_math.config",
     "ConfigError": "clevr_math.config",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)
+    "Curriculum": "clevr_math.difficulty",
+    "Difficulty": "clevr_math.difficulty",
+    "StreamError": "clevr_math.streaming",
+    "stream": "clevr_math.streaming",
+})

@@ -162,30 +162,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "content_files": inputs}
 
     def _info(self):
-        program_node = {
-            "function": datasets.Value("string"),
-            "inputs": list_of(datasets.Value("int32")),
-            "value_inputs": list_of(datasets.Value("string")),
-        }
-        features = datasets.Features(
-            {
-                "template": datasets.Value("string"),
-                "id": datasets.Value("string"),
-                "question": datasets.Value("string"),
-                "image": datasets.Image(),
-                "label": datasets.Value("int64"),
-                "question_id": datasets.Value("string"),
-                "image_filename": datasets.Value("string"),
-                "category": datasets.ClassLabel(names=category_names(self.config)),
-                "question_family_index": datasets.Value("int32"),
-                "template_index": datasets.Value("int32"),
-                "program": list_of(program_node),
-                "cot": datasets.Value("string"),
-                "num_operations": datasets.Value("int32"),
-                # The count after each operation, in order (what a chain's reasoning passes through).
-                "intermediate_counts": list_of(datasets.Value("int32")),
-            }
-        )
+        features = question_features(category_names(self.config))
         return datasets.DatasetInfo(
             description=_DESCRIPTION,
             features=features,
@@ -288,25 +265,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         k = per_image[image_index]
         per_image[image_index] += 1
         question_id = f"{source.clevr_split}_{image_index:06d}_{k}"
-        return question_id, {
-            "template": question["template_filename"],
-            "id": question["image_filename"],
-            "question": question["question"],
-            "image": path,
-            "label": int(question["answer"]),
-            "question_id": question_id,
-            "image_filename": question["image_filename"],
-            "category": question["category"],
-            "question_family_index": question["question_family_index"],
-            "template_index": question["template_index"],
-            "program": [
-                {"function": n["function"], "inputs": list(n["inputs"]), "value_inputs": list(n["value_inputs"])}
-                for n in question["program"]
-            ],
-            "cot": question.get("cot"),
-            "num_operations": question["num_operations"],
-            "intermediate_counts": question.get("intermediate_counts"),
-        }
+        return question_id, question_row(question, question_id, path)
 
     def _released_examples(self, source: SplitSource, path: str):
         per_image = collections.Counter()
@@ -325,6 +284,71 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
                 per_image,
             )
             yield key, example
+
+
+def question_features(categories: list[str]) -> datasets.Features:
+    """The features of a CLEVR-Math question row (``category`` a ClassLabel of ``categories``).
+
+    Example:
+        >>> question_features(["remove_group"])["category"].names
+        ['remove_group']
+    """
+    program_node = {
+        "function": datasets.Value("string"),
+        "inputs": list_of(datasets.Value("int32")),
+        "value_inputs": list_of(datasets.Value("string")),
+    }
+    return datasets.Features(
+        {
+            "template": datasets.Value("string"),
+            "id": datasets.Value("string"),
+            "question": datasets.Value("string"),
+            "image": datasets.Image(),
+            "label": datasets.Value("int64"),
+            "question_id": datasets.Value("string"),
+            "image_filename": datasets.Value("string"),
+            "category": datasets.ClassLabel(names=categories),
+            "question_family_index": datasets.Value("int32"),
+            "template_index": datasets.Value("int32"),
+            "program": list_of(program_node),
+            "cot": datasets.Value("string"),
+            "num_operations": datasets.Value("int32"),
+            # The count after each operation, in order (what a chain's reasoning passes through).
+            "intermediate_counts": list_of(datasets.Value("int32")),
+        }
+    )
+
+
+def question_row(question: dict, question_id: str, image) -> dict:
+    """The row of one generated (or released) question: ``image`` is a path or
+    ``{"bytes", "path"}``; the builder and :func:`clevr_math.stream` both write it.
+
+    Example:
+        >>> q = {"template_filename": "addition", "image_filename": "a.png", "question": "Add 1 cube. How many?",
+        ...      "answer": "3", "category": "insertion", "question_family_index": 0, "template_index": 0,
+        ...      "program": [], "cot": None, "num_operations": 1, "intermediate_counts": [3]}
+        >>> question_row(q, "val_000000_0", "a.png")["label"]
+        3
+    """
+    return {
+        "template": question["template_filename"],
+        "id": question["image_filename"],
+        "question": question["question"],
+        "image": image,
+        "label": int(question["answer"]),
+        "question_id": question_id,
+        "image_filename": question["image_filename"],
+        "category": question["category"],
+        "question_family_index": question["question_family_index"],
+        "template_index": question["template_index"],
+        "program": [
+            {"function": n["function"], "inputs": list(n["inputs"]), "value_inputs": list(n["value_inputs"])}
+            for n in question["program"]
+        ],
+        "cot": question.get("cot"),
+        "num_operations": question["num_operations"],
+        "intermediate_counts": question.get("intermediate_counts"),
+    }
 
 
 def _index_from_filename(image_filename: str, where: str) -> int:

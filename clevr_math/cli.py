@@ -44,8 +44,9 @@ def _add_demo(subparsers) -> None:
 def _add_export(subparsers) -> None:
     from builder_utils.hub.cli import add_export_subcommand
     from clevr_math.clevr_math import ClevrMath
+    from clevr_math.streaming import StreamExport
 
-    add_export_subcommand(subparsers, ClevrMath, "clevr_math", prog="clevr-math export")
+    add_export_subcommand(subparsers, ClevrMath, "clevr_math", prog="clevr-math export", source=StreamExport())
 
 
 def _add_push(subparsers) -> None:

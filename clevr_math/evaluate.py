@@ -1,16 +1,10 @@
 """``clevr-math evaluate``: score a model's answers on CLEVR-Math the way the paper reports them.
 
-Accuracy overall and per category, template (``subtraction[5]``: file and index) and number of
-operations, each with a bootstrap 95 % interval, and the generalisation table (accuracy by
-number of operations and single-hop versus multihop, next to how many train questions of each
-kind there are: 0 means zero-shot). Answers are integers, extracted from free text by
-:func:`builder_utils.evaluation.extract.extract_integer` (the last number of the answer span).
-
-Baselines, scored like a model: ``majority`` (the most frequent train answer),
-``category_prior`` and ``template_prior`` (the most frequent train answer of the question's
-category / template, backing off to the category and then to the majority answer), and
-``oracle``, which runs each question's program on its scene graph (expected: 100 %) when the
-scenes are available (``--data`` is a CLEVR_v1.0 ``data_dir``, or ``--scenes``).
+The scoring is :data:`clevr_math.scoring.SPEC` (integer answers; accuracy overall, by category,
+template, number of operations and hop, with bootstrap intervals; the generalisation table;
+majority and prior baselines); this module adds how rows become questions and the ``oracle``
+baseline, each question's program run on its scene graph (expected: 100 %), when the scenes are
+available (``--data`` is a CLEVR_v1.0 ``data_dir``, or ``--scenes``).
 
 Example::
 
@@ -26,23 +20,23 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 
 from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import data_kind
 from builder_utils.evaluation.predictions import Prediction
-from builder_utils.evaluation.report import overall_table, report_systems
 from builder_utils.evaluation.spec import Question
-from clevr_math.scoring import CHART_FILES, SPEC, math_question
+from clevr_math.scoring import SPEC, math_question
 
-__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions",
-           "write_evaluation"]
+__all__ = ["SPEC", "evaluate", "evaluate_demo", "main", "math_question", "read_questions", "write_evaluation"]
 
 COLUMNS = ("question_id", "label", "category", "template", "template_index", "num_operations", "program",
            "image_filename")
+
+
 def read_questions(dataset, config: str = "") -> list[Question]:
     """The rows of a CLEVR-Math split (a ``datasets.Dataset``) as questions.
 
@@ -59,20 +53,13 @@ def read_questions(dataset, config: str = "") -> list[Question]:
             for row in dataset]
 
 
-def evaluate(
-    data: str | os.PathLike,
-    config: str = "general",
-    split: str = "test",
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
-    scenes: str | os.PathLike | None = None,
-    train_split: str = "train",
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    cache_dir: str | os.PathLike | None = None,
-    ignore_extra_ids: bool = False,
-) -> dict:
-    """Score ``predictions`` (a file, or a ``{question_id: prediction}`` dict; None: baselines
-    only) on ``split`` of ``config`` in ``data``; return the report (what ``report.json`` holds).
+def evaluate(data: str | os.PathLike, config: str = "general", split: str = "test",
+             predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
+             scenes: str | os.PathLike | None = None, **options) -> dict:
+    """The report (what ``report.json`` holds) of ``predictions`` (a file, or a
+    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``;
+    ``options``: ``train_split``, ``seed``, ``resamples``, ``cache_dir``, ``ignore_extra_ids``
+    (see :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`).
 
     Example::
 
@@ -85,18 +72,12 @@ def evaluate(
     notes = [] if scenes is not None else [
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]
     return engine.evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, data, config, split, predictions,
-                                   train_split, seed, resamples, cache_dir, ignore_extra_ids,
-                                   None if scenes is None else (lambda qs: oracle_answers(qs, scenes)), notes)
+                                   oracle=None if scenes is None else (lambda qs: oracle_answers(qs, scenes)),
+                                   notes=notes, **options)
 
 
-def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and the charts into ``out``.
-
-    Example::
-
-        write_evaluation(evaluate("hub", "general"), "eval")
-    """
-    return engine.write_evaluation(SPEC, report, out, overwrite)
+#: ``write_evaluation(report, out, overwrite=False)``: ``report.json``, ``report.md`` and the charts.
+write_evaluation = partial(engine.write_evaluation, SPEC)
 
 
 def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | os.PathLike,
@@ -107,24 +88,16 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
 
     Example::
 
-        evaluate_demo("demo_output/clevr_math/hub", "demo_output/clevr_math/CLEVR_v1.0",
-                      "demo_output/clevr_math/evaluation")
+        evaluate_demo("demo_output/clevr_math/hub", "demo_output/clevr_math/CLEVR_v1.0", "evaluation")
     """
-    stream = stream or sys.stdout
-    reports = {}
-    for config in configs:
-        report = evaluate(hub, config, "test", scenes=scenes, cache_dir=cache_dir)
-        write_evaluation(report, Path(out) / config, overwrite=True)
-        print(f"\nbaselines on {config}/test ({report['num_questions']} questions), report in {Path(out) / config}:",
-              file=stream)
-        print(overall_table(report_systems(report)), file=stream)
-        reports[config] = report
-    return reports
+    return {config: engine.write_demo(SPEC, evaluate(hub, config, "test", scenes=scenes, cache_dir=cache_dir),
+                                      Path(out) / config, stream)
+            for config in configs}
 
 
-COMMAND = EvaluateCommand("clevr-math evaluate", "clevr_math", __doc__.split("\n\n")[0], "general", evaluate,
-                          write_evaluation, CHART_FILES, (("--scenes", "CLEVR_v1.0 folder or scene file for the program "
-                                                          "oracle (default: --data when it is a data_dir)"),))
+COMMAND = EvaluateCommand("clevr-math evaluate", "clevr_math", __doc__.split("\n\n")[0], "general", evaluate, SPEC,
+                          (("--scenes", "CLEVR_v1.0 folder or scene file for the program oracle "
+                                        "(default: --data when it is a data_dir)"),))
 #: ``clevr-math evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
 add_arguments, main = COMMAND.add_arguments, COMMAND.main
 

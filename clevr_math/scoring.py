@@ -1,6 +1,5 @@
-"""How CLEVR-Math is scored, as data: :data:`SPEC` (a :class:`~builder_utils.evaluation.spec.ScoringSpec`),
-shared by ``clevr-math evaluate``, the rewards (:mod:`clevr_math.rewards`) and the lmms-eval
-tasks. This module imports the spec alone: no ``datasets``, no report or chart code.
+"""How CLEVR-Math is scored, as data: :data:`SPEC`, shared by ``clevr-math evaluate``, the
+rewards and the lmms-eval tasks. It imports the spec alone: no ``datasets``, no report code.
 
 Example:
     >>> SPEC.correct(math_question("q", "3", "insertion", "addition[0]", 1), "There are three.")
@@ -13,12 +12,11 @@ from typing import Any
 
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 
-__all__ = ["CHART_FILES", "EXTRACTION", "MULTIHOP", "SPEC", "math_question"]
+__all__ = ["EXTRACTION", "MULTIHOP", "SPEC", "math_question"]
 
 MULTIHOP = "multihop"
 EXTRACTION = ("integer: the last number (digits before number words) of the answer span: the last \\boxed{}, "
               "<answer></answer> or {}, else the text after the last 'Answer:'/'answer is', else the whole text")
-CHART_FILES = ("accuracy_by_category.png", "accuracy_by_num_operations.png")
 
 
 def _category_order(name: str) -> tuple:
@@ -37,12 +35,13 @@ SPEC = ScoringSpec(
     sections=(
         Section("by_category", "category", order=_category_order),
         Section("by_template", "template"),
-        Section("by_num_operations", "num_operations", "operations", table=False, generalisation=True),
+        Section("by_num_operations", "num_operations", "operations", table=False, generalisation=True,
+                label="{} operation(s)"),
         Section("by_hop", "hop", order=lambda hop: hop == MULTIHOP, table=False, generalisation=True),
     ),
     charts=(
-        ChartSpec(CHART_FILES[0], "Accuracy by category", "by_category", "category"),
-        ChartSpec(CHART_FILES[1], "Accuracy by number of operations", "by_num_operations", "operations"),
+        ChartSpec("Accuracy by category", "by_category", "category"),
+        ChartSpec("Accuracy by number of operations", "by_num_operations", "operations"),
     ),
     baselines=(Baseline("majority"), Baseline("category_prior", ("category",)),
                Baseline("template_prior", ("template", "category"))),

@@ -8,13 +8,10 @@ Example::
 """
 
 
-import sys
-
 from builder_utils.lazy import lazy_exports
 
-# Imported on first use: the lmms-eval task utilities and the scorers import submodules of this
-# package without paying for the builder and ``datasets``.
-_EXPORTS = {
+# Imported on first use (builder_utils/lazy.py): the scorers and lmms-eval task stay light.
+__all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "CONFIG_NAMES": "clotho_aqa.config",
     "ClothoAQA": "clotho_aqa.clotho_aqa",
     "ClothoAQAConfig": "clotho_aqa.config",
@@ -22,6 +19,4 @@ _EXPORTS = {
     "ReleaseError": "clotho_aqa.release",
     "decode_audio": "clotho_aqa.audio",
     "without_decoding": "clotho_aqa.audio",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(sys.modules[__name__], _EXPORTS)
+})

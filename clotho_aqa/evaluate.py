@@ -1,17 +1,10 @@
 """``clotho-aqa evaluate``: score a model's answers on Clotho-AQA the way the paper reports them.
 
-One prediction per question (``question_id`` = ``<file_name>#<question index>``), scored by
-:data:`SPEC` under every labelling in use (:data:`RULES`: ``unfiltered`` = each of the 3
-annotator answers a target, ``unanimous``, ``majority``, ``any_of_3``), per question type,
-single words also top-5. ``overall`` is the configuration's own labelling
-(:data:`CONFIG_LABELLING`; ``report["labelling"]`` names it). Yes/no answers are read by
-:func:`~builder_utils.evaluation.extract.extract_yes_no`, single words by
-:func:`~builder_utils.evaluation.extract.extract_word` with the builder's spelling rule
-(:func:`clotho_aqa.answers.normalize_answer`) against the train and evaluated answers, a digit
-answering its number word. Baselines, learnt from every train annotator answer of the same
-type: ``majority`` (the 5 most frequent answers) and ``question_prior`` (the same by the
-question's two leading words, then its first): the paper found question-only models as good as
-multimodal ones.
+The scoring is :data:`clotho_aqa.scoring.SPEC`: one prediction per question (``question_id`` =
+``<file_name>#<question index>``) under every labelling (unfiltered, unanimous, majority,
+any_of_3), ``overall`` under the configuration's own (``report["labelling"]`` names it), by
+question type, single words also top-5; majority and question-only prior baselines. This module
+adds how the rows of any configuration become questions.
 
 Example::
 
@@ -25,32 +18,23 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from pathlib import Path
+from collections.abc import Mapping
+from functools import partial
 
 from builder_utils.evaluation import evaluate as engine
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import EvaluateCommand
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction
-from builder_utils.evaluation.report import report_systems
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
-from clotho_aqa.scoring import (
-    CHART_FILES,
-    CONFIG_LABELLING,
-    RULES,
-    SPEC,
-    TYPES,
-    aqa_question,
-    headline,
-    labelling,
-)
+from clotho_aqa.scoring import CONFIG_LABELLING, SPEC, TYPES, aqa_question
 
-__all__ = ["CONFIG_LABELLING", "RULES", "SPEC", "aqa_question", "evaluate", "headline", "labelling", "main",
-           "read_questions", "write_evaluation"]
+__all__ = ["CONFIG_LABELLING", "SPEC", "TYPES", "aqa_question", "evaluate", "evaluate_demo", "main", "read_questions",
+           "write_evaluation"]
 
 COLUMNS = ("question_id", "question", "answers", "answer", "label", "answer_type", "annotator")
+
+
 def read_questions(dataset, config: str) -> list[Question]:
     """The questions of a split of any Clotho-AQA config, with their annotator answers.
 
@@ -83,20 +67,13 @@ def read_questions(dataset, config: str) -> list[Question]:
             for qid, e in grouped.items()]
 
 
-def evaluate(
-    data: str | os.PathLike,
-    config: str = "questions",
-    split: str = "test",
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
-    train_split: str = "train",
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    cache_dir: str | os.PathLike | None = None,
-    ignore_extra_ids: bool = False,
-) -> dict:
-    """Score ``predictions`` (a file or a ``{question_id: prediction}`` dict; None: baselines
-    only) on ``split`` of ``config`` in ``data``; return the report (what ``report.json`` holds).
-    ``ignore_extra_ids``: predictions for questions outside ``config`` are left out and counted.
+def evaluate(data: str | os.PathLike, config: str = "questions", split: str = "test",
+             predictions: str | os.PathLike | Mapping[str, Prediction] | None = None, **options) -> dict:
+    """The report (what ``report.json`` holds) of ``predictions`` (a file or a
+    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``;
+    ``options``: ``train_split``, ``seed``, ``resamples``, ``cache_dir``, ``ignore_extra_ids`` (a
+    file made for a larger configuration: the other ids are counted, not an error; see
+    :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`).
 
     Example::
 
@@ -105,17 +82,11 @@ def evaluate(
     from clotho_aqa import ClothoAQA
 
     return engine.evaluate_dataset(SPEC, read_questions, ClothoAQA, COLUMNS, data, config, split, predictions,
-                                   train_split, seed, resamples, cache_dir, ignore_extra_ids)
+                                   **options)
 
 
-def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and the charts into ``out``.
-
-    Example::
-
-        write_evaluation(evaluate("hub"), "eval")
-    """
-    return engine.write_evaluation(SPEC, report, out, overwrite)
+#: ``write_evaluation(report, out, overwrite=False)``: ``report.json``, ``report.md`` and the charts.
+write_evaluation = partial(engine.write_evaluation, SPEC)
 
 
 def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
@@ -127,16 +98,10 @@ def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str
 
         evaluate_demo("demo_output/clotho_aqa/hub", "demo_output/clotho_aqa/evaluation")
     """
-    stream = stream or sys.stdout
-    report = evaluate(hub, "questions", "test", cache_dir=cache_dir)
-    write_evaluation(report, out, overwrite=True)
-    print(f"\nbaselines on questions/test ({report['num_questions']} questions), report in {out}:", file=stream)
-    print(engine.labelling_table(SPEC, report_systems(report)), file=stream)
-    return report
+    return engine.write_demo(SPEC, evaluate(hub, "questions", "test", cache_dir=cache_dir), out, stream)
 
 
-COMMAND = EvaluateCommand("clotho-aqa evaluate", "clotho_aqa", __doc__.split("\n\n")[0], "questions", evaluate,
-                          write_evaluation, CHART_FILES)
+COMMAND = EvaluateCommand("clotho-aqa evaluate", "clotho_aqa", __doc__.split("\n\n")[0], "questions", evaluate, SPEC)
 #: ``clotho-aqa evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
 add_arguments, main = COMMAND.add_arguments, COMMAND.main
 

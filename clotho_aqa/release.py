@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
+from builder_utils.json_input import shown_path
 from builder_utils.media_check import check_all, check_wav, summarize
 from clotho_aqa.answers import normalize_answer
 
@@ -86,15 +87,16 @@ class MissingAudioError(FileNotFoundError):
         ['a.wav']
     """
 
-    def __init__(self, missing: list[str], audio_dir: str | os.PathLike, shown: int = 20):
+    def __init__(self, missing: list[str], audio_dir: str | os.PathLike, shown: int = 5):
         self.missing = list(missing)
         self.audio_dir = str(audio_dir)
-        listed = "\n".join(f"  {name}" for name in self.missing[:shown])
-        more = f"\n  ... and {len(self.missing) - shown} more" if len(self.missing) > shown else ""
+        # One line, as every error of a command: the first names (quoted: names hold commas), a count.
+        listed = ", ".join(repr(name) for name in self.missing[:shown])
+        more = f" and {len(self.missing) - shown} more" if len(self.missing) > shown else ""
         super().__init__(
-            f"{len(self.missing)} audio file(s) referenced by the QA CSVs are missing from {self.audio_dir}:\n"
-            f"{listed}{more}\n"
-            "Pass skip_missing_audio=True to build without them (their questions are dropped with a warning)."
+            f"{shown_path(self.audio_dir)}: {len(self.missing)} audio file(s) referenced by the QA CSVs are missing: "
+            f"{listed}{more}; pass skip_missing_audio=True to build without them (their questions are dropped "
+            "with a warning)"
         )
 
 

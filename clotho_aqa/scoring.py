@@ -1,7 +1,6 @@
-"""How Clotho-AQA is scored, as data: :data:`SPEC` (a :class:`~builder_utils.evaluation.spec.ScoringSpec`)
-with its labellings (:data:`RULES`, :func:`labelling`, each configuration's :func:`headline`),
-shared by ``clotho-aqa evaluate``, the rewards (:mod:`clotho_aqa.rewards`) and the lmms-eval
-task. This module imports the spec alone: no ``datasets``, no report or chart code.
+"""How Clotho-AQA is scored, as data: :data:`SPEC` and its labellings (:data:`RULES`,
+:func:`labelling`, each configuration's :func:`headline`), shared by ``clotho-aqa evaluate``, the
+rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no report code.
 
 Example:
     >>> SPEC.reward(aqa_question("q", "Is it raining?", ["yes", "no", "yes"], "yes_no"), "Yes.", labelling("majority"))
@@ -16,7 +15,7 @@ from collections.abc import Sequence
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Labelling, Question, ScoringSpec, Section
 from clotho_aqa.answers import normalize_answer
 
-__all__ = ["CHART_FILES", "CONFIG_LABELLING", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "aqa_question",
+__all__ = ["CONFIG_LABELLING", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "aqa_question",
            "headline", "labelling"]
 
 TYPES = ("yes_no", "single_word")
@@ -24,7 +23,6 @@ TOP_K = 5
 EXTRACTION = ("yes/no: the first yes/no word of the answer span; single word: the span normalised like the "
               "builder's answers (clotho_aqa.answers.normalize_answer), punctuation and a leading article removed, "
               "else its first known answer word, a digit read as its number word; ranked lists item by item")
-CHART_FILES = ("accuracy_by_labelling.png", "accuracy_by_category.png")
 
 #: The labellings by their short name (the rewards' ``labelling=``): rule and description.
 RULES = {
@@ -79,8 +77,8 @@ SPEC = ScoringSpec(
     labellings=tuple(labelling(name, kind) for kind in TYPES for name in RULES),
     headline=headline,
     sections=(Section("by_category", "answer_type", "question type", order=TYPES.index),),
-    charts=(ChartSpec(CHART_FILES[0], "Accuracy by labelling (single-word: top-1)", "by_labelling", "labelling"),
-            ChartSpec(CHART_FILES[1], "Accuracy by question type", "by_category", "question type")),
+    charts=(ChartSpec("Accuracy by labelling (single-word: top-1)", "by_labelling", "labelling"),
+            ChartSpec("Accuracy by question type", "by_category", "question type")),
     baselines=(Baseline("majority", top_k=TOP_K, within_kind=True),
                Baseline("question_prior", ("leading_words", "first_word"), top_k=TOP_K, within_kind=True)),
     extraction_note=EXTRACTION,

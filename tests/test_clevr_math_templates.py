@@ -445,6 +445,32 @@ def test_chains_alternate_and_keep_intermediate_counts(chain_questions, scenes):
     assert above_ten, "max_answer=30 should let some chains go above 10"
 
 
+def test_same_sign_chains_of_the_long_set_follow_their_text(scenes):
+    """clevr_math_long_chains' same_sign_k: removals only (either removal form first) or
+    insertions only, checked by the chain oracle from the question text."""
+    long_dir = TEMPLATE_ROOT / "clevr_math_long_chains"
+    templates = _load_templates(long_dir)
+    readers = {key: TextReader(t) for key, t in templates.items()}
+    options = GeneratorOptions(templates="clevr_math_long_chains", seed=5, max_answer=30,
+                               question_types=("same_sign_2", "same_sign_3", "same_sign_4"))
+    seen, above_ten = set(), False
+    for q in QuestionGenerator(options).generate(scenes[:30]):
+        family, index = _family(q), q["template_index"]
+        k = int(family.rsplit("_", 1)[1])
+        ops = (chain_templates.same_sign_sequence(k, "remove", chain_templates.REMOVE_ALL),
+               chain_templates.same_sign_sequence(k, "remove", chain_templates.REMOVE_SOME),
+               chain_templates.same_sign_sequence(k, "add"))[index]
+        scene = _scene_of(q, scenes)
+        expected, states, amounts = chain_oracle(ops, readers[(family, index)].read(q["question"]), scene["objects"])
+        assert str(expected) == str(q["answer"]) == execute_answer(q["program"], scene), q["question"]
+        assert list(q["intermediate_counts"]) == states and all(a >= 1 for a in amounts), q["question"]
+        seen.add((k, index))
+        above_ten |= int(q["answer"]) > 10
+    assert {index for _, index in seen} == {0, 1, 2} and {k for k, _ in seen} == {2, 3, 4}
+    assert above_ten
+    assert chain_templates.main(["--long", "--check"]) == 0  # the committed set is what --long writes
+
+
 def test_max_answer_ten_keeps_chains_within_the_paper_range(scenes):
     options = GeneratorOptions(templates="clevr_math_chains", seed=5, max_answer=10)
     questions = list(QuestionGenerator(options).generate(scenes[:20]))

@@ -116,12 +116,34 @@ def test_write_tasks_makes_an_export_path_absolute_and_refuses_a_missing_folder(
     template = _yaml(copy / "_default_template_yaml")
     assert template["dataset_path"] == str(export.resolve())
     assert (copy / "utils.py").read_text() == (package.TASK_DIR / "utils.py").read_text()
-    assert sorted(p.name for p in copy.iterdir()) == sorted(p.name for p in task_files(package.TASK_DIR))
+    assert sorted(p.name for p in copy.iterdir()) == sorted([".ownership.json",
+                                                              *(p.name for p in task_files(package.TASK_DIR))])
     hub = package.write_tasks(tmp_path / "hub_tasks", "someone/some-dataset")
     assert _yaml(hub / "_default_template_yaml")["dataset_path"] == "someone/some-dataset"
     with pytest.raises(ValueError, match="neither an existing folder nor a Hub repository id"):
         package.write_tasks(tmp_path / "never", "demo_output/clevr_math/hub-that-is-not-there")
     assert not (tmp_path / "never").exists()
+
+
+@pytest.mark.parametrize("package", [math_tasks, aqa_tasks])
+def test_write_tasks_replaces_only_its_own_unchanged_files(tmp_path, package):
+    out = tmp_path / "tasks"
+    package.write_tasks(out, "someone/first")
+    package.write_tasks(out, "someone/second")  # its own copy: replaced
+    template = out / "_default_template_yaml"
+    assert _yaml(template)["dataset_path"] == "someone/second"
+    # a file edited since, or one it never wrote: refused, nothing written
+    template.write_text(template.read_text() + "# my edit\n")
+    with pytest.raises(ValueError, match="_default_template_yaml: not written by write_tasks, or changed since"):
+        package.write_tasks(out, "someone/third")
+    assert template.read_text().endswith("# my edit\n")
+    other = tmp_path / "mine"
+    other.mkdir()
+    (other / "utils.py").write_text("# my own utils\n")
+    with pytest.raises(ValueError, match="utils.py: not written by write_tasks"):
+        package.write_tasks(other, "someone/third")
+    assert sorted(p.name for p in other.iterdir()) == ["utils.py"]
+    assert (other / "utils.py").read_text() == "# my own utils\n"
 
 
 # --- imports -----------------------------------------------------------------------------
@@ -165,8 +187,8 @@ def test_clevr_math_records_score_like_evaluate_and_the_rewards(data):
         texts = [CLEVR_STYLES[i % len(CLEVR_STYLES)].format(n=row["label"], wrong=row["label"] + 1)
                  for i, row in enumerate(rows)]
         records = [math_utils.clevr_math_process_results(row, [text]) for row, text in zip(rows, texts)]
-        report = math_eval.evaluate(data["hub_clevr"], config, predictions={r["question_id"]: t for r, t in zip(rows, texts)},
-                                    cache_dir=data["cache"])
+        predictions = {row["question_id"]: text for row, text in zip(rows, texts)}
+        report = math_eval.evaluate(data["hub_clevr"], config, predictions=predictions, cache_dir=data["cache"])
         accuracy = [r["accuracy"] for r in records]
         assert math_utils.clevr_math_accuracy(accuracy) == report["overall"]["accuracy"]
         assert mean_score(r["unparseable"] for r in records) == report["overall"]["unparseable"] / len(rows)
@@ -196,8 +218,8 @@ def test_clotho_records_score_every_labelling_like_evaluate_and_the_rewards(data
     rows = _rows(data, "hub_clotho", "questions")
     texts = _clotho_texts(rows)
     records = [aqa_utils.clotho_aqa_process_results(row, [text]) for row, text in zip(rows, texts)]
-    report = aqa_eval.evaluate(data["hub_clotho"], "questions", predictions={r["question_id"]: t for r, t in zip(rows, texts)},
-                               cache_dir=data["cache"])
+    predictions = {row["question_id"]: text for row, text in zip(rows, texts)}
+    report = aqa_eval.evaluate(data["hub_clotho"], "questions", predictions=predictions, cache_dir=data["cache"])
     assert set(aqa_utils.METRICS.values()) <= set(report["by_labelling"])
     for metric, labelling in aqa_utils.METRICS.items():
         assert mean_score(r[metric] for r in records) == report["by_labelling"][labelling]["accuracy"], metric

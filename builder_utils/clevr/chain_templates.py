@@ -32,6 +32,10 @@ Regenerate the committed set (the default, k = 2..5; ``--check`` only compares) 
 or write longer chains elsewhere and use them with ``generate-questions --template_dir DIR``::
 
     python -m builder_utils.clevr.chain_templates --max-operations 8 --output-dir my_chains
+
+The shipped ``clevr_math_long_chains`` set (what ``clevr_math.stream`` asks with
+``num_operations`` 2..8) adds same-sign chains (removals only, insertions only) to the
+alternating ones, up to 8 operations; regenerate it with ``--long``.
 """
 
 from __future__ import annotations
@@ -52,6 +56,9 @@ DEFAULT_MAX_INSERT = 3
 MAX_OPERATIONS = 8
 CATEGORY = "multihop"
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "templates" / "clevr_math_chains"
+# The stream's set (clevr_math.stream): alternating and same-sign chains of 2..MAX_OPERATIONS.
+LONG_CHAINS_DIR = Path(__file__).resolve().parent / "templates" / "clevr_math_long_chains"
+SAME_SIGN_FAMILY = "same_sign"
 
 REMOVE_ALL = "remove_all"
 REMOVE_SOME = "remove_some"
@@ -81,6 +88,22 @@ def operation_sequence(num_operations: int, start: str, first_removal: str) -> l
         else:
             ops.append(ADD)
     return ops
+
+
+def same_sign_sequence(num_operations: int, sign: str, first_removal: str = REMOVE_ALL) -> list[str]:
+    """The operations of a chain that only removes (the removal forms alternate) or only adds.
+
+    >>> same_sign_sequence(3, "remove", REMOVE_SOME)
+    ['remove_some', 'remove_all', 'remove_some']
+    >>> same_sign_sequence(2, "add")
+    ['add', 'add']
+    """
+    if sign == "add":
+        return [ADD] * num_operations
+    if sign != "remove":
+        raise ValueError(f"sign must be 'remove' or 'add', got {sign!r}")
+    other = REMOVE_SOME if first_removal == REMOVE_ALL else REMOVE_ALL
+    return [first_removal if i % 2 == 0 else other for i in range(num_operations)]
 
 
 def _clause(op: str, i: int, verb_slot: str) -> str:
@@ -171,6 +194,33 @@ def chain_templates(num_operations: int, max_insert: int | None = DEFAULT_MAX_IN
     ]
 
 
+def same_sign_templates(num_operations: int, max_insert: int | None = DEFAULT_MAX_INSERT) -> list[dict]:
+    """The three same-sign chains of one length: removals only (starting with either removal
+    form) and insertions only (whose answers pass 10 from a few operations on).
+
+    >>> [t["text"][0] for t in same_sign_templates(2)][2]
+    '{Add} <X1> <C1> <S1>s. {Add} <X2> <C2> <S2>s. How many objects are there now?'
+    """
+    return [
+        chain_template(same_sign_sequence(num_operations, "remove", REMOVE_ALL), max_insert),
+        chain_template(same_sign_sequence(num_operations, "remove", REMOVE_SOME), max_insert),
+        chain_template(same_sign_sequence(num_operations, "add"), max_insert),
+    ]
+
+
+def long_chain_files(max_operations: int = MAX_OPERATIONS, max_insert: int | None = DEFAULT_MAX_INSERT) -> dict[str, str]:
+    """File name -> JSON text of the stream's set: ``chain_k.json`` (alternating, as
+    :func:`chain_files`) and ``same_sign_k.json`` for k = 2..``max_operations``.
+
+    >>> sorted(long_chain_files(2))
+    ['chain_2.json', 'same_sign_2.json']
+    """
+    files = chain_files(max_operations, max_insert)
+    files |= {f"{SAME_SIGN_FAMILY}_{k}.json": render(same_sign_templates(k, max_insert))
+              for k in range(MIN_OPERATIONS, max_operations + 1)}
+    return files
+
+
 def file_name(num_operations: int) -> str:
     """The file (and so the family) holding the chains of one length.
 
@@ -232,9 +282,10 @@ def _write_files(out: Path, files: dict[str, str]) -> list[Path]:
     for name, text in files.items():
         write_atomic(out / name, text)
         written.append(out / name)
-    for stale in out.glob("chain_*.json"):
-        if stale.name not in files:
-            stale.unlink()
+    for pattern in ("chain_*.json", f"{SAME_SIGN_FAMILY}_*.json"):
+        for stale in out.glob(pattern):
+            if stale.name not in files:
+                stale.unlink()
     return written
 
 
@@ -246,18 +297,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--max-insert", type=int, default=DEFAULT_MAX_INSERT,
                         help=f"most objects one insertion adds (default {DEFAULT_MAX_INSERT}; 0 = up to the "
                              "scene's object count)")
-    parser.add_argument("--output-dir", default=str(DEFAULT_OUTPUT_DIR),
-                        help="folder to write (default: the shipped clevr_math_chains set)")
+    parser.add_argument("--output-dir", default=None,
+                        help="folder to write (default: the shipped clevr_math_chains set, or with --long "
+                             "clevr_math_long_chains)")
+    parser.add_argument("--long", action="store_true",
+                        help=f"write the stream's set: alternating and same-sign chains of {MIN_OPERATIONS}.."
+                             f"{MAX_OPERATIONS} operations (default folder: {LONG_CHAINS_DIR.name})")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if the folder differs from what would be written")
     args = parser.parse_args(argv)
+    if args.long and args.max_operations == DEFAULT_MAX_OPERATIONS:
+        args.max_operations = MAX_OPERATIONS
     try:
-        files = chain_files(args.max_operations, args.max_insert or None)
+        write = long_chain_files if args.long else chain_files
+        files = write(args.max_operations, args.max_insert or None)
     except ValueError as exc:
         parser.error(str(exc))
-    out = Path(args.output_dir)
+    out = Path(args.output_dir or (LONG_CHAINS_DIR if args.long else DEFAULT_OUTPUT_DIR))
     if args.check:
-        present = {p.name: p.read_text(encoding="utf-8") for p in out.glob("chain_*.json")}
+        present = {p.name: p.read_text(encoding="utf-8") for pattern in ("chain_*.json", f"{SAME_SIGN_FAMILY}_*.json")
+                   for p in out.glob(pattern)}
         if present != files:
             print(f"{out}: chain templates are out of date; rerun python -m {__spec__.name if __spec__ else __name__}",
                   file=sys.stderr)

@@ -11,7 +11,10 @@ output: :func:`ordered_map` is the one place that decides it.
   :func:`builder_utils.interrupt.stop_on_signals`) the pool is terminated at once, so an
   interrupted run neither waits for queued tasks nor leaves orphaned workers.
 - ``dask="local"``: a :class:`distributed.LocalCluster` of ``num_workers`` single-threaded
-  processes, closed at the end. ``dask="tcp://host:8786"``: an existing scheduler. Tasks are
+  processes, closed at the end, with a scratch folder of its own (not the shared
+  ``/tmp/dask-scratch-space``) removed when it closes; its workers never see Ctrl-C (only this
+  process decides what an interrupt does, so it prints one line, not one traceback per
+  worker). ``dask="tcp://host:8786"``: an existing scheduler. Tasks are
   submitted with retries; a task whose worker dies is recomputed elsewhere by the scheduler,
   and since a task is a pure function of its arguments, the results are the same.
 
@@ -32,7 +35,9 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
+import tempfile
 import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
@@ -84,9 +89,28 @@ def require_dask():
     return distributed
 
 
+def _scratch_cluster(distributed) -> type:
+    """``LocalCluster`` whose ``close`` also removes the scratch folder it was given."""
+
+    class ScratchCluster(distributed.LocalCluster):
+        scratch: str = ""
+
+        def close(self, *args, **kwargs):
+            try:
+                return super().close(*args, **kwargs)
+            finally:
+                shutil.rmtree(self.scratch, ignore_errors=True)
+
+    return ScratchCluster
+
+
 def local_cluster(num_workers: int = 2) -> Any:
     """A new ``distributed.LocalCluster`` of ``num_workers`` single-threaded worker processes,
-    with the light housekeeping of :data:`LOCAL_CLUSTER_CONFIG`. The caller closes it.
+    with the light housekeeping of :data:`LOCAL_CLUSTER_CONFIG`. The caller closes it (also at
+    interpreter exit, through ``distributed``'s own hook); closing removes its scratch folder, a
+    new ``dask-scratch-*`` folder of the temporary directory. Its workers ignore SIGINT
+    (:func:`_start_method_without_sigint`): a Ctrl-C reaches the whole process group, and only
+    this process must act on it.
 
     Example (prose, a cluster takes seconds to start)::
 
@@ -105,10 +129,78 @@ def local_cluster(num_workers: int = 2) -> Any:
     # server (health checks) still starts: on a free port of this host only, not on 0.0.0.0:8787,
     # which a second cluster would find taken. The nannies hand the configuration in force to the
     # worker processes they spawn.
-    with dask.config.set(LOCAL_CLUSTER_CONFIG):
-        return distributed.LocalCluster(n_workers=num_workers, threads_per_worker=1, processes=True,
-                                        dashboard_address="127.0.0.1:0", scheduler_kwargs={"dashboard": False},
-                                        silence_logs=logging.ERROR)
+    with _signals_deferred() as deferred:
+        ours = {"temporary-directory": tempfile.mkdtemp(prefix="dask-scratch-"),
+                "distributed.worker.multiprocessing-method": _start_method_without_sigint()}
+        try:
+            with dask.config.set({**LOCAL_CLUSTER_CONFIG, **ours}):
+                cluster = _scratch_cluster(distributed)(
+                    n_workers=num_workers, threads_per_worker=1, processes=True, dashboard_address="127.0.0.1:0",
+                    scheduler_kwargs={"dashboard": False}, silence_logs=logging.ERROR)
+        except BaseException:
+            shutil.rmtree(ours["temporary-directory"], ignore_errors=True)
+            raise
+        cluster.scratch = ours["temporary-directory"]
+    if deferred:  # Ctrl-C or SIGTERM while it started: close it, then act on the signal
+        cluster.close()
+        deferred.deliver()
+    return cluster
+
+
+class _Deferred(list):
+    """The signals that arrived during :func:`_signals_deferred`, with the handlers they missed."""
+
+    handlers: dict
+
+    def deliver(self) -> None:
+        """Run the first missed signal's handler (Ctrl-C: raises ``KeyboardInterrupt``)."""
+        handler = self.handlers[self[0]]
+        if callable(handler):
+            handler(self[0], None)
+
+
+@contextmanager
+def _signals_deferred() -> Iterator[_Deferred]:
+    """Record SIGINT and SIGTERM during the block instead of acting on them, so that the
+    cluster being started is never left half-built (``distributed`` would then fail to close
+    it at exit, with a traceback); the caller closes it and calls ``deliver()``. Outside the
+    main thread (no handler can be set there), nothing changes."""
+    import threading
+
+    deferred = _Deferred()
+    deferred.handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            deferred.handlers[signum] = signal.signal(signum, lambda signum, frame: deferred.append(signum))
+    try:
+        yield deferred
+    finally:
+        for signum, handler in deferred.handlers.items():
+            signal.signal(signum, handler)
+
+
+def _start_method_without_sigint() -> str:
+    """The start method for the workers: ``forkserver``, the server started now with SIGINT
+    ignored, so that every process it forks (the workers, restarted ones too) ignores it;
+    ``spawn`` (dask's default) outside the main thread, where no handler can be set.
+
+    Python installs no ``KeyboardInterrupt`` handler in a process that starts with SIGINT
+    ignored, and the fork server restores that state in each child. Meanwhile this process
+    blocks SIGINT, so a Ctrl-C of these few milliseconds is raised afterwards, not lost.
+    """
+    import threading
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        return "spawn"
+    mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, handler)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    return "forkserver"
 
 
 @contextmanager

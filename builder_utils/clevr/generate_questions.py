@@ -159,8 +159,6 @@ def _check_writable(out: str, folder: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the command for parsed arguments; returns the number of questions written."""
-    from tqdm import tqdm
-
     if args.output_questions_file is None:
         args.output_questions_file = DEFAULT_OUTPUT[args.output_format]
     check_arguments(args)
@@ -183,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
                          cuts=[a for a, _ in shards])
     output = "arrow" if args.output_format == "parquet" else "json"
     info = {**scenes.info, "generated_by": GENERATED_BY}  # how a later run knows the output is ours
-    with tqdm(total=stop - start, unit="scene", file=sys.stderr, desc=PROG, disable=not progress_wanted(args.quiet)) as bar:
+    with _progress_bar(stop - start, progress_wanted(args.quiet)) as bar:
         results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
                                    output=output)
 
@@ -209,6 +207,29 @@ def run(args: argparse.Namespace) -> int:
                        "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
                        args.output_questions_file)
     return count
+
+
+class _NoBar:
+    """What the loop needs of a progress bar, when none is shown."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+    def update(self, count: int) -> None:
+        pass
+
+
+def _progress_bar(total: int, shown: bool):
+    """A tqdm bar over ``total`` scenes, or a stand-in: tqdm (and the multiprocessing it loads)
+    is imported only when a bar is shown, which keeps a piped run's start-up short."""
+    if not shown:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="scene", file=sys.stderr, desc=PROG)
 
 
 def _shard_tables(results, shards):

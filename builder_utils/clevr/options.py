@@ -41,6 +41,7 @@ __all__ = [
     "GeneratorOptions",
     "Integer",
     "FilePath",
+    "Share",
     "Words",
     "add_option_flags",
     "builder_fields",
@@ -61,27 +62,57 @@ _KEY = "generator_option"
 
 
 class Integer:
-    """An ``int`` (not a bool) ``>= minimum``; ``None`` too when ``optional``.
+    """An ``int`` (not a bool) ``>= minimum`` (and ``<= maximum`` if given); ``None`` too when
+    ``optional``.
 
     >>> Integer(1)("templates_per_image", True)
     Traceback (most recent call last):
     ...
     ValueError: templates_per_image must be an integer >= 1, got True
+    >>> Integer(1, maximum=8)("num_operations", 9)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_operations must be an integer in 1..8, got 9
     """
 
-    def __init__(self, minimum: int, *, optional: bool = False):
-        self.minimum, self.optional = minimum, optional
+    def __init__(self, minimum: int, *, maximum: int | None = None, optional: bool = False):
+        self.minimum, self.maximum, self.optional = minimum, maximum, optional
 
     def __call__(self, name: str, value: Any) -> Any:
         if value is None and self.optional:
             return value
-        if type(value) is not int or value < self.minimum:
+        if type(value) is not int or value < self.minimum or (self.maximum is not None and value > self.maximum):
             alternative = " or None" if self.optional else ""
-            raise ValueError(f"{name} must be an integer >= {self.minimum}{alternative}, got {value!r}")
+            bound = f">= {self.minimum}" if self.maximum is None else f"in {self.minimum}..{self.maximum}"
+            raise ValueError(f"{name} must be an integer {bound}{alternative}, got {value!r}")
         return value
 
     def flag(self) -> dict:
         return {"type": int}
+
+
+class Share:
+    """A fraction in [0, 1] (an ``int`` or ``float``, not a bool); ``None`` too when ``optional``.
+
+    >>> Share(optional=True)("adversarial", 1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: adversarial must be a number in [0, 1] or None, got 1.5
+    """
+
+    def __init__(self, *, optional: bool = False):
+        self.optional = optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if type(value) not in (int, float) or not 0 <= value <= 1:
+            alternative = " or None" if self.optional else ""
+            raise ValueError(f"{name} must be a number in [0, 1]{alternative}, got {value!r}")
+        return float(value)
+
+    def flag(self) -> dict:
+        return {"type": float}
 
 
 class Flag:

@@ -15,7 +15,14 @@ from collections.abc import Iterable, Sequence
 
 from .templates import Template
 
-__all__ = ["COARSE_TYPES", "QuestionTypeError", "coarse_types", "parse_question_types", "select_templates"]
+__all__ = [
+    "COARSE_TYPES",
+    "QuestionTypeError",
+    "coarse_types",
+    "parse_question_types",
+    "program_coarse_types",
+    "select_templates",
+]
 
 COARSE_TYPES = (
     "count",
@@ -76,8 +83,18 @@ def coarse_types(template: Template) -> frozenset[str]:
     >>> sorted(coarse_types(one_hop))
     ['count', 'relation']
     """
-    final = template.nodes[-1].type
-    types = {node.type for node in template.nodes}
+    return program_coarse_types([node.type for node in template.nodes])
+
+
+def program_coarse_types(functions: Sequence[str]) -> frozenset[str]:
+    """The coarse question types of a program given as its node types in order (a template's,
+    or a released program's ``function`` names: the last node gives the answer).
+
+    >>> sorted(program_coarse_types(["scene", "relate", "query_color"]))
+    ['query', 'relation']
+    """
+    final = functions[-1] if functions else ""
+    types = set(functions)
     found = set()
     if final in _COUNT:
         found.add("count")

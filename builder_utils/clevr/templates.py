@@ -47,7 +47,7 @@ __all__ = [
 
 TEMPLATES_ROOT = Path(__file__).resolve().parent / "templates"
 SYNONYMS_FILE = Path(__file__).resolve().parent / "synonyms.json"
-SHIPPED_TEMPLATE_SETS = ("clevr", "clevr_math", "clevr_math_chains")
+SHIPPED_TEMPLATE_SETS = ("clevr", "clevr_math", "clevr_math_chains", "clevr_math_long_chains")
 
 # Metadata type -> scene attribute, for the four attribute types a filter can test.
 ATTRIBUTE_TYPES: Mapping[str, str] = MappingProxyType({t: a for a, t in ATTRIBUTES.items()})

@@ -1,14 +1,9 @@
 """Scoring extracted answers against gold answers: accuracy, top-k, counts, bootstrap intervals.
+Missing and unparseable predictions count as wrong, and are counted.
 
-Every scored item is a :class:`Scored`: the rank at which the gold answer appears among the
-prediction's answers (1 = top-1 correct), and whether the prediction was missing or
-unparseable. Missing and unparseable predictions count as wrong and are reported with their
-counts.
-
-The 95 % interval is the percentile bootstrap over the scored items: ``resamples`` resamples of
-the same size, drawn with replacement, with ``numpy.random.default_rng(seed)``. For a mean of
-0/1 outcomes a resample's number of correct items is exactly Binomial(n, k/n), so the draws are
-made that way (same distribution, no n x resamples index matrix).
+The 95 % interval is the percentile bootstrap over the scored items (``resamples`` resamples,
+``numpy.random.default_rng(seed)``). A resample's number of correct 0/1 items is exactly
+Binomial(n, k/n), so that is what is drawn (same distribution, no n x resamples index matrix).
 
 Example:
     >>> items = [score(["3"], "3"), score(["4"], "3"), score([], "3"), score(None, "3")]
@@ -40,12 +35,7 @@ class Scored:
 
     @property
     def correct(self) -> bool:
-        """Top-1 correct.
-
-        Example:
-            >>> score(["yes"], "yes").correct
-            True
-        """
+        """Top-1 correct: ``score(["yes"], "yes").correct`` is True."""
         return self.rank == 1
 
     def correct_at(self, k: int) -> bool:
@@ -74,16 +64,13 @@ def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
     return Scored(next((i + 1 for i, a in enumerate(answers) if a in golds), None), "answered")
 
 
-def bootstrap_interval(
-    correct: int, total: int, seed: int = 0, resamples: int = DEFAULT_RESAMPLES, level: float = 0.95
-) -> list[float] | None:
+def bootstrap_interval(correct: int, total: int, seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
+                       level: float = 0.95) -> list[float] | None:
     """Percentile bootstrap interval of an accuracy ``correct / total`` (None when total is 0).
 
     Example:
-        >>> bootstrap_interval(70, 100, seed=0)
-        [0.61, 0.79]
-        >>> bootstrap_interval(5, 5, seed=0)
-        [1.0, 1.0]
+        >>> bootstrap_interval(70, 100, seed=0), bootstrap_interval(5, 5, seed=0)
+        ([0.61, 0.79], [1.0, 1.0])
     """
     if total <= 0:
         return None
@@ -93,9 +80,8 @@ def bootstrap_interval(
     return [round(float(low), 6), round(float(high), 6)]
 
 
-def summarize(
-    items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_RESAMPLES, top_k: int | None = None
-) -> dict:
+def summarize(items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
+              top_k: int | None = None) -> dict:
     """Accuracy (exact ``correct / total``), counts and the bootstrap interval of ``items``;
     with ``top_k``, also ``top_<k>`` accuracy and its interval.
 

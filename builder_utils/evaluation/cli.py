@@ -1,14 +1,7 @@
-"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate`` and
-``write_evaluation`` functions, chart files, default config, extra options) gives the common
-options (``--data --config --split --predictions --out`` ...), the run (check ``--out``,
-evaluate, write, print the overall table) and the entry point. Errors and signals follow
-:mod:`builder_utils.command` (one ``error:`` line and status 2; 130 / 143 when interrupted).
-
-Example:
-    >>> import argparse
-    >>> command = EvaluateCommand("x evaluate", "x", "X.", "general", evaluate=None, write=None, chart_files=())
-    >>> command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", "eval"]).split
-    'test'
+"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate``
+function, scoring spec, default config, extra options) gives the common options (``--data
+--config --split --predictions --out`` ...), the run (:func:`run_evaluation`) and the entry point.
+Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and status 2).
 """
 
 from __future__ import annotations
@@ -17,11 +10,14 @@ import argparse
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from builder_utils.command import run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
+from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
+from builder_utils.evaluation.spec import ScoringSpec
 from builder_utils.ownership import check_output, refuse_overlap
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
@@ -60,7 +56,7 @@ def run_evaluation(
         >>> import tempfile
         >>> from builder_utils.evaluation.accuracy import score, summarize
         >>> from builder_utils.evaluation.report import write_report
-        >>> command = EvaluateCommand("x", "x", "X.", "all", None, None, ())
+        >>> command = EvaluateCommand("x", "x", "X.", "all", None, None)
         >>> args = command.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "hub", "--out", tempfile.mkdtemp()])
         >>> def evaluate(data, config, split, predictions, **options):
         ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
@@ -87,27 +83,22 @@ def run_evaluation(
     return 0
 
 
-
 @dataclass(frozen=True)
 class EvaluateCommand:
-    """One dataset's ``evaluate`` subcommand. ``evaluate(data, config, split, predictions,
+    """One dataset's ``evaluate`` subcommand: ``evaluate(data, config, split, predictions,
     train_split=, seed=, resamples=, cache_dir=, ignore_extra_ids=, **options)`` makes the report,
-    ``write(report, out, overwrite=)`` writes it; ``options`` are extra ``(flag, help)`` string
-    options passed to ``evaluate`` by name.
+    written with ``spec``'s charts; ``options`` are extra ``(flag, help)`` string options passed
+    to ``evaluate`` by name.
 
     Example:
         >>> import tempfile
-        >>> from builder_utils.evaluation.accuracy import score, summarize
-        >>> from builder_utils.evaluation.report import write_report
+        >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec
+        >>> from builder_utils.evaluation.evaluate import score_report
+        >>> spec = ScoringSpec("x", "X", {"integer": Extraction("integer")})
         >>> def evaluate(data, config, split, predictions, **options):
-        ...     return {"config": config, "overall": summarize([score(["3"], "3")])}
-        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate,
-        ...                           lambda report, out, overwrite: write_report(out, report, "# x"), ())
-        >>> command.main(["--data", "hub", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
-        | system | accuracy | 95% CI | correct / total | unparseable | missing |
-        |---|---|---|---|---|---|
-        | model | 100.0% | 100.0-100.0 | 1 / 1 | 0 | 0 |
-        report: .../report.md
+        ...     return score_report(spec, [Question("q", ("3",), "integer")], [], {"q": "3"}, header={"data": data})
+        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate, spec)
+        >>> command.main(["--data", "d", "--out", tempfile.mkdtemp(), "--quiet"])
         0
     """
 
@@ -116,15 +107,14 @@ class EvaluateCommand:
     description: str
     default_config: str
     evaluate: Callable[..., Mapping]
-    write: Callable[..., Sequence[Path]]
-    chart_files: Sequence[str]
+    spec: ScoringSpec
     options: Sequence[tuple[str, str]] = ()
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         """The subcommand's options on ``parser``; ``args.run(args)`` evaluates.
 
         Example:
-            >>> c = EvaluateCommand("x", "x", "X.", "questions", None, None, (), (("--scenes", "scene files"),))
+            >>> c = EvaluateCommand("x", "x", "X.", "questions", None, None, (("--scenes", "scene files"),))
             >>> c.add_arguments(argparse.ArgumentParser()).parse_args(["--data", "d", "--out", "o"]).config
             'questions'
         """
@@ -154,23 +144,21 @@ class EvaluateCommand:
         return parser
 
     def run(self, args: argparse.Namespace) -> int:
-        """Check ``--out`` before any work, evaluate, write, print the overall table unless
-        ``--quiet``; returns the exit status 0.
+        """:func:`run_evaluation` with this command's evaluate, spec and options; returns 0.
 
         Example::
 
             command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
-            # -> 0
         """
-        return run_evaluation(args, self.evaluate, self.write, self.chart_files,
+        return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
+                              [chart.filename for chart in self.spec.charts],
                               extra=["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)])
 
     def main(self, argv: Sequence[str] | None = None) -> int:
-        """The standalone entry point, with the conventions of
-        :func:`builder_utils.command.run_parsed`; returns the exit status (2 for bad input).
+        """The standalone entry point (:func:`builder_utils.command.run_parsed`: status 2 for bad input).
 
         Example:
-            >>> EvaluateCommand("x evaluate", "x", "X.", "all", None, None, ()).main(["--data", "d"])
+            >>> EvaluateCommand("x evaluate", "x", "X.", "all", None, None).main(["--data", "d"])
             Traceback (most recent call last):
             ...
             SystemExit: 2

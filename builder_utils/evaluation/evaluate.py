@@ -1,19 +1,8 @@
 """The one ``evaluate``: a :class:`~builder_utils.evaluation.spec.ScoringSpec` and questions in,
-the report out (``report.json``, ``report.md``, PNG charts).
-
-A *system* is the model (its predictions) or a baseline. Each is scored the same way:
-every question's prediction is read once (the spec's extraction for its kind), then scored
-against the targets of the headline labelling (``overall`` and every section), and of each of
-the spec's labellings (``by_labelling``). Every summary counts ``questions`` and targets
-(``total``) apart: under the unfiltered labelling a question has one target per annotator.
-
-Example:
-    >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec, Section
-    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")}, sections=(Section("by_category", "category"),))
-    >>> qs = [Question("a", ("3",), "integer", {"category": "x"}), Question("b", ("1",), "integer", {"category": "y"})]
-    >>> r = score_report(spec, qs, [], {"a": "three", "b": "2"}, header={"data": "toy"})
-    >>> r["overall"]["accuracy"], r["by_category"]["y"]["accuracy"]
-    (0.5, 0.0)
+the report out (``report.json``, ``report.md``, PNG charts). A *system* is the model or a
+baseline; each question's prediction is read once, then scored against the targets of the
+headline labelling (``overall`` and the sections) and of each of the spec's labellings
+(``by_labelling``). Summaries count ``questions`` and targets (``total``) apart.
 """
 
 from __future__ import annotations
@@ -24,39 +13,29 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize
-from builder_utils.evaluation.data import load_splits, require_known_ids, require_split
+from builder_utils.evaluation.data import EvaluationError, load_splits
 from builder_utils.evaluation.predictions import Prediction, given_predictions
-from builder_utils.evaluation.report import (
-    Chart,
-    breakdown_table,
-    chart_rows,
-    markdown_table,
-    overall_table,
-    percent,
-    report_systems,
-    write_report,
-)
+from builder_utils.evaluation.report import (Chart, breakdown_table, chart_rows, markdown_table, overall_table, percent,
+                                             report_systems, write_report)
 from builder_utils.evaluation.spec import Question, ScoringSpec
 
 __all__ = ["charts", "evaluate_dataset", "labelling_table", "render_markdown", "score_report", "system_result",
-           "write_evaluation"]
+           "write_demo", "write_evaluation"]
 
 
-def _summary(items: Sequence[tuple[str, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
-    out = summarize([s for _, s in items], seed, resamples, top_k)
-    out["questions"] = len({qid for qid, _ in items})
-    return out
+def _summary(items: Sequence[tuple[Question, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
+    summary = summarize([s for _, s in items], seed, resamples, top_k)
+    return summary | {"questions": len({q.question_id for q, _ in items})}
 
 
 def _groups(items: Sequence[tuple[Question, Scored]], key: str, order: Callable | None, seed: int,
             resamples: int) -> dict[str, dict]:
-    grouped: dict[Hashable, list[tuple[str, Scored]]] = {}
+    grouped: dict[Hashable, list[tuple[Question, Scored]]] = {}
     for q, s in items:
         value = q.keys[key]
         for group in value if isinstance(value, tuple) else (value,):
-            grouped.setdefault(group, []).append((q.question_id, s))
-    keys = sorted(grouped, key=order) if order is not None else sorted(grouped)
-    return {str(k): _summary(grouped[k], seed, resamples) for k in keys}
+            grouped.setdefault(group, []).append((q, s))
+    return {str(k): _summary(grouped[k], seed, resamples) for k in sorted(grouped, key=order)}
 
 
 def system_result(spec: ScoringSpec, questions: Sequence[Question], predictions: Mapping[str, Prediction],
@@ -75,20 +54,16 @@ def system_result(spec: ScoringSpec, questions: Sequence[Question], predictions:
                for q in questions if q.question_id in predictions}
 
     def scored(labelling) -> list[tuple[Question, Scored]]:
-        return [(q, score(answers.get(q.question_id), target)) for q in questions if labelling.applies(q.kind)
-                for target in labelling.targets(q.answers)]
+        return [(q, score(answers.get(q.question_id), target)) for q in questions for target in labelling.targets(q)]
 
     headline = spec.headline(config)
     items = scored(headline)
-    result = {"overall": {**_summary([(q.question_id, s) for q, s in items], seed, resamples),
-                          "labelling": headline.name}}
+    result = {"overall": {**_summary(items, seed, resamples), "labelling": headline.name}}
     for section in spec.sections:
         result[section.name] = _groups(items, section.key, section.order, seed, resamples)
     if spec.labellings:
-        result["by_labelling"] = {
-            labelling.name: _summary([(q.question_id, s) for q, s in scored(labelling)], seed, resamples,
-                                     labelling.top_k)
-            for labelling in spec.labellings}
+        result["by_labelling"] = {labelling.name: _summary(scored(labelling), seed, resamples, labelling.top_k)
+                                  for labelling in spec.labellings}
     return result
 
 
@@ -106,21 +81,11 @@ def _generalisation(spec: ScoringSpec, train: Sequence[Question], systems: Mappi
     return out
 
 
-def score_report(
-    spec: ScoringSpec,
-    questions: Sequence[Question],
-    train: Sequence[Question],
-    predictions: Mapping[str, Prediction] | None,
-    source: str | None = None,
-    header: Mapping | None = None,
-    config: str = "",
-    oracle: Mapping[str, str | None] | None = None,
-    notes: Sequence[str] = (),
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    ignore_extra_ids: bool = False,
-    where: str = "the evaluated questions",
-) -> dict:
+def score_report(spec: ScoringSpec, questions: Sequence[Question], train: Sequence[Question],
+                 predictions: Mapping[str, Prediction] | None, source: str | None = None, header: Mapping | None = None,
+                 config: str = "", oracle: Mapping[str, str | None] | None = None, notes: Sequence[str] = (),
+                 seed: int = 0, resamples: int = DEFAULT_RESAMPLES, ignore_extra_ids: bool = False,
+                 where: str = "the evaluated questions") -> dict:
     """The report of ``predictions`` (None: baselines only) on ``questions``: ``header`` first
     (what was evaluated), the model's sections, ``baselines`` (learnt from ``train``, plus the
     ``oracle`` answers when given), ``generalisation`` when the spec has such sections, and
@@ -128,14 +93,19 @@ def score_report(
     ``--ignore_extra_ids``; with ``ignore_extra_ids`` it is left out and counted.
 
     Example:
-        >>> from builder_utils.evaluation.spec import Extraction, ScoringSpec
-        >>> spec = ScoringSpec("t", "T", {"integer": Extraction("integer")})
-        >>> score_report(spec, [Question("a", ("1",), "integer")], [], {"a": "1", "z": "2"},
-        ...              ignore_extra_ids=True)["ignored_ids"]
-        1
+        >>> from builder_utils.evaluation.spec import Extraction, ScoringSpec, Section
+        >>> spec = ScoringSpec("t", "T", {"integer": Extraction("integer")}, sections=(Section("by_category", "category"),))
+        >>> qs = [Question("a", ("3",), "integer", {"category": "x"}), Question("b", ("1",), "integer", {"category": "y"})]
+        >>> r = score_report(spec, qs, [], {"a": "three", "b": "2", "z": "4"}, ignore_extra_ids=True)
+        >>> r["overall"]["accuracy"], r["by_category"]["y"]["accuracy"], r["ignored_ids"]
+        (0.5, 0.0, 1)
     """
     notes = list(notes)
     vocabulary = {a for q in [*train, *questions] if spec.extractions[q.kind].answer_vocabulary for a in q.answers}
+
+    def result(predictions: Mapping[str, Prediction]) -> dict:
+        return system_result(spec, questions, predictions, config, vocabulary, seed, resamples)
+
     report: dict = {"dataset": spec.dataset, **(header or {}), "predictions": source,
                     "num_questions": len(questions), "extraction": spec.extraction_note}
     if len(spec.extractions) > 1:
@@ -146,23 +116,25 @@ def score_report(
     report |= {"seed": seed, "bootstrap_resamples": resamples}
     systems: dict[str, dict] = {}
     if predictions is not None:
-        ignored = require_known_ids(predictions, {q.question_id for q in questions}, source, where, ignore_extra_ids)
+        known = {q.question_id for q in questions}
+        unknown = [qid for qid in predictions if qid not in known]
+        if unknown and not ignore_extra_ids:  # a wrong --split or --config would score as all-missing
+            shown = ", ".join(repr(u) for u in unknown[:5]) + (", ..." if len(unknown) > 5 else "")
+            raise EvaluationError(f"{source or 'predictions'}: {len(unknown)} question_id(s) are not in {where} "
+                                  f"({shown}); wrong --split or --config? (--ignore_extra_ids scores a file made for "
+                                  "a larger configuration, leaving those out)")
         if ignore_extra_ids:
-            report["ignored_ids"] = ignored
-        systems["model"] = system_result(spec, questions, predictions, config, vocabulary, seed, resamples)
+            report["ignored_ids"] = len(unknown)
+        systems["model"] = result(predictions)
         report.update(systems["model"])
-    baselines = {}
-    if train:
-        for baseline in spec.baselines:
-            baselines[baseline.name] = system_result(spec, questions, baseline.predictions(train, questions), config,
-                                                     vocabulary, seed, resamples)
-    elif spec.baselines:
+    baselines = {b.name: result(b.predictions(train, questions)) for b in spec.baselines} if train else {}
+    if spec.baselines and not train:
         notes.append("no train questions: the majority and prior baselines are left out")
     if oracle is not None:
         if len(oracle) < len(questions):
             notes.append(f"oracle: {len(questions) - len(oracle)} question(s) without a scene or program "
                          "(counted as missing)")
-        baselines["oracle"] = system_result(spec, questions, oracle, config, vocabulary, seed, resamples)
+        baselines["oracle"] = result(oracle)
     report["baselines"] = baselines
     if any(s.generalisation for s in spec.sections):
         report["generalisation"] = _generalisation(spec, train, systems | baselines)
@@ -170,23 +142,12 @@ def score_report(
     return report
 
 
-def evaluate_dataset(
-    spec: ScoringSpec,
-    read: Callable[..., list[Question]],
-    builder_class: type,
-    columns: Sequence[str],
-    data: str | os.PathLike,
-    config: str,
-    split: str = "test",
-    predictions=None,
-    train_split: str = "train",
-    seed: int = 0,
-    resamples: int = DEFAULT_RESAMPLES,
-    cache_dir: str | os.PathLike | None = None,
-    ignore_extra_ids: bool = False,
-    oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
-    notes: Sequence[str] = (),
-) -> dict:
+def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], builder_class: type,
+                     columns: Sequence[str], data: str | os.PathLike, config: str, split: str = "test", predictions=None,
+                     train_split: str = "train", seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
+                     cache_dir: str | os.PathLike | None = None, ignore_extra_ids: bool = False,
+                     oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
+                     notes: Sequence[str] = ()) -> dict:
     """:func:`score_report` on ``split`` of ``config`` in ``data`` (an export, a Hub repository
     or a ``data_dir``; see :func:`~builder_utils.evaluation.data.load_splits`), the questions
     read from each split by ``read(dataset, config)``, the baselines learnt on ``train_split``.
@@ -197,7 +158,9 @@ def evaluate_dataset(
     """
     predictions, source = given_predictions(predictions)  # a bad file fails before any data is loaded
     splits = load_splits(data, config, builder_class, columns, cache_dir)
-    questions = read(require_split(splits, split, data, config), config)
+    if split not in splits:
+        raise EvaluationError(f"{data}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
+    questions = read(splits[split], config)
     train = read(splits[train_split], config) if train_split in splits else []
     header = {"data": os.fspath(data), "config": config, "split": split, "train_split": train_split}
     return score_report(spec, questions, train, predictions, source, header, config,
@@ -226,9 +189,8 @@ def labelling_table(spec: ScoringSpec, systems: Mapping[str, Mapping]) -> str:
 def _generalisation_table(spec: ScoringSpec, report: Mapping, names: Sequence[str]) -> str:
     rows = []
     for section in (s for s in spec.sections if s.generalisation):
-        label = "{} operation(s)" if section.key == "num_operations" else "{}"
         for group, row in report["generalisation"][section.name].items():
-            rows.append([label.format(group), row["train_questions"], row["questions"],
+            rows.append([section.label.format(group), row["train_questions"], row["questions"],
                          *(percent(row["accuracy"].get(n)) for n in names)])
     return markdown_table(["questions", "train questions", "test questions", *names], rows)
 
@@ -287,7 +249,7 @@ def charts(spec: ScoringSpec, report: Mapping) -> list[Chart]:
 
 def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
     """Write ``report.json``, ``report.md`` and the spec's charts into ``out`` (through
-    :func:`~builder_utils.evaluation.report.write_report`, the one function that writes).
+    :func:`~builder_utils.evaluation.report.write_report`).
 
     Example::
 
@@ -295,3 +257,18 @@ def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike,
     """
     return write_report(out, report, render_markdown(spec, report), charts(spec, report), overwrite=overwrite)
 
+
+def write_demo(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, stream=None) -> Mapping:
+    """The demo's last step for one baselines-only ``report``: write it into ``out`` (replacing
+    the previous run's), print where, and its labelling table (or overall table). Returns ``report``.
+
+    Example::
+
+        write_demo(SPEC, evaluate("demo_output/clevr_math/hub", "general"), "evaluation/general")
+    """
+    write_evaluation(spec, report, out, overwrite=True)
+    systems = report_systems(report)
+    print(f"\nbaselines on {report['config']}/{report['split']} ({report['num_questions']} questions), "
+          f"report in {out}:", file=stream)
+    print(labelling_table(spec, systems) if spec.labellings else overall_table(systems), file=stream)
+    return report

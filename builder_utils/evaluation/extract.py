@@ -1,39 +1,26 @@
 """Answer extraction: a model's free text -> the answer it gives, or ``None`` (unparseable).
 
-One documented rule set, the same for every dataset, applied in two steps.
+One rule set for every dataset, in two steps; the work is linear in the text's length on any
+input (one pass per rule without backtracking, and the answer read from at most
+:data:`SPAN_LIMIT` characters of the span).
 
-1. **The answer span.** The last ``\\boxed{...}``; else the last ``<answer>...</answer>``; else the
-   last ``{...}``; else the text after the last answer marker (``Answer:``, ``answer is``,
-   ``Final answer =`` ...); else the whole text. An ``<answer>`` span runs from the nearest
-   opening tag before the last closing one. One pass without backtracking finds the tags, so
-   the work is linear in the text's length (``answer_span("<answer>" * 16384)`` included); the
-   answer is then read from at most :data:`SPAN_LIMIT` characters of the span (its end for an
-   integer, its start otherwise), so a million digits or a whole essay cost no more.
-2. **The answer in the span**, by the kind of answer the question asks for:
+1. **The answer span**: the last ``\\boxed{...}``; else the last ``<answer>...</answer>`` (from the
+   nearest opening tag before the last closing one); else the last ``{...}``; else the text after
+   the last answer marker (``Answer:``, ``answer is``, ``Final answer =`` ...); else the whole text.
+2. **The answer in the span**, by kind: ``integer``, **the last** number, digits (``3``, ``-1``,
+   ``1,000``, ``3.0``; not ``2.5``) winning over English words (``zero`` ... ``ninety-nine``,
+   ``none``); ``yes_no``, the span ``y``/``n`` or **the first** of yes, yeah, yep, true / no,
+   nope, false; ``word``, the span normalised (lower case, punctuation and a leading article
+   removed), synonyms mapped (``ball`` -> ``sphere``) and, with a vocabulary, the span if it is an
+   answer, else **the first** vocabulary word in it (plural ``-s`` dropped if only the singular is known).
 
-   - ``integer``: numbers written with digits (``3``, ``-1``, ``1,000``, ``3.0``) or as English words
-     (``zero`` ... ``ninety-nine``, ``none``). When several appear, **the last one** wins (a
-     chain of thought states the result last: "Removing 2 of the 5 cubes leaves 3." -> 3), and
-     digits win over words ("There are 3 cubes; one is red." -> 3). A last number that is not
-     whole (``2.5``) is unparseable.
-   - ``yes_no``: the span ``y`` / ``n``, or **the first** of yes, yeah, yep, true / no, nope,
-     false ("No, there is no dog." -> no; "Yes, but no cat." -> yes).
-   - ``word`` (CLEVR attribute values, Clotho-AQA single-word answers): the span is normalised
-     (lower case, one space, surrounding punctuation and a leading article removed), synonyms
-     are mapped to their canonical word (``ball`` -> ``sphere``) and, with a vocabulary, a span
-     that is not itself an answer yields **the first** vocabulary word in it (plural ``-s``
-     dropped when only the singular is known): short answers lead with the answer.
-
-A prediction may be a ranked list (single-word answers): each item is extracted the same way,
-in order; integer and yes/no questions use the first item.
+A ranked list (single-word answers) is extracted item by item; integer and yes/no use its first item.
 
 Example:
     >>> extract_integer("Let me count. 5 - 2 = 3, so the answer is \\\\boxed{3}.")
     3
-    >>> extract_yes_no("Yes, there is a dog barking.")
-    'yes'
-    >>> extract_word("Big.", synonyms={"big": "large"}, vocabulary={"large", "small"})
-    'large'
+    >>> extract_yes_no("No, there is no dog."), extract_word("Big.", synonyms={"big": "large"}, vocabulary={"large"})
+    ('no', 'large')
 """
 
 from __future__ import annotations
@@ -42,19 +29,8 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-__all__ = [
-    "KINDS",
-    "SPAN_LIMIT",
-    "Work",
-    "NUMBER_WORDS",
-    "answer_span",
-    "extract",
-    "extract_integer",
-    "extract_ranked",
-    "extract_word",
-    "extract_yes_no",
-    "last_boxed",
-]
+__all__ = ["KINDS", "NUMBER_WORDS", "SPAN_LIMIT", "Work", "answer_span", "extract", "extract_integer", "extract_ranked",
+           "extract_word", "extract_yes_no", "last_boxed"]
 
 KINDS = ("integer", "yes_no", "word")
 
@@ -62,17 +38,14 @@ _UNITS = ("zero one two three four five six seven eight nine ten eleven twelve t
           "fifteen sixteen seventeen eighteen nineteen").split()
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90}
 #: English number words 0..99 ("twenty-one" and "twenty one"), plus "none" for 0.
-NUMBER_WORDS: dict[str, int] = {word: value for value, word in enumerate(_UNITS)} | dict(_TENS) | {"none": 0}
-for _ten, _value in _TENS.items():
-    for _unit in range(1, 10):
-        NUMBER_WORDS[f"{_ten}-{_UNITS[_unit]}"] = _value + _unit
+NUMBER_WORDS: dict[str, int] = ({word: value for value, word in enumerate(_UNITS)} | dict(_TENS) | {"none": 0}
+                                | {f"{ten}-{_UNITS[u]}": value + u for ten, value in _TENS.items() for u in range(1, 10)})
 
 # Finding the span is a fixed number of passes over the text, each linear: ``str.find`` /
 # ``rfind`` for the literal tags, and two searches anchored at the start that open with a greedy
 # ``.*``: the engine runs to the end once and backs off to the LAST place where the rest matches
 # (no list of matches, no retry from every start). What follows the ``.*`` is a literal, or a
-# possessive run that stops at the next brace or non-space: no attempt scans past the next
-# candidate. (The old ``<answer>(.*?)</answer>`` findall rescanned to the end from every tag.)
+# possessive run that stops at the next brace or non-space: no attempt scans past the next candidate.
 _LAST_BOXED = re.compile(r"(?s:.*)\\boxed(\s*+)\{([^{}]*+)\}")  # a literal first: a fast back-off
 # "Answer: 3", "the answer is 3", "Final answer = 3", "ANSWER - 3"; "answer" alone (as in
 # "I cannot answer that") is not a marker. Possessive runs: a space run is never re-scanned.
@@ -81,8 +54,7 @@ _LAST_BOXED = re.compile(r"(?s:.*)\\boxed(\s*+)\{([^{}]*+)\}")  # a literal firs
 _LAST_MARKER = re.compile(r"(?s:.*)answer(?<!\wanswer)\b\s*+(?:is\b|:|=|-(?!\w))\s*+")
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
-_YES = frozenset({"yes", "yeah", "yep", "true"})
-_NO = frozenset({"no", "nope", "false"})
+_YES_NO = dict.fromkeys(("yes", "yeah", "yep", "true"), "yes") | dict.fromkeys(("no", "nope", "false"), "no")
 _STRIP = " \t\r\n.,;:!?\"'`()[]*_"
 _ARTICLES = ("a ", "an ", "the ")
 #: The answer is read from at most this many characters of the span: its end for an integer
@@ -93,9 +65,7 @@ SPAN_LIMIT = 2048
 
 @dataclass
 class Work:
-    """The characters an extraction's searches covered (each anchored search covers the text
-    once forwards and backs off to its match): the measure the linearity tests count instead of
-    timing.
+    """The characters an extraction's searches covered: what the linearity tests count, not time.
 
     Example:
         >>> work = Work(); _ = answer_span("<answer>3</answer>", work); work.chars <= 3 * 18
@@ -105,11 +75,10 @@ class Work:
     chars: int = 0
 
 
-def _search(pattern: re.Pattern, text: str, work: Work | None, end: int | None = None) -> re.Match | None:
-    end = len(text) if end is None else end
-    found = pattern.match(text, 0, end)
+def _search(pattern: re.Pattern, text: str, work: Work | None) -> re.Match | None:
+    found = pattern.match(text)
     if work is not None:
-        work.chars += end + (end - (found.end() if found else 0))  # forwards, then backing off
+        work.chars += 2 * len(text) - (found.end() if found else 0)  # forwards, then backing off
     return found
 
 
@@ -163,19 +132,13 @@ def answer_span(text: str, work: Work | None = None) -> str:
     in ``len(text)`` (``work``, if given, counts what was examined).
 
     Example:
-        >>> answer_span("Step 1: 10 objects. Step 2: remove 3. Answer: 7.")
-        '7.'
+        >>> answer_span("Step 1: 10 objects. Step 2: remove 3. Answer: 7."), answer_span("There are 3 cubes.")
+        ('7.', 'There are 3 cubes.')
         >>> answer_span("<answer>two</answer>"), answer_span("<answer><answer>5</answer>")
         ('two', '5')
-        >>> answer_span("There are 3 cubes left.")
-        'There are 3 cubes left.'
     """
     found = _span(text, work)
     return (text[found[0]:found[1]] if found is not None else text).strip()
-
-
-def _is_token_char(char: str) -> bool:
-    return char.isalnum() or char in "_.,-'"
 
 
 def _window(span: str, work: Work | None, tail: bool = False) -> str:
@@ -185,26 +148,21 @@ def _window(span: str, work: Work | None, tail: bool = False) -> str:
     if len(span) <= SPAN_LIMIT:
         return span
     cut = len(span) - SPAN_LIMIT if tail else SPAN_LIMIT
-    while 0 < cut < len(span) and _is_token_char(span[cut]) and _is_token_char(span[cut - 1]):
+    while 0 < cut < len(span) and all(c.isalnum() or c in "_.,-'" for c in span[cut - 1:cut + 1]):
         cut += 1 if tail else -1
     return span[cut:] if tail else span[:cut]
 
 
 def _number_words(span: str) -> list[int]:
-    words = _WORD.findall(span.lower())
     values: list[int] = []
     previous_ten = False
-    for word in words:
+    for word in _WORD.findall(span.lower()):
         value = NUMBER_WORDS.get(word)
-        if value is None:
-            previous_ten = False
-            continue
-        if previous_ten and 0 < value < 10:  # "twenty one" is one number, not two
+        if value is not None and previous_ten and 0 < value < 10:  # "twenty one" is one number, not two
             values[-1] += value
-            previous_ten = False
-            continue
-        values.append(value)
-        previous_ten = word in _TENS
+        elif value is not None:
+            values.append(value)
+        previous_ten = value is not None and word in _TENS
     return values
 
 
@@ -241,30 +199,11 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
     span = _window(answer_span(text, work), work).lower().strip(_STRIP)
     if span in ("y", "n"):
         return "yes" if span == "y" else "no"
-    for word in _WORD.findall(span):
-        if word in _YES:
-            return "yes"
-        if word in _NO:
-            return "no"
-    return None
+    return next((_YES_NO[word] for word in _WORD.findall(span) if word in _YES_NO), None)
 
 
-def _normalize_span(text: str, normalize: Callable[[str], str], work: Work | None) -> str:
-    span = normalize(_window(answer_span(text, work), work)).strip(_STRIP)
-    for article in _ARTICLES:
-        if span.startswith(article):
-            span = span[len(article):].strip(_STRIP)
-            break
-    return span
-
-
-def extract_word(
-    text: str,
-    vocabulary: Collection[str] | None = None,
-    synonyms: Mapping[str, str] | None = None,
-    normalize: Callable[[str], str] | None = None,
-    work: Work | None = None,
-) -> str | None:
+def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms: Mapping[str, str] | None = None,
+                 normalize: Callable[[str], str] | None = None, work: Work | None = None) -> str | None:
     """A single-word answer: the normalised span, mapped through ``synonyms``; with a
     ``vocabulary``, the span itself when it is an answer, else the first answer word in it.
 
@@ -272,18 +211,16 @@ def extract_word(
     applies to the annotators' answers); by default lower case and single spaces.
 
     Example:
-        >>> extract_word("The Rain.")
-        'rain'
-        >>> extract_word("It is a shiny ball.", vocabulary={"metal", "rubber"}, synonyms={"shiny": "metal"})
-        'metal'
+        >>> extract_word("The Rain."), extract_word("...")
+        ('rain', None)
         >>> extract_word("Two balls.", vocabulary={"sphere", "cube"}, synonyms={"ball": "sphere"})
         'sphere'
-        >>> extract_word("...") is None
-        True
     """
     normalize = normalize or (lambda s: " ".join(s.split()).lower())
     synonyms = synonyms or {}
-    span = _normalize_span(text, normalize, work)
+    span = normalize(_window(answer_span(text, work), work)).strip(_STRIP)
+    article = next((a for a in _ARTICLES if span.startswith(a)), "")
+    span = span[len(article):].strip(_STRIP)
     if not span:
         return None
     whole = synonyms.get(span, span)
@@ -298,16 +235,10 @@ def extract_word(
     return None
 
 
-def extract(
-    prediction: str | Sequence[str] | None,
-    kind: str,
-    vocabulary: Collection[str] | None = None,
-    synonyms: Mapping[str, str] | None = None,
-    normalize: Callable[[str], str] | None = None,
-) -> str | None:
-    """The answer of one prediction as a string (``"3"``, ``"yes"``, ``"sphere"``), or None.
-
-    A list is a ranked prediction: its first item is used here (see :func:`extract_ranked`).
+def extract(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
+            synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None) -> str | None:
+    """The answer of one prediction as a string (``"3"``, ``"yes"``, ``"sphere"``), or None; of a
+    ranked list, the first answer (see :func:`extract_ranked`).
 
     Example:
         >>> extract("There are three.", "integer"), extract(["no", "yes"], "yes_no")
@@ -317,15 +248,9 @@ def extract(
     return ranked[0] if ranked else None
 
 
-def extract_ranked(
-    prediction: str | Sequence[str] | None,
-    kind: str,
-    vocabulary: Collection[str] | None = None,
-    synonyms: Mapping[str, str] | None = None,
-    normalize: Callable[[str], str] | None = None,
-    limit: int | None = None,
-    work: Work | None = None,
-) -> list[str]:
+def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
+                   synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None,
+                   limit: int | None = None, work: Work | None = None) -> list[str]:
     """The answers of a prediction in rank order (a text is a list of one), without repeats
     and without unparseable items, at most ``limit``.
 

@@ -31,11 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builder_utils.atomic import write_atomic
 
 __all__ = ["mean_score", "sample_record", "task_files", "user_turn", "write_task_folder"]
 
 _DATASET_PATH = re.compile(r"^dataset_path:.*$", re.MULTILINE)
+COMMAND = "write_tasks"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 
@@ -58,14 +58,19 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
     an existing exported folder (written as an absolute path, so the copy does not depend on the
     working folder) or a Hub repository id (``name`` or ``owner/name``). Returns ``out_dir``.
 
-    Raises ValueError for a path that is neither (a folder that does not exist, say).
+    The files go through :mod:`builder_utils.ownership` (staged, recorded in ``out_dir``'s
+    record with their sha256); a later call replaces only those, unchanged. ValueError, naming the path, for a ``dataset_path`` that is
+    neither a folder nor a repository id, and for a file of ``out_dir`` that this function did
+    not write or that changed since (nothing is written then).
 
     Example::
 
         write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")
         # -> PosixPath('my_tasks')
     """
-    out = Path(out_dir)
+    from builder_utils.ownership import OutputFolder, OwnershipError, check_output
+
+    out = check_output(out_dir, "out_dir")
     local = Path(dataset_path).expanduser()
     if local.is_dir():
         target = str(local.resolve())
@@ -74,13 +79,26 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
     else:
         raise ValueError(f"dataset_path {os.fspath(dataset_path)!r} is neither an existing folder nor a Hub "
                          "repository id (owner/name)")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out}: not a folder; write_tasks writes a task folder there")
+    sources = task_files(task_dir)
     # JSON strings are YAML strings: a path with ': ' or '#' stays one value.
     line = f"dataset_path: {json.dumps(target)}"
-    for path in task_files(task_dir):
-        text = path.read_text(encoding="utf-8")
-        if path.name != "utils.py":
-            text = _DATASET_PATH.sub(lambda _: line, text)
-        write_atomic(out / path.name, text)
+    with OutputFolder(out, COMMAND) as folder:
+        for source in sources:
+            if not folder.is_ours(source.name) and os.path.lexists(out / source.name):
+                raise ValueError(f"{out / source.name}: not written by write_tasks, or changed since; move it away or "
+                                 "choose another out_dir")
+        staging = folder.staging()
+        for source in sources:
+            text = source.read_text(encoding="utf-8")
+            if source.name != "utils.py":
+                text = _DATASET_PATH.sub(lambda _: line, text)
+            (staging / source.name).write_text(text, encoding="utf-8")
+        try:
+            folder.commit(staging, dict.fromkeys(source.name for source in sources))
+        except OwnershipError as exc:
+            raise ValueError(str(exc)) from None
     return out
 
 

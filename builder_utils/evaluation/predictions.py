@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import csv
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Union
 
@@ -37,14 +37,12 @@ class PredictionsError(ValueError):
 
 
 def _value(raw: Any, where: str) -> Prediction:
-    if raw is None:
-        return None
+    if raw is None or isinstance(raw, str):
+        return raw
     if isinstance(raw, bool):
         raise PredictionsError(f"{where}: prediction is a boolean ({raw}); write it as text (\"yes\"/\"no\")")
     if isinstance(raw, (int, float)):
         return str(raw)
-    if isinstance(raw, str):
-        return raw
     if isinstance(raw, (list, tuple)):
         if not all(isinstance(item, (str, int, float)) and not isinstance(item, bool) for item in raw):
             raise PredictionsError(f"{where}: a ranked prediction must be a list of strings")
@@ -52,21 +50,7 @@ def _value(raw: Any, where: str) -> Prediction:
     raise PredictionsError(f"{where}: prediction must be text or a list of answers, not {type(raw).__name__}")
 
 
-def _add(out: dict[str, Prediction], qid: Any, raw: Any, where: str, seen: dict[str, str]) -> None:
-    if qid is None or (isinstance(qid, str) and not qid.strip()):
-        raise PredictionsError(f"{where}: empty question_id")
-    if isinstance(qid, bool) or not isinstance(qid, (str, int)):
-        raise PredictionsError(f"{where}: question_id must be text, not {type(qid).__name__}")
-    qid = str(qid)
-    if qid in out:
-        raise PredictionsError(f"{where}: question_id {qid!r} again (first at {seen[qid]})")
-    out[qid] = _value(raw, where)
-    seen[qid] = where.rsplit(": ", 1)[-1]
-
-
-def _read_jsonl(path: Path) -> dict[str, Prediction]:
-    out: dict[str, Prediction] = {}
-    seen: dict[str, str] = {}
+def _jsonl_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
@@ -75,13 +59,10 @@ def _read_jsonl(path: Path) -> dict[str, Prediction]:
             row = loads_json(line.rstrip("\r\n"), where=shown_path(path), first_line=number, error=PredictionsError)
             if not isinstance(row, dict) or any(c not in row for c in COLUMNS):
                 raise PredictionsError(f"{where}: expected an object with keys {', '.join(COLUMNS)}")
-            _add(out, row["question_id"], row["prediction"], where, seen)
-    return out
+            yield row["question_id"], row["prediction"], where
 
 
-def _read_csv(path: Path) -> dict[str, Prediction]:
-    out: dict[str, Prediction] = {}
-    seen: dict[str, str] = {}
+def _csv_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
     with open(path, encoding="utf-8", newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in COLUMNS if c not in (reader.fieldnames or ())]
@@ -97,11 +78,10 @@ def _read_csv(path: Path) -> dict[str, Prediction]:
                 except PredictionsError:
                     parsed = raw  # free text that happens to start with "["
                 raw = parsed if isinstance(parsed, list) else raw
-            _add(out, row["question_id"], raw, where, seen)
-    return out
+            yield row["question_id"], raw, where
 
 
-def _read_parquet(path: Path) -> dict[str, Prediction]:
+def _parquet_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
     import pyarrow.parquet as pq
 
     try:
@@ -111,19 +91,14 @@ def _read_parquet(path: Path) -> dict[str, Prediction]:
     missing = [c for c in COLUMNS if c not in table.column_names]
     if missing:
         raise PredictionsError(f"{path}: missing column(s) {', '.join(missing)} (columns: {table.column_names})")
-    out: dict[str, Prediction] = {}
-    seen: dict[str, str] = {}
     ids, values = table.column("question_id").to_pylist(), table.column("prediction").to_pylist()
     for index, (qid, raw) in enumerate(zip(ids, values)):
-        _add(out, qid, raw, f"{path}: row {index}", seen)
-    return out
+        yield qid, raw, f"{path}: row {index}"
 
 
 def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
-    """``question_id`` -> prediction (text, ranked list, or None), in file order.
-
-    The format follows the extension: ``.jsonl`` (also ``.json``, ``.ndjson``: one object per
-    line), ``.csv``, ``.parquet``.
+    """``question_id`` -> prediction (text, ranked list, or None), in file order. The format
+    follows the extension: ``.jsonl`` (also ``.json``, ``.ndjson``), ``.csv``, ``.parquet``.
 
     Example::
 
@@ -136,17 +111,28 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
         raise PredictionsError(f"{path}: unknown predictions format {path.suffix!r}; use .jsonl, .csv or .parquet")
     if not path.is_file():
         raise PredictionsError(f"{path}: no such predictions file")
+    out: dict[str, Prediction] = {}
+    first_at: dict[str, str] = {}
     try:
-        return {"jsonl": _read_jsonl, "csv": _read_csv, "parquet": _read_parquet}[kind](path)
+        for qid, raw, where in {"jsonl": _jsonl_rows, "csv": _csv_rows, "parquet": _parquet_rows}[kind](path):
+            if qid is None or (isinstance(qid, str) and not qid.strip()):
+                raise PredictionsError(f"{where}: empty question_id")
+            if isinstance(qid, bool) or not isinstance(qid, (str, int)):
+                raise PredictionsError(f"{where}: question_id must be text, not {type(qid).__name__}")
+            qid = str(qid)
+            if qid in out:
+                raise PredictionsError(f"{where}: question_id {qid!r} again (first at {first_at[qid]})")
+            out[qid] = _value(raw, where)
+            first_at[qid] = where.rsplit(": ", 1)[-1]
     except UnicodeDecodeError as exc:
         raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
         raise PredictionsError(f"{path}: not readable CSV ({exc})") from None
+    return out
 
 
-def given_predictions(
-    predictions: str | os.PathLike | Mapping[str, Prediction] | None,
-) -> tuple[Mapping[str, Prediction] | None, str | None]:
+def given_predictions(predictions: str | os.PathLike | Mapping[str, Prediction] | None,
+                      ) -> tuple[Mapping[str, Prediction] | None, str | None]:
     """What an ``evaluate`` function was given as ``predictions``: a file (read now, so that a bad
     file fails before any data is loaded), a ``{question_id: prediction}`` dict, or None
     (baselines only). Returns the predictions and the file's name (None unless a file).

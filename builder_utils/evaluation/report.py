@@ -1,15 +1,12 @@
 """Writing an evaluation: ``report.json``, ``report.md`` (Markdown tables) and PNG charts.
 
-A *system* is the model (its predictions) or a baseline; its results are a dict of sections:
-``{"overall": summary, "by_category": {group: summary}, ...}`` where a summary is what
-:func:`builder_utils.evaluation.accuracy.summarize` returns. The tables put one system per row
-(overall) or one group per row and one system per column (breakdowns).
-
-Files are written only into ``out`` and only under our own names, through
-:mod:`builder_utils.ownership` (one small function, :func:`write_report`): an existing output
-file is an error unless ``overwrite`` (other files in the folder are never touched, a symlink
-never written through); every file is staged and the set is moved into place at the end, so a
-complete ``report.json`` means a complete evaluation.
+A *system* (the model or a baseline) is a dict of sections, ``{"overall": summary, "by_category":
+{group: summary}, ...}``, a summary being what :func:`builder_utils.evaluation.accuracy.summarize`
+returns. Tables put one system per row (overall), or one group per row and a system per column.
+Files go through :mod:`builder_utils.ownership` (one small function, :func:`write_report`): an
+existing output file is an error unless ``overwrite`` (other files in the folder are never
+touched, a symlink never written through); every file is staged and the set is moved into place
+at the end, so a complete ``report.json`` means a complete evaluation.
 
 Example:
     >>> from builder_utils.evaluation.accuracy import score, summarize
@@ -28,12 +25,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builder_utils.ownership import OutputFolder, OwnershipError
+from builder_utils.charts import bar_chart
 from builder_utils.evaluation.data import EvaluationError
-from builder_utils.evaluation.plots import accuracy_chart
+from builder_utils.ownership import OutputFolder, OwnershipError
 
-__all__ = ["Chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent", "report_systems",
-           "write_report"]
+__all__ = ["Chart", "accuracy_chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent",
+           "report_systems", "write_report"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
@@ -64,14 +61,14 @@ def report_systems(report: Mapping) -> dict[str, Mapping]:
     return systems | dict(report.get("baselines", {}))
 
 
-def percent(value: float | None, digits: int = 1) -> str:
+def percent(value: float | None) -> str:
     """``0.7`` -> ``'70.0%'``; None -> ``'–'``.
 
     Example:
         >>> percent(2 / 3), percent(None)
         ('66.7%', '–')
     """
-    return "–" if value is None else f"{value * 100:.{digits}f}%"
+    return "–" if value is None else f"{value * 100:.1f}%"
 
 
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
@@ -96,7 +93,7 @@ def _interval(summary: Mapping) -> str:
     return "–" if not ci else f"{ci[0] * 100:.1f}-{ci[1] * 100:.1f}"
 
 
-def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> str:
+def overall_table(systems: Mapping[str, Mapping]) -> str:
     """One row per system: accuracy, its interval, counts (targets, and questions when they
     differ: one target per annotator answer), unparseable and missing predictions.
 
@@ -105,7 +102,7 @@ def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> s
         | system | accuracy | 95% CI | correct / total | unparseable | missing |
         |---|---|---|---|---|---|
     """
-    summaries = {name: result[section] for name, result in systems.items() if result.get(section) is not None}
+    summaries = {name: result["overall"] for name, result in systems.items() if result.get("overall") is not None}
     targets = any(s.get("questions", s["total"]) != s["total"] for s in summaries.values())
     rows = [[name, percent(s["accuracy"]), _interval(s), f"{s['correct']} / {s['total']}",
              *([s["questions"]] if targets else []), s["unparseable"], s["missing"]] for name, s in summaries.items()]
@@ -113,7 +110,16 @@ def overall_table(systems: Mapping[str, Mapping], section: str = "overall") -> s
     return markdown_table(["system", "accuracy", "95% CI", *counts, "unparseable", "missing"], rows)
 
 
-def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> str:
+def _groups(systems: Mapping[str, Mapping], section: str) -> dict[str, Mapping]:
+    """Each group of ``section`` in the systems' order, with the first summary of it."""
+    groups: dict[str, Mapping] = {}
+    for result in systems.values():
+        for group, summary in (result.get(section) or {}).items():
+            groups.setdefault(group, summary)
+    return groups
+
+
+def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str) -> str:
     """One row per group of ``section`` (``by_category`` ...): its questions, its targets when
     they differ (one per annotator answer), one accuracy column per system.
 
@@ -125,31 +131,40 @@ def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: 
         |---|---|---|
         | insertion | 1 | 100.0% |
     """
-    groups: dict[str, tuple[int, int]] = {}
-    for result in systems.values():
-        for group, summary in (result.get(section) or {}).items():
-            groups.setdefault(group, (summary.get("questions", summary["total"]), summary["total"]))
+    groups = {g: (s.get("questions", s["total"]), s["total"]) for g, s in _groups(systems, section).items()}
     names = [name for name, result in systems.items() if result.get(section) is not None]
     targets = any(q != t for q, t in groups.values())
     rows = [[group, questions, *([total] if targets else []),
-             *(percent((systems[n][section].get(group) or {}).get(metric)) for n in names)]
+             *(percent((systems[n][section].get(group) or {}).get("accuracy")) for n in names)]
             for group, (questions, total) in groups.items()]
     return markdown_table([group_header, "questions", *(["targets"] if targets else []), *names], rows)
 
 
-def chart_rows(systems: Mapping[str, Mapping], section: str, metric: str = "accuracy") -> list[tuple[str, dict]]:
+def chart_rows(systems: Mapping[str, Mapping], section: str) -> list[tuple[str, dict]]:
     """``[(group, {system: accuracy})]`` of one section, for :class:`Chart`.
 
     Example:
         >>> chart_rows({"model": {"by_x": {"a": {"accuracy": 0.5}}}}, "by_x")
         [('a', {'model': 0.5})]
     """
-    groups: list[str] = []
-    for result in systems.values():
-        for group in result.get(section) or {}:
-            if group not in groups:
-                groups.append(group)
-    return [(g, {n: ((r.get(section) or {}).get(g) or {}).get(metric) for n, r in systems.items()}) for g in groups]
+    return [(g, {n: ((r.get(section) or {}).get(g) or {}).get("accuracy") for n, r in systems.items()})
+            for g in _groups(systems, section)]
+
+
+def accuracy_chart(path: str | os.PathLike, title: str, rows: Sequence[tuple[str, Mapping[str, float | None]]],
+                   systems: Sequence[str], *, subtitle: str | None = None, value_label: str | None = None) -> str:
+    """Draw ``rows`` = ``[(label, {system: accuracy in 0..1 or None})]`` as grouped bars, one
+    colour per system, with :func:`builder_utils.charts.bar_chart` (as the cards' charts: same
+    look, same bytes for the same numbers) on the whole 0-100 % scale; write the PNG atomically.
+
+    Example:
+        >>> accuracy_chart("/tmp/acc.png", "Accuracy by category", [("insertion", {"model": 0.7})], ["model"])
+        '/tmp/acc.png'
+    """
+    percents = [(label, {system: None if value is None else value * 100 for system, value in values.items()})
+                for label, values in rows]
+    return bar_chart(path, title, percents, systems, stacked=False, subtitle=subtitle, value_label=value_label,
+                     axis_label="accuracy", ticks=range(0, 101, 20), number_format="{:.0f}%")
 
 
 def check_outputs(out: str | os.PathLike, chart_names: Sequence[str], overwrite: bool = False) -> Path:

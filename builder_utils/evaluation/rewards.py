@@ -42,12 +42,9 @@ def named(function: Callable, name: str) -> Callable:
 
 
 def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    parts = [part.get("text") or "" for part in content if isinstance(part, dict) and part.get("type") == "text"]
-    return "".join(parts)
+    if content is None or isinstance(content, str):
+        return content or ""
+    return "".join(part.get("text") or "" for part in content if isinstance(part, dict) and part.get("type") == "text")
 
 
 def completion_text(completion: Any) -> str:
@@ -58,10 +55,8 @@ def completion_text(completion: Any) -> str:
         >>> completion_text([{"role": "assistant", "content": "Yes."}])
         'Yes.'
     """
-    if completion is None:
-        return ""
-    if isinstance(completion, str):
-        return completion
+    if completion is None or isinstance(completion, str):
+        return completion or ""
     if isinstance(completion, dict):
         completion = [completion]
     messages = [m for m in completion if isinstance(m, dict)]

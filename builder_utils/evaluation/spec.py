@@ -1,26 +1,14 @@
 """A dataset's scoring specification, as data: what ``evaluate``, the training rewards and the
-lmms-eval tasks all score with, so that they agree by construction.
-
-A :class:`ScoringSpec` says
-
-- how a prediction is read, per kind of question (:class:`Extraction`: integer, yes/no or a
-  word, with the dataset's vocabulary, synonyms and spelling rule);
-- what the targets are under each labelling (:class:`Labelling`: every annotator answer, the
-  unanimous answer, the majority answer, or any of the annotators' answers);
-- the groups a report breaks down by (:class:`Section`), its charts (:class:`ChartSpec`) and its
-  model-free baselines (:class:`Baseline`).
-
-A question is a :class:`Question`: its annotator answers (one for CLEVR), its kind and the
-values of its grouping keys.
+lmms-eval tasks all score with, so that they agree by construction. A :class:`ScoringSpec` holds
+how each kind of question's prediction is read (:class:`Extraction`), the targets under each
+labelling (:class:`Labelling`), the report's breakdowns (:class:`Section`), charts
+(:class:`ChartSpec`) and baselines (:class:`Baseline`); a :class:`Question` is what it scores.
 
 Example:
-    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")},
-    ...                    sections=(Section("by_category", "category"),))
+    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")})
     >>> q = Question("q1", ("3",), "integer", {"category": "insertion"})
-    >>> spec.correct(q, "There are three.")
-    True
-    >>> spec.score(q, "Answer: 4")
-    [Scored(rank=None, status='answered')]
+    >>> spec.correct(q, "There are three."), spec.score(q, "Answer: 4")
+    (True, [Scored(rank=None, status='answered')])
 """
 
 from __future__ import annotations
@@ -31,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from builder_utils.evaluation.accuracy import Scored, score
-from builder_utils.evaluation.extract import KINDS, Work, extract_ranked
+from builder_utils.evaluation.extract import KINDS, NUMBER_WORDS, Work, extract_ranked
 
 __all__ = ["Baseline", "ChartSpec", "Extraction", "Labelling", "Question", "ScoringSpec", "Section"]
 
@@ -81,8 +69,6 @@ class Extraction:
         words = self.vocabulary if self.vocabulary is not None else vocabulary
         synonyms = dict(self.synonyms)
         if self.digit_words:
-            from builder_utils.evaluation.extract import NUMBER_WORDS
-
             synonyms |= {str(value): word for word, value in NUMBER_WORDS.items()
                          if word != "none" and (words is None or word in words)}
         return extract_ranked(prediction, "word", words, synonyms, self.normalize, limit=self.top_k, work=work)
@@ -90,16 +76,14 @@ class Extraction:
 
 @dataclass(frozen=True)
 class Labelling:
-    """Which answers are targets: ``each`` annotator answer (one target each: the paper's
-    unfiltered setting), the ``unanimous`` answer (questions whose annotators agree), the
-    ``majority`` answer (at least 2 of 3), or ``any`` of them (one target, met by any answer).
-    ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
+    """Which answers are targets: ``each`` annotator answer (one target each: unfiltered), the
+    ``unanimous`` answer, the ``majority`` answer (at least 2 of 3), or ``any`` of them (one target
+    met by any answer). ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
 
     Example:
-        >>> Labelling("yes_no/majority", "majority").targets(("yes", "no", "yes"))
-        [frozenset({'yes'})]
-        >>> [sorted(t) for t in Labelling("any_of_3", "any").targets(("rain", "water", "rain"))]
-        [['rain', 'water']]
+        >>> q = Question("q", ("rain", "water", "rain"), "single_word")
+        >>> Labelling("majority", "majority").targets(q), [sorted(t) for t in Labelling("any_of_3", "any").targets(q)]
+        ([frozenset({'rain'})], [['rain', 'water']])
     """
 
     name: str
@@ -108,23 +92,16 @@ class Labelling:
     top_k: int | None = None
     description: str = ""
 
-    def applies(self, kind: str) -> bool:
-        """The labelling covers questions of this kind.
+    def targets(self, question: Question) -> list[frozenset[str]]:
+        """The targets of ``question`` (none when the labelling does not cover its kind, or when
+        its annotators do not agree as the rule needs).
 
         Example:
-            >>> Labelling("x", "each", kinds=("yes_no",)).applies("single_word")
-            False
-        """
-        return self.kinds is None or kind in self.kinds
-
-    def targets(self, answers: Sequence[str]) -> list[frozenset[str]]:
-        """The targets of a question with these annotator ``answers`` (possibly none).
-
-        Example:
-            >>> Labelling("u", "unanimous").targets(("no", "no", "yes"))
+            >>> Labelling("u", "unanimous").targets(Question("q", ("no", "no", "yes"), "yes_no"))
             []
         """
-        if not answers:
+        answers = question.answers
+        if not answers or (self.kinds is not None and question.kind not in self.kinds):
             return []
         if self.rule == "each":
             return [frozenset({a}) for a in answers]
@@ -158,8 +135,8 @@ class Question:
 class Section:
     """A breakdown of a report: ``name`` (the report key, ``by_category``), the question ``key``
     it groups by, the table ``header``, the group ``order`` (default: sorted), whether
-    ``report.md`` shows it as a table, and whether it is a row of the ``generalisation`` table
-    (accuracy next to the number of train questions of each group: 0 is zero-shot).
+    ``report.md`` shows it as a table, and whether its groups are rows of the ``generalisation``
+    table (accuracy next to the train questions of each group: 0 is zero-shot), named by ``label``.
 
     Example:
         >>> Section("by_hop", "hop").header
@@ -172,6 +149,7 @@ class Section:
     order: Callable[[Hashable], Any] | None = None
     table: bool = True
     generalisation: bool = False
+    label: str = "{}"
 
     def __post_init__(self):
         if self.header is None:
@@ -183,14 +161,18 @@ class ChartSpec:
     """One PNG chart of a report section (``by_labelling`` included), every system as bars.
 
     Example:
-        >>> ChartSpec("accuracy_by_category.png", "Accuracy by category", "by_category", "category").section
-        'by_category'
+        >>> ChartSpec("Accuracy by category", "by_category", "category").filename
+        'accuracy_by_category.png'
     """
 
-    filename: str
     title: str
     section: str
     value_label: str
+
+    @property
+    def filename(self) -> str:
+        """``accuracy_<section>.png``: every report names its charts after their section."""
+        return f"accuracy_{self.section}.png"
 
 
 @dataclass(frozen=True)
@@ -199,13 +181,6 @@ class Baseline:
     the most frequent answers of questions that share ``keys`` (finest first, backing off to the
     next, then to the overall most frequent; no keys: the majority baseline), ``top_k`` of them
     ranked, counted ``within_kind`` (per kind of question) or over all questions.
-
-    Example:
-        >>> train = [Question("t1", ("2",), "integer", {"category": "a"}), Question("t2", ("5",), "integer", {"category": "a"}),
-        ...          Question("t3", ("5",), "integer", {"category": "a"}), Question("t4", ("2",), "integer", {"category": "b"})]
-        >>> test = [Question("q", ("5",), "integer", {"category": "b"}), Question("r", ("5",), "integer", {"category": "c"})]
-        >>> Baseline("category_prior", ("category",)).predictions(train, test)
-        {'q': ['2'], 'r': ['2']}
     """
 
     name: str
@@ -218,8 +193,10 @@ class Baseline:
         answer that sorts first, so a baseline never depends on row order.
 
         Example:
-            >>> Baseline("majority").predictions([Question("t", ("no",), "yes_no")], [Question("q", ("yes",), "yes_no")])
-            {'q': ['no']}
+            >>> train = [Question(a + c, (a,), "integer", {"category": c}) for a, c in ("5a", "5a", "2b")]
+            >>> test = [Question(c, ("5",), "integer", {"category": c}) for c in "bc"]
+            >>> Baseline("category_prior", ("category",)).predictions(train, test)  # "c": backs off to the majority
+            {'b': ['2'], 'c': ['5']}
         """
         def ranked(pairs) -> dict[Hashable, list[str]]:
             counts: dict[Hashable, Counter] = {}
@@ -245,17 +222,11 @@ def _default_headline(config: str) -> Labelling:
 
 @dataclass(frozen=True)
 class ScoringSpec:
-    """Everything a dataset's scoring is: see the module docstring.
-
-    ``extractions`` maps a question's kind to how its prediction is read; ``labellings`` are the
-    rows of ``by_labelling`` (none: no such section); ``headline(config)`` is the labelling of
-    ``overall`` and of the sections (default: each answer a target, which for one answer per
-    question is plain accuracy); ``extraction_note`` is the rule as ``report.json`` states it.
-
-    Example:
-        >>> spec = ScoringSpec("toy", "Toy", {"yes_no": Extraction("yes_no")})
-        >>> spec.correct(Question("q", ("no",), "yes_no"), "No, it is not.")
-        True
+    """A dataset's scoring. ``extractions``: how each kind of question's prediction is read;
+    ``labellings``: the rows of ``by_labelling`` (none: no such section); ``headline(config)``: the
+    labelling of ``overall`` and the sections (default: each answer a target, plain accuracy for
+    one answer per question); ``extraction_note``: the rule as ``report.json`` states it (example:
+    the module docstring).
     """
 
     dataset: str
@@ -279,29 +250,23 @@ class ScoringSpec:
         return self.extractions[question.kind].answers(prediction, vocabulary, work)
 
     def score(self, question: Question, prediction: Any, labelling: Labelling | None = None,
-              vocabulary: Collection[str] | None = None, missing: bool = False) -> list[Scored]:
+              vocabulary: Collection[str] | None = None) -> list[Scored]:
         """One :class:`Scored` per target of ``question`` under ``labelling`` (default: the
-        headline of no config, each answer a target); ``missing``: no prediction was given.
+        headline of no config, each answer a target).
 
         Example:
             >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})
             >>> [s.correct for s in spec.score(Question("q", ("yes", "no", "yes"), "yes_no"), "yes")]
             [True, False, True]
         """
-        labelling = labelling or self.headline("")
-        if not labelling.applies(question.kind):
-            return []
-        targets = labelling.targets(question.answers)
-        if not targets:
-            return []
-        answers = None if missing else self.answers(question, prediction, vocabulary)
+        targets = (labelling or self.headline("")).targets(question)
+        answers = self.answers(question, prediction, vocabulary) if targets else None
         return [score(answers, target) for target in targets]
 
     def reward(self, question: Question, prediction: Any, labelling: Labelling | None = None,
                vocabulary: Collection[str] | None = None) -> float | None:
-        """The share of the question's targets the prediction gets right (top-1): 1.0 or 0.0
-        for one target; None when the question has no target under ``labelling``. Its mean over
-        questions with one target each is ``evaluate``'s accuracy.
+        """The share of the question's targets the prediction gets right (top-1); None when it has
+        none under ``labelling``. Over questions with one target each, its mean is ``evaluate``'s accuracy.
 
         Example:
             >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})

@@ -51,9 +51,9 @@ def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
             return exit_status(stop)
 
 
-def _export_arguments(parser: argparse.ArgumentParser, builder_cls) -> argparse.ArgumentParser:
+def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None) -> argparse.ArgumentParser:
     names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS)
-    parser.add_argument("--data_dir", required=True, help="the local release/CLEVR folder the builder reads")
+    parser.add_argument("--data_dir", required=source is None, help="the local release/CLEVR folder the builder reads")
     parser.add_argument(
         "--out", required=True,
         help="export folder (created; files export did not write, other configs and card edits are kept)",
@@ -73,10 +73,12 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls) -> argparse.
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     add_media_arguments(parser)
+    if source is not None:
+        source.add_arguments(parser)
     return parser
 
 
-def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: str) -> int:
+def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: str, source=None) -> int:
     """Run a parsed ``export`` command; returns the exit status.
 
     Example::
@@ -88,6 +90,14 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
         return 2
     if args.quiet:
         datasets.disable_progress_bars()
+    try:
+        given = source.given(args) if source is not None else None
+    except ValueError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    if args.data_dir is None and given is None:
+        print(f"{prog}: error: --data_dir is required", file=sys.stderr)
+        return 2
 
     def work() -> int:
         terminal = log_to_terminal(prog)
@@ -102,6 +112,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
                 max_shard_size=args.max_shard_size,
                 cache_dir=args.cache_dir,
                 progress=getattr(args, "progress", not args.quiet),  # set by run_command: bars only on a terminal
+                given=given,
                 **media_options(args),
             )
         except (ValueError, OSError) as exc:  # our errors and the builders' all derive from these
@@ -118,10 +129,14 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
     return _interruptible(prog, work, "the export folder keeps its previous files, staging removed")
 
 
-def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str | None = None) -> argparse.ArgumentParser:
+def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str | None = None,
+                          source=None) -> argparse.ArgumentParser:
     """Register ``export`` on an argparse subparsers object; ``args.run(args)`` runs it.
 
     ``prog`` (for the error lines) defaults to the subcommand's own, e.g. ``clotho-aqa export``.
+    ``source`` adds rows made elsewhere: its ``add_arguments(parser)`` adds flags, its
+    ``given(args)`` returns None or the ``given`` of :func:`export_builder` (a ValueError is
+    a bad flag); ``--data_dir`` is then optional (clevr-math: ``--stream_questions``).
 
     Example:
         >>> from clotho_aqa import ClothoAQA
@@ -130,9 +145,10 @@ def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str
         >>> export.prog, parser.parse_args(["export", "--data_dir", "d", "--out", "o"]).max_shard_size
         ('clotho-aqa export', '500MB')
     """
-    parser = _export_arguments(subparsers.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP), builder_cls)
+    parser = _export_arguments(subparsers.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP), builder_cls,
+                               source)
     name = prog or parser.prog
-    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, name))
+    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, name, source))
     return parser
 
 

@@ -35,7 +35,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -397,6 +397,7 @@ def export_builder(
     audio_format: str = "wav",
     plan_only: bool = False,
     prompt_style: str = DEFAULT_PROMPT_STYLE,
+    given: Callable[[str], Mapping[str, Mapping[str, datasets.Dataset]]] | None = None,
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
@@ -415,6 +416,9 @@ def export_builder(
     ``prompt_style`` (:data:`builder_utils.prompts.PROMPT_STYLES`);
     ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
     ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
+    ``given(cache_dir)`` returns rows of ``prompts`` configurations made elsewhere (config ->
+    split -> rows, e.g. ``clevr_math.stream``'s, written into ``cache_dir``); they are written
+    as they are, and the configurations they would follow are not built for them.
 
     Example::
 
@@ -462,7 +466,8 @@ def export_builder(
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
         built: dict[str, datasets.DatasetDict] = {}
-        for name in configs_to_build(names, layout):
+        made = dict(given(os.fspath(cache_dir))) if given is not None else {}
+        for name in configs_to_build([n for n in names if n not in made], layout):
             build_started = time.perf_counter()
             builder = builder_cls(
                 config_name=name,
@@ -473,7 +478,7 @@ def export_builder(
             builder.download_and_prepare(num_proc=num_proc)
             built[name] = builder.as_dataset()
             result.build_seconds += time.perf_counter() - build_started
-        outputs, result.plan = assemble(names, built, layout, media, prompt_style)
+        outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made)
         if media == "shared" and existing is not None:
             on_card = MetadataConfigs.from_dataset_card_data(existing.data)
             kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}

@@ -74,10 +74,11 @@ def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str
 
 def assemble(
     names: Sequence[str], built: Mapping[str, Splits], layout: HubLayout | None, media: str,
-    style: str = DEFAULT_PROMPT_STYLE,
+    style: str = DEFAULT_PROMPT_STYLE, given: Mapping[str, Splits] | None = None,
 ) -> tuple[dict[str, Splits], ExportPlan]:
     """The output configurations (name -> split -> rows, media as paths) and the size plan;
-    ``style`` is the prompt style of the ``prompts`` configurations' system turn.
+    ``style`` is the prompt style of the ``prompts`` configurations' system turn. ``given``
+    holds ``prompts`` configurations whose rows were made elsewhere (a stream's), used as they are.
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": [None], "question": ["?"]})
@@ -91,11 +92,18 @@ def assemble(
     talks = {n: conversations(built[derived[n].source], layout) for n in names
              if n in derived and derived[n].kind == CONVERSATIONS}
     wanted_prompts = [n for n in names if n in derived and derived[n].kind == PROMPTS]
+    given = dict(given or {})
+    misplaced = [n for n in given if n not in wanted_prompts]
+    if misplaced:
+        raise ValueError(f"rows can be given for the prompts configurations only, not {', '.join(misplaced)}")
+    if given and media == "shared":
+        raise ValueError("--media shared joins rows to the images of built configurations; streamed prompts "
+                         "rows carry their own images: export them with --media inline")
     spec = layout.prompt_spec() if wanted_prompts else None
     # Built with their media list: the plan needs both layouts; shared drops the list below.
-    rl = {n: prompts(built[derived[n].source], spec, style) for n in wanted_prompts}
+    rl = {n: given[n] if n in given else prompts(built[derived[n].source], spec, style) for n in wanted_prompts}
     # Shared prompt rows name their files only: the media configuration must hold those too.
-    named = {**questions, **{n: built[derived[n].source] for n in wanted_prompts}}
+    named = {**questions, **{n: built[derived[n].source] for n in wanted_prompts if n not in given}}
     shared_media = media_rows(named, layout) if layout is not None and named else None
     plan = plan_export(questions, layout, media, media=shared_media, conversations=talks, prompts=rl)
     outputs: dict[str, Splits] = {}

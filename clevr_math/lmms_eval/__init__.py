@@ -6,7 +6,7 @@ Hub repository, and lmms-eval reads the copy. Scored by :data:`clevr_math.scorin
 ``ccqa_`` (this package, clevr-clotho-qa) so that none is the name of a task or group that
 lmms-eval ships::
 
-    python -c "from clevr_math.lmms_eval import write_tasks; write_tasks('tasks/clevr_math', 'demo_output/clevr_math/hub')"
+    python -c "from clevr_math.lmms_eval import write_tasks as w; w('tasks/clevr_math', 'demo_output/clevr_math/hub')"
     lmms-eval --model ... --tasks clevr_math_multihop --include_path tasks
 
 Example:

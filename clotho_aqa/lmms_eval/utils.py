@@ -46,6 +46,7 @@ METRICS = {
     "yes_no_majority": "yes_no/majority",
     "yes_no_any_of_3": "yes_no/any_of_3",
     "single_word_top1": "single_word/unfiltered",
+    "single_word_unanimous_top1": "single_word/unanimous",
     "single_word_majority_top1": "single_word/majority",
     "single_word_any_of_3_top1": "single_word/any_of_3",
 }

@@ -134,6 +134,10 @@ class Case:
         interrupt_when: the moment to send it (polled every 20 ms); default: at once.
         check: any further assertions, called with ``(tmp_path, completed_process)``.
         timeout: seconds before the command counts as hung.
+        env: environment variables set for the command; a value ``"{tmp}"`` in it is replaced
+            by ``tmp_path`` (e.g. ``{"TMPDIR": "{tmp}/tmp"}``).
+        interrupt_group: send ``interrupt`` to the command's whole process group, as Ctrl-C in a
+            terminal does (the command then runs in a session of its own).
     """
 
     name: str
@@ -146,11 +150,13 @@ class Case:
     interrupt_when: Callable[[Path], bool] | None = None
     check: Callable[[Path, subprocess.CompletedProcess], None] | None = None
     timeout: float = 300.0
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
+    interrupt_group: bool = False
 
 
 def _run(argv: list[str], case: Case, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
     process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               cwd=tmp_path)
+                               cwd=tmp_path, start_new_session=case.interrupt_group)
     if case.interrupt is None:
         out, err = process.communicate(timeout=case.timeout)
         return subprocess.CompletedProcess(argv, process.returncode, out, err)
@@ -164,7 +170,10 @@ def _run(argv: list[str], case: Case, tmp_path: Path, env: dict) -> subprocess.C
             raise AssertionError(f"{case.name}: the interrupt point was never reached")
         time.sleep(0.02)
     family = _descendants(process.pid)
-    process.send_signal(case.interrupt)
+    if case.interrupt_group:
+        os.killpg(process.pid, case.interrupt)
+    else:
+        process.send_signal(case.interrupt)
     out, err = process.communicate(timeout=case.timeout)
     # the workers must be gone too, not only the main process
     deadline = time.monotonic() + 10
@@ -183,7 +192,8 @@ def run_case(case: Case, tmp_path: Path) -> subprocess.CompletedProcess:
     argv = case.setup(tmp_path)
     argv = [script(argv[0]), *argv[1:]]
     before = snapshot(tmp_path)
-    env = {**os.environ, "HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, "HF_DATASETS_DISABLE_PROGRESS_BARS": "1", "HF_HUB_OFFLINE": "1",
+           **{name: value.replace("{tmp}", str(tmp_path)) for name, value in case.env.items()}}
     done = _run(argv, case, tmp_path, env)
     detail = f"{case.name}: status {done.returncode}\nstdout: {done.stdout[-2000:]}\nstderr: {done.stderr[-2000:]}"
     if case.exit_code is not None:

@@ -9,7 +9,9 @@ This table is separate from the ownership rows (``test_safety_generator.py``,
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import signal
 import struct
 import sys
 import zlib
@@ -280,3 +282,85 @@ STALE_CASES = [
 @pytest.mark.parametrize("case", STALE_CASES, ids=[case.name for case in STALE_CASES])
 def test_no_stale_result(case, tmp_path):
     run_case(case, tmp_path)
+
+
+# --- Dask: a scratch folder of our own, one line on Ctrl-C (issue 20 items 10 and 11) ----------
+
+HAS_DASK = importlib.util.find_spec("distributed") is not None
+DASK_TMP = {"TMPDIR": "{tmp}/tmp"}  # the scratch folder's parent: what is left there is ours
+
+
+def _with_tmp(command):
+    def setup(tmp: Path) -> list[str]:
+        (tmp / "tmp").mkdir()
+        return command(tmp)
+    return setup
+
+
+def _generate_on_dask(tmp: Path) -> list[str]:
+    scene_file(tmp, count=40)
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--dask", "local",
+              "--num_workers", "2")
+
+
+def _synth_on_dask(tmp: Path) -> list[str]:
+    return ["clevr-math", "synth", "--out", str(tmp / "W"), "--num_scenes", "400", "--dask", "local",
+            "--num_proc", "2"]
+
+
+def _scratch(tmp: Path) -> list[Path]:
+    return list((tmp / "tmp").glob("dask-scratch-*"))
+
+
+def _workers_started(tmp: Path) -> bool:
+    """Both workers made their scratch folders: the cluster is up."""
+    return sum(1 for s in _scratch(tmp) for _ in (s / "dask-scratch-space").glob("worker-*")) >= 2
+
+
+def _no_scratch_left(tmp: Path, done) -> None:
+    assert not list((tmp / "tmp").iterdir()), f"left in the temporary folder: {list((tmp / 'tmp').iterdir())}"
+
+
+def _one_interrupt_line(tmp: Path, done) -> None:
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1 and "interrupted" in lines[0], f"expected one line, got: {done.stderr[-3000:]}"
+    _no_scratch_left(tmp, done)
+
+
+DASK_CASES = [
+    Case("generate-questions --dask local leaves no scratch folder", setup=_with_tmp(_generate_on_dask),
+         env=DASK_TMP, check=_no_scratch_left),
+    Case("Ctrl-C during generate-questions --dask local, cluster up", setup=_with_tmp(_generate_on_dask),
+         env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
+         interrupt_when=_workers_started, check=_one_interrupt_line),
+    Case("Ctrl-C during clevr-math synth --dask local, cluster starting", setup=_with_tmp(_synth_on_dask),
+         env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
+         interrupt_when=lambda tmp: bool(_scratch(tmp)), check=_one_interrupt_line),
+    Case("Ctrl-C during clevr-math synth --dask local, cluster up", setup=_with_tmp(_synth_on_dask),
+         env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
+         interrupt_when=_workers_started, check=_one_interrupt_line),
+]
+
+
+@pytest.mark.skipif(not HAS_DASK, reason="needs the dask extra")
+@pytest.mark.parametrize("case", DASK_CASES, ids=[case.name for case in DASK_CASES])
+def test_dask_safety(case, tmp_path):
+    run_case(case, tmp_path)
+
+
+def test_a_missing_wav_is_one_line(tmp_path):
+    """issue 20 item 11: the message names the folder and the clip, on one line."""
+    from clotho_aqa.synth import write_synthetic_release
+
+    def setup(tmp: Path) -> list[str]:
+        root = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
+        clip = sorted((root / "audio_files").glob("*.wav"))[0]
+        clip.unlink()
+        (tmp / "clip.txt").write_text(clip.name)
+        return ["clotho-aqa", "export", "--data_dir", str(root), "--out", str(tmp / "E"), "--config", "questions",
+                "--quiet"]
+
+    done = run_case(Case("clotho-aqa export with a missing WAV", setup=setup, exit_code=2,
+                         stderr_has="audio file(s) referenced by the QA CSVs are missing", check=_one_line),
+                    tmp_path)
+    assert repr((tmp_path / "clip.txt").read_text()) in done.stderr

@@ -1,6 +1,7 @@
 """Random CLEVR scene graphs in the exact format of the official ``CLEVR_<split>_scenes.json``.
 
-Placement follows the rules CLEVR's renderer used: 3 to 10 objects on the ground plane within
+Placement follows the rules CLEVR's renderer used: 3 to 10 objects (up to
+``MAX_WORLD_OBJECTS`` on request, placed a little closer) on the ground plane within
 [-3, 3] x [-3, 3], at least ``MIN_GAP`` between object surfaces, and at least ``MARGIN`` apart
 along the left/right and front/behind axes so that every spatial relation is unambiguous. A
 scene whose objects cannot be placed (or where a near object hides a far one) is redrawn.
@@ -22,6 +23,15 @@ from .vocabulary import SIZE_RADIUS, load_vocabulary
 SPLITS = ("train", "val", "test")
 MIN_OBJECTS = 3
 MAX_OBJECTS = 10
+# The most objects ``generate_scene(max_objects=...)`` places (more objects, larger answers).
+# CLEVR's gap and axis margin fill the 6 x 6 floor at about 11 objects, so a scene of more than
+# MAX_OBJECTS objects is placed with CROWDED_GAP and CROWDED_MARGIN (still above RELATION_EPS, so
+# every pair keeps a definite relation on both axes) and more candidate spots; at 14 objects about
+# one draw in four then fits (~30 ms a scene). Scenes of at most MAX_OBJECTS objects are unchanged.
+MAX_WORLD_OBJECTS = 14
+CROWDED_GAP = 0.15
+CROWDED_MARGIN = 0.25
+CROWDED_PLACEMENT_TRIES = 500
 COORD_LIMIT = 3.0
 MIN_GAP = 0.25  # free space between two object surfaces (world units)
 MARGIN = 0.4  # minimum offset along each cardinal axis, so relations are never borderline
@@ -98,12 +108,15 @@ def _place(rng: np.random.Generator, radii: list[float], axes: np.ndarray) -> li
     """Positions for objects of the given radii, or None when one finds no free spot."""
     placed = np.empty((len(radii), 2))
     placed_r = np.asarray(radii, dtype=np.float64)
+    crowded = len(radii) > MAX_OBJECTS
+    gap, margin = (CROWDED_GAP, CROWDED_MARGIN) if crowded else (MIN_GAP, MARGIN)
+    tries = CROWDED_PLACEMENT_TRIES if crowded else MAX_PLACEMENT_TRIES
     for k, r in enumerate(radii):
         # all candidate spots for this object are drawn in one call; the first free one wins
-        cand = rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(MAX_PLACEMENT_TRIES, 2))
+        cand = rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(tries, 2))
         diff = cand[:, None, :] - placed[None, :k, :]
-        gap_ok = np.hypot(diff[..., 0], diff[..., 1]) - (r + placed_r[:k]) >= MIN_GAP
-        axis_ok = (np.abs(diff @ axes.T) >= MARGIN).all(axis=-1)
+        gap_ok = np.hypot(diff[..., 0], diff[..., 1]) - (r + placed_r[:k]) >= gap
+        axis_ok = (np.abs(diff @ axes.T) >= margin).all(axis=-1)
         free = (gap_ok & axis_ok).all(axis=1).nonzero()[0]
         if free.size == 0:
             return None
@@ -120,24 +133,31 @@ def _someone_hidden(pixels: list[tuple[float, float, float]], radii: list[float]
     return False
 
 
-def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA) -> dict:
-    """One random scene in the official CLEVR scene format.
+def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA, *,
+                   max_objects: int = MAX_OBJECTS, colour_of_shape: dict[str, str] | None = None) -> dict:
+    """One random scene in the official CLEVR scene format: ``MIN_OBJECTS`` to ``max_objects``
+    objects (at most :data:`MAX_WORLD_OBJECTS`). ``colour_of_shape`` paints every object of a
+    shape in one colour (a confounder); the random draws are the same with or without it.
 
     Example:
         >>> scene = generate_scene(0, "val", 5)
         >>> scene["image_filename"], 3 <= len(scene["objects"]) <= 10
         ('CLEVR_val_000005.png', True)
+        >>> generate_scene(0, "val", 5, max_objects=10) == scene
+        True
     """
     check_split(split)
     _check_count("seed", seed)
     _check_count("image_index", image_index)
+    if isinstance(max_objects, bool) or not isinstance(max_objects, int) or not MIN_OBJECTS <= max_objects <= MAX_WORLD_OBJECTS:
+        raise ValueError(f"max_objects must be an integer in {MIN_OBJECTS}..{MAX_WORLD_OBJECTS}, got {max_objects!r}")
     vocab = load_vocabulary()
     rng = scene_rng(int(seed), split, int(image_index))
     directions = camera.directions()
     axes = np.array([directions[name][:2] for name in ("right", "behind")])
 
     # the object count is drawn once, as CLEVR does, so redraws do not bias it towards few objects
-    count = int(rng.integers(MIN_OBJECTS, MAX_OBJECTS + 1))
+    count = int(rng.integers(MIN_OBJECTS, max_objects + 1))
     for _ in range(MAX_SCENE_TRIES):
         sizes = [vocab.sizes[int(i)] for i in rng.integers(len(vocab.sizes), size=count)]
         radii = [SIZE_RADIUS[s] for s in sizes]
@@ -153,12 +173,15 @@ def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEF
 
     objects = []
     for size, (x, y, r), (px, py, depth) in zip(sizes, placed, pixels):
+        color = vocab.colors[int(rng.integers(len(vocab.colors)))]
+        material = vocab.materials[int(rng.integers(len(vocab.materials)))]
+        shape = vocab.shapes[int(rng.integers(len(vocab.shapes)))]
         objects.append(
             {
-                "color": vocab.colors[int(rng.integers(len(vocab.colors)))],
+                "color": colour_of_shape[shape] if colour_of_shape else color,
                 "size": size,
-                "material": vocab.materials[int(rng.integers(len(vocab.materials)))],
-                "shape": vocab.shapes[int(rng.integers(len(vocab.shapes)))],
+                "material": material,
+                "shape": shape,
                 "3d_coords": [x, y, r],
                 "rotation": float(rng.uniform(0.0, 360.0)),
                 "pixel_coords": [int(round(px)), int(round(py)), float(depth)],

@@ -1,0 +1,531 @@
+"""CLEVR-Math as a stream of fresh, verified problems: :func:`stream`.
+
+A stream is a ``datasets.IterableDataset`` whose rows are the ``prompts`` configuration's
+(:func:`builder_utils.prompts.prompt_row` of the builder's question row) plus ``question``,
+``program``, ``cot`` and ``scene`` (the scene graph as JSON text). Problems come from a CLEVR
+folder (``data_dir``: the ``CLEVR_v1.0`` layout; new questions over its images, pass after
+pass) or, without ``data_dir``, from synthetic worlds made and rendered on the fly.
+
+How the problems are laid out, so that every guarantee follows from it:
+
+- The stream has ``num_shards`` shards (``gen_kwargs`` lists, one entry per shard), so
+  ``datasets.distributed.split_dataset_by_node`` and DataLoader workers hand whole shards to
+  each rank and worker: disjoint, deterministic sub-streams. Shard ``i`` reads blocks
+  ``i, i + num_shards, i + 2 num_shards, ...`` of :data:`SCENES_PER_BLOCK` scenes each.
+- A block's scenes are synthetic scenes ``b * SCENES_PER_BLOCK ...`` of the split (the split
+  is in every scene's seed: held-out streams never meet a training scene), or the next scenes
+  of the folder's split (pass ``p`` over the folder draws its questions from a seed of its
+  own). Each block draws from a seed of (seed, split, block) and restarts answer balancing,
+  so a block is the same whoever computes it.
+- ``state_dict()`` is the position: shard, block, problems yielded within the block and the
+  difficulty level of each scene so far. Resuming regenerates that one block's questions (no
+  rendering) and continues with the next problem, byte for byte.
+- Every answer is re-executed on its scene before it is yielded (:func:`builder_utils.clevr.answer`).
+
+>>> ds = stream(seed=0, num_questions=3, num_shards=1)
+>>> [row["answer"] == str(row["label"]) for row in ds]
+[True, True, True]
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import glob
+import hashlib
+import io
+import json
+import logging
+import os
+import random
+from collections.abc import Iterator, Sequence
+from functools import lru_cache
+from itertools import islice
+from typing import Any
+
+import datasets
+from datasets.iterable_dataset import ExamplesIterable
+from datasets.utils.sharding import _merge_gen_kwargs, _split_gen_kwargs
+
+from builder_utils.clevr import SceneIndex, answer, load_scenes
+from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+from builder_utils.clevr.synth.render import render_scene
+from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
+from builder_utils.clevr.synth.scenes import generate_scene
+from builder_utils.clevr.synth.vocabulary import load_vocabulary
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style
+from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
+from clevr_math.clevr_math import ClevrMath, question_features, question_row
+from clevr_math.categories import CATEGORIES
+from clevr_math.difficulty import Curriculum, Difficulty, difficulty_fields
+
+__all__ = ["NUM_SHARDS", "SCENES_PER_BLOCK", "StreamError", "evaluation_keys", "stream", "stream_features"]
+
+logger = logging.getLogger(__name__)
+
+#: Shards of a stream: a multiple of 1, 2, 3, 4, 6, 8, 12, 16, 24 and 48, so that common numbers
+#: of ranks times DataLoader workers split it by whole shards.
+NUM_SHARDS = 48
+#: Scenes per block: the unit of answer balancing and of the work a resume repeats.
+SCENES_PER_BLOCK = 16
+#: Problems asked per scene (templates instantiated per image).
+QUESTIONS_PER_IMAGE = 4
+#: Consecutive scenes without any problem before a stream gives up on a difficulty (bounded work
+#: when the difficulty cannot be met, e.g. 8 removals in worlds of 4 objects).
+MAX_BARREN_SCENES = 2000
+#: The folder split names (Hugging Face) and their CLEVR names; synthetic worlds know the CLEVR ones.
+_CLEVR_SPLIT = {"train": "train", "validation": "val", "val": "val", "test": "test"}
+
+
+class StreamError(ValueError):
+    """A stream that cannot be made or continued; the message names the option or the file."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Source:
+    """Where a stream's scenes come from: a folder's split, or synthetic worlds (``folder`` None)."""
+
+    split: str
+    folder: SplitSource | None = None
+
+
+@dataclasses.dataclass
+class _Spec:
+    """Everything that decides a stream's problems (shared by its shards, pickled to workers)."""
+
+    source: _Source
+    split: str  # as asked (Hugging Face names): the rows' extra_info.split
+    seed: int
+    curriculum: Curriculum
+    num_shards: int
+    questions_per_image: int
+    style: str
+    exclude: frozenset = frozenset()
+
+
+def _hash_int(*parts: Any) -> int:
+    digest = hashlib.blake2b(":".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1  # a non-negative int64
+
+
+@lru_cache(maxsize=64)
+def _prototype(template_set: str, question_types: tuple[str, ...] | None, max_answer: int,
+               questions_per_image: int) -> QuestionGenerator:
+    # Templates are loaded and compiled once per process; each shard copies it (its own seed
+    # and balancing counts, see _Lane._questions).
+    return QuestionGenerator(GeneratorOptions(
+        templates=template_set, question_types=question_types, templates_per_image=questions_per_image,
+        reset_counts_every=0, max_answer=max_answer, bound_intermediate_counts=True))
+
+
+def _colour_of_shape(seed: int) -> dict[str, str]:
+    """The confounder of a training stream: each shape's one colour, drawn from the seed."""
+    vocab = load_vocabulary()
+    colours = random.Random(_hash_int("confounder", seed)).sample(vocab.colors, len(vocab.shapes))
+    return dict(zip(vocab.shapes, colours))
+
+
+def image_key(question: str, image_bytes: bytes) -> tuple[str, str]:
+    """What makes two problems identical: the question text and the image's bytes (sha256).
+
+    >>> image_key("How many?", b"png")[1][:8]
+    '8f8cbb7d'
+    """
+    return question, hashlib.sha256(image_bytes).hexdigest()
+
+
+def evaluation_keys(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> frozenset:
+    """The :func:`image_key` of every question of an evaluation export: Parquet files, or folders
+    searched for ``*.parquet``; rows need ``question`` and the image embedded (``image`` or
+    ``images``). A stream given them (``exclude=``) never yields one of these problems.
+
+    Example::
+
+        stream(exclude="hub/clevr_math/general")       # every split's shards under the folder
+    """
+    import pyarrow.parquet as pq
+
+    files: list[str] = []
+    for path in [paths] if isinstance(paths, (str, os.PathLike)) else list(paths):
+        path = os.fspath(path)
+        if os.path.isdir(path):
+            files += sorted(glob.glob(os.path.join(path, "**", "*.parquet"), recursive=True))
+        elif os.path.isfile(path):
+            files.append(path)
+        else:
+            raise StreamError(f"{path}: exclude names no Parquet file or folder")
+    keys = set()
+    for path in files:
+        names = pq.read_schema(path).names
+        media = "image" if "image" in names else "images" if "images" in names else None
+        if "question" not in names or media is None:
+            raise StreamError(f"{path}: an evaluation export to exclude needs a question column and embedded "
+                              f"images (image or images); it has {', '.join(names)}")
+        table = pq.read_table(path, columns=["question", media])
+        for position, (question, image) in enumerate(zip(table.column("question").to_pylist(),
+                                                         table.column(media).to_pylist())):
+            image = image[0] if media == "images" and image else image
+            if not image or image.get("bytes") is None:
+                raise StreamError(f"{path}: row {position} has no embedded image bytes (a --media shared export? "
+                                  "exclude needs the inline layout)")
+            keys.add(image_key(question, image["bytes"]))
+    return frozenset(keys)
+
+
+def stream_features() -> datasets.Features:
+    """The features of a stream's rows: the ``prompts`` configuration's, then ``question``,
+    ``program``, ``cot`` and ``scene``.
+
+    >>> list(stream_features())[-4:]
+    ['question', 'program', 'cot', 'scene']
+    """
+    source = question_features(list(CATEGORIES))
+    spec = _prompt_spec()
+    features = prompt_features(source, spec)
+    for name in ("question", "program", "cot"):
+        features[name] = source[name]
+    features["scene"] = datasets.Value("string")
+    return features
+
+
+@lru_cache(maxsize=8)
+def _scene_file(path: str, mtime_ns: int):
+    return load_scenes(path)
+
+
+@lru_cache(maxsize=1)
+def _prompt_spec():
+    from builder_utils.hub.layout import layout_of
+
+    return layout_of(ClevrMath).prompt_spec()
+
+
+class _StreamExamples(ExamplesIterable):
+    """``datasets``' generator iterable over gen_kwargs shards, whose state also records the
+    block and the problems yielded in it, so that ``load_state_dict`` resumes by regenerating
+    one block instead of the whole shard (the base class re-runs the shard and skips)."""
+
+    def _init_state_dict(self) -> dict:
+        self._state_dict = {"shard_idx": 0, "shard_example_idx": 0, "block": 0, "block_example": 0,
+                            "levels": "", "type": self.__class__.__name__}
+        return self._state_dict
+
+    def __iter__(self):
+        state = self._state_dict
+        first = state["shard_idx"] if state else 0
+        for kwargs in islice(_split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards), first, None):
+            resume = (state["shard_example_idx"], state["block"], state["block_example"], state["levels"]) if state else None
+            for (block, in_block, levels), key, example in self.generate_examples_fn(**kwargs, resume=resume):
+                if state:
+                    state["shard_example_idx"] += 1
+                    state["block"], state["block_example"], state["levels"] = block, in_block, levels
+                yield key, example
+            if state:
+                state.update(shard_idx=state["shard_idx"] + 1, shard_example_idx=0, block=0, block_example=0, levels="")
+
+    def _like(self, kwargs: dict) -> "_StreamExamples":
+        return _StreamExamples(self.generate_examples_fn, kwargs)
+
+    def shuffle_data_sources(self, generator) -> "_StreamExamples":
+        return self._like(self.kwargs)  # the shard order is part of the stream's definition
+
+    def shard_data_sources(self, num_shards: int, index: int, contiguous=True) -> "_StreamExamples":
+        kwargs_list = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
+        indices = self.split_shard_indices_by_worker(num_shards, index, contiguous=contiguous)
+        return self._like(_merge_gen_kwargs([kwargs_list[i] for i in indices]))
+
+    def reshard_data_sources(self) -> "_StreamExamples":
+        return self._like(self.kwargs)
+
+
+class _Lane:
+    """One shard's problems: its blocks in order, each scene's questions, their rows."""
+
+    def __init__(self, shard: int, quota: int | None, spec: _Spec):
+        self.shard, self.quota, self.spec = shard, quota, spec
+        folder = spec.source.folder
+        self.scenes = None if folder is None else _scene_file(folder.scenes_path, os.stat(folder.scenes_path).st_mtime_ns)
+        self.colours = _colour_of_shape(spec.seed) if spec.source.split == "train" else None
+        self.generators: dict[tuple, QuestionGenerator] = {}
+        self.warned = False
+
+    def block_scenes(self, block: int) -> list[tuple[int, int]]:
+        """(pass over the folder, scene position) of the scenes of the shard's ``block``-th block."""
+        number = block * self.spec.num_shards + self.shard
+        if self.scenes is None:
+            first = number * SCENES_PER_BLOCK
+            return [(0, first + k) for k in range(SCENES_PER_BLOCK)]
+        total = len(self.scenes)
+        epoch, within = divmod(number, -(-total // SCENES_PER_BLOCK))
+        start = within * SCENES_PER_BLOCK
+        return [(epoch, p) for p in range(start, min(start + SCENES_PER_BLOCK, total))]
+
+    def scene(self, position: int, difficulty: Difficulty) -> dict:
+        if self.scenes is not None:
+            return self.scenes[position]
+        return generate_scene(self.spec.seed, self.spec.source.split, position, max_objects=difficulty.max_objects,
+                              colour_of_shape=self.colours if difficulty.confounder else None)
+
+    def image(self, scene: dict, position: int) -> dict:
+        if self.scenes is None:
+            buffer = io.BytesIO()
+            render_scene(scene, buffer)
+            return {"bytes": buffer.getvalue(), "path": None}
+        folder = self.spec.source.folder
+        path = image_path(folder, scene["image_filename"], f"{folder.scenes_path}: scene {position}")
+        with open(path, "rb") as handle:
+            # The bytes, not the path: datasets would keep only a path that exists here, and a
+            # row must stand alone (other machines, workers, exports).
+            return {"bytes": handle.read(), "path": None}
+
+    def problems(self, resume: tuple | None) -> Iterator[tuple[tuple, str, dict]]:
+        """``(cursor, key, row)`` per problem; ``resume`` = ``(problems yielded by the shard,
+        block, questions of that block passed, levels of its scenes so far)`` continues there."""
+        curriculum = self.spec.curriculum
+        yielded, block, skip, recorded = resume if resume is not None else (0, 0, 0, "")
+        barren = 0
+        while True:
+            known = recorded.split(",") if recorded else []
+            levels: list[str] = []
+            passed = 0
+            block_seed = _hash_int("stream", self.spec.seed, self.spec.source.split,
+                                   block * self.spec.num_shards + self.shard)
+            for k_scene, (epoch, position) in enumerate(self.block_scenes(block)):
+                if k_scene < len(known):
+                    level = int(known[k_scene])
+                else:
+                    level = curriculum.level(yielded)
+                    self._warn_if_frozen(curriculum)
+                levels.append(str(level))
+                difficulty = curriculum.levels[level]
+                scene = self.scene(position, difficulty)
+                questions = self._questions(scene, position, difficulty, block_seed, k_scene == 0)
+                barren = 0 if questions else barren + 1
+                if barren >= MAX_BARREN_SCENES:
+                    raise StreamError(f"{barren} scenes in a row gave no problem at {difficulty}: these scenes "
+                                      "cannot meet it (synthetic worlds: raise max_objects or max_answer)")
+                image = scene_text = None
+                for k, question in enumerate(questions):
+                    passed += 1
+                    if passed <= skip:
+                        continue  # yielded before the checkpoint: regenerated only for the balancing counts
+                    if self.quota is not None and yielded >= self.quota:
+                        return
+                    if image is None:  # rendered (or read) once per scene, and never for replayed problems
+                        image, scene_text = self.image(scene, position), json.dumps(scene, sort_keys=True)
+                    row = self._row(scene, position, epoch, k, question, image, scene_text, yielded)
+                    if row is not None:
+                        yielded += 1
+                        yield (block, passed, ",".join(levels)), row["question_id"], row
+                if self.quota is not None and yielded >= self.quota:
+                    return
+            block, skip, recorded = block + 1, 0, ""
+
+    def _warn_if_frozen(self, curriculum: Curriculum) -> None:
+        if self.warned or curriculum.by != "step" or len(curriculum.levels) == 1:
+            return
+        self.warned = True
+        try:
+            from torch.utils.data import get_worker_info
+        except ImportError:
+            return
+        if get_worker_info() is not None:
+            logger.warning("clevr_math.stream: a curriculum by='step' in a DataLoader worker does not see the "
+                           "training loop's steps (the worker has a copy); use by='problems' there")
+
+    def _questions(self, scene: dict, position: int, difficulty: Difficulty, block_seed: int,
+                   new_block: bool) -> list[dict]:
+        if new_block:
+            for generator in self.generators.values():
+                # Every block draws from its own seed and balances its answers afresh.
+                generator.options = dataclasses.replace(generator.options, seed=block_seed)
+                generator._reset()
+        pick = random.Random(_hash_int(block_seed, position)).random()
+        for share, template_set, question_types in difficulty.templates():
+            pick -= share
+            if pick < 0:
+                break
+        key = (template_set, question_types, difficulty.max_answer, self.spec.questions_per_image)
+        generator = self.generators.get(key)
+        if generator is None:
+            generator = self.generators[key] = copy.copy(_prototype(*key))
+            generator.options = dataclasses.replace(generator.options, seed=block_seed)
+            generator._reset()
+        questions = generator.generate_scene(scene, position, validate=False)
+        index = SceneIndex(scene, validate=False)
+        for question in questions:
+            if answer(question["program"], index) != question["answer"]:
+                raise AssertionError(f"the executor disagrees with the generator on {question['question']!r} "
+                                     f"({scene.get('image_filename')}): a bug, please report it")
+        return questions
+
+    def _row(self, scene: dict, position: int, epoch: int, k: int, question: dict, image: dict, scene_text: str,
+             yielded: int):
+        spec = self.spec
+        if spec.exclude and image_key(question["question"], image["bytes"]) in spec.exclude:
+            return None
+        image_index = scene.get("image_index", position)
+        # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
+        question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
+        row = question_row(question, question_id, image)
+        index = yielded * spec.num_shards + self.shard
+        built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
+        built |= {"question": row["question"], "program": row["program"], "cot": row["cot"],
+                  "scene": scene_text}
+        return built
+
+
+def _lane_problems(shard: list[int], quota: list[int | None], spec: _Spec, resume: tuple | None = None):
+    # gen_kwargs lists hold one shard here (datasets splits them one per shard).
+    (lane,), (count,) = shard, quota
+    return _Lane(lane, count, spec).problems(resume)
+
+
+def _source(data_dir: str | os.PathLike | None, split: str) -> _Source:
+    if split not in _CLEVR_SPLIT:
+        raise StreamError(f"split must be one of {', '.join(_CLEVR_SPLIT)}, got {split!r}")
+    clevr_split = _CLEVR_SPLIT[split]
+    if data_dir is None:
+        assert clevr_split in SYNTHETIC_SPLITS
+        return _Source(clevr_split)
+    root = clevr_root(os.path.abspath(os.path.expanduser(os.fspath(data_dir))))
+    for found in find_splits(root):
+        if found.clevr_split == clevr_split:
+            return _Source(clevr_split, found)
+    raise StreamError(f"{root}: no scenes/CLEVR_{clevr_split}_scenes.json for the {split} split")
+
+
+def stream(
+    data_dir: str | os.PathLike | None = None,
+    *,
+    seed: int = 0,
+    num_questions: int | None = None,
+    split: str = "train",
+    curriculum: Curriculum | None = None,
+    exclude: str | os.PathLike | Sequence | frozenset | None = None,
+    num_shards: int = NUM_SHARDS,
+    questions_per_image: int = QUESTIONS_PER_IMAGE,
+    prompt_style_name: str = DEFAULT_PROMPT_STYLE,
+    **difficulty: Any,
+) -> datasets.IterableDataset:
+    """A ``datasets.IterableDataset`` of CLEVR-Math problems (see the module docstring).
+
+    ``data_dir``: a CLEVR_v1.0-shaped folder (its ``split`` scenes and images only), or None
+    for synthetic worlds. ``num_questions``: that many problems (spread over the shards), or
+    None for an endless stream. ``difficulty``: the knobs of :class:`clevr_math.Difficulty`
+    (``num_operations``, ``operations``, ``categories``, ``max_answer``, ``max_objects``,
+    ``adversarial``, ``confounder``); or ``curriculum``, a :class:`clevr_math.Curriculum`.
+    ``exclude``: an evaluation export (see :func:`evaluation_keys`) whose problems never come.
+
+    >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
+    >>> row["num_operations"], row["category"], row["images"][0].size
+    (6, 5, (320, 240))
+    >>> stream(colour="red")
+    Traceback (most recent call last):
+    ...
+    clevr_math.streaming.StreamError: unknown stream option colour; difficulty knobs: num_operations, operations, categories, max_answer, max_objects, adversarial, confounder
+    """
+    unknown = sorted(set(difficulty) - set(difficulty_fields()))
+    if unknown:
+        raise StreamError(f"unknown stream option {', '.join(unknown)}; difficulty knobs: "
+                          f"{', '.join(difficulty_fields())}")
+    for name, value, minimum in (("seed", seed, 0), ("num_shards", num_shards, 1),
+                                 ("questions_per_image", questions_per_image, 1)):
+        if type(value) is not int or value < minimum:
+            raise StreamError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if num_questions is not None and (type(num_questions) is not int or num_questions < 0):
+        raise StreamError(f"num_questions must be an integer >= 0 or None, got {num_questions!r}")
+    try:
+        prompt_style(prompt_style_name)
+        if curriculum is None:
+            curriculum = Curriculum.fixed(Difficulty(**difficulty))
+        elif difficulty:
+            raise ValueError(f"give the difficulty in the curriculum, not also as {', '.join(sorted(difficulty))}")
+    except ValueError as exc:
+        raise StreamError(str(exc)) from None
+    source = _source(data_dir, split)
+    if source.folder is not None:
+        for level in curriculum.levels:
+            if level.max_objects != Difficulty().max_objects or level.confounder:
+                raise StreamError("max_objects and confounder shape synthetic worlds; a CLEVR folder's scenes keep "
+                                  "their own objects and colours (drop data_dir for synthetic worlds)")
+    if exclude is not None and not isinstance(exclude, frozenset):
+        exclude = evaluation_keys(exclude)
+    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
+    if num_questions is None:
+        quotas = [None] * num_shards
+    else:
+        quotas = [num_questions // num_shards + (shard < num_questions % num_shards) for shard in range(num_shards)]
+    examples = _StreamExamples(_lane_problems, {"shard": list(range(num_shards)), "quota": quotas,
+                                                "spec": spec})
+    info = datasets.DatasetInfo(features=stream_features(), description="CLEVR-Math problems streamed by clevr_math.stream")
+    return datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
+
+
+# -- export: `clevr-math export --config prompts --stream_questions N` ------------------------
+
+
+def _stream_rows(kwargs: dict) -> Iterator[dict]:
+    # Module level with plain keyword arguments: datasets fingerprints the generator and its gen_kwargs.
+    yield from stream(**kwargs).decode(False)
+
+
+class StreamExport:
+    """The ``--stream_questions`` source of ``clevr-math export`` (see
+    :func:`builder_utils.hub.cli.add_export_subcommand`): the ``prompts`` configuration written
+    from :func:`stream` rows, through the export's own writer.
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser()
+    >>> StreamExport().add_arguments(parser)
+    >>> args = parser.parse_args(["--stream_questions", "5", "--num_operations", "3"])
+    >>> args.num_operations, StreamExport().stream_kwargs(args)["num_questions"]
+    (3, 5)
+    """
+
+    def add_arguments(self, parser) -> None:
+        """Add ``--stream_questions``, ``--stream_seed``, ``--stream_split`` and the difficulty flags."""
+        from builder_utils.clevr.options import add_option_flags
+
+        group = parser.add_argument_group("stream (the prompts configuration from clevr_math.stream)")
+        group.add_argument("--stream_questions", type=int, default=None, metavar="N",
+                           help="write N problems of clevr_math.stream as the prompts configuration (synthetic "
+                                "worlds, or the --data_dir folder's scenes); needs --config prompts")
+        group.add_argument("--stream_seed", type=int, default=0, help="seed of the stream (default: %(default)s)")
+        group.add_argument("--stream_split", default="train", choices=("train", "validation", "test"),
+                           help="split of the stream's scenes (default: %(default)s)")
+        add_option_flags(parser, {"difficulty": group}, cls=Difficulty)
+
+    def stream_kwargs(self, args) -> dict:
+        """The keyword arguments of :func:`stream` the command line asks for (checked)."""
+        from builder_utils.clevr.options import options_from_args
+
+        difficulty = options_from_args(args, cls=Difficulty)
+        if args.stream_questions is None or args.stream_questions < 1:
+            raise ValueError(f"--stream_questions must be at least 1, got {args.stream_questions}")
+        return {"data_dir": getattr(args, "data_dir", None), "seed": args.stream_seed,
+                "num_questions": args.stream_questions, "split": args.stream_split,
+                "prompt_style_name": getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE),
+                **dataclasses.asdict(difficulty)}
+
+    def given(self, args):
+        """None without ``--stream_questions``; else the ``given`` of ``export_builder``."""
+        if args.stream_questions is None:
+            from builder_utils.clevr.options import options_from_args
+
+            if options_from_args(args, cls=Difficulty) != Difficulty():
+                raise ValueError("the difficulty flags shape a stream: add --stream_questions N --config prompts")
+            return None
+        configs = [name for value in args.config or [] for name in value.split(",") if name]
+        if configs != ["prompts"]:
+            raise ValueError(f"--stream_questions writes the prompts configuration only: pass --config prompts "
+                             f"(got {', '.join(configs) or 'every configuration'})")
+        kwargs = self.stream_kwargs(args)
+        stream(**kwargs)  # every check now, before the export starts
+
+        def rows(cache_dir: str) -> dict:
+            built = datasets.Dataset.from_generator(_stream_rows, features=stream_features(), cache_dir=cache_dir,
+                                                    gen_kwargs={"kwargs": kwargs}, split=kwargs["split"])
+            return {"prompts": {kwargs["split"]: built}}
+
+        return rows
