@@ -83,7 +83,7 @@ def test_json_and_parquet_on_the_cluster_are_byte_identical_to_one_process(clust
     _run(scene_path, tmp_path / "dask", *parquet, "--dask", address)
     _run(scene_path, tmp_path / "pool", *parquet, "--num_workers", "2")
     assert tree(tmp_path / "one") == tree(tmp_path / "dask") == tree(tmp_path / "pool")
-    assert sorted(tree(tmp_path / "one")) == ["index.json"] + [f"questions-0000{k}-of-00003.parquet" for k in range(3)]
+    assert sorted(tree(tmp_path / "one")) == [".ownership.json", "index.json"] + [f"questions-0000{k}-of-00003.parquet" for k in range(3)]
 
     import datasets
 
