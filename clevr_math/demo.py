@@ -16,17 +16,14 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shutil
-import tempfile
 import time
 
 import datasets
 
-from builder_utils.atomic import replace_dir
 from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
-from builder_utils.owned import OwnedFolders
+from builder_utils.ownership import OutputFolder, check_output
 from clevr_math.clevr_math import ClevrMath
 from clevr_math.config import ClevrMathConfig
 
@@ -53,13 +50,9 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     from builder_utils.clevr.synth import write_clevr_folder
 
     final = os.path.join(out_dir, "CLEVR_v1.0")
-    tmp = tempfile.mkdtemp(prefix=".CLEVR_v1.0-", dir=out_dir)
-    try:
-        write_clevr_folder(tmp, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False)
-        replace_dir(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    # synth's own record decides what is replaced: only its own files, a user's file there stays
+    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False,
+                       overwrite=True)
     return final
 
 
@@ -102,23 +95,41 @@ def run_demo(
 
     The demo writes only the folders of :data:`DEMO_FOLDERS` inside ``out_dir``, and only when
     it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``cache`` or ``hub``
-    already there is refused with :class:`builder_utils.owned.NotOurFolderError` before anything
-    is written.
+    already there is refused with :class:`builder_utils.ownership.OwnershipError` before anything
+    is written. Inside them, only files of ours are replaced (:mod:`builder_utils.ownership`).
 
     Example (about a minute: it builds and exports both configurations)::
 
         loaded = run_demo("/tmp/demo", num_scenes=10)
         sorted(loaded["multihop"])           # ['test', 'train', 'validation']
     """
-    out_dir = os.path.abspath(out_dir)
-    folders = OwnedFolders(out_dir, OWNER)
-    folders.claim(*DEMO_FOLDERS)  # refuses before anything is written
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = os.path.abspath(check_output(out_dir, "--out"))
+    with OutputFolder(out_dir, OWNER) as folder:
+        for name in DEMO_FOLDERS:
+            folder.claim_subfolder(name)  # refuses before anything is written
+        return _run_demo(folder, out_dir, num_scenes, seed, num_proc, rows)
+
+
+def _run_demo(folder: OutputFolder, out_dir: str, num_scenes: int, seed: int, num_proc: int | None,
+              rows: int) -> dict[str, datasets.DatasetDict]:
     started = time.perf_counter()
     world = make_world(out_dir, num_scenes, seed)
     logger.info("synthetic CLEVR world: %s (%d scenes per split, seed %d)", world, num_scenes, seed)
-    # A new world is a new cache key; drop the builds of earlier runs instead of piling them up.
-    cache_dir = str(folders.fresh("cache"))
+    # A new world is a new cache key; drop the builds of earlier runs (our recorded cache files,
+    # never a user's file there) instead of piling them up, and record the new build's files.
+    folder.remove([path for path in folder.record if path.startswith("cache/")])
+    cache_dir = os.path.join(out_dir, "cache")
+    os.makedirs(cache_dir, exist_ok=True)
+    theirs = folder.files_under("cache")
+    try:
+        loaded = _build_and_show(world, out_dir, cache_dir, num_proc, rows)
+    finally:
+        folder.adopt(sorted(folder.files_under("cache") - theirs))
+    logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
+    return loaded
+
+
+def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | None, rows: int):
     hub = os.path.join(out_dir, "hub")
     export_builder(
         ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
@@ -133,7 +144,6 @@ def run_demo(
     from clevr_math.evaluate import evaluate_demo
 
     evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir)
-    logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
     return loaded
 
 

@@ -14,12 +14,13 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
-from builder_utils.atomic import write_atomic
 from builder_utils.command import EXPORT_HELP, PUSH_HELP, Subcommand, run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
+SPLITS_COMMAND = "clotho-aqa splits"
 
 # --- synth -----------------------------------------------------------------------------
 
@@ -80,12 +81,15 @@ def compute_split_file(
     seed: int | None = None,
     progress: bool = True,
     refine_rounds: int | None = None,
+    overwrite: bool = False,
 ) -> dict:
     """Recompute the 60/20/20 split of a release's clips and write ``file_name,split`` rows.
 
     Only the QA CSVs are read (no audio needed). The CSV and the optional JSON report (the
     search's report plus clip counts, the label error, its floor and the tables' own split's
-    label error) are written atomically, the report also as Markdown next to it (``.md``).
+    label error, and the same as Markdown next to it, ``.md``) go through
+    :mod:`builder_utils.ownership`: refused before any work when they overlap ``data_dir`` or each
+    other; an existing file this command did not write is replaced only with ``overwrite``.
     ``candidates``, ``keep``, ``seed``, ``refine_rounds``: None for the builder config's defaults.
     Returns the report.
 
@@ -101,14 +105,24 @@ def compute_split_file(
     from clotho_aqa.config import ClothoAQAConfig
     from clotho_aqa.release import find_release_files
 
+    from builder_utils.ownership import OutputFolder, check_output, refuse_overlap
+
     candidates = ClothoAQAConfig.candidates if candidates is None else candidates
     keep = ClothoAQAConfig.keep if keep is None else keep
     refine_rounds = ClothoAQAConfig.refine_rounds if refine_rounds is None else refine_rounds
     seed = ClothoAQAConfig.seed if seed is None else seed
 
+    markdown = None if report is None else os.path.splitext(os.fspath(report))[0] + ".md"
+    outputs = {"--out": check_output(out, "--out"), "--report": None if report is None else check_output(report, "--report")}
+    refuse_overlap(outputs, {"--data_dir": data_dir})
+    if report is not None:
+        refuse_overlap({"--report": report, "the report's Markdown": markdown}, {"--out": out})
     for path in (out, report):
         if path is not None and os.path.isdir(path):
             raise IsADirectoryError(f"{path} is a folder; give the path of the file to write")
+    for path in filter(None, (out, report, markdown)):  # before the search: a refusal costs nothing
+        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
+            folder.check_target(Path(path).name, overwrite)
     from clotho_aqa.recompute import official_label_error, recompute_splits
     from clotho_aqa.release import read_questions
 
@@ -133,10 +147,13 @@ def compute_split_file(
         "tables_split_label_error": round(official_label_error(questions), 3),
         "search": result.report(),
     }
-    write_atomic(out, buffer.getvalue(), newline="")
+    texts = {out: buffer.getvalue()}
     if report is not None:
-        write_atomic(report, json.dumps(summary, indent=2, ensure_ascii=False) + "\n", newline="")
-        write_atomic(os.path.splitext(os.fspath(report))[0] + ".md", split_report_markdown(summary), newline="")
+        texts[report] = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+        texts[markdown] = split_report_markdown(summary)
+    for path, text in texts.items():
+        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
+            folder.write_file(Path(path).name, text, overwrite=overwrite)
     return summary
 
 
@@ -183,6 +200,8 @@ def _add_splits(subparsers) -> None:
 
     # The search's options are the builder's (split_strategy="recomputed"), declared once there.
     add_builder_flags(p, ClothoAQAConfig, "split search options", only=SEARCH_OPTIONS)
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out / --report file that this command did not write")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     p.set_defaults(run=_run_splits)
 
@@ -192,7 +211,7 @@ def _run_splits(args) -> int:
     from clotho_aqa.config import ClothoAQAConfig
 
     summary = compute_split_file(args.data_dir, args.out, args.report, progress=args.progress,
-                                 **builder_kwargs_from_args(args, ClothoAQAConfig))
+                                 overwrite=args.overwrite, **builder_kwargs_from_args(args, ClothoAQAConfig))
     search = summary["search"]
     files = summary["files"]
     also = f" and {args.report} (+ .md)" if args.report else ""

@@ -6,8 +6,8 @@ configuration to ``OUT/hub`` in the layout ``push_to_hub`` writes, load each bac
 needed). ``clotho-aqa push --folder OUT/hub`` would upload it.
 
 The demo writes only ``release`` and ``hub`` inside ``OUT``, and only when it created them itself
-(an earlier run, recorded in ``OUT/.clotho-aqa-demo.json``): a user's folder of that name is refused
-before anything is written.
+(an earlier run: the folder holds our record, :mod:`builder_utils.ownership`): a user's folder of
+that name is refused before anything is written, and inside ours only our own files are replaced.
 
 Example::
 
@@ -42,7 +42,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     ``builder_kwargs``: builder options for every configuration (``--NAME`` flags of the command).
 
     Returns config -> split -> rows of the reloaded datasets. Raises
-    :class:`builder_utils.owned.NotOurFolderError` when ``OUT/release`` or ``OUT/hub`` exists
+    :class:`builder_utils.ownership.OwnershipError` when ``OUT/release`` or ``OUT/hub`` exists
     and was not created by an earlier demo run.
 
     Example::
@@ -50,13 +50,15 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
         run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]   # -> 54
     """
     from builder_utils.hub import export_builder, load_exported
-    from builder_utils.owned import OwnedFolders
+    from builder_utils.ownership import OutputFolder, check_output
     from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
     from clotho_aqa.synth import write_synthetic_release
 
     stream = stream or sys.stdout
-    out = Path(out).absolute()
-    release_dir, hub, evaluation = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
+    out = check_output(out, "--out").absolute()
+    with OutputFolder(out, OWNER) as folder:
+        release_dir, hub, evaluation = (folder.claim_subfolder(name) for name in DEMO_FOLDERS)  # before any work
+    # the folder's lock is not held on: each step locks the sub-folder it writes
     release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
     logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}

@@ -861,5 +861,5 @@ def test_parquet_output_matches_the_json_and_a_rerun_replaces_only_our_shards(tm
     # a second run with bigger shards: the three old shards go, the new one and the index stay
     assert main(common + ["--output_questions_file", str(out), "--output_format", "parquet",
                           "--scenes_per_shard", "100"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["index.json", "questions-00000-of-00001.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [".ownership.json", "index.json", "questions-00000-of-00001.parquet"]
     assert pq.read_table(out / "questions-00000-of-00001.parquet").to_pylist() == expected

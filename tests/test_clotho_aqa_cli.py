@@ -22,7 +22,7 @@ def test_synth_writes_the_official_layout(tmp_path, capsys):
     out = tmp_path / "rel"
     assert main(["synth", "--out", str(out), "--num_files", "8", "--seed", "3"]) == 0
     assert "clotho-aqa synth: wrote" in capsys.readouterr().err  # a status line, through logging
-    assert sorted(p.name for p in out.iterdir()) == sorted([".clotho-aqa-synth.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
+    assert sorted(p.name for p in out.iterdir()) == sorted([".ownership.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
     clips = set()
     for name in SPLIT_CSVS.values():
         raw = (out / name).read_bytes()
@@ -56,10 +56,9 @@ def test_synth_refuses_to_overwrite(tmp_path, capsys):
     assert "overwrite" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel"]  # no temporary folder left behind
-    # --overwrite replaces only a release synth wrote itself, never the user's folder
-    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 2
-    assert "was not written by clotho-aqa synth" in capsys.readouterr().err
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    # --overwrite writes beside the user's file, which stays (only our files are ever replaced)
+    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 0
+    assert (out / "keep.txt").read_text() == "mine" and (out / AUDIO_DIR).is_dir()
     ours = tmp_path / "ours"
     assert main(["synth", "--out", str(ours), "--num_files", "5"]) == 0
     assert main(["synth", "--out", str(ours), "--num_files", "6", "--overwrite"]) == 0
@@ -83,7 +82,7 @@ def test_demo_exports_and_reloads_every_config(tmp_path, capsys):
         assert list((tmp_path / "demo" / "hub" / name).glob("train-*-of-*.parquet"))
     assert (tmp_path / "demo" / "hub" / "README.md").is_file()
     assert "@ 44100 Hz" in printed
-    assert not list((tmp_path / "demo" / "hub").glob(".export-*"))  # no staging folder left
+    assert not list((tmp_path / "demo" / "hub").glob(".staging-*"))  # no staging folder left
     # the demo ends with the baselines under the paper's labellings
     assert "baselines on questions/test" in printed and "| yes_no/majority |" in printed
     assert (tmp_path / "demo" / "evaluation" / "report.json").is_file()
@@ -111,7 +110,7 @@ def test_splits_command(tmp_path, capsys):
     markdown = report.with_suffix(".md").read_text(encoding="utf-8")
     assert summary["measure"] in markdown
     assert f"| label error (lower is better) | {summary['label_error']} | {summary['tables_split_label_error']} |" in markdown
-    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "report.md", "splits.csv"]  # no temp files
+    assert sorted(p.name for p in out.parent.iterdir()) == [".ownership.json", "report.json", "report.md", "splits.csv"]  # no temp files
     first = out.read_bytes()
     assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
     assert out.read_bytes() == first

@@ -7,6 +7,7 @@ Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -17,6 +18,7 @@ from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
+from builder_utils.ownership import check_output, refuse_overlap
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
@@ -67,7 +69,10 @@ def run_evaluation(
         report: .../report.md
         0
     """
-    check_outputs(args.out, chart_files, args.overwrite)  # before any work
+    # before any work: the report folder never overlaps an input (the predictions, a local --data)
+    refuse_overlap({"--out": check_output(args.out, "--out")},
+                   {"--predictions": args.predictions, "--data": args.data if os.path.exists(args.data) else None})
+    check_outputs(args.out, chart_files, args.overwrite)
     report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
                       seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
                       **{name: getattr(args, name) for name in extra})

@@ -12,12 +12,13 @@ Parquet file as ``embed_table_storage`` and ``Dataset.to_parquet`` would, only f
 tests compare the bytes), several shards at a time. ``datasets.load_dataset(OUT, config)`` then
 loads it with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
 
-Everything is written in a hidden staging folder inside ``OUT`` (:mod:`builder_utils.hub.staging`)
-and moved into place file by file once complete, so a failure or an interruption leaves ``OUT``
-as it was. Export touches only its own files: ``OUT/.hub-export-manifest.json``
-(:mod:`builder_utils.hub.manifest`) lists every file it wrote, with its size and sha256. A
-re-export replaces only files of the manifest, removes the files of the re-exported
-configurations that it no longer writes (stale shards), and refuses to write over anything else.
+Every file goes through :mod:`builder_utils.ownership`: written in a hidden staging folder
+inside ``OUT`` and moved into place once complete (so a failure or an interruption leaves ``OUT``
+as it was), recorded in ``OUT/.ownership.json`` with its size, sha256 and configuration (the
+entry's group), under the folder's lock (two exports into one ``OUT`` never mix). A re-export
+replaces only our unchanged files, removes the files of the re-exported configurations that it
+no longer writes (stale shards), and refuses to write over anything else. The write path is
+generic: a new configuration (any output of :mod:`builder_utils.hub.outputs`) needs nothing here.
 Configurations already in ``OUT`` are kept, and so is a card edited by hand
 (:mod:`builder_utils.hub.card_merge`).
 """
@@ -29,6 +30,7 @@ import glob
 import importlib.metadata
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -59,9 +61,8 @@ from builder_utils.hub.card import (
     render_card,
 )
 from builder_utils.hub.audio_format import encode_flac
-from builder_utils.hub.card_merge import card_state, marked_template, merged_card
+from builder_utils.hub.card_merge import EDITED, card_state, marked_template, merged_card
 from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout, layout_of
-from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
 from builder_utils.hub.media import with_join_section, with_section
 from builder_utils.hub.trainer_card import trainer_section
 from builder_utils.hub.outputs import (
@@ -73,18 +74,9 @@ from builder_utils.hub.outputs import (
 )
 from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
-from builder_utils.hub.staging import (
-    finish,
-    make_staging,
-    raise_missed_signal,
-    remove_staging,
-    signals_deferred,
-    signals_remembered,
-    sweep_stale_staging,
-    write_journal,
-)
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
-from builder_utils.ownership import not_a_folder
+from builder_utils.interrupt import raise_missed_signal, signals_remembered
+from builder_utils.ownership import Entry, OutputFolder, OwnershipError, check_output, refuse_overlap
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 
 logger = logging.getLogger(__name__)
@@ -94,6 +86,9 @@ DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 # 100 files in memory). The output does not depend on it.
 WRITER_THREADS = 2
 README = "README.md"
+COMMAND = "export"
+# The shard names push_to_hub (and export) write: <config dir>/<split>-NNNNN-of-MMMMM.parquet
+SHARD = re.compile(r"^(?P<dir>[^/]+)/(?P<split>\w+(?:\.\w+)*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 
 
 class ExportError(ValueError):
@@ -434,7 +429,7 @@ def export_builder(
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
     :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see
     :mod:`builder_utils.hub.card_merge`); files export did not write are never replaced (see
-    :mod:`builder_utils.hub.manifest`), and the refusals come before any build.
+    :mod:`builder_utils.ownership`), and the refusals come before any build.
 
     ``media="shared"`` writes the question configurations without media plus the builder's
     media configuration; ``"conversations"`` among ``configs`` adds that configuration;
@@ -459,32 +454,34 @@ def export_builder(
     check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names, prompt_style)
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
     _shard_limit(max_shard_size)  # a bad size fails before any build
-    out = Path(out_dir).expanduser().resolve()
+    out = check_output(Path(out_dir).expanduser(), "--out").absolute()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    created = not out.exists()
+    refuse_overlap({"--out": out}, {"--data_dir": data_dir})
+    folder = OutputFolder(out, COMMAND)
+    handlers = contextlib.ExitStack()
     try:
-        # First what a killed export left: it may finish that export's moves into place.
-        sweep_stale_staging(out)
-        # Then every refusal about the folder, before any work.
-        manifest = read_manifest(out)
-        state = card_state(out, manifest)
+        # The lock first, then what a killed export left (its pending moves are finished), then
+        # every refusal about the folder, before any work.
+        handlers.enter_context(folder)
+        state = card_state(folder)
         existing = read_card(out / README)
-        _check_folders(out, manifest, [config_dir(n) for n in names] + [ASSETS_DIR])
-        out.mkdir(parents=True, exist_ok=True)
-        staging = make_staging(out)
+        _check_folders(folder, [config_dir(n) for n in names] + [ASSETS_DIR])
+        staging = folder.staging()
     except OSError as exc:
-        if created and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()
+        handlers.close()
         # Named as the user's folder: the hidden staging name would only confuse.
         raise ExportError(f"{out}: cannot write into the export folder ({exc.strerror or exc})") from None
+    except BaseException:
+        handlers.close()
+        raise
+    manifest = folder.record
     result = ExportResult(folder=out)
     if cache_dir is None:
         cache_dir = tempfile.mkdtemp(prefix=".cache-", dir=staging)
     hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
     pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
     template = marked_template(template, hand_set)
-    handlers = contextlib.ExitStack()
     handlers.enter_context(signals_remembered())
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
@@ -586,12 +583,9 @@ def export_builder(
         # every configuration whose plots were drawn again.
         replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
         raise_missed_signal()
-        _commit(staging, out, manifest, _staged_records(staging, owners, hashes), replaced)
+        _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
     finally:
-        with handlers:
-            remove_staging(staging)
-            if created and out.is_dir() and not any(out.iterdir()):
-                out.rmdir()  # a failed first export leaves no empty folder behind
+        handlers.close()  # staging removed, a folder this export created and left empty removed, lock released
     result.seconds = time.perf_counter() - started
     return result
 
@@ -614,89 +608,57 @@ def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
     return ours + sorted(c for c in configs if c not in ours)
 
 
-def _staged_records(staging: Path, owners: Mapping[str, str], hashes: Mapping[str, str]) -> dict[str, FileRecord]:
+def _staged_files(staging: Path, owners: Mapping[str, str]) -> dict[str, str | None]:
     """Every file the export wrote in ``staging`` (hidden ones excepted: marker, build cache),
-    each with the configuration owning it: by its own path (plots) or its top folder (shards).
-    ``hashes`` are the sha256 already taken (the shards')."""
-    records = {}
+    each with the configuration owning it: by its own path (plots) or its top folder (shards)."""
+    files = {}
     for path in sorted(staging.rglob("*")):
         relative = path.relative_to(staging)
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
             continue
         name = relative.as_posix()
-        owner = owners.get(name, owners.get(relative.parts[0]))
-        if name in hashes:
-            records[name] = FileRecord(path=name, size=path.stat().st_size, sha256=hashes[name], config=owner)
-        else:
-            records[name] = file_record(staging, name, owner)
-    return records
+        files[name] = owners.get(name, owners.get(relative.parts[0]))
+    return files
 
 
-def _check_folders(out: Path, manifest: Mapping[str, FileRecord], folders: Sequence[str]) -> None:
-    """The refusals :func:`_check_target` would make after the build, made before it where the
-    names are known: a folder export writes into that is a symlink or a file, a foreign shard."""
-    for folder in folders:
-        path = out / folder
-        if not_a_folder(path):
-            raise ExportError(f"{path}: export writes its folder {folder}/ there; move this away")
+def _check_folders(folder: OutputFolder, folders: Sequence[str]) -> None:
+    """The refusals the commit would make after the build, made before it where the names are
+    known: a folder export writes into that is a symlink or a file, a foreign file at a shard name."""
+    for name in folders:
+        path = folder.root / name
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise ExportError(f"{path}: export writes its folder {name}/ there, and this is a symlink or a file; "
+                              "move it away")
         if not path.is_dir():
             continue
         for item in sorted(path.iterdir()):
-            name = f"{folder}/{item.name}"
-            if SHARD.match(name) and name not in manifest:
-                raise ExportError(
-                    f"{item}: not written by export (not in {out / MANIFEST}); export never replaces "
-                    "another file: move it away, or export to another folder"
-                )
-
-
-def _check_target(out: Path, record: FileRecord, manifest: Mapping[str, FileRecord]) -> None:
-    """Refuse to write ``record`` over anything in ``out`` that is not an unchanged file of ours."""
-    for parent in reversed(Path(record.path).parents):
-        folder = out / parent
-        if parent != Path(".") and not_a_folder(folder):
-            raise ExportError(f"{folder}: export writes its folder {parent.as_posix()}/ there; move this away")
-    target = out / record.path
-    if not target.exists() and not target.is_symlink():
-        return
-    if record.path == README:
-        return  # checked by card_state and merged, not replaced blindly
-    if record.path not in manifest:
-        raise ExportError(
-            f"{target}: not written by export (not in {out / MANIFEST}); export never replaces "
-            "another file: move it away, or export to another folder"
-        )
-    # Size, type and symlinks, not the content: hashing every shard being replaced would re-read
-    # the whole old export; a file we wrote that was edited in place keeps its size only by chance.
-    reason = difference(out, manifest[record.path], hash_content=False)
-    if reason is not None:
-        raise ExportError(f"{target}: {reason}; export replaces only its own unchanged files: move it away")
+            # a foreign file at a shard name is refused now; one of ours edited since is checked
+            # by the commit only if this export writes that very name (else it stays, unremoved)
+            if SHARD.match(f"{name}/{item.name}") and f"{name}/{item.name}" not in folder.record:
+                folder.check_target(f"{name}/{item.name}")
 
 
 def _commit(
-    staging: Path, out: Path, manifest: Mapping[str, FileRecord], written: Mapping[str, FileRecord], replaced: set
+    folder: OutputFolder, staging: Path, written: Mapping[str, str | None], hashes: Mapping[str, str],
+    replaced: set, state: str,
 ) -> None:
-    """Move the staged files into ``out``, remove our stale files, write the manifest.
+    """Move the staged files into the folder, remove our stale files, record it (one
+    :meth:`OutputFolder.commit`: journaled in the record, so a kill -9 is finished by the next run).
 
-    Stale: a file of the old manifest that this export did not write again although it replaced
-    what the file belongs to: a configuration of ``replaced`` (a shard count that went down), or
-    a ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
-    only while its content is still what export wrote.
+    Stale: a file of the record that this export did not write again although it replaced what
+    the file belongs to: a configuration of ``replaced`` (a shard count that went down), or a
+    ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
+    only while its content is still what export wrote. The card, merged when edited by hand
+    (:mod:`builder_utils.hub.card_merge`), is the one file replaced although changed.
     """
-    for record in written.values():
-        _check_target(out, record, manifest)
 
-    def is_replaced(record: FileRecord) -> bool:
-        return record.config in replaced or (record.path.split("/")[0], record.config) in replaced
+    def is_replaced(entry: Entry) -> bool:
+        return entry.command == COMMAND and (
+            entry.group in replaced or (entry.path.split("/")[0], entry.group) in replaced)
 
-    stale = [record for path, record in manifest.items() if path not in written and is_replaced(record)]
-    kept = {
-        path: record for path, record in manifest.items()
-        if path not in written and not is_replaced(record) and (out / path).is_file()
-    }
-    write_journal(staging, sorted(written), stale, {**kept, **written})
-    # The renames take milliseconds; a signal in the middle would leave old and new shards mixed
-    # under one data_files glob, so it waits until they are done. A kill -9 there leaves the
-    # journal, and the next export finishes the moves (staging.sweep_stale_staging).
-    with signals_deferred():
-        finish(staging, out)
+    stale = [path for path, entry in folder.record.items() if path not in written and is_replaced(entry)]
+    allow = [README] if state == EDITED else []
+    try:
+        folder.commit(staging, written, remove=stale, hashes=hashes, allow=allow)
+    except OwnershipError as exc:
+        raise ExportError(str(exc)) from None
