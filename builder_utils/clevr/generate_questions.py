@@ -48,7 +48,7 @@ from .templates import TemplateError
 
 __all__ = ["build_parser", "main", "write_questions"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("builder_utils.clevr.generate_questions")  # also under python -m (where __name__ is __main__)
 
 PROG = "generate-questions"
 # Errors caused by the user's input: reported as one line, without a traceback.
@@ -198,10 +198,11 @@ def run(args: argparse.Namespace) -> int:
             count = write_questions(args.output_questions_file, info,
                                     (q for _, questions in counted(results) for q in questions),
                                     overwrite=args.overwrite)
-    if args.verbose:
-        took = time.perf_counter() - tic
-        logger.info("wrote %d questions for %d scenes to %s in %.2f s (%.0f questions/s)", count, stop - start,
-                    args.output_questions_file, took, count / took if took else 0)
+    # One success line, as every command prints (--quiet drops it); --verbose adds the speed.
+    took = time.perf_counter() - tic
+    speed = f" in {took:.2f} s ({count / took if took else 0:.0f} questions/s)" if args.verbose else ""
+    if count:
+        logger.info("wrote %d questions for %d scenes to %s%s", count, stop - start, args.output_questions_file, speed)
     if count == 0:
         logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
                        "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
