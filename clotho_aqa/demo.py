@@ -98,6 +98,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     )
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
+    parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
     from builder_utils.clevr.options import add_builder_flags
     from clotho_aqa.config import ClothoAQAConfig
 
@@ -111,5 +112,10 @@ def _run(args: argparse.Namespace) -> int:
     from builder_utils.clevr.options import builder_kwargs_from_args
     from clotho_aqa.config import ClothoAQAConfig
 
-    run_demo(args.out, args.num_files, args.seed, builder_kwargs=builder_kwargs_from_args(args, ClothoAQAConfig))
+    kwargs = builder_kwargs_from_args(args, ClothoAQAConfig)
+    if not args.quiet:
+        run_demo(args.out, args.num_files, args.seed, builder_kwargs=kwargs)
+        return 0
+    with open(os.devnull, "w", encoding="utf-8") as nowhere:  # --quiet: no transcript
+        run_demo(args.out, args.num_files, args.seed, stream=nowhere, builder_kwargs=kwargs)
     return 0

@@ -96,3 +96,11 @@ def test_num_proc_above_the_shards_is_explained(tmp_path, caplog):
     ours = [r.getMessage() for r in caplog.records if r.name.startswith("clevr_math")]
     assert any("train split: num_proc=2" in m and "1 shard(s) of reset_counts_every=250 scenes" in m for m in ours), ours
     assert len(builder.as_dataset()["train"]) > 0
+
+
+def test_quiet_demo_prints_no_transcript_and_no_success_line(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path / "d"), "--num_scenes", "4", "--quiet"]) == 0
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "demo finished" not in said.err and "error" not in said.err
+    assert (tmp_path / "d" / "hub" / "README.md").is_file()

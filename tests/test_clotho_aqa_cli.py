@@ -258,3 +258,13 @@ def test_evaluate_on_a_data_dir_takes_the_builder_options(tmp_path, capsys):
     assert main(args + ["--out", str(tmp_path / "e2"), "--skip_missing_audio"]) == 0
     report = json.loads((tmp_path / "e2" / "report.json").read_text(encoding="utf-8"))
     assert report["num_questions"] > 0
+
+
+def test_quiet_demo_prints_no_transcript_and_no_success_line(tmp_path, capsys):
+    from clotho_aqa.cli import main as clotho_main
+
+    assert clotho_main(["demo", "--out", str(tmp_path / "d"), "--num_files", "4", "--quiet"]) == 0
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "finished" not in said.err and "error" not in said.err
+    assert (tmp_path / "d" / "hub" / "README.md").is_file()
