@@ -37,8 +37,7 @@ def question_columns_only(dataset: datasets.Dataset, layout: HubLayout) -> datas
     """The question rows without the media (and per-file metadata) columns; no data is copied.
 
     Example:
-        >>> from builder_utils.hub.card import install_hint
-from builder_utils.hub.layout import HubLayout
+        >>> from builder_utils.hub.layout import HubLayout
         >>> layout = HubLayout("image", "image_filename", "images")
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": ["a.png"], "q": ["?"]})
         >>> question_columns_only(rows, layout).column_names
