@@ -3,7 +3,11 @@
 Reads the three official QA CSVs (labels of a file = the set of answer words over its rows,
 yes/no included; the official split = the CSV the file is in) and reports:
 
-* the full two-stage search (2,000 candidates, 50 kept) timed, run twice with the same seed;
+* the recomputed split with the builder's defaults (one two-stage split, then the local search of
+  builder_utils.splits.refine) timed, run twice with the same seed, and the paper's search alone
+  (2,000 candidates, 50 kept);
+* the label error (sum over answers of |count in split - target share x count| / count) of the
+  official split, the paper's search and ours, next to the floor no split can pass;
 * the official split and ours side by side: sizes, unique answers, allocation error, constraint;
 * one 60/40 split by the `iterative-stratification` package vs one of ours, and the average
   first-stage allocation error of both over a few seeds.
@@ -32,9 +36,12 @@ from builder_utils.splits import (
     batch_allocation_errors,
     constraint_violations,
     iterative_stratification,
+    label_error,
+    label_error_floor,
     search_split,
     stratify_batch,
 )
+from clotho_aqa.config import ClothoAQAConfig
 from builder_utils.splits.allocation import fold_label_counts
 
 SPLITS = ("train", "val", "test")
@@ -84,8 +91,10 @@ def package_split(matrix: np.ndarray, seed: int) -> np.ndarray:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data_dir", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/clotho_aqa")
-    parser.add_argument("--candidates", type=int, default=2000)
-    parser.add_argument("--keep", type=int, default=50)
+    parser.add_argument("--candidates", type=int, default=ClothoAQAConfig.candidates)
+    parser.add_argument("--keep", type=int, default=ClothoAQAConfig.keep)
+    parser.add_argument("--refine_rounds", type=int, default=ClothoAQAConfig.refine_rounds)
+    parser.add_argument("--paper_candidates", type=int, default=2000, help="the paper's search alone (0: skip it)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--package_seeds", type=int, default=10, help="package splits to time and score")
     parser.add_argument("--json", type=Path, help="also write the figures here")
@@ -101,8 +110,13 @@ def main(argv=None) -> int:
     for _ in range(2):
         start, cpu = time.perf_counter(), time.process_time()
         result = search_split(labels, RATIOS, args.candidates, args.keep, args.seed, progress=False,
-                              label_names=vocabulary)
+                              label_names=vocabulary, refine_rounds=args.refine_rounds)
         runs.append((time.perf_counter() - start, result, time.process_time() - cpu))
+    paper = None
+    if args.paper_candidates:
+        start, cpu = time.perf_counter(), time.process_time()
+        paper = search_split(labels, RATIOS, args.paper_candidates, 50, args.seed, progress=False)
+        paper_seconds = (time.perf_counter() - start, time.process_time() - cpu)
     same = bool((runs[0][1].folds == runs[1][1].folds).all())
     result = runs[0][1]
     ours, theirs = describe(matrix, result.folds), describe(matrix, official)
@@ -121,9 +135,15 @@ def main(argv=None) -> int:
         package_errors.append(allocation_error(matrix, folds, (0.6, 0.4)))
     our_errors = [allocation_error(matrix, row.astype(int), (0.6, 0.4)) for row in batch]
 
+    floor = label_error_floor(matrix, RATIOS)
+    label_errors = {"floor": round(floor, 2), "official": round(label_error(matrix, official, RATIOS), 2),
+                    "ours": round(result.label_error, 2)}
+    if paper is not None:
+        label_errors["paper_search"] = round(paper.label_error, 2)
     figures = {
         "machine": f"{platform.machine()}, {platform.python_implementation()} {platform.python_version()}",
-        "search": {"candidates": args.candidates, "keep": args.keep, "seed": args.seed,
+        "label_error": label_errors,
+        "search": {"candidates": args.candidates, "keep": args.keep, "refine_rounds": args.refine_rounds, "seed": args.seed,
                    "seconds": [round(run[0], 2) for run in runs],
                    "cpu_seconds": [round(run[2], 2) for run in runs], "same_split_twice": same,
                    "chosen_candidate": result.chosen_candidate, "violations": result.violations},
@@ -140,7 +160,12 @@ def main(argv=None) -> int:
         },
     }
 
-    print(f"\nsearch {args.candidates}/{args.keep}, seed {args.seed}: "
+    print(f"\nlabel error (sum over answers of |count - target| / count): ours {label_errors['ours']}, "
+          f"official {label_errors['official']}"
+          + (f", the paper's search alone ({args.paper_candidates}/50) {label_errors['paper_search']}"
+             f" in {paper_seconds[0]:.1f} s wall ({paper_seconds[1]:.1f} s CPU)" if paper is not None else "")
+          + f"; floor {label_errors['floor']}")
+    print(f"\nsearch {args.candidates}/{args.keep} + {args.refine_rounds} refine rounds, seed {args.seed}: "
           f"{runs[0][0]:.1f} s and {runs[1][0]:.1f} s wall ({runs[0][2]:.1f} s and {runs[1][2]:.1f} s CPU); "
           f"same split both times: {same}")
     print("\n| | official | ours |\n|---|---|---|")

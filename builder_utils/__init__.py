@@ -6,7 +6,7 @@ stratified splits (:mod:`builder_utils.splits`) and the Hub export
 (:mod:`builder_utils.hub`); the builders' shared plumbing (:mod:`~builder_utils.builder`: cache
 key, config checks; :mod:`~builder_utils.checksums`: downloads; :mod:`~builder_utils.media_check`:
 PNG/WAV checks; :mod:`~builder_utils.json_input`: every JSON input, bounded) and the commands' (:mod:`~builder_utils.command`: argparse subcommands and
-errors; :mod:`~builder_utils.atomic`, :mod:`~builder_utils.owned`, :mod:`~builder_utils.ownership`,
+errors; :mod:`~builder_utils.atomic`, :mod:`~builder_utils.ownership`,
 :mod:`~builder_utils.interrupt`: never a half-written output or a user's file touched).
 """
 

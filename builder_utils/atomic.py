@@ -26,16 +26,15 @@ Example:
 from __future__ import annotations
 
 import codecs
+import hashlib
 import os
 import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-__all__ = ["atomic_output", "replace_dir", "write_atomic"]
+__all__ = ["atomic_output", "write_atomic"]
 
 _MODES = ("w", "wb")
 _NEWLINES = (None, "", "\n", "\r", "\r\n")
@@ -43,13 +42,19 @@ _NEWLINES = (None, "", "\n", "\r", "\r\n")
 _FLAGS = (os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
           | getattr(os, "O_NOINHERIT", 0) | getattr(os, "O_BINARY", 0))
 _ATTEMPTS = 100
+_NAME_MAX = 255  # bytes in one file name on Linux and macOS file systems
 
 
 def _create_temp(path: Path) -> tuple[int, Path]:
     # Unlike tempfile.mkstemp (always 0o600), mode 0o666 lets the umask decide, so the renamed
     # file gets the same permissions as one written with a plain open().
+    # A legal name of up to 255 bytes must still get a legal temporary name: a long one is
+    # shortened to a digest (the temporary name only has to be unique and hidden).
+    stem = path.name
+    if len(stem.encode("utf-8", "surrogateescape")) > _NAME_MAX - len(".12345678.tmp") - 1:
+        stem = hashlib.sha256(os.fsencode(stem)).hexdigest()[:32]
     for _ in range(_ATTEMPTS):
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        tmp = path.with_name(f".{stem}.{secrets.token_hex(4)}.tmp")
         try:
             return os.open(tmp, _FLAGS, 0o666), tmp
         except FileExistsError:
@@ -160,32 +165,3 @@ def write_atomic(
             fh.write(data)
     else:
         raise TypeError(f"write_atomic: data for {os.fspath(path)} must be str or bytes, got {type(data).__name__}")
-
-
-def replace_dir(finished: str | os.PathLike, final: str | os.PathLike) -> Path:
-    """Move a completely written folder ``finished`` to ``final``, replacing any folder there.
-
-    The old folder is renamed aside before the new one is renamed in, so ``final`` is always
-    either the old or the new folder (never half of each, never a deleted release); the old one
-    is removed afterwards. Both folders must be on the same file system (make ``finished`` beside
-    ``final``).
-
-    Example:
-        >>> import tempfile, pathlib
-        >>> root = pathlib.Path(tempfile.mkdtemp())
-        >>> (root / "new").mkdir(); (root / "new" / "a.txt").write_text("new")
-        3
-        >>> (root / "out").mkdir(); (root / "out" / "b.txt").write_text("old")
-        3
-        >>> sorted(p.name for p in replace_dir(root / "new", root / "out").iterdir())
-        ['a.txt']
-    """
-    finished, final = Path(finished), Path(final)
-    if not final.exists():
-        os.rename(finished, final)
-        return final
-    retired = Path(tempfile.mkdtemp(prefix=f".{final.name}.old-", dir=final.parent))
-    os.rename(final, retired / final.name)
-    os.rename(finished, final)
-    shutil.rmtree(retired)
-    return final

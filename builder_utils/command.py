@@ -30,11 +30,17 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 
-__all__ = ["add_forwarding_subcommand", "command_parser", "run_command", "run_parsed", "subcommands_parser"]
+# The help lines of the export and push subcommands live here, not in builder_utils.hub.cli, because
+# every command's listing shows them and must not import the hub (datasets, about a second).
+EXPORT_HELP = "write configurations in the Hub layout: Parquet shards with media embedded, card, plots"
+PUSH_HELP = "upload an exported folder to a Hub dataset repository (resumable: run it again to continue)"
+
+__all__ = ["EXPORT_HELP", "PUSH_HELP", "Subcommand", "add_forwarding_subcommand", "command_parser", "run_command", "run_parsed", "subcommands_parser"]
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -49,20 +55,70 @@ def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
     )
 
 
-def subcommands_parser(prog: str, description: str, subcommands: Sequence[Callable]) -> argparse.ArgumentParser:
-    """A dataset command's parser with one subcommand per ``add_<name>(subparsers)`` function.
+@dataclass(frozen=True)
+class Subcommand:
+    """One subcommand: its name and one-line help for the command's listing, and ``add(subparsers)``,
+    which registers its full parser (and may import the heavy modules the subcommand needs).
+
+    Example:
+        >>> Subcommand("hello", "say hello", lambda subparsers: None).name
+        'hello'
+    """
+
+    name: str
+    help: str
+    add: Callable
+
+
+def _chosen_name(argv: Sequence[str] | None, names: Sequence[str]) -> str | None:
+    """The subcommand ``argv`` runs (its first word, as argparse reads it), or None."""
+    if argv is None:
+        return None
+    first = next((word for word in argv if not word.startswith("-")), None)
+    return first if first in names else None
+
+
+def subcommands_parser(prog: str, description: str, subcommands: Sequence[Subcommand],
+                       argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """A dataset command's parser with one subparser per :class:`Subcommand`.
+
+    With ``argv``, only the subcommand it runs is built in full; the others are listed by name and
+    help only, so that ``--help`` or a light subcommand never imports what a heavy one needs
+    (``datasets`` alone costs about a second of start-up). Without ``argv``, every subcommand is
+    built in full (for tests and documentation tools).
 
     Example:
         >>> def add_hello(subparsers):
-        ...     subparsers.add_parser("hello", help="say hello").set_defaults(run=lambda args: 0)
-        >>> subcommands_parser("demo-cli", "An example.", [add_hello]).parse_args(["hello"]).command
+        ...     subparsers.add_parser("hello").set_defaults(run=lambda args: 0)
+        >>> subs = [Subcommand("hello", "say hello", add_hello)]
+        >>> subcommands_parser("demo-cli", "An example.", subs, ["hello"]).parse_args(["hello"]).command
         'hello'
     """
     parser = command_parser(prog, description)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for add in subcommands:
-        add(subparsers)
+    chosen = _chosen_name(argv, [sub.name for sub in subcommands])
+    for sub in subcommands:
+        if argv is None or sub.name == chosen:
+            sub.add(_ListedAs(subparsers, sub))
+        else:
+            subparsers.add_parser(sub.name, help=sub.help)
     return parser
+
+
+class _ListedAs:
+    """The subparsers as ``sub.add`` sees them: its parser is listed with ``sub.help``, the one
+    source of that line (the light listing above shows it too)."""
+
+    def __init__(self, subparsers, sub: Subcommand):
+        self._subparsers, self._sub = subparsers, sub
+
+    def add_parser(self, name: str, **kwargs):
+        if name == self._sub.name:
+            kwargs["help"] = self._sub.help
+        return self._subparsers.add_parser(name, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(self._subparsers, name)
 
 
 def add_forwarding_subcommand(subparsers, name: str, help: str, main: Callable[[list[str], str], int]):

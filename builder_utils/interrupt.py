@@ -23,12 +23,15 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["Terminated", "exit_status", "stop_on_signals"]
+__all__ = ["Terminated", "exit_status", "raise_missed_signal", "signals_deferred", "signals_remembered", "stop_on_signals"]
 
 
 class Terminated(KeyboardInterrupt):
@@ -72,3 +75,105 @@ def exit_status(stop: BaseException) -> int:
         143
     """
     return 128 + int(getattr(stop, "signum", signal.SIGINT))
+
+
+def _deliver(handler, signum: int) -> None:
+    # Hand a signal to the handler that was in place: a Python handler is called (it raises
+    # KeyboardInterrupt or Terminated); the default action is taken for real; ignored stays ignored.
+    if callable(handler):
+        handler(signum, None)
+    elif handler == signal.SIG_DFL:
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+_remembered: list[tuple[int, object]] = []
+
+
+@contextlib.contextmanager
+def signals_remembered() -> Iterator[None]:
+    """Remember every SIGINT / SIGTERM of the block, so that :func:`raise_missed_signal` can
+    raise it again.
+
+    The handler's ``KeyboardInterrupt`` is raised wherever the main thread is, and when that is
+    a finaliser (``Dataset.__del__`` during a collection) Python prints "Exception ignored" and
+    goes on: the interruption is lost and the export would finish with status 0. Checkpoints in
+    the export call :func:`raise_missed_signal`; one that propagated never reaches them.
+
+    Example:
+        >>> with signals_remembered():
+        ...     raise_missed_signal()     # nothing received: nothing raised
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.getsignal(signum) for signum in signals}
+
+    def remember(signum, frame):
+        _remembered.append((signum, previous[signum]))
+        _deliver(previous[signum], signum)
+
+    hook = sys.unraisablehook
+
+    def quiet(unraisable):
+        # The swallowed interruption is raised again at the next checkpoint: its "Exception
+        # ignored" traceback would only bury the one-line message of the command.
+        if not (isinstance(unraisable.exc_type, type) and issubclass(unraisable.exc_type, KeyboardInterrupt)):
+            hook(unraisable)
+
+    for signum in signals:
+        signal.signal(signum, remember)
+    sys.unraisablehook = quiet
+    try:
+        yield
+    finally:
+        sys.unraisablehook = hook
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        _remembered.clear()
+
+
+def raise_missed_signal() -> None:
+    """Raise again a signal received inside :func:`signals_remembered` (see there).
+
+    Example:
+        >>> raise_missed_signal()
+    """
+    if _remembered:
+        signum, handler = _remembered[0]
+        _deliver(handler, signum)
+
+
+@contextlib.contextmanager
+def signals_deferred() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block is done, then act on the first one received.
+
+    For the few renames that move a finished export into place: an interruption there would
+    leave half the new shards next to half the old ones. The held signal is then handled by the
+    handler that was in place (``KeyboardInterrupt``, or ``Terminated`` under
+    :func:`stop_on_signals`). Outside the main thread this does nothing.
+
+    Example:
+        >>> seen = []
+        >>> previous = signal.signal(signal.SIGTERM, lambda signum, frame: seen.append("handled"))
+        >>> with signals_deferred():
+        ...     os.kill(os.getpid(), signal.SIGTERM)
+        ...     seen.append("block done")
+        >>> seen
+        ['block done', 'handled']
+        >>> _ = signal.signal(signal.SIGTERM, previous)
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {signum: signal.signal(signum, lambda signum, frame: received.append(signum)) for signum in signals}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if received:
+            _deliver(previous[received[0]], received[0])

@@ -14,19 +14,19 @@ Example (what ``clevr-math demo`` runs; about a minute)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
-import shutil
-import tempfile
 import time
 
 import datasets
 
-from builder_utils.atomic import replace_dir
+from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
-from builder_utils.owned import OwnedFolders
+from builder_utils.ownership import OutputFolder, check_output
 from clevr_math.clevr_math import ClevrMath
+from clevr_math.config import ClevrMathConfig
 
 logger = logging.getLogger(__name__)
 
@@ -51,13 +51,9 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     from builder_utils.clevr.synth import write_clevr_folder
 
     final = os.path.join(out_dir, "CLEVR_v1.0")
-    tmp = tempfile.mkdtemp(prefix=".CLEVR_v1.0-", dir=out_dir)
-    try:
-        write_clevr_folder(tmp, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False)
-        replace_dir(tmp, final)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    # synth's own record decides what is replaced: only its own files, a user's file there stays
+    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False,
+                       overwrite=True)
     return final
 
 
@@ -92,43 +88,66 @@ def run_demo(
     seed: int = 0,
     num_proc: int | None = None,
     rows: int = 3,
+    builder_kwargs: dict | None = None,
+    stream=None,
 ) -> dict[str, datasets.DatasetDict]:
     """Make the world, build and export both configurations, load them back, print them.
 
+    ``builder_kwargs``: builder options for both configurations (``--NAME`` flags of the command);
+    ``stream``: where the transcript goes (default: stdout).
+
     The demo writes only the folders of :data:`DEMO_FOLDERS` inside ``out_dir``, and only when
     it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``cache`` or ``hub``
-    already there is refused with :class:`builder_utils.owned.NotOurFolderError` before anything
-    is written.
+    already there is refused with :class:`builder_utils.ownership.OwnershipError` before anything
+    is written. Inside them, only files of ours are replaced (:mod:`builder_utils.ownership`).
 
     Example (about a minute: it builds and exports both configurations)::
 
         loaded = run_demo("/tmp/demo", num_scenes=10)
         sorted(loaded["multihop"])           # ['test', 'train', 'validation']
     """
-    out_dir = os.path.abspath(out_dir)
-    folders = OwnedFolders(out_dir, OWNER)
-    folders.claim(*DEMO_FOLDERS)  # refuses before anything is written
-    os.makedirs(out_dir, exist_ok=True)
+    out_dir = os.path.abspath(check_output(out_dir, "--out"))
+    with OutputFolder(out_dir, OWNER) as folder:
+        for name in DEMO_FOLDERS:
+            folder.claim_subfolder(name)  # refuses before anything is written
+        return _run_demo(folder, out_dir, num_scenes, seed, num_proc, rows, builder_kwargs or {}, stream)
+
+
+def _run_demo(folder: OutputFolder, out_dir: str, num_scenes: int, seed: int, num_proc: int | None,
+              rows: int, builder_kwargs: dict, stream) -> dict[str, datasets.DatasetDict]:
     started = time.perf_counter()
     world = make_world(out_dir, num_scenes, seed)
     logger.info("synthetic CLEVR world: %s (%d scenes per split, seed %d)", world, num_scenes, seed)
-    # A new world is a new cache key; drop the builds of earlier runs instead of piling them up.
-    cache_dir = str(folders.fresh("cache"))
+    # A new world is a new cache key; drop the builds of earlier runs (our recorded cache files,
+    # never a user's file there) instead of piling them up, and record the new build's files.
+    folder.remove([path for path in folder.record if path.startswith("cache/")])
+    cache_dir = os.path.join(out_dir, "cache")
+    os.makedirs(cache_dir, exist_ok=True)
+    theirs = folder.files_under("cache")
+    try:
+        loaded = _build_and_show(world, out_dir, cache_dir, num_proc, rows, builder_kwargs, stream)
+    finally:
+        folder.adopt(sorted(folder.files_under("cache") - theirs))
+    logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
+    return loaded
+
+
+def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | None, rows: int, builder_kwargs: dict,
+                    stream):
     hub = os.path.join(out_dir, "hub")
     export_builder(
         ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
-        num_proc=num_proc, cache_dir=cache_dir, progress=False,
+        num_proc=num_proc, cache_dir=cache_dir, progress=False, builder_kwargs=builder_kwargs,
     )
     logger.info("exported %s in the Hub layout: %s", ", ".join(DEMO_CONFIGS), hub)
     loaded = {}
     for config_name in DEMO_CONFIGS:
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
-        print(f"{config_name}: load_dataset({hub!r}, {config_name!r})")
-        print(describe(config_name, loaded[config_name], rows))
+        print(f"{config_name}: load_dataset({hub!r}, {config_name!r})", file=stream)
+        print(describe(config_name, loaded[config_name], rows), file=stream)
     from clevr_math.evaluate import evaluate_demo
 
-    evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir)
-    logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
+    evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir, stream=stream)
     return loaded
 
 
@@ -148,6 +167,9 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic world (default: 0)")
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
     parser.add_argument("--rows", type=int, default=3, help="rows to print per split (default: 3)")
+    parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
+    # The builder's options too (--seed stays the world's: the demo's own flag wins).
+    add_builder_flags(parser, ClevrMathConfig)
     parser.set_defaults(run=_run, parser=parser)
     return parser
 
@@ -155,5 +177,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 def _run(args: argparse.Namespace) -> int:
     if args.num_scenes < 1:
         args.parser.error("--num_scenes must be at least 1")
-    run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows)
+    kwargs = builder_kwargs_from_args(args, ClevrMathConfig)
+    with open(os.devnull, "w", encoding="utf-8") if args.quiet else contextlib.nullcontext() as stream:
+        run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows, builder_kwargs=kwargs, stream=stream)
     return 0

@@ -95,9 +95,16 @@ def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | 
             for config in configs}
 
 
+def _builder_config() -> type:
+    from clevr_math.config import ClevrMathConfig
+
+    return ClevrMathConfig
+
+
 COMMAND = EvaluateCommand("clevr-math evaluate", "clevr_math", __doc__.split("\n\n")[0], "general", evaluate, SPEC,
                           (("--scenes", "CLEVR_v1.0 folder or scene file for the program oracle "
-                                        "(default: --data when it is a data_dir)"),))
+                                        "(default: --data when it is a data_dir)"),),
+                          builder_config=_builder_config)
 #: ``clevr-math evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
 add_arguments, main = COMMAND.add_arguments, COMMAND.main
 

@@ -1,8 +1,8 @@
 """The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export``, ``push`` and ``evaluate``.
 
 The same pattern as ``clevr-math`` (:mod:`builder_utils.command`): each subcommand is one
-``_add_<name>(subparsers)`` function listed in :data:`SUBCOMMANDS` that registers its arguments
-and sets ``run``; a new subcommand is one more such function appended to the list.
+``_add_<name>(subparsers)`` function, listed with its name and help in :data:`SUBCOMMANDS`, that
+registers its arguments and sets ``run``; only the subcommand that runs is built (start-up).
 """
 
 from __future__ import annotations
@@ -14,19 +14,20 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Callable, Sequence
 
-from builder_utils.atomic import write_atomic
-from builder_utils.command import run_command, subcommands_parser
+from builder_utils.command import EXPORT_HELP, PUSH_HELP, Subcommand, run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
+SPLITS_COMMAND = "clotho-aqa splits"
 
 # --- synth -----------------------------------------------------------------------------
 
 
 def _add_synth(subparsers) -> None:
     p = subparsers.add_parser(
-        "synth", help="write a small synthetic release in the official layout",
+        "synth",
         description="Write a small synthetic Clotho-AQA release (our own questions, generated WAVs) in the "
         "official layout: audio_files/, the three QA CSVs and the metadata CSV.",
     )
@@ -38,6 +39,7 @@ def _add_synth(subparsers) -> None:
         "--overwrite", action="store_true",
         help="replace --out if it is a release this command wrote earlier (any other folder is never replaced)",
     )
+    p.add_argument("--quiet", action="store_true", help="no message but warnings")
     p.set_defaults(run=_run_synth)
 
 
@@ -59,7 +61,7 @@ def _add_demo(subparsers) -> None:
     from clotho_aqa.demo import add_demo_arguments
 
     add_demo_arguments(subparsers.add_parser(
-        "demo", help="build every config from a synthetic release, export and reload it, offline",
+        "demo",
         description="Write a small synthetic release, export every config in the Hub layout, load each "
         "back and print a row with its decoded audio; offline, no torch.",
     ))
@@ -67,20 +69,29 @@ def _add_demo(subparsers) -> None:
 
 # --- splits ----------------------------------------------------------------------------
 
+SEARCH_OPTIONS = ("seed", "candidates", "keep", "refine_rounds")
+
 
 def compute_split_file(
     data_dir: str | os.PathLike,
     out: str | os.PathLike,
     report: str | os.PathLike | None = None,
-    candidates: int = 2000,
-    keep: int = 50,
-    seed: int = 0,
+    candidates: int | None = None,
+    keep: int | None = None,
+    seed: int | None = None,
     progress: bool = True,
+    refine_rounds: int | None = None,
+    overwrite: bool = False,
 ) -> dict:
     """Recompute the 60/20/20 split of a release's clips and write ``file_name,split`` rows.
 
     Only the QA CSVs are read (no audio needed). The CSV and the optional JSON report (the
-    search's report plus clip counts) are written atomically. Returns the report.
+    search's report plus clip counts, the label error, its floor and the tables' own split's
+    label error, and the same as Markdown next to it, ``.md``) go through
+    :mod:`builder_utils.ownership`: refused before any work when they overlap ``data_dir`` or each
+    other; an existing file this command did not write is replaced only with ``overwrite``.
+    ``candidates``, ``keep``, ``seed``, ``refine_rounds``: None for the builder config's defaults.
+    Returns the report.
 
     Example:
         >>> import os, tempfile
@@ -90,15 +101,34 @@ def compute_split_file(
         >>> report["files"]            # the official CSVs, default options: 1193 / 399 / 399
         {'train': 3, 'validation': 1, 'test': 1}
     """
-    from clotho_aqa.recompute import recompute_release_splits
+    from builder_utils.splits.search import LABEL_ERROR_MEASURE
+    from clotho_aqa.config import ClothoAQAConfig
     from clotho_aqa.release import find_release_files
 
+    from builder_utils.ownership import OutputFolder, check_output, refuse_overlap
+
+    candidates = ClothoAQAConfig.candidates if candidates is None else candidates
+    keep = ClothoAQAConfig.keep if keep is None else keep
+    refine_rounds = ClothoAQAConfig.refine_rounds if refine_rounds is None else refine_rounds
+    seed = ClothoAQAConfig.seed if seed is None else seed
+
+    markdown = None if report is None else os.path.splitext(os.fspath(report))[0] + ".md"
+    outputs = {"--out": check_output(out, "--out"), "--report": None if report is None else check_output(report, "--report")}
+    refuse_overlap(outputs, {"--data_dir": data_dir})
+    if report is not None:
+        refuse_overlap({"--report": report, "the report's Markdown": markdown}, {"--out": out})
     for path in (out, report):
         if path is not None and os.path.isdir(path):
             raise IsADirectoryError(f"{path} is a folder; give the path of the file to write")
-    assignment, result = recompute_release_splits(
-        find_release_files(data_dir)["csv"], seed=seed, candidates=candidates, keep=keep, progress=progress
-    )
+    for path in filter(None, (out, report, markdown)):  # before the search: a refusal costs nothing
+        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
+            folder.check_target(Path(path).name, overwrite)
+    from clotho_aqa.recompute import official_label_error, recompute_splits
+    from clotho_aqa.release import read_questions
+
+    questions = read_questions(find_release_files(data_dir)["csv"])
+    assignment, result = recompute_splits(questions, seed=seed, candidates=candidates, keep=keep, progress=progress,
+                                          refine_rounds=refine_rounds)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["file_name", "split"])
@@ -109,37 +139,88 @@ def compute_split_file(
         "seed": seed,
         "candidates": candidates,
         "keep": keep,
+        "refine_rounds": refine_rounds,
         "files": counts,
+        "measure": LABEL_ERROR_MEASURE,
+        "label_error": round(result.label_error, 3),
+        "label_error_floor": round(result.label_error_floor, 3),
+        "tables_split_label_error": round(official_label_error(questions), 3),
         "search": result.report(),
     }
-    write_atomic(out, buffer.getvalue(), newline="")
+    texts = {out: buffer.getvalue()}
     if report is not None:
-        write_atomic(report, json.dumps(summary, indent=2, ensure_ascii=False) + "\n", newline="")
+        texts[report] = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+        texts[markdown] = split_report_markdown(summary)
+    for path, text in texts.items():
+        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
+            folder.write_file(Path(path).name, text, overwrite=overwrite)
     return summary
+
+
+def split_report_markdown(summary: dict) -> str:
+    """The ``splits`` report as Markdown: the measure in one sentence, ours next to the tables' own split.
+
+    Example:
+        >>> summary = {"data_dir": "rel", "seed": 0, "files": {"train": 3, "validation": 1, "test": 1},
+        ...            "measure": "m", "label_error": 1.0, "label_error_floor": 0.5, "tables_split_label_error": 2.0,
+        ...            "search": {"constraint": {"satisfied": True}}}
+        >>> print(split_report_markdown(summary).splitlines()[6])
+        | label error (lower is better) | 1.0 | 2.0 |
+    """
+    search = summary["search"]
+    files = summary["files"]
+    lines = [
+        f"# Recomputed 60/20/20 split of {summary['data_dir']} (seed {summary['seed']})",
+        "",
+        f"Measure: {summary['measure']}.",
+        "",
+        "| | recomputed | the tables' own split |",
+        "|---|---|---|",
+        f"| label error (lower is better) | {summary['label_error']} | {summary['tables_split_label_error']} |",
+        f"| floor (no split goes lower) | {summary['label_error_floor']} | {summary['label_error_floor']} |",
+        f"| clips train / validation / test | {files['train']} / {files['validation']} / {files['test']} | |",
+        f"| every answer in train and in validation or test | {'yes' if search['constraint']['satisfied'] else 'no'} | |",
+        "",
+        "With the official CSVs, the tables' own split is the official split.",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def _add_splits(subparsers) -> None:
     p = subparsers.add_parser(
-        "splits", help="recompute the stratified 60/20/20 split of a release",
+        "splits",
         description="Recompute the paper's stratified 60/20/20 split of a release's clips (only the QA CSVs "
         "are read) and write file_name,split rows; the builder's split_strategy='recomputed' uses the same rule.",
     )
     p.add_argument("--data_dir", required=True, help="folder with the official QA CSVs")
     p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
     p.add_argument("--report", help="JSON report file to write")
-    p.add_argument("--candidates", type=int, default=2000, help="60/40 candidate splits (paper: 2000)")
-    p.add_argument("--keep", type=int, default=50, help="best candidates split again 50/50 (paper: 50)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the search (default: 0)")
+    from builder_utils.clevr.options import add_builder_flags
+    from clotho_aqa.config import ClothoAQAConfig
+
+    # The search's options are the builder's (split_strategy="recomputed"), declared once there.
+    add_builder_flags(p, ClothoAQAConfig, "split search options", only=SEARCH_OPTIONS)
+    p.add_argument("--overwrite", action="store_true",
+                   help="replace an existing --out / --report file that this command did not write")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     p.set_defaults(run=_run_splits)
 
 
 def _run_splits(args) -> int:
-    summary = compute_split_file(
-        args.data_dir, args.out, args.report, args.candidates, args.keep, args.seed, progress=args.progress
-    )
+    from builder_utils.clevr.options import builder_kwargs_from_args
+    from clotho_aqa.config import ClothoAQAConfig
+
+    summary = compute_split_file(args.data_dir, args.out, args.report, progress=args.progress,
+                                 overwrite=args.overwrite, **builder_kwargs_from_args(args, ClothoAQAConfig))
     search = summary["search"]
-    logger.info("wrote %s: %s, allocation error %s", args.out, summary["files"], search["allocation_error"])
+    files = summary["files"]
+    also = f" and {args.report} (+ .md)" if args.report else ""
+    logger.info(
+        "wrote %s%s: %d / %d / %d clips; label error %.1f (floor %.1f; the tables' own split %.1f), "
+        "the sum over answers of |clips in a split - 60/20/20 of its clips| / its clips",
+        args.out, also, files["train"], files["validation"], files["test"], summary["label_error"],
+        summary["label_error_floor"], summary["tables_split_label_error"],
+    )
     violations = search["constraint"]["violations"]
     if violations:
         # The split is still written (the search's best), but never without saying what it breaks.
@@ -168,24 +249,31 @@ def _add_evaluate(subparsers) -> None:
     from clotho_aqa.evaluate import add_arguments
 
     add_arguments(subparsers.add_parser(
-        "evaluate", help="score predictions and model-free baselines under the paper's labellings",
+        "evaluate",
         description="Score a model's answers (and the majority and question-only baselines) on a split: "
         "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
         "ranked predictions); writes report.json, report.md and PNG charts.",
     ))
 
 
-SUBCOMMANDS: list[Callable] = [_add_synth, _add_demo, _add_splits, _add_export, _add_push, _add_evaluate]
+SUBCOMMANDS: list[Subcommand] = [
+    Subcommand("synth", "write a small synthetic release in the official layout", _add_synth),
+    Subcommand("demo", "build every config from a synthetic release, export and reload it, offline", _add_demo),
+    Subcommand("splits", "recompute the stratified 60/20/20 split of a release", _add_splits),
+    Subcommand("export", EXPORT_HELP, _add_export),
+    Subcommand("push", PUSH_HELP, _add_push),
+    Subcommand("evaluate", "score predictions and model-free baselines under the paper's labellings", _add_evaluate),
+]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``clotho-aqa`` with every subcommand of ``SUBCOMMANDS``.
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The argument parser of ``clotho-aqa`` with every subcommand of ``SUBCOMMANDS`` (with ``argv``: only the one it runs built in full).
 
     Example:
         >>> build_parser().parse_args(["synth", "--out", "rel"]).num_files
         10
     """
-    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS)
+    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS, argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -195,7 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         >>> main(["synth", "--out", "/nonexistent/dir/rel", "--num_files", "2"])
         2
     """
-    return run_command(build_parser(), argv, package="clotho_aqa")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    return run_command(build_parser(argv), argv, package="clotho_aqa")
 
 
 if __name__ == "__main__":

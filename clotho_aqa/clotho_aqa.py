@@ -152,6 +152,28 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         # so they are set in _split_generators, as the packaged folder builders do.
         return datasets.DatasetInfo(description=_DESCRIPTION, homepage=_HOMEPAGE, license=_LICENSE, citation=_CITATION)
 
+    def data_source(self) -> str:
+        """One sentence for the card: the official release, or a synthetic one written by ``clotho-aqa synth``.
+
+        Example:
+            >>> ClothoAQA(config_name="questions").data_source().startswith("Read from the official release")
+            True
+        """
+        from builder_utils.ownership import RecordError, read_record_at
+        from clotho_aqa.synth import OWNER
+
+        try:
+            record = read_record_at(self.config.data_dir)[0] if self.config.data_dir else {}
+        except RecordError:
+            record = {}  # a record we cannot trust claims nothing
+        if any(entry.command == OWNER for entry in record.values()):
+            return ("Built from a synthetic release written by `clotho-aqa synth` (generated clips with "
+                    "template questions and answers), not from the Clotho-AQA release: use it to try the "
+                    "pipeline, not to report results.")
+        split = ("the official train/validation/test split" if self.config.split_strategy == "official"
+                 else "a recomputed stratified 60/20/20 split")
+        return f"Read from the official release (Zenodo record 6473207), with {split}."
+
     def _locate(self, dl_manager) -> tuple[dict[str, Path], Path | None, Path]:
         if self.config.data_dir:
             files = find_release_files(self.config.data_dir)
@@ -179,9 +201,10 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
             # Over every clip of the tables, as `clotho-aqa splits` does; clips dropped for
             # missing audio leave the others where that command puts them.
             assignment, result = recompute_release_splits(
-                csvs, seed=self.config.seed, candidates=self.config.candidates, keep=self.config.keep
+                csvs, seed=self.config.seed, candidates=self.config.candidates, keep=self.config.keep,
+                refine_rounds=self.config.refine_rounds,
             )
-            logger.info("recomputed split: allocation error %s", result.error)
+            logger.info("recomputed split: label error %.1f (floor %.1f)", result.label_error, result.label_error_floor)
             if result.violations:
                 logger.warning(
                     "recomputed split: %d answer(s) break the rule 'in train and in validation or test': %s",

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 import datasets
 
-from builder_utils.builder import ConfigError, check_int
+from builder_utils.builder import ConfigError
+from builder_utils.clevr.options import Choice, Flag, Integer, check_options, option
+from builder_utils.splits.refine import ANNEAL_ROUNDS
 
 #: Config name -> what one row is. The names are fixed; they are the labellings in use.
 CONFIG_DESCRIPTIONS: dict[str, str] = {
@@ -27,7 +29,7 @@ CONFIG_NAMES = tuple(CONFIG_DESCRIPTIONS)
 SPLIT_STRATEGIES = ("official", "recomputed")
 VERSION = datasets.Version("1.0.0")
 #: The fields that decide the rows (they key the cache).
-CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "skip_missing_audio")
+CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "refine_rounds", "skip_missing_audio")
 
 
 @dataclass
@@ -38,9 +40,12 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         split_strategy: ``"official"`` (the release's split) or ``"recomputed"`` (our multilabel
             stratified 60/20/20 search over each clip's set of answer words; the same rule as
             ``clotho-aqa splits``, see :mod:`clotho_aqa.recompute`).
-        seed, candidates, keep: the recomputed search's seed, number of 60/40 candidates, and
-            how many of the best are split again (the paper: 2,000 and 50; keep is capped at
-            candidates).
+        seed, candidates, keep, refine_rounds: the recomputed search's seed, number of 60/40
+            candidates, how many of the best are split again (keep is capped at candidates), and
+            the rounds of the local search that then improves the split
+            (:mod:`builder_utils.splits.refine`). The paper's search alone is 2,000 / 50 / 0;
+            the default 1 / 1 / 1000 (one two-stage split as the start) gives a lower label error (about 226 against
+            the official split's 242.8, floor 220.5) in a fifth of the time.
         skip_missing_audio: drop the questions of clips whose WAV is missing (with a warning
             giving the count) instead of raising an error that lists them.
 
@@ -49,11 +54,19 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         3
     """
 
-    split_strategy: str = "official"
-    seed: int = 0
-    candidates: int = 2000
-    keep: int = 50
-    skip_missing_audio: bool = False
+    # Each option declared once (builder_utils.clevr.options.option): default, check and help;
+    # `export`, `demo` and `evaluate` take each as a --NAME flag (builder_utils.hub.cli).
+    split_strategy: str = option("official", Choice(SPLIT_STRATEGIES), group=None, builder=True,
+                                 help="official: the release's split; recomputed: the stratified 60/20/20 search")
+    seed: int = option(0, Integer(0), group=None, builder=True, help="seed of the recomputed split's search")
+    candidates: int = option(1, Integer(1), group=None, builder=True,
+                             help="recomputed split: 60/40 candidate splits (the paper: 2000)")
+    keep: int = option(1, Integer(1), group=None, builder=True,
+                       help="recomputed split: best candidates split again 50/50 (the paper: 50)")
+    refine_rounds: int = option(ANNEAL_ROUNDS, Integer(0), group=None, builder=True,
+                                help="recomputed split: rounds of local search after the paper's search (0: none)")
+    skip_missing_audio: bool = option(False, Flag(), group=None, builder=True,
+                                      help="drop the questions of clips whose WAV is missing, with a warning")
 
     def __post_init__(self):
         super().__post_init__()
@@ -71,13 +84,7 @@ class ClothoAQAConfig(datasets.BuilderConfig):
         if self.name not in CONFIG_NAMES:
             raise ConfigError(f"unknown Clotho-AQA config {self.name!r}; valid: {', '.join(CONFIG_NAMES)}")
         where = f"Clotho-AQA config {self.name!r}"
-        if self.split_strategy not in SPLIT_STRATEGIES:
-            raise ConfigError(f"{where}: split_strategy {self.split_strategy!r} is not one of: {', '.join(SPLIT_STRATEGIES)}")
-        check_int(where, "seed", self.seed, minimum=0)
-        check_int(where, "candidates", self.candidates, minimum=1)
-        check_int(where, "keep", self.keep, minimum=1)
-        if not isinstance(self.skip_missing_audio, bool):
-            raise ConfigError(f"{where}: skip_missing_audio must be True or False, got {self.skip_missing_audio!r}")
+        check_options(self, where=where, error=ConfigError)
 
     def content(self) -> dict:
         """The fields that decide the rows, as a plain dict (for the cache key).

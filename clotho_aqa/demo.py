@@ -6,8 +6,8 @@ configuration to ``OUT/hub`` in the layout ``push_to_hub`` writes, load each bac
 needed). ``clotho-aqa push --folder OUT/hub`` would upload it.
 
 The demo writes only ``release`` and ``hub`` inside ``OUT``, and only when it created them itself
-(an earlier run, recorded in ``OUT/.clotho-aqa-demo.json``): a user's folder of that name is refused
-before anything is written.
+(an earlier run: the folder holds our record, :mod:`builder_utils.ownership`): a user's folder of
+that name is refused before anything is written, and inside ours only our own files are replaced.
 
 Example::
 
@@ -35,11 +35,14 @@ OWNER = "clotho-aqa demo"
 
 
 @progress_bars(False)  # the demo prints its own summary; a caller's setting is restored after it
-def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None) -> dict[str, dict[str, int]]:
+def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int = 0, stream=None,
+             builder_kwargs: dict | None = None) -> dict[str, dict[str, int]]:
     """Synthesise a release, export every config in the Hub layout, load each back and print a row.
 
+    ``builder_kwargs``: builder options for every configuration (``--NAME`` flags of the command).
+
     Returns config -> split -> rows of the reloaded datasets. Raises
-    :class:`builder_utils.owned.NotOurFolderError` when ``OUT/release`` or ``OUT/hub`` exists
+    :class:`builder_utils.ownership.OwnershipError` when ``OUT/release`` or ``OUT/hub`` exists
     and was not created by an earlier demo run.
 
     Example::
@@ -47,18 +50,21 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
         run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]   # -> 54
     """
     from builder_utils.hub import export_builder, load_exported
-    from builder_utils.owned import OwnedFolders
+    from builder_utils.ownership import OutputFolder, check_output
     from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
     from clotho_aqa.synth import write_synthetic_release
 
     stream = stream or sys.stdout
-    out = Path(out).absolute()
-    release_dir, hub, evaluation = OwnedFolders(out, OWNER).claim(*DEMO_FOLDERS)  # refuses before writing anything
+    out = check_output(out, "--out").absolute()
+    with OutputFolder(out, OWNER) as folder:
+        release_dir, hub, evaluation = (folder.claim_subfolder(name) for name in DEMO_FOLDERS)  # before any work
+    # the folder's lock is not held on: each step locks the sub-folder it writes
     release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
     logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}
     with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
-        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False)
+        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False,
+                       builder_kwargs=builder_kwargs)
         logger.info("exported every config in the Hub layout: %s", hub)
         for name in CONFIG_NAMES:
             loaded = load_exported(hub, name, cache_dir=cache)
@@ -92,10 +98,24 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     )
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
+    parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
+    from builder_utils.clevr.options import add_builder_flags
+    from clotho_aqa.config import ClothoAQAConfig
+
+    # The builder's options too (--seed stays the release's: the demo's own flag wins).
+    add_builder_flags(parser, ClothoAQAConfig)
     parser.set_defaults(run=_run)
     return parser
 
 
 def _run(args: argparse.Namespace) -> int:
-    run_demo(args.out, args.num_files, args.seed)
+    from builder_utils.clevr.options import builder_kwargs_from_args
+    from clotho_aqa.config import ClothoAQAConfig
+
+    kwargs = builder_kwargs_from_args(args, ClothoAQAConfig)
+    if not args.quiet:
+        run_demo(args.out, args.num_files, args.seed, builder_kwargs=kwargs)
+        return 0
+    with open(os.devnull, "w", encoding="utf-8") as nowhere:  # --quiet: no transcript
+        run_demo(args.out, args.num_files, args.seed, stream=nowhere, builder_kwargs=kwargs)
     return 0

@@ -101,7 +101,14 @@ def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str
     return engine.write_demo(SPEC, evaluate(hub, "questions", "test", cache_dir=cache_dir), out, stream)
 
 
-COMMAND = EvaluateCommand("clotho-aqa evaluate", "clotho_aqa", __doc__.split("\n\n")[0], "questions", evaluate, SPEC)
+def _builder_config() -> type:
+    from clotho_aqa.config import ClothoAQAConfig
+
+    return ClothoAQAConfig
+
+
+COMMAND = EvaluateCommand("clotho-aqa evaluate", "clotho_aqa", __doc__.split("\n\n")[0], "questions", evaluate, SPEC,
+                          builder_config=_builder_config)
 #: ``clotho-aqa evaluate``'s options on a parser, and its entry point (exit status 2 for bad input).
 add_arguments, main = COMMAND.add_arguments, COMMAND.main
 

@@ -95,7 +95,7 @@ class MissingAudioError(FileNotFoundError):
         more = f" and {len(self.missing) - shown} more" if len(self.missing) > shown else ""
         super().__init__(
             f"{shown_path(self.audio_dir)}: {len(self.missing)} audio file(s) referenced by the QA CSVs are missing: "
-            f"{listed}{more}; pass skip_missing_audio=True to build without them (their questions are dropped "
+            f"{listed}{more}; pass skip_missing_audio=True (on the command line: --skip_missing_audio) to build without them (their questions are dropped "
             "with a warning)"
         )
 

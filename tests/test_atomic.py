@@ -112,21 +112,6 @@ def test_bad_arguments_fail_before_any_file_exists(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_replace_dir_swaps_in_the_new_folder_and_leaves_nothing_beside_it(tmp_path):
-    from builder_utils.atomic import replace_dir
-
-    (tmp_path / "out").mkdir()
-    (tmp_path / "out" / "old.txt").write_text("old")
-    (tmp_path / "staging").mkdir()
-    (tmp_path / "staging" / "new.txt").write_text("new")
-    assert replace_dir(tmp_path / "staging", tmp_path / "out") == tmp_path / "out"
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["new.txt"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
-    (tmp_path / "again").mkdir()
-    replace_dir(tmp_path / "again", tmp_path / "fresh")  # no folder to replace yet
-    assert (tmp_path / "fresh").is_dir() and not (tmp_path / "again").exists()
-
-
 def test_a_folder_as_output_is_named_and_left_alone(tmp_path):
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "keep.txt").write_text("mine")

@@ -17,6 +17,7 @@ from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub import export_builder
 from builder_utils.hub.card import CardError, load_card_template
 from builder_utils.hub.card_metadata import known_values, metadata_problems
+from builder_utils.hub.trainer_card import snippet_before_trl
 from clevr_math import ClevrMath
 from clotho_aqa import ClothoAQA
 from clotho_aqa.synth import write_synthetic_release
@@ -27,15 +28,30 @@ CODE_BLOCK = re.compile(r"^```python\n(.*?)^```", re.S | re.M)
 NO_TORCHCODEC = "import sys\nsys.modules['torchcodec'] = None\n"
 
 
+# Each export the card examples are run on: (builder, template, configs, media). The first of each
+# builder leaves its default configuration (CLEVR-Math `general`, Clotho-AQA `all`) out.
+EXPORTS = {
+    "clevr_math_inline": ("clevr_math", ["multihop"], "inline"),
+    "clevr_math_shared": ("clevr_math", ["general", "multihop"], "shared"),
+    "clotho_aqa_inline": ("clotho_aqa", ["yes_no_majority", "questions"], "inline"),
+    "clotho_aqa_shared": ("clotho_aqa", ["questions", "yes_no_majority"], "shared"),
+    # With the trainer configurations: their card sections' code blocks run too.
+    "clevr_math_train": ("clevr_math", ["multihop", "conversations_multihop", "prompts_multihop"], "shared"),
+}
+
+
 @pytest.fixture(scope="module")
 def exports(tmp_path_factory):
     root = tmp_path_factory.mktemp("cards")
     clevr = write_clevr_folder(root / "CLEVR_v1.0", 4, seed=0, splits=("train", "val", "test"), progress=False)
-    export_builder(ClevrMath, root / "clevr_math", card_template="clevr_math", data_dir=clevr,
-                   configs=["general", "multihop"], cache_dir=root / "cache", progress=False)
     clotho = write_synthetic_release(root / "release", num_files=5, seed=0).root
-    export_builder(ClothoAQA, root / "clotho_aqa", card_template="clotho_aqa", data_dir=clotho,
-                   configs=["yes_no_majority", "questions"], cache_dir=root / "cache", progress=False)
+    for name, (card, configs, media) in EXPORTS.items():
+        builder, data = (ClevrMath, clevr) if card == "clevr_math" else (ClothoAQA, clotho)
+        export_builder(builder, root / name, card_template=card, data_dir=data, configs=configs, media=media,
+                       cache_dir=root / "cache", progress=False)
+    # The card tests read the first export of each builder under the builder's own name.
+    for card in CARDS:
+        (root / card).symlink_to(root / f"{card}_inline")
     return root
 
 
@@ -133,35 +149,73 @@ def test_clotho_card_warns_about_voices_and_says_who_annotated():
     assert "Mechanical Turk" in annotations and "three" in annotations
 
 
-# Checks on what the examples produced, appended after them in the same process.
+# Checks on what the examples produced, appended after them in the same process; a check runs
+# when the names it reads were defined by the card's examples.
 AFTER_EXAMPLES = {
-    "clevr_math": """
-        assert len(train) > 0 and multihop not in set(train["category"])
-        assert set(test["category"]) <= {multihop}
-        assert set(one_template["template"]) <= {"subtraction"} and set(one_template["template_index"]) <= {3}
-        assert "image" in row and isinstance(row["label"], int)
-    """,
-    "clotho_aqa": """
-        assert rate == 44_100 and array.ndim == 1
-        assert abs(len(array_16k) - len(array) * 16_000 / rate) <= 1
-        assert set(yes_no["train"]["answer_type"]) == {"yes_no"} and len(yes_no["train"]) > 0
-        assert all(agreed["train"]["unanimous"])
-        assert first["question_id"] == row["question_id"]
-    """,
+    "clevr_math": [
+        ("train", 'assert len(train) > 0 and multihop not in set(train["category"])'),
+        ("test", 'assert set(test["category"]) <= {multihop}'),
+        ("one_template", 'assert set(one_template["template"]) <= {"subtraction"} and set(one_template["template_index"]) <= {3}'),
+        ("row", 'assert row["image"] is not None and isinstance(row["label"], int)'),
+    ],
+    "clotho_aqa": [
+        ("rate", "assert rate == 44_100 and array.ndim == 1"),
+        ("array_16k", "assert abs(len(array_16k) - len(array) * 16_000 / rate) <= 1"),
+        ("yes_no", 'assert set(yes_no["train"]["answer_type"]) == {"yes_no"} and len(yes_no["train"]) > 0'),
+        ("agreed", 'assert all(agreed["train"]["unanimous"])'),
+        ("first", 'assert first["question_id"] == row["question_id"]'),
+    ],
 }
 
 
-@pytest.mark.parametrize("name", CARDS)
-def test_card_examples_run_as_written_without_torchcodec(exports, name, tmp_path):
-    body = (exports / name / "README.md").read_text(encoding="utf-8")
+def run_card_examples(folder: Path, checks, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run every ```python block of the card in ``folder`` as one script, without torchcodec.
+
+    Generic on purpose: any block a card gains (per-configuration sections included) is run, up
+    to its ``from trl import`` line (TRL is not a dependency; make test-train runs the rest).
+    ``REPO_ID`` becomes the folder; each check runs if its name was defined.
+    """
+    body = (folder / "README.md").read_text(encoding="utf-8")
     blocks = CODE_BLOCK.findall(body)
     assert len(blocks) >= 2
-    code = "\n".join(blocks).replace('"REPO_ID"', repr(str(exports / name)))
-    check = textwrap.dedent(AFTER_EXAMPLES[name])
+    code = "\n".join(snippet_before_trl(block) for block in blocks).replace('"REPO_ID"', repr(str(folder)))
+    after = "\n".join(f"if {name!r} in globals():\n    {check}" for name, check in checks)
     script = tmp_path / "examples.py"
-    script.write_text(NO_TORCHCODEC + code + "\n" + check, encoding="utf-8")
+    script.write_text(NO_TORCHCODEC + code + "\n" + after + "\n", encoding="utf-8")
     env = {**os.environ, "HF_DATASETS_CACHE": str(tmp_path / "hf_cache"), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"}
-    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("name", list(EXPORTS))
+def test_card_examples_run_as_written_without_torchcodec(exports, name, tmp_path):
+    card = EXPORTS[name][0]
+    done = run_card_examples(exports / name, AFTER_EXAMPLES[card], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
 
+
+@pytest.mark.parametrize("name", list(EXPORTS))
+def test_card_default_is_an_exported_configuration(exports, name):
+    card = DatasetCard((exports / name / "README.md").read_text(encoding="utf-8"))
+    defaults = [c["config_name"] for c in card.data.to_dict()["configs"] if c.get("default")]
+    configs = EXPORTS[name][1]
+    assert defaults in ([configs[0]], [c for c in configs if c in ("general", "all")][:1])
+    assert f"The default configuration is `{defaults[0]}`." in card.text
+    assert "``" not in card.text.replace("```", "")
+
+
+@pytest.mark.parametrize("name", list(EXPORTS))
+def test_card_states_the_data_source_and_how_to_install(exports, name):
+    text = (exports / name / "README.md").read_text(encoding="utf-8")
+    # Both fixtures are synthetic: the card says so, and never that the data is the real release.
+    assert "synthetic" in text.split("## Dataset Sources")[0]
+    assert "Scenes and images are CLEVR v1.0" not in text and "Read from the official release" not in text
+    assert "pip install clevr-clotho-qa" not in text
+    if "shared" in name or "clotho" in name:
+        assert "pip install ./clevr-clotho-qa" in text
+
+
+def test_data_source_of_the_real_inputs_is_the_release(tmp_path):
+    # Without data_dir the builders read the real releases, and say so.
+    assert ClevrMath(config_name="general").data_source().startswith("Scenes and images are CLEVR v1.0")
+    assert ClothoAQA(config_name="all").data_source().startswith("Read from the official release")

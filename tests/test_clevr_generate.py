@@ -861,5 +861,21 @@ def test_parquet_output_matches_the_json_and_a_rerun_replaces_only_our_shards(tm
     # a second run with bigger shards: the three old shards go, the new one and the index stay
     assert main(common + ["--output_questions_file", str(out), "--output_format", "parquet",
                           "--scenes_per_shard", "100"]) == 0
-    assert sorted(p.name for p in out.iterdir()) == ["index.json", "questions-00000-of-00001.parquet"]
+    assert sorted(p.name for p in out.iterdir()) == [".ownership.json", "index.json", "questions-00000-of-00001.parquet"]
     assert pq.read_table(out / "questions-00000-of-00001.parquet").to_pylist() == expected
+
+
+def test_generate_questions_says_what_it_wrote_in_one_line_unless_quiet(tmp_path):
+    """The one CLI style: a success line naming the count and the file; --quiet drops it."""
+    scenes = tmp_path / "scenes.json"
+    scenes.write_text(json.dumps({"info": {"split": "val"}, "scenes": generate_scenes(3, seed=1, split="val")}))
+    script = Path(sys.executable).parent / "generate-questions"  # the console script, as users run it
+    command = [str(script) if script.exists() else "generate-questions", "--templates", "clevr_math",
+               "--input_scene_file", str(scenes), "--output_questions_file", str(tmp_path / "q.json")]
+    env = {**os.environ, "HF_DATASETS_DISABLE_PROGRESS_BARS": "1"}
+    said = subprocess.run(command, capture_output=True, text=True, env=env)
+    count = len(json.loads((tmp_path / "q.json").read_text())["questions"])
+    assert said.returncode == 0 and count > 0
+    assert said.stderr.splitlines() == [f"generate-questions: wrote {count} questions for 3 scenes to {tmp_path / 'q.json'}"]
+    quiet = subprocess.run([*command, "--quiet"], capture_output=True, text=True, env=env)
+    assert quiet.returncode == 0 and quiet.stderr == ""

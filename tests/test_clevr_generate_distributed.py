@@ -83,7 +83,7 @@ def test_json_and_parquet_on_the_cluster_are_byte_identical_to_one_process(clust
     _run(scene_path, tmp_path / "dask", *parquet, "--dask", address)
     _run(scene_path, tmp_path / "pool", *parquet, "--num_workers", "2")
     assert tree(tmp_path / "one") == tree(tmp_path / "dask") == tree(tmp_path / "pool")
-    assert sorted(tree(tmp_path / "one")) == ["index.json"] + [f"questions-0000{k}-of-00003.parquet" for k in range(3)]
+    assert sorted(tree(tmp_path / "one")) == [".ownership.json", "index.json"] + [f"questions-0000{k}-of-00003.parquet" for k in range(3)]
 
     import datasets
 
@@ -95,7 +95,7 @@ def test_json_and_parquet_on_the_cluster_are_byte_identical_to_one_process(clust
     assert loaded["question_index"] == list(range(len(expected)))
     index = json.loads((tmp_path / "dask" / "index.json").read_text())
     assert [(s["scene_start"], s["scene_stop"]) for s in index["shards"]] == [(0, 40), (40, 80), (80, 120)]
-    assert index["num_questions"] == len(expected) and index["info"] == {"split": "val"}
+    assert index["num_questions"] == len(expected) and index["info"] == {"split": "val", "generated_by": "builder_utils generate-questions"}
 
 
 def test_a_worker_killed_mid_run_does_not_change_the_output(cluster, scene_path, tmp_path):

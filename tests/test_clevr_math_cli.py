@@ -65,7 +65,7 @@ def test_demo_exports_and_reloads_both_configs(tmp_path, capsys):
         assert report["baselines"]["oracle"]["overall"]["accuracy"] == 1.0
     assert "| oracle | 100.0% |" in printed
     # No temporary folders are left behind.
-    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == [".ownership.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
 
 
 def test_demo_rerun_replaces_its_outputs(tmp_path):
@@ -74,4 +74,33 @@ def test_demo_rerun_replaces_its_outputs(tmp_path):
     assert main(["demo", "--out", str(out), "--num_scenes", "3", "--rows", "0"]) == 0
     reloaded = datasets.load_dataset(str(out / "hub"), "general", cache_dir=str(tmp_path / "hf"))
     assert len(set(reloaded["train"]["image_filename"])) == 3
-    assert sorted(p.name for p in out.iterdir()) == [".clevr-math-demo.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == [".ownership.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
+
+
+def test_synth_warns_about_a_split_the_builder_needs(tmp_path, capsys):
+    assert main(["synth", "--out", str(tmp_path / "w"), "--num_scenes", "train=2", "--no_render"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: no val scenes" in err and "add val=N to --num_scenes" in err
+    assert main(["synth", "--out", str(tmp_path / "w2"), "--num_scenes", "train=2,val=1", "--no_render"]) == 0
+    assert "warning" not in capsys.readouterr().err
+
+
+def test_num_proc_above_the_shards_is_explained(tmp_path, caplog):
+    from clevr_math import ClevrMath
+
+    assert main(["synth", "--out", str(tmp_path / "w"), "--num_scenes", "train=3,val=2", "--quiet"]) == 0
+    datasets.disable_progress_bars()
+    builder = ClevrMath(config_name="general", data_dir=str(tmp_path / "w"), cache_dir=str(tmp_path / "cache"))
+    with caplog.at_level("WARNING", logger="clevr_math"):
+        builder.download_and_prepare(num_proc=2)
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("clevr_math")]
+    assert any("train split: num_proc=2" in m and "1 shard(s) of reset_counts_every=250 scenes" in m for m in ours), ours
+    assert len(builder.as_dataset()["train"]) > 0
+
+
+def test_quiet_demo_prints_no_transcript_and_no_success_line(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path / "d"), "--num_scenes", "4", "--quiet"]) == 0
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "demo finished" not in said.err and "error" not in said.err
+    assert (tmp_path / "d" / "hub" / "README.md").is_file()

@@ -340,7 +340,7 @@ def test_export_writes_the_stream_rows_as_parquet(tmp_path, capsys):
     assert [r["question_id"] for r in written] == [r["question_id"] for r in streamed]
     assert [r["images"][0]["bytes"] for r in written] == [r["images"][0]["bytes"] for r in streamed]
     assert {r["num_operations"] for r in written} == {2}
-    assert (out / ".hub-export-manifest.json").is_file()  # written through export's own records
+    assert (out / ".ownership.json").is_file()  # written through the ownership module, as every export
     capsys.readouterr()
     for argv, message in ((["--stream_questions", "5"], "pass --config prompts"),
                           (["--config", "prompts", "--stream_questions", "5", "--num_operations", "12"],

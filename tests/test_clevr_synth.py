@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from builder_utils.ownership import RECORD, OwnershipError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
@@ -46,7 +48,8 @@ def one_object_scene(**obj) -> dict:
 
 def tree_digest(root: Path) -> dict[str, str]:
     return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*")) if p.is_file()
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -269,7 +272,7 @@ def test_render_names_the_bad_object():
 def test_folder_layout_and_scene_files(tmp_path):
     root = write_clevr_folder(tmp_path / "CLEVR_v1.0", {"train": 5, "val": 3}, seed=4, progress=False)
     assert sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()) == sorted(
-        [".clevr-synth.json", "scenes/CLEVR_train_scenes.json", "scenes/CLEVR_val_scenes.json"]
+        [RECORD, "scenes/CLEVR_train_scenes.json", "scenes/CLEVR_val_scenes.json"]
         + [f"images/train/CLEVR_train_{i:06d}.png" for i in range(5)]
         + [f"images/val/CLEVR_val_{i:06d}.png" for i in range(3)]
     )
@@ -291,14 +294,14 @@ def test_same_seed_gives_byte_identical_folders_whatever_num_proc(tmp_path):
     b = tree_digest(write_clevr_folder(tmp_path / "b", 4, seed=9, splits=("val", "test"), progress=False, num_proc=2))
     c = tree_digest(write_clevr_folder(tmp_path / "c", 4, seed=10, splits=("val", "test"), progress=False))
     assert a == b
-    assert len(a) == 11  # 8 images, 2 scene files and the manifest
+    assert len(a) == 11  # 8 images, 2 scene files and the record
     assert all(a[name] != c[name] for name in a)
 
 
 def test_no_scene_file_when_an_image_cannot_be_written(tmp_path):
     blocker = tmp_path / "images" / "val" / "CLEVR_val_000001.png"
     blocker.mkdir(parents=True)  # a directory where the second image must go
-    with pytest.raises(OSError):
+    with pytest.raises(OwnershipError, match="CLEVR_val_000001.png: not a regular file"):
         write_clevr_folder(tmp_path, {"val": 3}, seed=0, progress=False, overwrite=True)
     assert not (tmp_path / "scenes" / "CLEVR_val_scenes.json").exists()
     assert [p for p in tmp_path.rglob(".*")] == []

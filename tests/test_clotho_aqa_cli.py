@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 
+import pytest
 import soundfile
 
 from clotho_aqa.cli import main
@@ -21,7 +22,7 @@ def test_synth_writes_the_official_layout(tmp_path, capsys):
     out = tmp_path / "rel"
     assert main(["synth", "--out", str(out), "--num_files", "8", "--seed", "3"]) == 0
     assert "clotho-aqa synth: wrote" in capsys.readouterr().err  # a status line, through logging
-    assert sorted(p.name for p in out.iterdir()) == sorted([".clotho-aqa-synth.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
+    assert sorted(p.name for p in out.iterdir()) == sorted([".ownership.json", AUDIO_DIR, METADATA_CSV, *SPLIT_CSVS.values()])
     clips = set()
     for name in SPLIT_CSVS.values():
         raw = (out / name).read_bytes()
@@ -55,10 +56,9 @@ def test_synth_refuses_to_overwrite(tmp_path, capsys):
     assert "overwrite" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel"]  # no temporary folder left behind
-    # --overwrite replaces only a release synth wrote itself, never the user's folder
-    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 2
-    assert "was not written by clotho-aqa synth" in capsys.readouterr().err
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    # --overwrite writes beside the user's file, which stays (only our files are ever replaced)
+    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 0
+    assert (out / "keep.txt").read_text() == "mine" and (out / AUDIO_DIR).is_dir()
     ours = tmp_path / "ours"
     assert main(["synth", "--out", str(ours), "--num_files", "5"]) == 0
     assert main(["synth", "--out", str(ours), "--num_files", "6", "--overwrite"]) == 0
@@ -82,7 +82,7 @@ def test_demo_exports_and_reloads_every_config(tmp_path, capsys):
         assert list((tmp_path / "demo" / "hub" / name).glob("train-*-of-*.parquet"))
     assert (tmp_path / "demo" / "hub" / "README.md").is_file()
     assert "@ 44100 Hz" in printed
-    assert not list((tmp_path / "demo" / "hub").glob(".export-*"))  # no staging folder left
+    assert not list((tmp_path / "demo" / "hub").glob(".staging-*"))  # no staging folder left
     # the demo ends with the baselines under the paper's labellings
     assert "baselines on questions/test" in printed and "| yes_no/majority |" in printed
     assert (tmp_path / "demo" / "evaluation" / "report.json").is_file()
@@ -103,7 +103,14 @@ def test_splits_command(tmp_path, capsys):
     assert summary["files"] == {s: sum(r["split"] == s for r in rows) for s in ("train", "validation", "test")}
     assert (summary["seed"], summary["candidates"], summary["keep"]) == (2, 30, 5)
     assert "search" in summary
-    assert sorted(p.name for p in out.parent.iterdir()) == ["report.json", "splits.csv"]  # no temp files
+    # The measure in one sentence, the tables' own split on the same measure, the floor under both.
+    assert "summed over the answers" in summary["measure"]
+    assert summary["label_error_floor"] <= summary["label_error"]
+    assert summary["label_error_floor"] <= summary["tables_split_label_error"]
+    markdown = report.with_suffix(".md").read_text(encoding="utf-8")
+    assert summary["measure"] in markdown
+    assert f"| label error (lower is better) | {summary['label_error']} | {summary['tables_split_label_error']} |" in markdown
+    assert sorted(p.name for p in out.parent.iterdir()) == [".ownership.json", "report.json", "report.md", "splits.csv"]  # no temp files
     first = out.read_bytes()
     assert main(args + ["--candidates", "30", "--keep", "5", "--seed", "2", "--quiet"]) == 0
     assert out.read_bytes() == first
@@ -173,7 +180,7 @@ def test_splits_command_warns_about_constraint_violations(tmp_path, capsys):
     out = tmp_path / "splits.csv"
     assert main(["splits", "--data_dir", str(rel), "--out", str(out), "--candidates", "10", "--keep", "2"]) == 0
     captured = capsys.readouterr()
-    assert "clotho-aqa splits: wrote" in captured.err and "allocation error" in captured.err
+    assert "clotho-aqa splits: wrote" in captured.err and "label error" in captured.err
     assert "warning: 1 answer(s)" in captured.err
     with open(out, encoding="utf-8", newline="") as f:
         split_of = {row["file_name"]: row["split"] for row in csv.DictReader(f)}
@@ -206,3 +213,58 @@ def test_recomputed_split_with_missing_audio_is_the_splits_command(tmp_path):
     builder.download_and_prepare()
     from_builder = {name: split for split, ds in builder.as_dataset().items() for name in ds["file_name"]}
     assert from_builder == {name: split for name, split in from_command.items() if name not in missing}
+
+
+def test_export_takes_the_builder_options_as_flags_and_says_what_it_wrote(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "6", "--seed", "1", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""  # --quiet: no success line
+    missing = sorted((rel / AUDIO_DIR).iterdir())[0]
+    missing.unlink()
+    out = tmp_path / "hub"
+    base = ["export", "--data_dir", str(rel), "--out", str(out), "--config", "questions"]
+    # The missing-WAV error names the option and its flag.
+    assert main(base) == 2
+    err = capsys.readouterr().err
+    assert missing.name in err and "skip_missing_audio=True" in err and "--skip_missing_audio" in err
+    assert main(base + ["--skip_missing_audio", "--split_strategy", "recomputed", "--refine_rounds", "20"]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("clotho-aqa export: warning")]
+    success = [line for line in lines if line.startswith("clotho-aqa export: wrote ")]
+    assert len(success) == 1 and str(out) in success[0] and "questions (train" in success[0], lines
+    from datasets import load_dataset
+
+    loaded = load_dataset(str(out), "questions", cache_dir=str(tmp_path / "load_cache"))
+    names = set().union(*(split["file_name"] for split in loaded.values()))
+    assert missing.name not in names and len(names) == 5
+    assert main(base + ["--skip_missing_audio", "--quiet"]) == 0
+    assert "wrote" not in capsys.readouterr().err
+
+
+def test_export_refuses_a_bad_builder_option_value(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "4", "--quiet"]) == 0
+    with pytest.raises(SystemExit) as exited:
+        main(["export", "--data_dir", str(rel), "--out", str(tmp_path / "hub"), "--split_strategy", "random"])
+    assert exited.value.code == 2 and "invalid choice: 'random'" in capsys.readouterr().err
+
+
+def test_evaluate_on_a_data_dir_takes_the_builder_options(tmp_path, capsys):
+    rel = tmp_path / "rel"
+    assert main(["synth", "--out", str(rel), "--num_files", "6", "--seed", "2", "--quiet"]) == 0
+    sorted((rel / AUDIO_DIR).iterdir())[0].unlink()
+    args = ["evaluate", "--data", str(rel), "--cache_dir", str(tmp_path / "cache"), "--quiet"]
+    assert main(args + ["--out", str(tmp_path / "e1")]) == 2
+    assert "--skip_missing_audio" in capsys.readouterr().err
+    assert main(args + ["--out", str(tmp_path / "e2"), "--skip_missing_audio"]) == 0
+    report = json.loads((tmp_path / "e2" / "report.json").read_text(encoding="utf-8"))
+    assert report["num_questions"] > 0
+
+
+def test_quiet_demo_prints_no_transcript_and_no_success_line(tmp_path, capsys):
+    from clotho_aqa.cli import main as clotho_main
+
+    assert clotho_main(["demo", "--out", str(tmp_path / "d"), "--num_files", "4", "--quiet"]) == 0
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert "finished" not in said.err and "error" not in said.err
+    assert (tmp_path / "d" / "hub" / "README.md").is_file()

@@ -43,7 +43,7 @@ from builder_utils.hub import (
 )
 from builder_utils.hub.card import config_entry, merge_metadata
 from builder_utils.hub.export import write_split
-from builder_utils.hub.manifest import MANIFEST, read_manifest
+from builder_utils.ownership import RECORD, read_record_at
 from builder_utils.hub.cli import _config_list
 from builder_utils.hub.plots import SPLIT_COLOURS, axis_ticks, bar_chart
 from builder_utils.hub import push as push_module
@@ -215,7 +215,7 @@ def test_reexport_of_one_config_keeps_the_others_and_foreign_card_entries(tmp_pa
     assert sorted(p.name for p in (out / "questions").iterdir()) == before
     for config in ("all", "questions", "yes_no_majority"):
         assert load_exported(out, config, cache_dir=tmp_path / "cache")["train"].num_rows > 0
-    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [MANIFEST]  # no staging left behind
+    assert [p.name for p in out.iterdir() if p.name.startswith(".")] == [RECORD]  # no staging left behind
 
 
 def test_same_inputs_give_byte_identical_exports(tmp_path):
@@ -301,7 +301,8 @@ def test_an_unparsable_existing_card_is_an_error_and_stays(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / "README.md").write_text("---\nconfigs: [oops\n---\nmine\n", encoding="utf-8")
-    with pytest.raises(CardError, match="README.md: the existing card cannot be parsed"):
+    # a card export never wrote is refused before it is parsed (issue 20: never rewritten)
+    with pytest.raises(CardError, match="README.md: not written by export"):
         export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["all"], progress=False)
     assert (out / "README.md").read_text(encoding="utf-8") == "---\nconfigs: [oops\n---\nmine\n"
     assert sorted(p.name for p in out.iterdir()) == ["README.md"]
@@ -433,7 +434,7 @@ def test_push_commits_in_batches_card_and_deletions_last_and_resumes(exported, m
     monkeypatch.setattr(push_module, "COMMIT_FILES", 4)
 
     result = push_folder(folder, "me/x", token="hf_x", create_pr=True, num_workers=2)
-    manifest = read_manifest(folder)
+    manifest = read_record_at(folder)[0]
     assert (result.uploaded, result.unchanged, result.deleted) == (len(manifest), 0, ["general/train-00007-of-00009.parquet"])
     uploaded = [path for commit in remote.commits for path in commit["add"]]
     assert sorted(uploaded) == sorted(manifest) and "general/notes.md" not in uploaded
@@ -510,9 +511,9 @@ def test_pushed_card_names_the_repository_in_its_usage_examples(exported):
     merged, kept = _merged_readme(exported["out"]["clevr"] / "README.md", None, "me/clevr-math")
     text = merged.decode("utf-8")
     assert kept == [] and "REPO_ID" not in text
-    assert 'load_dataset("me/clevr-math", "multihop")' in text
+    assert 'load_dataset("me/clevr-math", "general")' in text  # the default configuration
     # the local card keeps the placeholder: the folder is not tied to one repository
-    assert 'load_dataset("REPO_ID", "multihop")' in (exported["out"]["clevr"] / "README.md").read_text(encoding="utf-8")
+    assert 'load_dataset("REPO_ID", "general")' in (exported["out"]["clevr"] / "README.md").read_text(encoding="utf-8")
 
 
 def test_config_option_takes_names_as_listed_in_the_issue_and_repeated_or_comma_separated():
@@ -566,30 +567,3 @@ def test_plot_bars_are_to_scale_on_a_ticked_axis(tmp_path):
     again = bar_chart(tmp_path / "q.png", "Rows per answer", rows, ["train", "test"],
                       subtitle="Clotho-AQA, configuration all", value_label="answer")
     assert Path(again).read_bytes() == Path(path).read_bytes()
-
-
-def test_a_commit_killed_midway_is_finished_by_the_next_export(tmp_path):
-    from builder_utils.hub.manifest import file_record
-    from builder_utils.hub.staging import MARKER, make_staging, sweep_stale_staging, write_journal
-
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "a").mkdir()
-    (out / "a" / "train-00000-of-00002.parquet").write_bytes(b"old shard 0")
-    (out / "a" / "train-00001-of-00002.parquet").write_bytes(b"old shard 1")
-    (out / "a" / "notes.md").write_text("mine")
-    old = {p: file_record(out, p, "a") for p in ("a/train-00000-of-00002.parquet", "a/train-00001-of-00002.parquet")}
-    staging = make_staging(out)
-    (staging / "a").mkdir()
-    (staging / "a" / "train-00000-of-00001.parquet").write_bytes(b"new shard")
-    (staging / "README.md").write_text("---\nlicense: mit\n---\ncard\n")
-    new = {p: file_record(staging, p, "a" if p.startswith("a/") else None)
-           for p in ("a/train-00000-of-00001.parquet", "README.md")}
-    write_journal(staging, sorted(new), list(old.values()), new)
-    os.replace(staging / "README.md", out / "README.md")  # the kill came after the first move
-    (staging / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": "0"}))
-
-    assert sweep_stale_staging(out) == [staging]
-    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
-        MANIFEST, "README.md", "a/notes.md", "a/train-00000-of-00001.parquet"]
-    assert read_manifest(out) == new and (out / "a" / "notes.md").read_text() == "mine"

@@ -116,7 +116,7 @@ def test_write_tasks_makes_an_export_path_absolute_and_refuses_a_missing_folder(
     template = _yaml(copy / "_default_template_yaml")
     assert template["dataset_path"] == str(export.resolve())
     assert (copy / "utils.py").read_text() == (package.TASK_DIR / "utils.py").read_text()
-    assert sorted(p.name for p in copy.iterdir()) == sorted([".write_tasks.json",
+    assert sorted(p.name for p in copy.iterdir()) == sorted([".ownership.json",
                                                               *(p.name for p in task_files(package.TASK_DIR))])
     hub = package.write_tasks(tmp_path / "hub_tasks", "someone/some-dataset")
     assert _yaml(hub / "_default_template_yaml")["dataset_path"] == "someone/some-dataset"

@@ -34,4 +34,17 @@ def test_notebook_runs_in_a_kernel_and_creates_the_demo_data(tmp_path, monkeypat
     kinds = {kind for o in shown for kind in o["data"]}
     assert "image/png" in kinds  # the CLEVR image
     assert "text/html" in kinds  # the audio player
+    # The demo data was made quietly: no demo transcript in a cell.
+    assert "made the demo data in" in printed
+    assert "load_dataset(" not in printed and "synthetic CLEVR world" not in printed, printed[:2000]
+
+    # Opened from a checkout's examples/ folder (Jupyter's default), it finds ../demo_output and
+    # makes nothing there.
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    again = nbformat.read(NOTEBOOK, as_version=4)
+    NotebookClient(again, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(examples)}}).execute()
+    printed = "".join(o.get("text", "") for cell in again.cells if cell.cell_type == "code" for o in cell.outputs)
+    assert f"demo data: {tmp_path / 'demo_output'}" in printed and "made the demo data" not in printed
+    assert list(examples.iterdir()) == []
 

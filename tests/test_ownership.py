@@ -1,60 +1,152 @@
-"""The three "what this command wrote" records keep their bytes, and records written before
-they shared :mod:`builder_utils.ownership` are still recognised (the literals below are what the
-earlier code wrote)."""
+"""The ownership module (:mod:`builder_utils.ownership`) on real folders: the record, the path
+rules, the lock, staging and the takeover of what a killed run left."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 
-from builder_utils.clevr.synth import write_clevr_folder
-from builder_utils.hub.manifest import MANIFEST, FileRecord, ManifestError, read_manifest, write_manifest
-from builder_utils.owned import OwnedFolders, mark_written_by, written_by
-from builder_utils.ownership import RecordError, read_record
-
-DEMO_MANIFEST = '{\n "written_by": "clevr-math demo",\n "folders": [\n  "CLEVR_v1.0",\n  "cache"\n ]\n}\n'
-MARKER = '{"written_by": "clotho-aqa synth"}\n'
-SYNTH_MANIFEST = '{\n "seed": 3,\n "splits": {\n  "val": {\n   "images": false,\n   "scenes": 1\n  }\n }\n}\n'
-HUB_MANIFEST = ('{\n  "format": 1,\n  "files": [\n    {\n      "path": "a/train-00000-of-00001.parquet",\n'
-                '      "size": 4,\n      "sha256": "ab",\n      "config": "a"\n    }\n  ]\n}\n')
+from builder_utils.ownership import (
+    RECORD, BusyError, OutputFolder, OwnershipError, PathRuleError, RecordError, check_relative, read_record_at,
+    refuse_overlap, sha256_of,
+)
 
 
-def test_demo_manifest_and_marker_bytes(tmp_path):
-    OwnedFolders(tmp_path, "clevr-math demo").claim("cache", "CLEVR_v1.0")
-    assert (tmp_path / ".clevr-math-demo.json").read_text() == DEMO_MANIFEST
-    assert mark_written_by(tmp_path, "clotho-aqa synth").read_text() == MARKER
+def _record(folder, files, **extra):
+    (folder / RECORD).write_text(json.dumps({"format": "builder-utils-ownership", "version": 1, "files": files, **extra}))
 
 
-def test_earlier_demo_records_are_recognised(tmp_path):
-    (tmp_path / ".clevr-math-demo.json").write_text(DEMO_MANIFEST)
-    (tmp_path / ".clotho-aqa-synth.json").write_text(MARKER)
-    assert OwnedFolders(tmp_path, "clevr-math demo").owned() == {"CLEVR_v1.0", "cache"}
-    assert written_by(tmp_path, "clotho-aqa synth") and not written_by(tmp_path, "clotho-aqa demo")
+def _entry(folder, path, command="x"):
+    target = folder / path
+    return {"path": path, "size": target.stat().st_size, "sha256": sha256_of(target), "command": command,
+            "group": None}
 
 
-def test_synth_manifest_bytes_and_an_earlier_one_recognised(tmp_path):
-    root = write_clevr_folder(tmp_path / "w", {"val": 1}, seed=3, render=False, progress=False)
-    assert (root / ".clevr-synth.json").read_text() == SYNTH_MANIFEST
-    (root / ".clevr-synth.json").write_text(SYNTH_MANIFEST.replace('"seed": 3', '"seed": 4'))
-    write_clevr_folder(root, {"val": 1}, seed=3, render=False, progress=False, overwrite=True)  # replaces its scenes
-    assert (root / ".clevr-synth.json").read_text() == SYNTH_MANIFEST
+@pytest.mark.parametrize("path", ["../v.txt", "/etc/hostname", "a/../../b", "a\nb", "a\0b", "", "./a", "a//b", "C:x"])
+def test_a_path_breaking_a_rule_is_refused(path):
+    with pytest.raises(PathRuleError):
+        check_relative(path, "record")
 
 
-def test_hub_manifest_bytes_and_errors_name_the_file(tmp_path):
-    record = FileRecord("a/train-00000-of-00001.parquet", 4, "ab", "a")
-    write_manifest(tmp_path, {record.path: record})
-    assert (tmp_path / MANIFEST).read_text() == HUB_MANIFEST
-    assert read_manifest(tmp_path) == {record.path: record}
-    (tmp_path / MANIFEST).write_text(HUB_MANIFEST.replace('"format": 1', '"format": 9'))
-    with pytest.raises(ManifestError, match=f"{MANIFEST}: cannot read the export's manifest .unknown format 9.; "
-                                            "re-export into a new folder"):
-        read_manifest(tmp_path)
+@pytest.mark.parametrize("path", ["../v.txt", "/etc/hostname"])
+def test_a_record_with_a_traversal_or_absolute_path_is_not_ours(tmp_path, path):
+    (tmp_path / "v.txt").write_text("the user's")
+    folder = tmp_path / "out"
+    folder.mkdir()
+    _record(folder, [{"path": path, "size": 10, "sha256": "00", "command": "x"}])
+    with pytest.raises(RecordError, match=f"{RECORD}: {path!r}.*nothing in it is ours"):
+        OutputFolder(folder, "x").read()
+    assert (tmp_path / "v.txt").read_text() == "the user's"
 
 
-@pytest.mark.parametrize("kind", ["symlink", "folder"])
-def test_a_record_that_is_not_a_regular_file_is_refused(tmp_path, kind):
-    (tmp_path / "elsewhere.json").write_text(MARKER)
-    path = tmp_path / ".clotho-aqa-synth.json"
-    path.symlink_to(tmp_path / "elsewhere.json") if kind == "symlink" else path.mkdir()
-    with pytest.raises(RecordError, match=r"\.clotho-aqa-synth\.json: not a regular file; clotho-aqa synth writes"):
-        read_record(path, writer="clotho-aqa synth", noun="marker")
-    assert not written_by(tmp_path, "clotho-aqa synth")
+def test_an_older_record_format_says_how_to_recreate(tmp_path):
+    _record(tmp_path, [], version=0)
+    with pytest.raises(RecordError, match="version 0.*run the command again to re-create it"):
+        read_record_at(tmp_path)
+    (tmp_path / RECORD).unlink()
+    (tmp_path / ".hub-export-manifest.json").write_text("{}")
+    with pytest.raises(RecordError, match="earlier version of this package"):
+        read_record_at(tmp_path)
+
+
+def test_only_unchanged_recorded_files_are_replaced_or_removed(tmp_path):
+    with OutputFolder(tmp_path, "x") as out:
+        out.write_file("a/ours.txt", "ours")
+        out.write_file("a/edited.txt", "ours too")
+    (tmp_path / "a" / "edited.txt").write_text("the user edited it")
+    (tmp_path / "a" / "mine.txt").write_text("the user's")
+    with OutputFolder(tmp_path, "x") as out:
+        assert out.user_files() == ["a/edited.txt", "a/mine.txt"]
+        with pytest.raises(OwnershipError, match="size changed since x wrote it"):
+            out.write_file("a/edited.txt", "new")
+        with pytest.raises(OwnershipError, match="was not written by x"):
+            out.write_file("a/mine.txt", "new")
+        assert out.remove(["a/ours.txt", "a/edited.txt", "a/mine.txt"]) == ["a/ours.txt"]
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["edited.txt", "mine.txt"]
+
+
+def test_overwrite_replaces_a_foreign_file_but_never_a_symlink(tmp_path):
+    (tmp_path / "secret").write_text("secret")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "q.json").write_text("user")
+    (tmp_path / "out" / "link.json").symlink_to(tmp_path / "secret")
+    with OutputFolder(tmp_path / "out", "x") as out:
+        out.write_file("q.json", "ours", overwrite=True)
+        with pytest.raises(OwnershipError, match="not a regular file"):
+            out.write_file("link.json", "ours", overwrite=True)
+    assert (tmp_path / "out" / "q.json").read_text() == "ours" and (tmp_path / "secret").read_text() == "secret"
+
+
+def test_nothing_is_written_through_a_symlinked_folder(tmp_path):
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "images").symlink_to(tmp_path / "elsewhere")
+    with OutputFolder(tmp_path / "out", "x") as out, pytest.raises(OwnershipError, match="images: .*symlink"):
+        out.write_file("images/a.png", b"png")
+    assert not any((tmp_path / "elsewhere").iterdir())
+    (tmp_path / "link").symlink_to(tmp_path / "out")
+    with pytest.raises(PathRuleError, match="output folder is a symlink"):
+        OutputFolder(tmp_path / "link", "x").__enter__()
+
+
+@pytest.mark.parametrize("out, given, how", [
+    ("R", "R", "is the same path as"), ("R/x.csv", "R", "lies inside"), ("R", "R/a/s.json", "contains")])
+def test_an_output_overlapping_an_input_is_refused(tmp_path, out, given, how):
+    with pytest.raises(OwnershipError, match=how):
+        refuse_overlap({"--out": tmp_path / out}, {"--in": tmp_path / given, "--other": None})
+
+
+def test_a_second_writer_is_refused_naming_the_folder(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import sys, time; from builder_utils.ownership import OutputFolder\n"
+        f"with OutputFolder({str(tmp_path)!r}, 'x'):\n    print('locked', flush=True); time.sleep(30)")],
+        stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    try:
+        assert holder.stdout.readline() == "locked\n"
+        with pytest.raises(BusyError, match=f"{tmp_path}: another command is writing into this folder"):
+            OutputFolder(tmp_path, "y").__enter__()
+    finally:
+        holder.kill()
+        holder.wait()
+    with OutputFolder(tmp_path, "y"):  # the lock died with its process
+        pass
+
+
+def test_a_commit_killed_midway_is_finished_by_the_next_run(tmp_path):
+    """The pending commit is in the record; the staging folder holds only files, no instruction."""
+    with OutputFolder(tmp_path, "x") as out:
+        out.write_file("a/old-0.parquet", b"old shard 0", group="a")
+        out.write_file("a/old-1.parquet", b"old shard 1", group="a")
+        staging = out.staging()
+        (staging / "a").mkdir()
+        (staging / "a" / "new.parquet").write_bytes(b"new shard")
+        (staging / "README.md").write_text("card")
+        entries = [dict(_entry(staging, p), group="a") for p in ("README.md", "a/new.parquet")]
+        pending = {"staging": staging.name, "files": entries, "remove": ["a/old-0.parquet", "a/old-1.parquet"]}
+        record = json.loads((tmp_path / RECORD).read_text())
+        _record(tmp_path, record["files"], pending=pending)
+        os.replace(staging / "README.md", tmp_path / "README.md")  # the kill came after the first move
+        out._stagings.clear()  # as after kill -9: nothing cleans up
+    (tmp_path / "a" / "notes.md").write_text("mine")
+    with OutputFolder(tmp_path, "x") as out:
+        assert sorted(out.record) == ["README.md", "a/new.parquet"]
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()) == [
+        RECORD, "README.md", "a/new.parquet", "a/notes.md"]
+
+
+def test_a_crafted_staging_folder_is_not_followed(tmp_path):
+    """A stale staging folder with our marker and a journal: removed, its instructions never read."""
+    (tmp_path / "thesis.txt").write_text("years of work")
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    crafted = out_dir / ".staging-crafted"
+    crafted.mkdir()
+    (crafted / ".staging-owner").write_text('{"pid": 1}')
+    (crafted / ".hub-export-commit.json").write_text(json.dumps({"moves": [], "stale": [{"path": "../thesis.txt"}]}))
+    with OutputFolder(out_dir, "x") as out:
+        assert out.record == {}
+    assert (tmp_path / "thesis.txt").read_text() == "years of work" and not crafted.exists()

@@ -20,7 +20,11 @@ from builder_utils.splits import (
     allocation_table,
     as_label_matrix,
     iterative_stratification,
+    label_error,
+    label_error_floor,
+    refine_split,
     search_split,
+    target_sizes,
     stage_seeds,
     stratify_batch,
 )
@@ -378,3 +382,93 @@ def test_two_way_search_has_no_second_stage():
     result = search_split(matrix, ratios=(0.8, 0.2), candidates=10, keep=3, seed=0, progress=False)
     assert set(np.unique(result.folds)) == {0, 1}
     assert set(result.report()["sizes"]) == {"train", "test"}
+
+
+# ---------------------------------------------------------------- the local search after the search
+
+
+def label_counts_per_fold(matrix: np.ndarray, folds: np.ndarray, n_folds: int) -> np.ndarray:
+    return np.stack([matrix[folds == f].sum(axis=0) for f in range(n_folds)], axis=1)
+
+
+def meets_constraint(matrix: np.ndarray, folds: np.ndarray) -> bool:
+    counts = label_counts_per_fold(matrix, folds, 3)
+    totals = counts.sum(axis=1)
+    checked = totals >= 2
+    return bool(np.all((counts[checked, 0] >= 1) & (counts[checked, 0] < totals[checked])))
+
+
+def test_label_error_is_the_label_deviation_summed_by_hand():
+    matrix = clotho_like(120, 50, seed=3)
+    folds = np.random.default_rng(0).integers(0, 3, len(matrix))
+    counts = label_counts_per_fold(matrix, folds, 3)
+    totals = counts.sum(axis=1)
+    by_hand = sum(np.abs(counts[l] - np.array([0.6, 0.2, 0.2]) * totals[l]).sum() / totals[l] for l in range(len(totals)))
+    assert label_error(matrix, folds, (0.6, 0.2, 0.2)) == pytest.approx(by_hand)
+
+
+@pytest.mark.parametrize("ratios", [(0.6, 0.2, 0.2), (0.9, 0.05, 0.05), (0.05, 0.5, 0.45)])
+def test_floor_equals_enumerating_every_count_vector(ratios):
+    # Every label alone, every integer count vector that keeps the constraint: the floor is their minimum.
+    sizes = [1, 2, 3, 4, 5, 7, 11, 16]
+    labels = [[label] for label, n in enumerate(sizes) for _ in range(n)]
+    r = np.asarray(ratios) / sum(ratios)
+    total = 0.0
+    for n in sizes:
+        best = np.inf
+        for c0 in range(n + 1):
+            for c1 in range(n + 1 - c0):
+                if n >= 2 and c0 in (0, n):
+                    continue
+                counts = np.array([c0, c1, n - c0 - c1])
+                best = min(best, np.abs(counts - r * n).sum() / n)
+        total += best
+    assert label_error_floor(labels, ratios) == pytest.approx(total)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_refined_split_beats_the_package_and_keeps_every_constraint(seed):
+    # iterative-stratification (the package) is the reference: our search with the local search
+    # must have a lower label error than its split, the same sizes as the targets, and the rule.
+    matrix = clotho_like(300, 160, seed)
+    ratios = (0.6, 0.2, 0.2)
+    theirs = package_folds(matrix, ratios, seed)
+    result = search_split(matrix, ratios, candidates=1, keep=1, seed=seed, progress=False, refine_rounds=200)
+    assert result.label_error == pytest.approx(label_error(matrix, result.folds, ratios))
+    assert result.label_error < label_error(matrix, theirs, ratios)
+    assert result.label_error_floor <= result.label_error
+    assert np.bincount(result.folds, minlength=3).tolist() == target_sizes(len(matrix), ratios).tolist()
+    assert meets_constraint(matrix, result.folds) and result.violations == []
+    report = result.report()
+    assert report["label_error"] == round(result.label_error, 6) and report["refine"]["rounds"] == 200
+
+
+def test_refine_is_deterministic_and_never_worse_than_its_start():
+    matrix = clotho_like(250, 120, seed=5)
+    start = iterative_stratification(matrix, (0.6, 0.2, 0.2), seed=1)
+    first = refine_split(matrix, start, (0.6, 0.2, 0.2), rounds=100, seed=7)
+    again = refine_split(matrix, start, (0.6, 0.2, 0.2), rounds=100, seed=7)
+    other = refine_split(matrix, start, (0.6, 0.2, 0.2), rounds=100, seed=8)
+    assert np.array_equal(first.folds, again.folds) and not np.array_equal(first.folds, other.folds)
+    assert first.error_before == pytest.approx(label_error(matrix, start, (0.6, 0.2, 0.2)))
+    assert first.error_after == pytest.approx(label_error(matrix, first.folds, (0.6, 0.2, 0.2)))
+    # Sizes are moved onto the targets first, which may cost a little; the search then only gains.
+    descent_only = refine_split(matrix, start, (0.6, 0.2, 0.2), rounds=0)
+    assert first.error_after <= descent_only.error_after + 1e-9
+    assert meets_constraint(matrix, first.folds)
+
+
+def test_refine_keeps_a_rare_label_on_both_sides():
+    # Two clips share the rare label 1; moving either alone across train/rest would break the rule.
+    labels = [[0, 1], [0, 1]] + [[0]] * 8
+    start = [0, 1] + [0] * 5 + [1] * 2 + [2]
+    result = refine_split(labels, start, (0.6, 0.2, 0.2), rounds=50, seed=0)
+    folds = result.folds
+    assert (folds[:2] == 0).sum() == 1, folds
+
+
+def test_refine_names_bad_input():
+    with pytest.raises(ValueError, match="folds: expected one fold per sample"):
+        refine_split([[0], [1]], [0], (0.5, 0.5))
+    with pytest.raises(ValueError, match="rounds: expected a non-negative int"):
+        refine_split([[0], [1]], [0, 1], (0.5, 0.5), rounds=-1)

@@ -72,3 +72,10 @@ def test_progress_setting_is_read_without_datasets(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.endswith("_DISABLE_PROGRESS_BARS")}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["1", "False", "False"]
+
+
+@pytest.mark.parametrize("argv", [["clevr-math", "--help"], ["clotho-aqa", "--help"], ["clotho-aqa", "synth", "--help"]])
+def test_a_commands_listing_and_light_subcommands_import_no_heavy_library(argv, tmp_path):
+    """Only the subcommand that runs is built: the listing never imports a builder or the hub."""
+    found = imported(argv, tmp_path)
+    assert not found & set(HEAVY), sorted(found & set(HEAVY))

@@ -6,9 +6,13 @@ the scenes of a CLEVR scene file (also ``python -m builder_utils.clevr.generate_
 
 Metadata, templates and synonyms default to the files shipped with the package, so the
 command works from any directory. The output (``{"info": ..., "questions": [...]}``, or a
-folder of Parquet shards with ``--output_format parquet``) is written to a temporary file
-beside the target and renamed into place only when complete; the command refuses to write over
-its own input, and checks that the output location is writable before generating anything.
+folder of Parquet shards with ``--output_format parquet``) goes through
+:mod:`builder_utils.ownership`: staged and moved into place only when complete. Before any
+work the command refuses an output that equals, contains or lies inside one of its inputs
+(scene, metadata, synonyms and template files), and checks that the output location is
+writable. An existing output is replaced without asking only when our generator wrote it (the
+JSON file's ``info`` says so; a Parquet folder's record lists it); anything else needs
+``--overwrite``.
 
 Exit status: 0 on success; 1 when the run wrote no question at all (with a warning); 2 on
 bad input or arguments (one line ``generate-questions: error: ...`` naming the file and the
@@ -29,12 +33,13 @@ from pathlib import Path
 
 from builder_utils.cli_support import add_version, progress_wanted, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
+from builder_utils.ownership import check_output, refuse_overlap
 
 from .distributed import DaskUnavailable
 from .executor import InvalidProgram, MalformedProgram
 from .generate import GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks
 from .metadata import MetadataError
-from .question_files import check_parquet_folder, write_questions, write_questions_parquet
+from .question_files import GENERATED_BY, check_parquet_folder, written_by_generator, write_questions, write_questions_parquet
 from .options import add_option_flags
 from .options import options_from_args as generator_options_from_args
 from .question_types import QuestionTypeError, parse_question_types
@@ -43,7 +48,7 @@ from .templates import TemplateError
 
 __all__ = ["build_parser", "main", "write_questions"]
 
-logger = logging.getLogger(__name__)
+logger = logging.getLogger("builder_utils.clevr.generate_questions")  # also under python -m (where __name__ is __main__)
 
 PROG = "generate-questions"
 # Errors caused by the user's input: reported as one line, without a traceback.
@@ -85,6 +90,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="json: one CLEVR question file (default); parquet: a folder of Parquet shards and index.json")
     run.add_argument("--scenes_per_shard", type=int, default=DEFAULT_SCENES_PER_SHARD,
                      help=f"parquet: scenes per shard, rounded up to whole balancing windows ({DEFAULT_SCENES_PER_SHARD})")
+    io.add_argument("--overwrite", action="store_true",
+                    help="replace an existing output that this generator did not write (one it wrote is replaced "
+                         "without asking, as the original generator does)")
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")
     run.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings and errors")
     # The generator's own options (templates, seed, ...): flags declared once in .options.
@@ -102,13 +110,6 @@ def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
     return generator_options_from_args(args, **paths)
 
 
-def _same_file(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # b does not exist yet
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
 def check_arguments(args: argparse.Namespace) -> None:
     """Refuse, before any work, what would fail or destroy something later: bad numbers, an
     empty --question_types, an output that is the input, a directory or an unwritable place."""
@@ -123,18 +124,21 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.dask is not None and not args.dask.strip():
         raise ValueError("--dask needs 'local' or a scheduler address such as tcp://host:8786")
     out = args.output_questions_file
-    if _same_file(args.input_scene_file, out):
-        raise ValueError(f"{out}: the output is the same file as --input_scene_file; choose another output")
+    check_output(out, "--output_questions_file")
+    inputs = {"--input_scene_file": args.input_scene_file, "--metadata_file": args.metadata_file,
+              "--synonyms_json": args.synonyms_json, "--template_dir": args.template_dir}
+    refuse_overlap({"--output_questions_file": out}, inputs)
     if args.output_format == "parquet":
-        check_parquet_folder(out)
-        if os.path.realpath(args.input_scene_file).startswith(os.path.realpath(out) + os.sep):
-            raise ValueError(f"{out}: the output folder holds --input_scene_file; choose another folder")
+        check_parquet_folder(out, args.overwrite)
         _check_writable(out, Path(out))
     else:
         if os.path.isdir(out):
             raise IsADirectoryError(f"{out}: is a directory; --output_questions_file names a file "
                                     "(or use --output_format parquet)")
         _check_writable(out, Path(out).parent)
+        if os.path.lexists(out) and not args.overwrite and not written_by_generator(out):
+            raise FileExistsError(f"{out}: exists and was not written by {PROG}; pass --overwrite to replace it, "
+                                  "or choose another output")
 
 
 def _check_writable(out: str, folder: Path) -> None:
@@ -146,7 +150,7 @@ def _check_writable(out: str, folder: Path) -> None:
     if not existing.is_dir():
         raise NotADirectoryError(f"{out}: cannot write there: {existing} is not a folder")
     try:
-        fd, probe = tempfile.mkstemp(prefix=f".{Path(out).name}.", suffix=".tmp", dir=existing)
+        fd, probe = tempfile.mkstemp(prefix=".probe-", suffix=".tmp", dir=existing)  # short: any legal name works
     except OSError as exc:
         raise PermissionError(f"{out}: cannot write there ({exc.strerror or exc})") from None
     os.close(fd)
@@ -176,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = window_tasks(start, stop, every, min_scenes=task_scenes(stop - start, workers),
                          cuts=[a for a, _ in shards])
     output = "arrow" if args.output_format == "parquet" else "json"
+    info = {**scenes.info, "generated_by": GENERATED_BY}  # how a later run knows the output is ours
     with _progress_bar(stop - start, progress_wanted(args.quiet)) as bar:
         results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
                                    output=output)
@@ -186,15 +191,18 @@ def run(args: argparse.Namespace) -> int:
                 bar.update(b - a)
 
         if args.output_format == "parquet":
-            count = write_questions_parquet(args.output_questions_file, scenes.info,
-                                            _shard_tables(counted(results), shards), len(shards))
+            count = write_questions_parquet(args.output_questions_file, info,
+                                            _shard_tables(counted(results), shards), len(shards),
+                                            overwrite=args.overwrite)
         else:
-            count = write_questions(args.output_questions_file, scenes.info,
-                                    (q for _, questions in counted(results) for q in questions))
-    if args.verbose:
-        took = time.perf_counter() - tic
-        logger.info("wrote %d questions for %d scenes to %s in %.2f s (%.0f questions/s)", count, stop - start,
-                    args.output_questions_file, took, count / took if took else 0)
+            count = write_questions(args.output_questions_file, info,
+                                    (q for _, questions in counted(results) for q in questions),
+                                    overwrite=args.overwrite)
+    # One success line, as every command prints (--quiet drops it); --verbose adds the speed.
+    took = time.perf_counter() - tic
+    speed = f" in {took:.2f} s ({count / took if took else 0:.0f} questions/s)" if args.verbose else ""
+    if count:
+        logger.info("wrote %d questions for %d scenes to %s%s", count, stop - start, args.output_questions_file, speed)
     if count == 0:
         logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
                        "no question, exit status 1", stop - start, args.input_scene_file, start, stop,

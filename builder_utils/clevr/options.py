@@ -43,7 +43,9 @@ __all__ = [
     "FilePath",
     "Share",
     "Words",
+    "add_builder_flags",
     "add_option_flags",
+    "builder_kwargs_from_args",
     "builder_fields",
     "check_options",
     "generator_settings",
@@ -369,6 +371,52 @@ def builder_fields(name: str, cls: type = GeneratorOptions, **defaults: Any) -> 
             default = defaults.get(f.name, f.default)
             specs.append((f.name, f.type, dataclasses.field(default=default, metadata=f.metadata)))
     return dataclasses.make_dataclass(name, specs)
+
+
+def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: str = "builder options",
+                      only: Sequence[str] | None = None) -> list[str]:
+    """A ``--NAME`` flag per option a builder config declares with :func:`option` (``builder=True``).
+
+    For the commands that build a dataset (``export``, ``demo``, ``evaluate``): type, choices and
+    help from the declaration, no default (an absent flag leaves the configuration's own value),
+    and a name the command already uses is left to the command. Returns the names added.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_builder_flags(parser, builder_fields("Fields"))[:2]
+    ['seed', 'templates_per_image']
+    >>> parser.parse_args(["--seed", "3"]).seed, hasattr(parser.parse_args([]), "seed")
+    (3, False)
+    """
+    taken = set(parser._option_string_actions)  # argparse has no public lookup of existing flags
+    group = parser.add_argument_group(title)
+    added = []
+    for f in _declared(config_cls):
+        meta = f.metadata[_KEY]
+        if not meta["builder"] or f"--{f.name}" in taken or (only is not None and f.name not in only):
+            continue
+        text = meta["help"] if "%(default)s" in meta["help"] else meta["help"] + " (default: %(default)s)"
+        # The default is shown, not set: an absent flag must leave the configuration's own value.
+        keywords = {**meta["check"].flag(), **meta["flag"], "help": text.replace("%(default)s", str(f.default)),
+                    "default": argparse.SUPPRESS}
+        group.add_argument(f"--{f.name}", **keywords)
+        added.append(f.name)
+    # Recorded on the parsed arguments: a flag of the same name another part of the command adds
+    # later (or added before) is not a builder option.
+    parser.set_defaults(builder_flags=tuple(added))
+    return added
+
+
+def builder_kwargs_from_args(args: argparse.Namespace, config_cls: type) -> dict[str, Any]:
+    """The builder options given on the command line (flags of :func:`add_builder_flags`), as keyword arguments.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = add_builder_flags(parser, builder_fields("Fields"))
+    >>> builder_kwargs_from_args(parser.parse_args(["--max_answer", "5"]), builder_fields("Fields"))
+    {'max_answer': 5}
+    """
+    names = getattr(args, "builder_flags", None)
+    return {f.name: getattr(args, f.name) for f in _declared(config_cls)
+            if f.metadata[_KEY]["builder"] and hasattr(args, f.name) and (names is None or f.name in names)}
 
 
 def generator_settings(obj: Any, cls: type = GeneratorOptions) -> dict[str, Any]:

@@ -7,6 +7,7 @@ Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -17,6 +18,7 @@ from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
+from builder_utils.ownership import check_output, refuse_overlap
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
@@ -67,7 +69,10 @@ def run_evaluation(
         report: .../report.md
         0
     """
-    check_outputs(args.out, chart_files, args.overwrite)  # before any work
+    # before any work: the report folder never overlaps an input (the predictions, a local --data)
+    refuse_overlap({"--out": check_output(args.out, "--out")},
+                   {"--predictions": args.predictions, "--data": args.data if os.path.exists(args.data) else None})
+    check_outputs(args.out, chart_files, args.overwrite)
     report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
                       seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
                       **{name: getattr(args, name) for name in extra})
@@ -83,7 +88,9 @@ class EvaluateCommand:
     """One dataset's ``evaluate`` subcommand: ``evaluate(data, config, split, predictions,
     train_split=, seed=, resamples=, cache_dir=, ignore_extra_ids=, **options)`` makes the report,
     written with ``spec``'s charts; ``options`` are extra ``(flag, help)`` string options passed
-    to ``evaluate`` by name.
+    to ``evaluate`` by name. ``builder_config()`` returns the builder's config class (called
+    late: importing it imports ``datasets``); its declared options become flags for a ``--data``
+    that is a ``data_dir``, passed to ``evaluate`` as ``builder_kwargs``.
 
     Example:
         >>> import tempfile
@@ -104,6 +111,7 @@ class EvaluateCommand:
     evaluate: Callable[..., Mapping]
     spec: ScoringSpec
     options: Sequence[tuple[str, str]] = ()
+    builder_config: Callable[[], type] | None = None
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         """The subcommand's options on ``parser``; ``args.run(args)`` evaluates.
@@ -135,6 +143,10 @@ class EvaluateCommand:
         parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
         for flag, text in self.options:
             parser.add_argument(flag, help=text)
+        if self.builder_config is not None:
+            from builder_utils.clevr.options import add_builder_flags
+
+            add_builder_flags(parser, self.builder_config(), "builder options (when --data is a data_dir)")
         parser.set_defaults(run=self.run)
         return parser
 
@@ -145,9 +157,14 @@ class EvaluateCommand:
 
             command.run(command.add_arguments(argparse.ArgumentParser()).parse_args([...]))
         """
+        extra = ["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)]
+        if self.builder_config is not None:
+            from builder_utils.clevr.options import builder_kwargs_from_args
+
+            args.builder_kwargs = builder_kwargs_from_args(args, self.builder_config())
+            extra.append("builder_kwargs")
         return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
-                              [chart.filename for chart in self.spec.charts],
-                              extra=["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)])
+                              [chart.filename for chart in self.spec.charts], extra=extra)
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """The standalone entry point (:func:`builder_utils.command.run_parsed`: status 2 for bad input).

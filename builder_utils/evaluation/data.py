@@ -41,8 +41,12 @@ def data_kind(data: str | os.PathLike) -> str:
 
 
 def load_splits(data: str | os.PathLike, config: str, builder_class: type, columns: Sequence[str],
-                cache_dir: str | os.PathLike | None = None) -> dict[str, "datasets.Dataset"]:
+                cache_dir: str | os.PathLike | None = None,
+                builder_kwargs: dict | None = None) -> dict[str, "datasets.Dataset"]:
     """Every split of ``config`` in ``data``, restricted to ``columns`` (those that exist).
+
+    ``builder_kwargs``: builder options for a ``data_dir`` build (an export or a Hub repository
+    holds rows already built).
 
     Example::
 
@@ -63,7 +67,7 @@ def load_splits(data: str | os.PathLike, config: str, builder_class: type, colum
             raise EvaluationError(f"{data}: cannot load config {config!r} from the Hub ({exc})") from None
     else:
         builder = builder_class(config_name=config, data_dir=os.fspath(Path(data).expanduser().resolve()),
-                                cache_dir=cache)
+                                cache_dir=cache, **dict(builder_kwargs or {}))
         builder.download_and_prepare()
         loaded = builder.as_dataset()
     return {split: ds.select_columns([c for c in columns if c in ds.column_names]) for split, ds in loaded.items()}

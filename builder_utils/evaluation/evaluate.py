@@ -147,7 +147,7 @@ def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], bui
                      train_split: str = "train", seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
                      cache_dir: str | os.PathLike | None = None, ignore_extra_ids: bool = False,
                      oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
-                     notes: Sequence[str] = ()) -> dict:
+                     notes: Sequence[str] = (), builder_kwargs: dict | None = None) -> dict:
     """:func:`score_report` on ``split`` of ``config`` in ``data`` (an export, a Hub repository
     or a ``data_dir``; see :func:`~builder_utils.evaluation.data.load_splits`), the questions
     read from each split by ``read(dataset, config)``, the baselines learnt on ``train_split``.
@@ -157,7 +157,7 @@ def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], bui
         evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, "hub", "general", predictions="p.jsonl")
     """
     predictions, source = given_predictions(predictions)  # a bad file fails before any data is loaded
-    splits = load_splits(data, config, builder_class, columns, cache_dir)
+    splits = load_splits(data, config, builder_class, columns, cache_dir, builder_kwargs)
     if split not in splits:
         raise EvaluationError(f"{data}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
     questions = read(splits[split], config)

@@ -31,12 +31,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from builder_utils.atomic import write_atomic
 
 __all__ = ["mean_score", "sample_record", "task_files", "user_turn", "write_task_folder"]
 
 _DATASET_PATH = re.compile(r"^dataset_path:.*$", re.MULTILINE)
-_RECORD = ".write_tasks.json"
+COMMAND = "write_tasks"
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
 
 
@@ -53,21 +52,14 @@ def task_files(task_dir: str | os.PathLike) -> list[Path]:
                   if p.suffix == ".yaml" or p.name == "_default_template_yaml" or p.name == "utils.py")
 
 
-def _recorded_files(data) -> dict[str, str]:
-    files = data["files"]
-    if not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
-        raise ValueError("files must map names to sha256 digests")
-    return files
-
-
 def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
                       dataset_path: str | os.PathLike) -> Path:
     """Copy the task folder to ``out_dir`` with every ``dataset_path:`` set to ``dataset_path``:
     an existing exported folder (written as an absolute path, so the copy does not depend on the
     working folder) or a Hub repository id (``name`` or ``owner/name``). Returns ``out_dir``.
 
-    ``out_dir/.write_tasks.json`` records the files written and their sha256; a later call
-    replaces only those, unchanged. ValueError, naming the path, for a ``dataset_path`` that is
+    The files go through :mod:`builder_utils.ownership` (staged, recorded in ``out_dir``'s
+    record with their sha256); a later call replaces only those, unchanged. ValueError, naming the path, for a ``dataset_path`` that is
     neither a folder nor a repository id, and for a file of ``out_dir`` that this function did
     not write or that changed since (nothing is written then).
 
@@ -76,10 +68,9 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
         write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")
         # -> PosixPath('my_tasks')
     """
-    from builder_utils.checksums import file_sha256
-    from builder_utils.ownership import foreign, not_a_folder, read_record, write_record
+    from builder_utils.ownership import OutputFolder, OwnershipError, check_output
 
-    out = Path(out_dir)
+    out = check_output(out_dir, "out_dir")
     local = Path(dataset_path).expanduser()
     if local.is_dir():
         target = str(local.resolve())
@@ -88,25 +79,26 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
     else:
         raise ValueError(f"dataset_path {os.fspath(dataset_path)!r} is neither an existing folder nor a Hub "
                          "repository id (owner/name)")
-    if not_a_folder(out):
+    if out.exists() and not out.is_dir():
         raise ValueError(f"{out}: not a folder; write_tasks writes a task folder there")
-    recorded = read_record(out / _RECORD, _recorded_files, writer="write_tasks") or {}
     sources = task_files(task_dir)
-    for source in sources:
-        path = out / source.name
-        if foreign(out, source.name, recorded) or (path.exists() and file_sha256(path) != recorded[source.name]):
-            raise ValueError(f"{path}: not written by write_tasks, or changed since; move it away or "
-                             "choose another out_dir")
     # JSON strings are YAML strings: a path with ': ' or '#' stays one value.
     line = f"dataset_path: {json.dumps(target)}"
-    written = {}
-    for source in sources:
-        text = source.read_text(encoding="utf-8")
-        if source.name != "utils.py":
-            text = _DATASET_PATH.sub(lambda _: line, text)
-        write_atomic(out / source.name, text)
-        written[source.name] = file_sha256(out / source.name)
-    write_record(out / _RECORD, {"files": written}, indent=1, sort_keys=True)
+    with OutputFolder(out, COMMAND) as folder:
+        for source in sources:
+            if not folder.is_ours(source.name) and os.path.lexists(out / source.name):
+                raise ValueError(f"{out / source.name}: not written by write_tasks, or changed since; move it away or "
+                                 "choose another out_dir")
+        staging = folder.staging()
+        for source in sources:
+            text = source.read_text(encoding="utf-8")
+            if source.name != "utils.py":
+                text = _DATASET_PATH.sub(lambda _: line, text)
+            (staging / source.name).write_text(text, encoding="utf-8")
+        try:
+            folder.commit(staging, dict.fromkeys(source.name for source in sources))
+        except OwnershipError as exc:
+            raise ValueError(str(exc)) from None
     return out
 
 

@@ -3,7 +3,10 @@
 A *system* (the model or a baseline) is a dict of sections, ``{"overall": summary, "by_category":
 {group: summary}, ...}``, a summary being what :func:`builder_utils.evaluation.accuracy.summarize`
 returns. Tables put one system per row (overall), or one group per row and a system per column.
-Each file is written atomically, ``report.json`` last: a complete one means a complete evaluation.
+Files go through :mod:`builder_utils.ownership` (one small function, :func:`write_report`): an
+existing output file is an error unless ``overwrite`` (other files in the folder are never
+touched, a symlink never written through); every file is staged and the set is moved into place
+at the end, so a complete ``report.json`` means a complete evaluation.
 
 Example:
     >>> from builder_utils.evaluation.accuracy import score, summarize
@@ -22,15 +25,16 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from builder_utils.atomic import write_atomic
 from builder_utils.charts import bar_chart
 from builder_utils.evaluation.data import EvaluationError
+from builder_utils.ownership import OutputFolder, OwnershipError
 
 __all__ = ["Chart", "accuracy_chart", "breakdown_table", "check_outputs", "markdown_table", "overall_table", "percent",
            "report_systems", "write_report"]
 
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
+COMMAND = "evaluate"
 
 
 @dataclass
@@ -197,12 +201,18 @@ def write_report(
         ['report.md', 'report.json']
     """
     out = check_outputs(out, [chart.filename for chart in charts], overwrite)
-    targets = [out / chart.filename for chart in charts] + [out / REPORT_MD, out / REPORT_JSON]
-    out.mkdir(parents=True, exist_ok=True)
+    names = [chart.filename for chart in charts] + [REPORT_MD, REPORT_JSON]
     text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    for chart in charts:
-        accuracy_chart(out / chart.filename, chart.title, chart.rows, chart.systems,
-                       subtitle=chart.subtitle, value_label=chart.value_label)
-    write_atomic(out / REPORT_MD, markdown if markdown.endswith("\n") else markdown + "\n")
-    write_atomic(out / REPORT_JSON, text)
-    return targets
+    try:
+        with OutputFolder(out, COMMAND) as folder:
+            staging = folder.staging()
+            with folder.writing():
+                for chart in charts:
+                    accuracy_chart(staging / chart.filename, chart.title, chart.rows, chart.systems,
+                                   subtitle=chart.subtitle, value_label=chart.value_label)
+                (staging / REPORT_MD).write_text(markdown if markdown.endswith("\n") else markdown + "\n", encoding="utf-8")
+                (staging / REPORT_JSON).write_text(text, encoding="utf-8")
+            folder.commit(staging, dict.fromkeys(names), overwrite=overwrite)
+    except OwnershipError as exc:
+        raise EvaluationError(str(exc)) from None
+    return [out / name for name in names]

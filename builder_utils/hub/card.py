@@ -8,7 +8,17 @@ static Hub metadata (``license``, ``pretty_name``, ``task_categories``, ``langua
 - ``{{features_table}}``: every column, its type and the configurations that have it;
 - ``{{statistics}}``: per configuration, the answer and template/category distributions as
   tables and as PNG bar charts (written to ``assets/``);
-- ``{{total_rows}}``, ``{{default_config}}``, ``{{generator}}``.
+- ``{{total_rows}}``, ``{{default_config}}``, ``{{generator}}``;
+- ``{{usage_load}}``: the first lines of the Usage example, loading ``{{usage_config}}`` (the
+  default configuration, always one that was exported) in the export's layout: one
+  ``load_dataset`` for inline media, the join with the media configuration for ``--media
+  shared`` (undecoded audio in both, so no torch is needed);
+- ``{{data_source}}``: what this export was built from (the builder's ``data_source()``: the
+  real release, a synthetic world or release, released questions);
+- ``{{install}}``: how to install this package (it is not on a package index).
+
+A part of the body between ``<!-- if-exported: a,b -->`` and ``<!-- /if-exported -->`` lines is
+kept only when one of the named configurations is in the export (an example that needs it).
 
 Export adds ``size_categories``, ``configs`` (data files per split, ``default: true``) and
 ``dataset_info`` to the YAML, in the form ``push_to_hub`` writes them.
@@ -29,6 +39,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from builder_utils.cli_support import DISTRIBUTION
 from builder_utils.hub.card_metadata import metadata_problems
 from builder_utils.hub.plots import bar_chart
 from builder_utils.hub.stats import ConfigStats, Distribution
@@ -36,8 +47,10 @@ from builder_utils.hub.stats import ConfigStats, Distribution
 REQUIRED_KEYS = ("license", "pretty_name", "task_categories", "language", "tags", "source_datasets")
 # Keys export computes; a template must not set them.
 COMPUTED_KEYS = ("configs", "dataset_info", "size_categories")
-PLACEHOLDERS = ("configs_table", "features_table", "statistics", "total_rows", "default_config", "generator")
+PLACEHOLDERS = ("configs_table", "features_table", "statistics", "total_rows", "default_config", "generator",
+                "usage_load", "usage_config", "data_source", "install")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_CONDITIONAL = re.compile(r"^<!-- if-exported: (?P<names>[\w,]+) -->\n(?P<body>.*?)^<!-- /if-exported -->\n?", re.S | re.M)
 ASSETS_DIR = "assets"
 TABLE_ROWS = 15  # values shown in an answer table; the rest is one "other" row
 PLOT_ROWS = 25
@@ -172,12 +185,14 @@ def merge_metadata(
     configs: Mapping[str, dict],
     infos: Mapping[str, datasets.DatasetInfo],
     default_config: str | None,
+    fallback_default: str | None = None,
 ) -> DatasetCardData:
     """The card's YAML: the template's keys over the existing card's, with ``configs`` and
     ``dataset_info`` of the existing card kept for every configuration not in ``configs``.
 
     ``default_config`` gets ``default: true`` when it is among the merged configurations;
-    otherwise the existing default (if any) stays.
+    otherwise the existing default (if any) stays, and without one ``fallback_default`` (an
+    exported configuration) gets it, so a card always names a default that is there.
 
     Example:
         >>> data = merge_metadata(None, None, {"a": config_entry("a", ["train"])}, {}, "a")
@@ -190,6 +205,8 @@ def merge_metadata(
     for name, entry in configs.items():
         merged_configs[name] = {key: value for key, value in entry.items() if key != "default"}
     merged_infos.update(infos)
+    if default_config not in merged_configs and not any(e.get("default") for e in merged_configs.values()):
+        default_config = fallback_default
     if default_config in merged_configs:
         for entry in merged_configs.values():
             entry.pop("default", None)
@@ -390,6 +407,87 @@ def statistics_section(configs: Sequence[str], stats: Mapping[str, ConfigStats],
     return "\n\n".join(parts)
 
 
+@dataclass(frozen=True)
+class CardUsage:
+    """What the Usage section's generated code needs to know about the export.
+
+    ``config``: the configuration the examples load (the default, an exported one).
+    ``media_config`` / ``key``: for ``--media shared``, the media configuration and the column
+    that names a row's file (None for inline media). ``undecoded``: the media column to read
+    undecoded (``Audio(decode=False)``: no torch), or None.
+    """
+
+    config: str
+    media_config: str | None = None
+    key: str | None = None
+    undecoded: str | None = None
+
+
+def usage_load(usage: CardUsage) -> str:
+    """The Python lines that load ``usage.config`` as ``ds`` (a DatasetDict), media included.
+
+    Example:
+        >>> print(usage_load(CardUsage("general")))
+        from datasets import load_dataset
+        <BLANKLINE>
+        ds = load_dataset("REPO_ID", "general")  # or the path of a local export folder
+    """
+    imports = ["load_dataset"] + (["Audio"] if usage.undecoded else []) + (["DatasetDict"] if usage.media_config else [])
+    lines = [f"from datasets import {', '.join(sorted(imports))}", ""]
+    cast = f'.cast_column("{usage.undecoded}", Audio(decode=False))' if usage.undecoded else ""
+    undecoded_note = '  # {"bytes", "path"}: no torch needed' if usage.undecoded else ""
+    if usage.media_config is None:
+        lines.append(f'ds = load_dataset("REPO_ID", "{usage.config}")  # or the path of a local export folder')
+        if cast:
+            lines.append(f"ds = ds{cast}{undecoded_note}")
+        return "\n".join(lines)
+    key = usage.key
+    lines += [
+        f'# This export stores each media file once, in "{usage.media_config}": join it to the questions.',
+        f'questions = load_dataset("REPO_ID", "{usage.config}")  # or the path of a local export folder',
+        f'media = load_dataset("REPO_ID", "{usage.media_config}"){cast}{undecoded_note}',
+        "",
+        "",
+        "def with_media(questions, media):",
+        f'    row_of = {{name: i for i, name in enumerate(media["{key}"])}}',
+        "",
+        "    def add_media(batch):",
+        f'        if "{key}" not in batch:  # a filter or map with input_columns= reads no media',
+        "            return batch",
+        f'        rows = media[[row_of[name] for name in batch["{key}"]]]',
+        f'        return {{**batch, **{{c: rows[c] for c in rows if c != "{key}"}}}}',
+        "",
+        "    return questions.with_transform(add_media)  # media read only when a row is read",
+        "",
+        "",
+        "ds = DatasetDict({split: with_media(questions[split], media[split]) for split in questions})",
+    ]
+    return "\n".join(lines)
+
+
+def install_hint() -> str:
+    """How this package is installed: from a clone of its repository (it is not on a package index).
+
+    Example:
+        >>> install_hint().startswith("pip install")
+        True
+    """
+    return (f"pip install ./{DISTRIBUTION}  # a clone of the {DISTRIBUTION} repository "
+            "(not on a package index yet)")
+
+
+def keep_exported_parts(body: str, configs: Iterable[str]) -> str:
+    r"""The body without its ``<!-- if-exported: ... -->`` parts whose configurations are not exported.
+
+    Example:
+        >>> text = "A\n<!-- if-exported: questions -->\nQ\n<!-- /if-exported -->\nB"
+        >>> keep_exported_parts(text, ["questions"]), keep_exported_parts(text, ["all"])
+        ('A\nQ\nB', 'A\nB')
+    """
+    present = set(configs)
+    return _CONDITIONAL.sub(lambda m: m["body"] if present & set(m["names"].split(",")) else "", body)
+
+
 def render_card(
     template: CardTemplate,
     card_data: DatasetCardData,
@@ -399,13 +497,19 @@ def render_card(
     plots: Mapping[str, list[str]],
     default_config: str | None,
     generator: str,
+    usage: CardUsage | None = None,
+    data_source: str = "",
 ) -> DatasetCard:
     """Fill the template's body and put ``card_data`` on top; the result parses as a DatasetCard.
+
+    ``configs`` are the configurations on the card; the ``if-exported`` parts are kept for
+    those with data in ``stats``.
 
     Example::
 
         card = render_card(t, data, ["general"], stats, {}, {}, "general", "builder_utils.hub")
     """
+    usage = usage or CardUsage(default_config or "")
     values = {
         "configs_table": configs_table(configs, stats, descriptions, default_config),
         "features_table": features_table(stats),
@@ -413,6 +517,11 @@ def render_card(
         "total_rows": f"{sum(s.total for s in stats.values()):,}",
         "default_config": default_config or "",
         "generator": generator,
+        "usage_load": usage_load(usage),
+        "usage_config": usage.config,
+        "data_source": data_source or "rows made by this package outside a builder (see the configurations below).",
+        "install": install_hint(),
     }
-    body = _PLACEHOLDER.sub(lambda m: values[m.group(1)], template.body)
+    body = keep_exported_parts(template.body, stats)
+    body = _PLACEHOLDER.sub(lambda m: values[m.group(1)], body)
     return DatasetCard(f"---\n{card_data.to_yaml()}\n---\n{body}")

@@ -3,7 +3,9 @@
 Three cases, decided before any build (:func:`card_state`):
 
 - no README.md: the rendered card is written;
-- the README.md export wrote last time, unchanged (its sha256 is the manifest's): it is replaced
+- a README.md that is not in the folder's record (:mod:`builder_utils.ownership`): refused, even
+  with YAML front matter (a user's own card is never rewritten);
+- the README.md export wrote last time, unchanged (its sha256 is the record's): it is replaced
   by the new rendering, merged with its ``configs`` / ``dataset_info`` of other configurations;
 - a README.md edited by hand, or not written by export: its body and every YAML key set by hand
   (``pretty_name``, an extra section, ...) stay. Export updates only its own YAML keys
@@ -39,16 +41,14 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 
 from huggingface_hub import DatasetCard
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
 from builder_utils.hub.card import CardError, CardTemplate
-from builder_utils.hub.manifest import FileRecord, difference
+from builder_utils.ownership import RECORD, OutputFolder
 
 README = "README.md"
 ABSENT, OURS, EDITED = "absent", "ours", "edited"
@@ -57,15 +57,16 @@ _PARAGRAPHS = re.compile(r"(\n[ \t]*\n)")
 _REGION = re.compile(r"<!-- export:(?P<name>[\w,]+) -->\n(?P<body>.*?)\n<!-- /export:(?P=name) -->", re.S)
 
 
-def card_state(folder: str | os.PathLike, manifest: Mapping[str, FileRecord]) -> str:
-    """``"absent"``, ``"ours"`` (written by export, unchanged) or ``"edited"``; refuses a
-    README.md that is not a regular file or has no YAML block.
+def card_state(folder: OutputFolder) -> str:
+    """``"absent"``, ``"ours"`` (written by export, unchanged) or ``"edited"`` (written by
+    export, then edited); refuses a README.md that is not a regular file, has no YAML block, or
+    is not in the folder's record (a user's own card: export never rewrote it).
 
     Example:
-        >>> card_state("/nonexistent", {})
+        >>> card_state(OutputFolder("/nonexistent", "export"))
         'absent'
     """
-    path = Path(folder) / README
+    path = folder.root / README
     if not path.exists() and not path.is_symlink():
         return ABSENT
     if path.is_symlink() or not path.is_file():
@@ -75,8 +76,13 @@ def card_state(folder: str | os.PathLike, manifest: Mapping[str, FileRecord]) ->
             f"{path}: has no YAML block (--- ... ---), so it is not a dataset card written by export; "
             "export does not replace it: move it away, or export to another folder"
         )
-    record = manifest.get(README)
-    return OURS if record is not None and difference(folder, record) is None else EDITED
+    entry = folder.record.get(README)
+    if entry is None:
+        raise CardError(
+            f"{path}: not written by export (not in {folder.root / RECORD}); export does not rewrite a card it "
+            "did not write: move it away, or export to another folder"
+        )
+    return OURS if folder.difference(entry) is None else EDITED
 
 
 def mark_generated(body: str) -> str:

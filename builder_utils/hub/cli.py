@@ -24,7 +24,9 @@ from collections.abc import Callable, Sequence
 import datasets
 
 from builder_utils.cli_support import report_error
-from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, README, export_builder
+from builder_utils.command import EXPORT_HELP, PUSH_HELP
+from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, export_builder
 from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
 from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
@@ -37,8 +39,6 @@ def _config_list(values: Sequence[str] | None) -> list[str] | None:
     return [name for value in values for name in value.split(",") if name]
 
 
-EXPORT_HELP = "write configurations in the Hub layout: Parquet shards with media embedded, card, plots"
-PUSH_HELP = "upload an exported folder to a Hub dataset repository (resumable: run it again to continue)"
 
 
 def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
@@ -71,10 +71,12 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None)
         f"counts them (Arrow bytes), e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
     )
     parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     add_media_arguments(parser)
     if source is not None:
         source.add_arguments(parser)
+    # After the source's flags: a name it uses (--max_answer of a stream) stays the source's.
+    add_builder_flags(parser, builder_cls.BUILDER_CONFIG_CLASS)
     return parser
 
 
@@ -112,6 +114,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
                 max_shard_size=args.max_shard_size,
                 cache_dir=args.cache_dir,
                 progress=getattr(args, "progress", not args.quiet),  # set by run_command: bars only on a terminal
+                builder_kwargs=builder_kwargs_from_args(args, builder_cls.BUILDER_CONFIG_CLASS),
                 given=given,
                 **media_options(args),
             )
@@ -122,8 +125,8 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
         if args.plan:
             print(f"--plan: nothing written to {result.folder}")
             return 0
-        print(result.summary())
-        print(f"card: {result.folder / README}")
+        if not args.quiet:
+            print(f"{prog}: {result.summary_line()}", file=sys.stderr)
         return 0
 
     return _interruptible(prog, work, "the export folder keeps its previous files, staging removed")
@@ -162,6 +165,7 @@ def _push_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the `hf auth login` one)")
     parser.add_argument("--num_workers", type=int, default=None, help="files hashed and uploaded at once")
     parser.add_argument("--dry_run", action="store_true", help="list the files and sizes to upload; no network")
+    parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     return parser
 
 
@@ -188,7 +192,8 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
             return report_error(prog, exc)
         finally:
             terminal.close()
-        print(f"pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}")
+        if not getattr(args, "quiet", False):
+            print(f"{prog}: pushed {args.folder} to datasets/{args.repo_id}: {result.summary()}", file=sys.stderr)
         return 0
 
     return _interruptible(prog, work, "run the same push again to upload the rest")

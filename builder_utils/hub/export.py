@@ -12,12 +12,13 @@ Parquet file as ``embed_table_storage`` and ``Dataset.to_parquet`` would, only f
 tests compare the bytes), several shards at a time. ``datasets.load_dataset(OUT, config)`` then
 loads it with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
 
-Everything is written in a hidden staging folder inside ``OUT`` (:mod:`builder_utils.hub.staging`)
-and moved into place file by file once complete, so a failure or an interruption leaves ``OUT``
-as it was. Export touches only its own files: ``OUT/.hub-export-manifest.json``
-(:mod:`builder_utils.hub.manifest`) lists every file it wrote, with its size and sha256. A
-re-export replaces only files of the manifest, removes the files of the re-exported
-configurations that it no longer writes (stale shards), and refuses to write over anything else.
+Every file goes through :mod:`builder_utils.ownership`: written in a hidden staging folder
+inside ``OUT`` and moved into place once complete (so a failure or an interruption leaves ``OUT``
+as it was), recorded in ``OUT/.ownership.json`` with its size, sha256 and configuration (the
+entry's group), under the folder's lock (two exports into one ``OUT`` never mix). A re-export
+replaces only our unchanged files, removes the files of the re-exported configurations that it
+no longer writes (stale shards), and refuses to write over anything else. The write path is
+generic: a new configuration (any output of :mod:`builder_utils.hub.outputs`) needs nothing here.
 Configurations already in ``OUT`` are kept, and so is a card edited by hand
 (:mod:`builder_utils.hub.card_merge`).
 """
@@ -29,6 +30,7 @@ import glob
 import importlib.metadata
 import logging
 import os
+import re
 import tempfile
 import threading
 import time
@@ -49,6 +51,7 @@ from tqdm.auto import tqdm
 from builder_utils.hub.card import (
     ASSETS_DIR,
     CardTemplate,
+    CardUsage,
     config_entry,
     draw_plots,
     load_card_template,
@@ -58,9 +61,8 @@ from builder_utils.hub.card import (
     render_card,
 )
 from builder_utils.hub.audio_format import encode_flac
-from builder_utils.hub.card_merge import card_state, marked_template, merged_card
-from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, layout_of
-from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, file_record, read_manifest
+from builder_utils.hub.card_merge import EDITED, card_state, marked_template, merged_card
+from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout, layout_of
 from builder_utils.hub.media import with_join_section, with_section
 from builder_utils.hub.trainer_card import trainer_section
 from builder_utils.hub.outputs import (
@@ -72,18 +74,9 @@ from builder_utils.hub.outputs import (
 )
 from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
-from builder_utils.hub.staging import (
-    finish,
-    make_staging,
-    raise_missed_signal,
-    remove_staging,
-    signals_deferred,
-    signals_remembered,
-    sweep_stale_staging,
-    write_journal,
-)
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
-from builder_utils.ownership import not_a_folder
+from builder_utils.interrupt import raise_missed_signal, signals_remembered
+from builder_utils.ownership import Entry, OutputFolder, OwnershipError, check_output, refuse_overlap
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 
 logger = logging.getLogger(__name__)
@@ -93,6 +86,9 @@ DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 # 100 files in memory). The output does not depend on it.
 WRITER_THREADS = 2
 README = "README.md"
+COMMAND = "export"
+# The shard names push_to_hub (and export) write: <config dir>/<split>-NNNNN-of-MMMMM.parquet
+SHARD = re.compile(r"^(?P<dir>[^/]+)/(?P<split>\w+(?:\.\w+)*)-(?P<index>\d{5})-of-(?P<count>\d{5})\.parquet$")
 
 
 class ExportError(ValueError):
@@ -128,6 +124,19 @@ class ExportResult:
     def media_bytes(self) -> int:
         return sum(s.media_bytes for splits in self.configs.values() for s in splits.values())
 
+    def summary_line(self) -> str:
+        """What export wrote, in the one success line of the command.
+
+        Example:
+            >>> ExportResult(Path("out")).summary_line()
+            'exported nothing to out'
+        """
+        if not self.configs:
+            return f"exported nothing to {self.folder}"
+        parts = [f"{name} ({', '.join(f'{split} {s.rows:,}' for split, s in splits.items())} rows)"
+                 for name, splits in self.configs.items()]
+        return f"wrote {self.folder}: {'; '.join(parts)}; {self._written()} and the card {README}"
+
     def summary(self) -> str:
         """One line per configuration, for the command line.
 
@@ -137,13 +146,12 @@ class ExportResult:
         """
         if not self.configs:
             return f"exported nothing to {self.folder}"
-        lines = []
-        for name, splits in self.configs.items():
-            parts = ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
-            lines.append(f"{name}: {parts}")
-        mib = self.parquet_bytes / 2**20
-        lines.append(f"wrote {mib:,.1f} MiB of Parquet to {self.folder} in {self.seconds:.1f} s")
-        return "\n".join(lines)
+        lines = [f"{name}: " + ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
+                 for name, splits in self.configs.items()]
+        return "\n".join(lines + [f"wrote {self._written()} to {self.folder}"])
+
+    def _written(self) -> str:
+        return f"{self.parquet_bytes / 2**20:,.1f} MiB of Parquet in {self.seconds:.1f} s"
 
 
 def config_dir(config_name: str) -> str:
@@ -360,6 +368,14 @@ def split_files(folder: str | os.PathLike, entry: Mapping) -> dict[str, list[str
     return found
 
 
+def _card_usage(layout: HubLayout | None, media: str, config: str, media_feature) -> CardUsage:
+    """The Usage section's context: the configuration it loads and how its media are reached."""
+    undecoded = layout.media_column if layout is not None and isinstance(media_feature, datasets.Audio) else None
+    if media == "shared" and layout is not None:
+        return CardUsage(config, layout.media_config, layout.key, undecoded)
+    return CardUsage(config, undecoded=undecoded)
+
+
 def _generator_name() -> str:
     try:
         version = importlib.metadata.version("clevr-clotho-qa")
@@ -413,7 +429,7 @@ def export_builder(
     ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
     :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see
     :mod:`builder_utils.hub.card_merge`); files export did not write are never replaced (see
-    :mod:`builder_utils.hub.manifest`), and the refusals come before any build.
+    :mod:`builder_utils.ownership`), and the refusals come before any build.
 
     ``media="shared"`` writes the question configurations without media plus the builder's
     media configuration; ``"conversations"`` among ``configs`` adds that configuration;
@@ -438,37 +454,40 @@ def export_builder(
     check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names, prompt_style)
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
     _shard_limit(max_shard_size)  # a bad size fails before any build
-    out = Path(out_dir).expanduser().resolve()
+    out = check_output(Path(out_dir).expanduser(), "--out").absolute()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    created = not out.exists()
+    refuse_overlap({"--out": out}, {"--data_dir": data_dir})
+    folder = OutputFolder(out, COMMAND)
+    handlers = contextlib.ExitStack()
     try:
-        # First what a killed export left: it may finish that export's moves into place.
-        sweep_stale_staging(out)
-        # Then every refusal about the folder, before any work.
-        manifest = read_manifest(out)
-        state = card_state(out, manifest)
+        # The lock first, then what a killed export left (its pending moves are finished), then
+        # every refusal about the folder, before any work.
+        handlers.enter_context(folder)
+        state = card_state(folder)
         existing = read_card(out / README)
-        _check_folders(out, manifest, [config_dir(n) for n in names] + [ASSETS_DIR])
-        out.mkdir(parents=True, exist_ok=True)
-        staging = make_staging(out)
+        _check_folders(folder, [config_dir(n) for n in names] + [ASSETS_DIR])
+        staging = folder.staging()
     except OSError as exc:
-        if created and out.is_dir() and not any(out.iterdir()):
-            out.rmdir()
+        handlers.close()
         # Named as the user's folder: the hidden staging name would only confuse.
         raise ExportError(f"{out}: cannot write into the export folder ({exc.strerror or exc})") from None
+    except BaseException:
+        handlers.close()
+        raise
+    manifest = folder.record
     result = ExportResult(folder=out)
     if cache_dir is None:
         cache_dir = tempfile.mkdtemp(prefix=".cache-", dir=staging)
     hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
     pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
     template = marked_template(template, hand_set)
-    handlers = contextlib.ExitStack()
     handlers.enter_context(signals_remembered())
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
         built: dict[str, datasets.DatasetDict] = {}
+        data_source, media_feature = "", None
         made = dict(given(os.fspath(cache_dir))) if given is not None else {}
         for name in configs_to_build([n for n in names if n not in made], layout):
             build_started = time.perf_counter()
@@ -480,7 +499,13 @@ def export_builder(
             )
             builder.download_and_prepare(num_proc=num_proc)
             built[name] = builder.as_dataset()
+            # What the rows were made from, for the card (a builder without data_source() says nothing).
+            data_source = data_source or getattr(builder, "data_source", lambda: "")()
+            if media_feature is None and layout is not None:
+                media_feature = next(iter(built[name].values())).features.get(layout.media_column)
             result.build_seconds += time.perf_counter() - build_started
+        if media_feature is None and layout is not None and made:
+            media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
         outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made)
         if media == "shared" and existing is not None:
             on_card = MetadataConfigs.from_dataset_card_data(existing.data)
@@ -516,8 +541,12 @@ def export_builder(
         names = list(outputs)  # with the media configuration
         del built, outputs
 
+        # The configurations of question rows: the card's default and its Usage examples are one of them.
+        derived = layout.derived() if layout is not None else {}
+        question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
         card_data = merge_metadata(
-            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME
+            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
+            fallback_default=(question_configs or list(entries))[0],
         )
         card_configs = MetadataConfigs.from_dataset_card_data(card_data)
         all_configs = _display_order(builder_cls, card_configs)
@@ -532,13 +561,15 @@ def export_builder(
                 plots[name] = draw_plots(staging, stats[name], pretty_name)
         descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
         descriptions |= added_descriptions(layout)
+        default = card_configs.get_default_config_name()
         card = render_card(
-            template, card_data, all_configs, stats, descriptions, plots,
-            card_configs.get_default_config_name(), _generator_name(),
+            template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
+            usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
+                              media_feature),
+            data_source=data_source,
         )
         if media == "shared":
             # Question and prompt configurations name their file; conversations hold their media.
-            derived = layout.derived()
             card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
                                                     and (n not in derived or derived[n].kind == PROMPTS)])
         training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
@@ -552,12 +583,9 @@ def export_builder(
         # every configuration whose plots were drawn again.
         replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
         raise_missed_signal()
-        _commit(staging, out, manifest, _staged_records(staging, owners, hashes), replaced)
+        _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
     finally:
-        with handlers:
-            remove_staging(staging)
-            if created and out.is_dir() and not any(out.iterdir()):
-                out.rmdir()  # a failed first export leaves no empty folder behind
+        handlers.close()  # staging removed, a folder this export created and left empty removed, lock released
     result.seconds = time.perf_counter() - started
     return result
 
@@ -580,89 +608,57 @@ def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
     return ours + sorted(c for c in configs if c not in ours)
 
 
-def _staged_records(staging: Path, owners: Mapping[str, str], hashes: Mapping[str, str]) -> dict[str, FileRecord]:
+def _staged_files(staging: Path, owners: Mapping[str, str]) -> dict[str, str | None]:
     """Every file the export wrote in ``staging`` (hidden ones excepted: marker, build cache),
-    each with the configuration owning it: by its own path (plots) or its top folder (shards).
-    ``hashes`` are the sha256 already taken (the shards')."""
-    records = {}
+    each with the configuration owning it: by its own path (plots) or its top folder (shards)."""
+    files = {}
     for path in sorted(staging.rglob("*")):
         relative = path.relative_to(staging)
         if any(part.startswith(".") for part in relative.parts) or not path.is_file():
             continue
         name = relative.as_posix()
-        owner = owners.get(name, owners.get(relative.parts[0]))
-        if name in hashes:
-            records[name] = FileRecord(path=name, size=path.stat().st_size, sha256=hashes[name], config=owner)
-        else:
-            records[name] = file_record(staging, name, owner)
-    return records
+        files[name] = owners.get(name, owners.get(relative.parts[0]))
+    return files
 
 
-def _check_folders(out: Path, manifest: Mapping[str, FileRecord], folders: Sequence[str]) -> None:
-    """The refusals :func:`_check_target` would make after the build, made before it where the
-    names are known: a folder export writes into that is a symlink or a file, a foreign shard."""
-    for folder in folders:
-        path = out / folder
-        if not_a_folder(path):
-            raise ExportError(f"{path}: export writes its folder {folder}/ there; move this away")
+def _check_folders(folder: OutputFolder, folders: Sequence[str]) -> None:
+    """The refusals the commit would make after the build, made before it where the names are
+    known: a folder export writes into that is a symlink or a file, a foreign file at a shard name."""
+    for name in folders:
+        path = folder.root / name
+        if path.is_symlink() or (path.exists() and not path.is_dir()):
+            raise ExportError(f"{path}: export writes its folder {name}/ there, and this is a symlink or a file; "
+                              "move it away")
         if not path.is_dir():
             continue
         for item in sorted(path.iterdir()):
-            name = f"{folder}/{item.name}"
-            if SHARD.match(name) and name not in manifest:
-                raise ExportError(
-                    f"{item}: not written by export (not in {out / MANIFEST}); export never replaces "
-                    "another file: move it away, or export to another folder"
-                )
-
-
-def _check_target(out: Path, record: FileRecord, manifest: Mapping[str, FileRecord]) -> None:
-    """Refuse to write ``record`` over anything in ``out`` that is not an unchanged file of ours."""
-    for parent in reversed(Path(record.path).parents):
-        folder = out / parent
-        if parent != Path(".") and not_a_folder(folder):
-            raise ExportError(f"{folder}: export writes its folder {parent.as_posix()}/ there; move this away")
-    target = out / record.path
-    if not target.exists() and not target.is_symlink():
-        return
-    if record.path == README:
-        return  # checked by card_state and merged, not replaced blindly
-    if record.path not in manifest:
-        raise ExportError(
-            f"{target}: not written by export (not in {out / MANIFEST}); export never replaces "
-            "another file: move it away, or export to another folder"
-        )
-    # Size, type and symlinks, not the content: hashing every shard being replaced would re-read
-    # the whole old export; a file we wrote that was edited in place keeps its size only by chance.
-    reason = difference(out, manifest[record.path], hash_content=False)
-    if reason is not None:
-        raise ExportError(f"{target}: {reason}; export replaces only its own unchanged files: move it away")
+            # a foreign file at a shard name is refused now; one of ours edited since is checked
+            # by the commit only if this export writes that very name (else it stays, unremoved)
+            if SHARD.match(f"{name}/{item.name}") and f"{name}/{item.name}" not in folder.record:
+                folder.check_target(f"{name}/{item.name}")
 
 
 def _commit(
-    staging: Path, out: Path, manifest: Mapping[str, FileRecord], written: Mapping[str, FileRecord], replaced: set
+    folder: OutputFolder, staging: Path, written: Mapping[str, str | None], hashes: Mapping[str, str],
+    replaced: set, state: str,
 ) -> None:
-    """Move the staged files into ``out``, remove our stale files, write the manifest.
+    """Move the staged files into the folder, remove our stale files, record it (one
+    :meth:`OutputFolder.commit`: journaled in the record, so a kill -9 is finished by the next run).
 
-    Stale: a file of the old manifest that this export did not write again although it replaced
-    what the file belongs to: a configuration of ``replaced`` (a shard count that went down), or
-    a ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
-    only while its content is still what export wrote.
+    Stale: a file of the record that this export did not write again although it replaced what
+    the file belongs to: a configuration of ``replaced`` (a shard count that went down), or a
+    ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
+    only while its content is still what export wrote. The card, merged when edited by hand
+    (:mod:`builder_utils.hub.card_merge`), is the one file replaced although changed.
     """
-    for record in written.values():
-        _check_target(out, record, manifest)
 
-    def is_replaced(record: FileRecord) -> bool:
-        return record.config in replaced or (record.path.split("/")[0], record.config) in replaced
+    def is_replaced(entry: Entry) -> bool:
+        return entry.command == COMMAND and (
+            entry.group in replaced or (entry.path.split("/")[0], entry.group) in replaced)
 
-    stale = [record for path, record in manifest.items() if path not in written and is_replaced(record)]
-    kept = {
-        path: record for path, record in manifest.items()
-        if path not in written and not is_replaced(record) and (out / path).is_file()
-    }
-    write_journal(staging, sorted(written), stale, {**kept, **written})
-    # The renames take milliseconds; a signal in the middle would leave old and new shards mixed
-    # under one data_files glob, so it waits until they are done. A kill -9 there leaves the
-    # journal, and the next export finishes the moves (staging.sweep_stale_staging).
-    with signals_deferred():
-        finish(staging, out)
+    stale = [path for path, entry in folder.record.items() if path not in written and is_replaced(entry)]
+    allow = [README] if state == EDITED else []
+    try:
+        folder.commit(staging, written, remove=stale, hashes=hashes, allow=allow)
+    except OwnershipError as exc:
+        raise ExportError(str(exc)) from None

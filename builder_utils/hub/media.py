@@ -22,6 +22,7 @@ import pyarrow as pa
 from datasets.table import InMemoryTable, table_cast
 from huggingface_hub import DatasetCard
 
+from builder_utils.hub.card import install_hint
 from builder_utils.hub.layout import HubLayout
 from builder_utils.prompts import MEDIA_KINDS, media_kind_of, media_list_of
 
@@ -263,7 +264,7 @@ def card_section(layout: HubLayout, question_configs: Sequence[str]) -> str:
         "",
         "```python",
         "from datasets import load_dataset",
-        "from builder_utils.hub import attach_media   # pip install clevr-clotho-qa",
+        f"from builder_utils.hub import attach_media  # {install_hint()}",
         "",
         f'ds = attach_media(load_dataset("REPO_ID", "{example}"), load_dataset("REPO_ID", "{layout.media_config}"))',
         "```",

@@ -1,15 +1,18 @@
 """Upload an exported folder to a Hub dataset repository with ``huggingface_hub``, resumably.
 
-What is uploaded: the files of the export's manifest (:mod:`builder_utils.hub.manifest`: the
-card, our shards, our plots), and nothing else in the folder. Every one must still be the file
+What is uploaded: the files the folder's record (:mod:`builder_utils.ownership`) lists as written
+by export (the card, our shards, our plots), and nothing else in the folder; a record entry
+breaking the path rules (``/etc/hostname``, ``../x``) makes the whole record untrusted: refused. Every one must still be the file
 export wrote (same size and sha256, a regular file, no symlink): a changed shard or a symlink
 leaving the folder stops the push before any network access. The card may have been edited by
 hand; it is uploaded as it is, with the ``configs`` / ``dataset_info`` of remote configurations
 that the folder does not hold merged in, and ``"REPO_ID"`` in its usage examples replaced.
 
-What is deleted on the remote: only ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards of the
-configurations being pushed that the export no longer has (a re-export with fewer shards).
-Notes, predictions, other configurations' files and anything else stay.
+What is deleted on the remote: only ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards of a
+configuration *and split* this push replaces (the export holds shards of that split) that the
+export no longer has (a re-export with fewer shards). Notes, a user's extra split in one of our
+configuration folders (``general/predictions-00000-of-00001.parquet``), other configurations'
+files and anything else stay.
 
 How: :func:`plan_push` compares the local files with the remote tree (sizes, sha256 of LFS/Xet
 files, git blob ids of small files) and returns what to upload and what to delete; it is a pure
@@ -32,7 +35,7 @@ import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from datasets.info import DatasetInfosDict
@@ -40,8 +43,8 @@ from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
 from builder_utils.hub.card import merge_metadata, read_card
-from builder_utils.hub.export import README, config_dir, split_files
-from builder_utils.hub.manifest import MANIFEST, SHARD, FileRecord, difference, read_manifest
+from builder_utils.hub.export import COMMAND, README, SHARD, config_dir, split_files
+from builder_utils.ownership import RECORD, Entry, OutputFolder, OwnershipError
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +59,14 @@ class PushError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class LocalFile(FileRecord):
-    """A file to push: its record (path in the repository, size, sha256, configuration) and, for a
-    small file, its git blob id, which is what the Hub reports for a file it keeps in git."""
+class LocalFile:
+    """A file to push: path in the repository, size, sha256, configuration and, for a small
+    file, its git blob id, which is what the Hub reports for a file it keeps in git."""
 
+    path: str
+    size: int
+    sha256: str
+    config: str | None = None
     git_oid: str | None = None
 
 
@@ -126,13 +133,15 @@ def plan_push(local: Mapping[str, LocalFile], remote: Mapping[str, RemoteFile], 
     A file is uploaded unless the remote holds the same content (same size, and same sha256 or
     git blob id); a file whose remote content cannot be compared is uploaded. A remote file is
     deleted only if it is a shard (``<dir>/<split>-NNNNN-of-MMMMM.parquet``) in one of
-    ``config_dirs`` (the folders of the configurations being pushed) that is not pushed.
+    ``config_dirs`` (the folders of the configurations being pushed), of a split of which the
+    push holds shards in that folder (so the push replaces it), and is not pushed itself.
 
     Example:
         >>> local = {"a/train-00000-of-00001.parquet": LocalFile("a/train-00000-of-00001.parquet", 3, "s1")}
         >>> remote = {"a/train-00000-of-00001.parquet": RemoteFile("a/train-00000-of-00001.parquet", 3, "s1"),
         ...           "a/train-00001-of-00002.parquet": RemoteFile("a/train-00001-of-00002.parquet", 9, "s9"),
         ...           "a/notes.md": RemoteFile("a/notes.md", 5, None, "g5"),
+        ...           "a/predictions-00000-of-00001.parquet": RemoteFile("a/predictions-00000-of-00001.parquet", 5, "s5"),
         ...           "b/train-00000-of-00001.parquet": RemoteFile("b/train-00000-of-00001.parquet", 4, "s4")}
         >>> plan = plan_push(local, remote, ["a"])
         >>> plan.upload, plan.unchanged, plan.delete
@@ -145,9 +154,10 @@ def plan_push(local: Mapping[str, LocalFile], remote: Mapping[str, RemoteFile], 
         else:
             plan.upload.append(local[path])
     dirs = set(config_dirs)
+    replaced = {(m["dir"], m["split"]) for m in map(SHARD.match, local) if m}
     for path in sorted(remote):
         match = SHARD.match(path)
-        if match and match["dir"] in dirs and path not in local:
+        if match and match["dir"] in dirs and (match["dir"], match["split"]) in replaced and path not in local:
             plan.delete.append(path)
     return plan
 
@@ -183,7 +193,7 @@ class UploadPlan:
     files: list[tuple[str, int]] = field(default_factory=list)
     configs: list[str] = field(default_factory=list)
     config_dirs: list[str] = field(default_factory=list)
-    records: dict[str, FileRecord] = field(default_factory=dict)
+    records: dict[str, Entry] = field(default_factory=dict)
 
     @property
     def total_bytes(self) -> int:
@@ -275,9 +285,13 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
                 f"{readme}: config {name!r} names data files that are not in the folder "
                 f"(split(s) {', '.join(empty) or 'all'}); re-export it or remove it from the card"
             )
-    records = read_manifest(root)
+    folder = OutputFolder(root, "push", create=False)
+    try:
+        records = {path: entry for path, entry in folder.read().items() if entry.command == COMMAND}
+    except OwnershipError as exc:
+        raise PushError(str(exc)) from None
     if not records:
-        raise PushError(f"{root / MANIFEST}: missing; push uploads only files listed there by `export`: re-export the folder")
+        raise PushError(f"{root / RECORD}: lists no file written by export; push uploads only those: re-export the folder")
     for name, found in data_files.items():
         foreign = [f for files in found.values() for f in files if Path(f).relative_to(root).as_posix() not in records]
         if foreign:
@@ -286,14 +300,14 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
                 "not upload it; remove the config from the card, or re-export it"
             )
     changed = [(path, reason) for path in sorted(records) if path != README
-               for reason in [difference(root, records[path])] if reason is not None]
+               for reason in [folder.difference(records[path])] if reason is not None]
     if changed:
         more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
         path, reason = changed[0]
         raise PushError(
             f"{root / path}: {reason}{more}; push uploads only the files export wrote, unchanged: re-export the folder"
         )
-    pushed = sorted({record.config for record in records.values() if record.config})
+    pushed = sorted({record.group for record in records.values() if record.group})
     plan = UploadPlan(folder=root, configs=list(configs), config_dirs=sorted({config_dir(c) for c in pushed}))
     plan.records = {path: record for path, record in records.items() if path != README}
     size = len(card_for_repo(readme.read_text(encoding="utf-8"), repo_id).encode("utf-8"))
@@ -352,7 +366,7 @@ def local_files(plan: UploadPlan, readme: bytes) -> dict[str, LocalFile]:
     files = {README: LocalFile(README, len(readme), hashlib.sha256(readme).hexdigest(), git_oid=git_blob_id(readme))}
     for path, record in plan.records.items():
         oid = git_blob_id((plan.folder / path).read_bytes()) if record.size <= GIT_BLOB_LIMIT else None
-        files[path] = LocalFile(**asdict(record), git_oid=oid)
+        files[path] = LocalFile(record.path, record.size, record.sha256, record.group, git_oid=oid)
     return files
 
 

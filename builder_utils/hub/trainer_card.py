@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from builder_utils.hub.card import install_hint
 from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
 
@@ -23,7 +24,7 @@ def _load_lines(layout: HubLayout, config: str, media: str, kind: str) -> list[s
              f'train = load_dataset("REPO_ID", "{config}", split="train")']
     if kind == PROMPTS and media == "shared":
         # Shared prompt rows name their file only: the lazy join gives the rows of an inline export.
-        lines += ["from builder_utils.hub import attach_media   # pip install clevr-clotho-qa",
+        lines += [f"from builder_utils.hub import attach_media  # {install_hint()}",
                   f'train = attach_media(train, load_dataset("REPO_ID", "{layout.media_config}", split="train"))']
     return lines
 
@@ -33,7 +34,7 @@ def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
     convention the export's system turn asks for (none for ``plain``)."""
     if not layout.rewards:
         return [], "[...]"
-    note = "   # pip install clevr-clotho-qa"
+    note = f"  # {install_hint()}"
     if style == "plain":
         return [f"from {layout.rewards} import accuracy_reward{note}"], "[accuracy_reward]"
     if style == DEFAULT_PROMPT_STYLE:

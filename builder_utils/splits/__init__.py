@@ -10,11 +10,13 @@ Example:
 
 from .allocation import allocation_error, allocation_table, batch_allocation_errors, constraint_violations
 from .labels import LabelMatrix, as_label_matrix, normalise_ratios
+from .refine import RefineResult, label_error, label_error_floor, refine_split, target_sizes
 from .search import SplitSearchResult, search_split, stage_seeds
 from .stratify import iterative_stratification, stratify_batch
 
 __all__ = [
     "LabelMatrix",
+    "RefineResult",
     "SplitSearchResult",
     "allocation_error",
     "allocation_table",
@@ -22,8 +24,12 @@ __all__ = [
     "batch_allocation_errors",
     "constraint_violations",
     "iterative_stratification",
+    "label_error",
+    "label_error_floor",
     "normalise_ratios",
+    "refine_split",
     "search_split",
     "stage_seeds",
     "stratify_batch",
+    "target_sizes",
 ]

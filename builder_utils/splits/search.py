@@ -21,9 +21,16 @@ from tqdm.auto import tqdm
 
 from .allocation import _deviations, _label_names, constraint_violations, fold_label_counts
 from .labels import LabelMatrix, as_label_matrix, normalise_ratios
+from .refine import label_error, label_error_floor, refine_split
 from .stratify import seed_sequence, stratify_batch
 
-__all__ = ["SplitSearchResult", "search_split", "stage_seeds", "default_split_names"]
+__all__ = ["SplitSearchResult", "search_split", "stage_seeds", "default_split_names", "LABEL_ERROR_MEASURE"]
+
+LABEL_ERROR_MEASURE = (
+    "label error: for every answer, how far its clip counts in train/validation/test are from 60/20/20 of "
+    "its clips, as a share of its clips (sum over the splits of |count - target| / clips), summed over the "
+    "answers; 0 is perfect, and label_error_floor is the least any split can reach under the constraint"
+)
 
 # Candidates per lockstep batch: large enough to amortise numpy's per-call cost, small enough
 # that the per-candidate state stays in cache on Clotho-sized inputs and in memory on big ones.
@@ -86,6 +93,9 @@ class SplitSearchResult:
     split_names: tuple[str, ...]
     label_names: list = field(repr=False)
     label_counts: np.ndarray = field(repr=False)
+    label_error: float = 0.0
+    label_error_floor: float = 0.0
+    refined: dict | None = None
 
     def report(self) -> dict:
         """A JSON-able summary: sizes, error, both stages, constraint check, per-label counts.
@@ -112,6 +122,10 @@ class SplitSearchResult:
             "chosen_candidate": self.chosen_candidate,
             "metric": "label_deviation + size_deviation (L1 distances of label and fold shares from the ratios)",
             "allocation_error": round(self.error, 6),
+            "label_error_measure": LABEL_ERROR_MEASURE,
+            "label_error": round(self.label_error, 6),
+            "label_error_floor": round(self.label_error_floor, 6),
+            "refine": self.refined,
             "label_deviation": round(self.label_deviation, 6),
             "size_deviation": round(self.size_deviation, 6),
             "sizes": {name: int(sizes[f]) for f, name in enumerate(names)},
@@ -138,6 +152,7 @@ def search_split(
     progress: bool = True,
     label_names=None,
     num_labels: int | None = None,
+    refine_rounds: int = 0,
 ) -> SplitSearchResult:
     """Find a train/validation/test split by the paper's two-stage stratified search.
 
@@ -145,6 +160,9 @@ def search_split(
     ``ratios``: the fold ratios, train first (at least two). ``candidates`` first-stage splits
     are drawn, the ``keep`` best are split again, the best final split wins. Violations of the
     constraint are reported in ``result.violations``, never dropped silently.
+    ``refine_rounds`` > 0 then improves the chosen split by :func:`~builder_utils.splits.refine.refine_split`
+    (descent, that many annealing rounds, descent; fold sizes set to the targets); the
+    annealing draws come from a third child of the seed, so stages 1 and 2 are unchanged.
 
     Example:
         >>> import numpy as np
@@ -207,6 +225,16 @@ def search_split(
         bar.close()
 
     (bad, error, chosen), folds, label_counts, label_dev, size_dev = best
+    refined = None
+    if refine_rounds:
+        start_error = label_error(matrix, folds, ratios)
+        refined = refine_split(matrix, folds, ratios, rounds=refine_rounds, seed=_child(seed_sequence(seed), 2))
+        folds = refined.folds
+        label_counts = fold_label_counts(matrix, folds[None], len(ratios))[0][0]
+        label_dev, size_dev = (float(v[0]) for v in _deviations(label_counts[None], np.bincount(folds, minlength=len(ratios))[None], ratios))
+        error = label_dev + size_dev
+        refined = {"rounds": int(refine_rounds), "label_error_before": round(start_error, 6),
+                   "moves": refined.moves, "swaps": refined.swaps}
     violating = np.flatnonzero(constraint_violations(label_counts[None])[0])
     return SplitSearchResult(
         folds=folds,
@@ -224,7 +252,21 @@ def search_split(
         split_names=default_split_names(len(ratios)),
         label_names=names,
         label_counts=label_counts,
+        label_error=float(_per_label_sum(label_counts, ratios)),
+        label_error_floor=label_error_floor(matrix, ratios),
+        refined=refined,
     )
+
+
+def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    # Child ``index`` of ``root`` as spawn() would make it, without advancing root's spawn counter.
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size)
+
+
+def _per_label_sum(label_counts: np.ndarray, ratios: np.ndarray) -> float:
+    totals = label_counts.sum(axis=1)
+    present = totals > 0
+    return float((np.abs(label_counts[present] - ratios * totals[present, None]).sum(axis=1) / totals[present]).sum())
 
 
 def _stage_stats(errors: np.ndarray, violating_labels: np.ndarray, kept: np.ndarray) -> dict:

@@ -170,6 +170,32 @@ def _marker_links_to_a_claim(tmp):
     return ["clotho-aqa", "synth", "--out", str(tmp / "R"), "--overwrite"]
 
 
+def _demo_rerun_with_user_files(command):
+    def setup(tmp):
+        import subprocess
+
+        from safety_harness import script
+
+        argv = [command, "demo", "--out", str(tmp / "D"), *DEMO_ARGS[command]]
+        subprocess.run([script(command), *argv[1:]], check=True, capture_output=True, cwd=tmp)
+        names = ("CLEVR_v1.0", "cache", "hub") if command == "clevr-math" else ("release", "hub")
+        for name in names:
+            (tmp / "D" / name / "mine.txt").write_text("the user's own file")
+        return argv
+    return setup
+
+
+def _splits_over_release(tmp):
+    root = _clotho(tmp)
+    return ["clotho-aqa", "splits", "--data_dir", str(root), "--out", str(root / SPLIT_CSVS["train"])]
+
+
+def _splits_same_out_and_report(tmp):
+    _clotho(tmp)
+    (tmp / "X").write_text("the user's")
+    return ["clotho-aqa", "splits", "--data_dir", str(tmp / "rel"), "--out", str(tmp / "X"), "--report", str(tmp / "X")]
+
+
 DEMO_ARGS = {"clevr-math": ["--num_scenes", "2", "--rows", "0"], "clotho-aqa": ["--num_files", "3"]}
 NOT_OURS = "was not created by"
 
@@ -186,21 +212,29 @@ CASES = [
     # a record behind a symlink, or one that cannot be read, claims nothing
     Case("clevr-math demo with a manifest that is a symlink claiming the user's D/CLEVR_v1.0",
          setup=_demo_manifest_links_to_a_claim,
-         exit_code=2, stderr_has=NOT_OURS, protected=["D/CLEVR_v1.0", "claims.json"]),
+         exit_code=2, stderr_has="written by an earlier version", protected=["D/CLEVR_v1.0", "claims.json"]),
     Case("clotho-aqa demo with its manifest corrupted", setup=_corrupt_demo_manifest,
-         exit_code=2, stderr_has=NOT_OURS, protected=["D/release"]),
+         exit_code=2, stderr_has="written by an earlier version", protected=["D/release"]),
     Case("clotho-aqa demo --out D beside the user's other files",
          setup=_demo_beside_user_files("clotho-aqa"), protected=["D/notes", "D/README.txt"]),
     Case("clotho-aqa demo interrupted by SIGTERM while exporting",
          setup=lambda tmp: ["clotho-aqa", "demo", "--out", str(tmp / "D"), "--num_files", "3"],
          exit_code=143, interrupt=signal.SIGTERM,
-         interrupt_when=lambda tmp: any((tmp / "D" / "hub").glob(".export-*")),
+         interrupt_when=lambda tmp: any((tmp / "D" / "hub").glob(".staging-*")),
          check=_check_no_hidden_folders),
-    Case("clotho-aqa synth --overwrite onto the user's folder",
+    # issue 20 Seen 2: --overwrite writes beside the user's file, which stays
+    Case("clotho-aqa synth --overwrite onto the user's folder keeps the user's file",
          setup=lambda tmp: (_user_folder(tmp, "R"), ["clotho-aqa", "synth", "--out", str(tmp / "R"), "--overwrite"])[1],
-         exit_code=2, stderr_has="was not written by clotho-aqa synth", protected=["R"]),
+         exit_code=0, protected=["R/mine.txt"]),
+    *[Case(f"{command} demo re-run keeps the user's files inside our folders",
+           setup=_demo_rerun_with_user_files(command), protected=[f"D/{name}/mine.txt" for name in names])
+      for command, names in (("clevr-math", ("CLEVR_v1.0", "cache", "hub")), ("clotho-aqa", ("release", "hub")))],
+    Case("clotho-aqa splits --out the release's own CSV is refused", setup=_splits_over_release,
+         exit_code=2, stderr_has="lies inside --data_dir", protected=["rel"]),
+    Case("clotho-aqa splits --out X --report X is refused", setup=_splits_same_out_and_report,
+         exit_code=2, stderr_has="--report is the same path as --out", protected=["rel", "X"]),
     Case("clotho-aqa synth --overwrite onto the user's folder with a marker that is a symlink",
-         setup=_marker_links_to_a_claim, exit_code=2, stderr_has="was not written by clotho-aqa synth",
+         setup=_marker_links_to_a_claim, exit_code=2, stderr_has="written by an earlier version",
          protected=["R", "claims.json"]),
     # should-fix: an output that is a folder is a one-line error
     Case("clotho-aqa splits --out <a folder>",

@@ -110,7 +110,17 @@ def _no_report(tmp, done):
     assert not (tmp / "eval" / "report.json").exists()
 
 
+def _predictions_in_out(tmp):
+    """issue 20 Seen 5: --predictions D/report.json --out D --overwrite."""
+    _release(tmp)
+    (tmp / "eval").mkdir()
+    (tmp / "eval" / "report.json").write_text('{"question_id": "x", "prediction": "yes"}\n')
+    return _evaluate(tmp, "--predictions", str(tmp / "eval" / "report.json"), "--overwrite")
+
+
 CASES = [
+    Case("--predictions inside --out, with --overwrite", _predictions_in_out, exit_code=2,
+         stderr_has="contains --predictions", protected=["eval/report.json"]),
     Case("--out is a user's file", _out_is_a_file, exit_code=2, stderr_has="is not a folder",
          protected=["eval", "notes.txt"]),
     Case("--out holds report files, no --overwrite", _reports_in_out, exit_code=2,

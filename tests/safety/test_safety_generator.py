@@ -10,11 +10,13 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import shutil
 import signal
+import subprocess
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, run_case
+from safety_harness import Case, run_case, script
 
 from builder_utils.clevr.synth import generate_scenes
 
@@ -47,7 +49,7 @@ def gq(*args) -> list[str]:
 
 
 def _writing(pattern: str):
-    """The moment the first questions reach the hidden temporary output: workers are busy."""
+    """The moment the first questions reach the staged output: workers are busy."""
     def started(tmp: Path) -> bool:
         for path in tmp.glob(pattern):
             try:
@@ -110,21 +112,61 @@ def _big_run(workers: int, *extra, count: int = 1500) -> callable:
     return setup
 
 
+def _index_listing_outside(tmp: Path) -> list[str]:
+    """A Parquet output folder whose index.json (not ours) lists ../v.txt as a shard."""
+    scene_file(tmp)
+    (tmp / "v.txt").write_text("the user's")
+    (tmp / "out").mkdir()
+    (tmp / "out" / "index.json").write_text(json.dumps({"shards": [{"file": "../v.txt"}]}))
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "out", "--output_format", "parquet")
+
+
+LONG = "q" * 245 + ".json"  # a legal 250-byte name: the temporary names must stay within 255 bytes
+
+
+def _long_name(tmp: Path, done) -> None:
+    assert (tmp / LONG).is_file() and not list(tmp.glob(".*"))
+
+
+def _generator_file_replaced(tmp: Path) -> list[str]:
+    """The original generator overwrites its output: a file our generator wrote is replaced without asking."""
+    scene_file(tmp)
+    done = subprocess.run([script("generate-questions"), "--input_scene_file", "s.json", "--output_questions_file",
+                           "q.json", "--quiet"], cwd=tmp, capture_output=True)
+    assert done.returncode == 0
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--seed", "3", "--quiet")
+
+
 GENERATOR_CASES = [
+    # issue 20 Seen 4: a record is never trusted, paths and all; a user's index.json is not ours
+    Case("parquet output folder with an index.json listing ../v.txt", _index_listing_outside,
+         exit_code=2, stderr_has="index.json: exists and was not written by generate-questions",
+         protected=["v.txt", "out"]),
+    Case("parquet output folder with an index.json listing ../v.txt, --overwrite",
+         lambda tmp: [*_index_listing_outside(tmp), "--overwrite"], exit_code=0, protected=["v.txt"]),
+    # issue 20 Seen 12: a legal 250-byte output name works
+    Case("a 250-byte output name", lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file",
+                                                  LONG, "--quiet"), check=_long_name),
+    # issue 24 item 3: our own output is replaced without asking, anything else needs --overwrite
+    Case("a question file our generator wrote is replaced without --overwrite", _generator_file_replaced),
+    Case("a user's file at the output name needs --overwrite",
+         lambda tmp: ((tmp / "q.json").write_text("{}"), gq("--input_scene_file", scene_file(tmp),
+                                                           "--output_questions_file", "q.json"))[1],
+         exit_code=2, stderr_has="pass --overwrite", protected=["q.json"]),
     Case("input and output are the same file",
          lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file", tmp / "s.json"),
-         exit_code=2, stderr_has="same file as --input_scene_file", protected=["s.json"]),
+         exit_code=2, stderr_has="is the same path as --input_scene_file", protected=["s.json"]),
     Case("output is the input through a symlink", _symlinked_output,
-         exit_code=2, stderr_has="same file as --input_scene_file", protected=["s.json", "link.json"]),
+         exit_code=2, stderr_has="is a symlink", protected=["s.json", "link.json"]),
     Case("output is the input through a relative path",
          lambda tmp: [*gq("--input_scene_file", scene_file(tmp), "--output_questions_file", "./sub/../s.json")],
-         exit_code=2, stderr_has="same file", protected=["s.json"]),
+         exit_code=2, stderr_has="same path", protected=["s.json"]),
     Case("output is a directory", _directory_output,
          exit_code=2, stderr_has="out: is a directory", protected=["out", "s.json"], check=_no_tmp_name),
     Case("output folder is a file", _output_under_a_file,
          exit_code=2, stderr_has="notes/q.json: cannot write there", protected=["notes"], check=_no_tmp_name),
     Case("parquet output into a folder of the user's", _parquet_into_user_folder,
-         exit_code=2, stderr_has="holds files this command did not write (notes.txt)", protected=["out"]),
+         exit_code=0, protected=["out/notes.txt"]),
     Case("a repeated image_index",
          lambda tmp: gq("--input_scene_file", scene_file(tmp, mutate=lambda s: s[4].update(image_index=2)),
                         "--output_questions_file", "q.json"),
@@ -150,18 +192,18 @@ GENERATOR_CASES = [
          lambda tmp: gq("--input_scene_file", scene_file(tmp, 0), "--output_questions_file", "q.json"),
          exit_code=1, stderr_has="no question generated for the 0 scene(s)"),
     Case("SIGTERM in one process", _big_run(1),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM with two workers", _big_run(2),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=120),
     # The whole run takes minutes even with 2 workers (300,000 questions); the hang timeout is
     # far shorter, so waiting for the queued windows before stopping fails the row.
     Case("Ctrl-C with two workers", _big_run(2, "--instances_per_template", "5", count=6000),
-         exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=30),
     Case("SIGTERM on a local Dask cluster", _big_run(2, "--dask", "local"),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".q.json.*.tmp"),
+         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
          check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM during parquet output with two workers", _big_run(2, "--output_format", "parquet",
                                                                     "--scenes_per_shard", "100"),
@@ -233,21 +275,36 @@ def _big_synth(*extra):
 
 
 def _some_images(tmp: Path) -> bool:
-    folder = tmp / "world" / "images" / "val"
-    return folder.is_dir() and len(os.listdir(folder)) > 100
+    return any(len(os.listdir(folder)) > 100 for folder in tmp.glob("world/.staging-*/images/val"))
+
+
+def _symlinked_images_val(tmp: Path) -> list[str]:
+    """issue 20 Seen 3: our world, whose images/val was then made a symlink to the user's folder."""
+    from builder_utils.clevr.synth import write_clevr_folder
+
+    write_clevr_folder(tmp / "world", {"val": 2}, seed=0, progress=False)
+    (tmp / "photos").mkdir()
+    (tmp / "photos" / "CLEVR_val_000000.png").write_bytes(b"the user's photo")
+    shutil.rmtree(tmp / "world" / "images" / "val")
+    (tmp / "world" / "images" / "val").symlink_to(tmp / "photos")
+    return synth("--out", "world", "--num_scenes", "val=2", "--overwrite")
 
 
 SYNTH_CASES = [
+    Case("synth --overwrite through a symlinked images/val", _symlinked_images_val, exit_code=2,
+         stderr_has="symlink", protected=["photos"]),
+    Case("synth --out a 250-byte name", lambda tmp: synth("--out", "w" * 250, "--num_scenes", "val=1"),
+         check=lambda tmp, done: (tmp / ("w" * 250) / "scenes" / "CLEVR_val_scenes.json").is_file()),
     Case("synth into a non-empty folder", _user_folder,
          exit_code=2, stderr_has="world: the folder is not empty; pass --overwrite", protected=["world"]),
     Case("synth --overwrite onto a CLEVR folder it did not write", _users_clevr,
-         exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["CLEVR_v1.0"]),
+         exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by clevr-math synth", protected=["CLEVR_v1.0"]),
     # a manifest behind a symlink, or one that cannot be read, claims nothing
     Case("synth --overwrite with a manifest that is a symlink claiming the user's scenes",
          _users_clevr_claimed_through_a_symlink, exit_code=2,
-         stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["CLEVR_v1.0", "claims.json"]),
+         stderr_has="written by an earlier version of this package", protected=["CLEVR_v1.0", "claims.json"]),
     Case("synth --overwrite with its own manifest corrupted", _our_world_with_a_corrupt_manifest, exit_code=2,
-         stderr_has="CLEVR_val_scenes.json: exists and was not written by synth", protected=["world"]),
+         stderr_has="written by an earlier version of this package", protected=["world"]),
     Case("synth --overwrite replaces only its own earlier world", _rerun_smaller,
          exit_code=0, protected=["world/notes.txt", "world/images/val/my_drawing.png"], check=_only_the_new_world),
     Case("synth --out a file", _file_out,

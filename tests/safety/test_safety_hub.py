@@ -20,8 +20,20 @@ from pathlib import Path
 import pytest
 from safety_harness import Case, run_case, script
 
-from builder_utils.hub.manifest import MANIFEST, file_record, read_manifest, write_manifest
-from builder_utils.hub.staging import MARKER
+from builder_utils.ownership import MARKER, RECORD, read_record_at, sha256_of
+
+MANIFEST = RECORD
+
+
+def read_manifest(folder):
+    return read_record_at(folder)[0]
+
+
+def _write_record(folder: Path, paths: dict) -> None:
+    """A record listing ``paths`` (recorded path -> the file whose size and sha256 it claims)."""
+    files = [{"path": rel, "size": real.stat().st_size, "sha256": sha256_of(real), "command": "export", "group": "all"}
+             for rel, real in paths.items()]
+    (folder / RECORD).write_text(json.dumps({"format": "builder-utils-ownership", "version": 1, "files": files}))
 
 
 def export(out: str = "E", *extra: str) -> list[str]:
@@ -103,7 +115,7 @@ def _manifest_links_to_a_claim(tmp: Path) -> list[str]:
     shard = tmp / "F" / "all" / "train-00000-of-00001.parquet"
     shard.parent.mkdir(parents=True)
     shard.write_bytes(b"someone else's parquet")
-    write_manifest(tmp, {"all/train-00000-of-00001.parquet": file_record(tmp / "F", "all/train-00000-of-00001.parquet")})
+    _write_record(tmp, {"all/train-00000-of-00001.parquet": shard})
     (tmp / MANIFEST).rename(tmp / "claims.json")
     (tmp / "F" / MANIFEST).symlink_to(tmp / "claims.json")
     return export("F", "--config", "all")
@@ -122,7 +134,7 @@ def _edited_stale_shard(tmp: Path) -> list[str]:
 
 
 def _staging_has_a_shard(tmp: Path) -> bool:
-    return any((tmp / "E").glob(".export-*/*/*.parquet"))
+    return any((tmp / "E").glob(".staging-*/*/*.parquet"))
 
 
 def _one_line_no_traceback(tmp: Path, done) -> None:
@@ -133,21 +145,59 @@ def _one_line_no_traceback(tmp: Path, done) -> None:
 
 
 def _stale_staging(tmp: Path) -> list[str]:
-    dead = tmp / "E" / ".export-killed"
+    (tmp / "thesis.txt").write_text("years")
+    dead = tmp / "E" / ".staging-killed"
     (dead / "all").mkdir(parents=True)
     (dead / "all" / "train-00000-of-00001.parquet").write_bytes(b"x" * 100_000)
-    # this pid is alive, but started at another time: the export that wrote the marker is gone
-    (dead / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": "0"}))
-    running = tmp / "E" / ".export-running"
-    running.mkdir()
-    (running / MARKER).write_text(json.dumps({"host": os.uname().nodename, "pid": os.getpid(), "started": None}))
-    (tmp / "E" / ".export-mine").mkdir()
-    (tmp / "E" / ".export-mine" / "keep.txt").write_text("a user's folder with our prefix, no marker")
+    # a marker nobody holds locked: the run that wrote it is gone
+    (dead / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": "export"}))
+    # a journal of the earlier mechanism, crafted to delete a file outside: never followed
+    (dead / ".hub-export-commit.json").write_text(json.dumps({"moves": [], "stale": [
+        {"path": "../thesis.txt", "size": 5, "sha256": sha256_of(tmp / "thesis.txt"), "config": "all"}], "manifest": []}))
+    (tmp / "E" / ".staging-mine").mkdir()
+    (tmp / "E" / ".staging-mine" / "keep.txt").write_text("a user's folder with our prefix, no marker")
     return export("E", "--config", "all")
 
 
 def _only_the_dead_staging_removed(tmp: Path, done) -> None:
-    assert sorted(p.name for p in (tmp / "E").glob(".export-*")) == [".export-mine", ".export-running"]
+    assert sorted(p.name for p in (tmp / "E").glob(".staging-*")) == [".staging-mine"]
+
+
+def _record_with(path):
+    def setup(tmp: Path) -> list[str]:
+        (tmp / "thesis.txt").write_text("years of work")
+        records = json.loads((tmp / "E" / RECORD).read_text())
+        records["files"].append({"path": path or "/etc/hostname", "size": 13, "sha256": sha256_of(tmp / "thesis.txt"),
+                                 "command": "export", "group": "all"})
+        (tmp / "E" / RECORD).write_text(json.dumps(records))
+        return export("E", "--config", "all")
+    return setup
+
+
+def _users_card(tmp: Path) -> list[str]:
+    (tmp / "F").mkdir()
+    (tmp / "F" / "README.md").write_text("---\nlicense: mit\npretty_name: My own\n---\n# Mine\n")
+    return export("F", "--config", "all")
+
+
+def _export_running(tmp: Path) -> list[str]:
+    """A first export, paused (SIGSTOP) once it holds the folder: the second starts meanwhile."""
+    first = subprocess.Popen([script("clotho-aqa"), *export("E")[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    (tmp / "first.pid").write_text(str(first.pid))
+    while not any((tmp / "E").glob(".staging-*")):
+        assert first.poll() is None, "the first export ended before the second started"
+    os.kill(first.pid, signal.SIGSTOP)
+    return export("E", "--config", "questions")
+
+
+def _first_export_finishes(tmp: Path, done) -> None:
+    pid = int((tmp / "first.pid").read_text())
+    os.kill(pid, signal.SIGCONT)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert {"all", "questions"} <= {entry.group for entry in read_manifest(tmp / "E").values()}
+    _manifest_matches_folder(tmp)
 
 
 # -- should fix: errors name the user's path ---------------------------------------------------
@@ -168,7 +218,7 @@ def _read_only_folder(tmp: Path) -> list[str]:
 
 def _names_the_folder_not_the_staging(tmp: Path, done) -> None:
     os.chmod(tmp / "F", 0o755)  # let pytest clean up
-    assert f"{tmp / 'F'}: cannot write into the export folder" in done.stderr and ".export-" not in done.stderr
+    assert f"{tmp / 'F'}: cannot write into the export folder" in done.stderr and ".staging-" not in done.stderr
 
 
 # -- item 3: push uploads only the manifest, never through a symlink ------------------------
@@ -223,6 +273,7 @@ def _remote_with_notes_and_stale_shards(tmp: Path) -> list[str]:
         "all/validation-00003-of-00004.parquet": 10,
         "all/notes.md": 10,                              # the rest is not ours to delete
         "all/predictions-00000-of-00001.jsonl": 10,
+        "all/predictions-00000-of-00001.parquet": 10,    # a user's extra split in our config folder
         "all/train-00000-of-00009.parquet.bak": 10,
         "questions/train-00000-of-00001.parquet": 10,    # another configuration, not pushed now
         "README.md": 10,
@@ -250,9 +301,9 @@ CASES = [
     Case("a file export did not write at a shard name is not replaced", _foreign_file_at_a_shard_name,
          exit_code=2, stderr_has="not written by export", protected=["F"]),
     Case("a corrupt manifest is named and nothing is replaced", _corrupt_manifest, exit_code=2,
-         stderr_has=f"E/{MANIFEST}: cannot read the export's manifest", protected=["E"]),
+         stderr_has=f"E/{MANIFEST}: cannot read the record", protected=["E"]),
     Case("a manifest that is a symlink makes nothing ours", _manifest_links_to_a_claim, exit_code=2,
-         stderr_has=f"F/{MANIFEST}: not a regular file; export writes its manifest there", protected=["F", "claims.json"]),
+         stderr_has=f"F/{MANIFEST}: not a regular file, so not our record", protected=["F", "claims.json"]),
     Case("a configuration folder that is a symlink is not written through", _config_folder_links_elsewhere,
          exit_code=2, stderr_has="export writes its folder all/ there", protected=["elsewhere", "F"]),
     Case("a stale shard of ours that the user edited is not deleted", _edited_stale_shard,
@@ -262,8 +313,20 @@ CASES = [
     Case("Ctrl-C during export: one line, status 130", lambda tmp: export("E"), exit_code=130,
          stderr_has="interrupted", protected=["E"], interrupt=signal.SIGINT, interrupt_when=_staging_has_a_shard,
          check=_one_line_no_traceback),
-    Case("the next export removes a killed export's staging, and only that", _stale_staging,
-         protected=["E/.export-mine", "E/.export-running"], no_debris_under=(), check=_only_the_dead_staging_removed),
+    Case("the next export removes a killed export's staging, and only that; a crafted journal is not followed",
+         _stale_staging, protected=["E/.staging-mine", "thesis.txt"], no_debris_under=(),
+         check=_only_the_dead_staging_removed),
+    Case("a record entry with a traversal path, its sha256 right, makes nothing ours", _record_with("../thesis.txt"),
+         exit_code=2, stderr_has="nothing in it is ours", protected=["thesis.txt", "E"]),
+    Case("a record entry with an absolute path is refused by export", _record_with(None), exit_code=2,
+         stderr_has="nothing in it is ours", protected=["thesis.txt", "E"]),
+    Case("push --dry_run refuses a record entry /etc/hostname", lambda tmp: (_record_with(None)(tmp), push("E"))[1],
+         exit_code=2, stderr_has="'/etc/hostname': an absolute path", protected=["E"]),
+    Case("a user's README.md with YAML, in a folder export never wrote, is not rewritten", _users_card,
+         exit_code=2, stderr_has="README.md: not written by export", protected=["F/README.md"]),
+    Case("two exports into one --out at once: the second is refused", _export_running,
+         exit_code=2, stderr_has="another command is writing into this folder", no_debris_under=(),
+         check=_first_export_finishes),
     Case("a README.md that is a folder is named, not the staging file", _readme_is_a_folder, exit_code=2,
          stderr_has="F/README.md: not a regular file", protected=["F"]),
     pytest.param(

@@ -5,17 +5,19 @@ Layout::
     <out>/scenes/CLEVR_<split>_scenes.json
     <out>/images/<split>/CLEVR_<split>_NNNNNN.png
 
-Every file is written to a temporary name and renamed, and the scene file of a split is written
-last, so an interrupted run never leaves a scene file that points at missing images. Scenes and
+Every file goes through :mod:`builder_utils.ownership`: the whole world is written into a
+hidden staging folder inside ``out_dir`` and moved into place at the end, so an interrupted run
+(Ctrl-C, SIGTERM, a full disk) leaves nothing of the new world, and one killed by ``kill -9``
+is finished or removed by the next run. Scenes and
 images depend only on (seed, split, index), so the output is byte-identical for a seed whatever
 ``num_proc`` is, and on a Dask cluster (``dask="local"`` or a scheduler address: the workers
 write the images, so ``out_dir`` must be on storage they share).
 
 Data safety: a non-empty ``out_dir`` is refused unless ``overwrite=True``; then only what synth
-wrote there before is replaced. A small manifest, ``out_dir/.clevr-synth.json``, records it (the
-splits, their scene counts, whether images were rendered); a file at one of our paths that the
-manifest does not claim is never replaced, and images of our earlier run that the new one does
-not write are removed, nothing else.
+wrote there before (the folder's record: every file, with its size and sha256) is replaced. A
+file at one of our paths that is not ours is never replaced, even with ``overwrite``; nothing
+is written through a symlinked sub-folder; files of our earlier run that the new one does not
+write are removed while unchanged, nothing else.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.ownership import RecordError, foreign, read_record, write_record
+from builder_utils.ownership import OutputFolder, check_output
 
 from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
 from .render import render_scene
@@ -47,7 +49,7 @@ VERSION = "1.0"
 # a fixed stamp rather than today's date, so that one seed always gives the same bytes
 DATE = "synthetic"
 CHUNK_SIZE = 64
-MANIFEST = ".clevr-synth.json"
+COMMAND = "clevr-math synth"
 
 
 def scene_file_info(split: str) -> dict[str, str]:
@@ -108,66 +110,25 @@ def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
         fh.write("]}")
 
 
-def _planned(counts: Mapping[str, int], render: bool, seed: int) -> dict:
-    return {"seed": seed, "splits": {split: {"scenes": count, "images": bool(render)} for split, count in counts.items()}}
-
-
-def _paths(manifest: dict) -> set[str]:
-    """The files (relative paths) a manifest says synth wrote."""
-    paths = set()
-    for split, entry in manifest.get("splits", {}).items():
-        paths.add(f"scenes/CLEVR_{split}_scenes.json")
-        if entry.get("images"):
-            paths.update(f"images/{split}/{image_filename(split, k)}" for k in range(entry["scenes"]))
+def _planned_files(counts: Mapping[str, int], render: bool) -> list[str]:
+    """Every file (relative path) a run writes: the scene files and, when rendered, the images."""
+    paths = []
+    for split, count in counts.items():
+        paths.append(f"scenes/CLEVR_{split}_scenes.json")
+        if render:
+            paths.extend(f"images/{split}/{image_filename(split, k)}" for k in range(count))
     return paths
 
 
-def _union(a: dict, b: dict) -> dict:
-    """A manifest claiming every file of ``a`` and of ``b``."""
-    splits = {split: dict(entry) for split, entry in a.get("splits", {}).items()}
-    for split, entry in b["splits"].items():
-        old = splits.get(split, {"scenes": 0, "images": False})
-        splits[split] = {"scenes": max(old["scenes"], entry["scenes"]), "images": old["images"] or entry["images"]}
-    return {"seed": b["seed"], "splits": splits}
-
-
-def _validated(manifest: dict) -> dict:
-    _paths(manifest)  # raises on a manifest whose splits cannot be listed
-    return manifest
-
-
-def _read_manifest(root: Path) -> dict:
-    try:
-        return read_record(root / MANIFEST, _validated, writer="synth") or {}
-    except RecordError:
-        return {}  # a manifest we cannot read claims nothing
-
-
-def _check_out_dir(root: Path, planned: dict, overwrite: bool) -> set[str]:
-    """Refuse a file, or a folder with files that are not ours; return what we wrote before."""
-    if root.exists() and not root.is_dir():
-        raise NotADirectoryError(f"{root}: exists and is not a folder; give a folder for the synthetic CLEVR world")
-    if not root.is_dir() or not any(root.iterdir()):
-        return set()
-    if not overwrite:
-        raise FileExistsError(f"{root}: the folder is not empty; pass --overwrite (overwrite=True) to replace "
+def _check_out_dir(out: OutputFolder, planned: list[str], overwrite: bool) -> None:
+    """Refuse a folder with files that are not ours unless ``overwrite``, and (always) a file
+    at one of our paths that is not ours or a symlinked folder on the way to one."""
+    theirs = out.user_files()
+    if (theirs or out.record) and not overwrite:
+        raise FileExistsError(f"{out.root}: the folder is not empty; pass --overwrite (overwrite=True) to replace "
                               "what synth wrote there before, or give a new folder")
-    previous = _paths(_read_manifest(root))
-    for rel in sorted(_paths(planned) - previous):
-        if foreign(root, rel, previous):
-            raise FileExistsError(f"{root / rel}: exists and was not written by synth; not replacing it "
-                                  "(give a new folder)")
-    return previous
-
-
-def _remove_our_temporaries(root: Path, counts: Mapping[str, int]) -> None:
-    """Temporary files of our own images, which a worker killed mid-write may leave (a Dask
-    worker is stopped without unwinding): named ``.CLEVR_<split>_NNNNNN.png.<hex>.tmp``."""
-    for split in counts:
-        folder = root / "images" / split
-        if folder.is_dir():
-            for tmp in folder.glob(f".CLEVR_{split}_*.png.*.tmp"):
-                tmp.unlink(missing_ok=True)
+    for rel in planned:
+        out.check_target(rel)
 
 
 def write_clevr_folder(
@@ -204,39 +165,34 @@ def write_clevr_folder(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
         raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
-    root = Path(out_dir)
-    planned = _planned(counts, render, seed)
-    previous = _check_out_dir(root, planned, overwrite)
+    root = check_output(out_dir, "--out")
     if dask is not None:
         require_dask()  # before anything is written
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
-    (root / "scenes").mkdir(parents=True, exist_ok=True)
-    # Claim every path this run may write before writing any, so that an interrupted run
-    # can still be replaced with overwrite=True.
-    claimed = _union(_read_manifest(root), planned) if previous else planned
-    write_record(root / MANIFEST, claimed, indent=1, sort_keys=True)
-    bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress, desc="synthetic CLEVR")
-    try:
-        with ExitStack() as stack:
-            # one cluster for every split
-            client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
-            for split, count in counts.items():
-                image_dir = root / "images" / split if render else None
-                if image_dir is not None:
-                    image_dir.mkdir(parents=True, exist_ok=True)
-                # results come back in task order, so the file does not depend on scheduling
-                results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
-                                      client=client)
-                _write_scene_file(root / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
-    except BaseException:
-        _remove_our_temporaries(root, counts)
-        raise
-    finally:
-        bar.close()
-    for stale in sorted(previous - _paths(planned)):
-        (root / stale).unlink(missing_ok=True)
-    write_record(root / MANIFEST, planned, indent=1, sort_keys=True)
+    planned = _planned_files(counts, render)
+    with OutputFolder(root, COMMAND) as out:
+        _check_out_dir(out, planned, overwrite)
+        staging = out.staging()
+        (staging / "scenes").mkdir()
+        bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress,
+                   desc="synthetic CLEVR")
+        try:
+            with out.writing(), ExitStack() as stack:
+                # one cluster for every split
+                client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
+                for split, count in counts.items():
+                    image_dir = staging / "images" / split if render else None
+                    if image_dir is not None:
+                        image_dir.mkdir(parents=True, exist_ok=True)
+                    # results come back in task order, so the file does not depend on scheduling
+                    results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
+                                          client=client)
+                    _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+        finally:
+            bar.close()
+        stale = [path for path, entry in out.record.items() if entry.command == COMMAND]
+        out.commit(staging, dict.fromkeys(planned), remove=stale)
     return root
 
 
@@ -283,8 +239,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     return add_version(parser)
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None, required_splits: Sequence[str] = (),
+         reader: str = "") -> int:
     """Entry point: ``python -m builder_utils.clevr.synth --out DIR --num_scenes N --seed S``.
+
+    ``required_splits``: the splits ``reader`` (a builder reading the folder) cannot do without;
+    a world without one of them is still written, with a warning naming the split and the fix.
 
     Example:
         >>> import tempfile
@@ -304,6 +264,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
     try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
+            missing = [split for split in required_splits if split not in named]
+            if missing:
+                logger.warning(
+                    "no %s scenes: %s needs the splits %s, so it will refuse this folder; add %s to --num_scenes",
+                    " or ".join(missing), reader or "the reader", ", ".join(required_splits),
+                    ",".join(f"{split}=N" for split in missing),
+                )
             root = write_clevr_folder(
                 args.out,
                 counts,
