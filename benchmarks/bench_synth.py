@@ -4,14 +4,13 @@ Run: .venv/bin/python benchmarks/bench_synth.py [--scenes 500] [--folder_scenes 
 CPU time (process_time) is reported so that a busy machine inflates the figures less.
 """
 import argparse
-import io
 import os
 import shutil
 import tempfile
 import time
 
 from builder_utils.clevr.synth import draw_scene, generate_scenes, write_clevr_folder
-from builder_utils.clevr.synth.render import PNG_COMPRESS_LEVEL
+from builder_utils.clevr.synth.render import encode_png
 
 
 def best_cpu_seconds(action, repeats=3):
@@ -34,9 +33,7 @@ def main():
     generate = best_cpu_seconds(lambda: generate_scenes(n, 1, "train"))
     draw = best_cpu_seconds(lambda: [draw_scene(s) for s in scenes])
     images = [draw_scene(s) for s in scenes]
-    encode = best_cpu_seconds(
-        lambda: [im.save(io.BytesIO(), format="PNG", compress_level=PNG_COMPRESS_LEVEL) for im in images]
-    )
+    encode = best_cpu_seconds(lambda: [encode_png(im) for im in images])
     print(
         f"per scene: generate {generate / n * 1e3:.2f} ms, draw {draw / n * 1e3:.2f} ms, "
         f"png encode {encode / n * 1e3:.2f} ms, total {(generate + draw + encode) / n * 1e3:.2f} ms"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from .executor import SceneIndex
@@ -32,6 +33,10 @@ __all__ = ["SceneData", "filter_choices", "relate_choices", "shuffled"]
 # Share of "trivial" relate options (the relation does not narrow the filter) kept, as in
 # the reference generator.
 _TRIVIAL_FRACTION = 0.1
+# The filter key of each attribute support (bit a set: attribute a kept, else None), as one C call
+# on an object's attribute values followed by None; SceneData builds 16 keys per object.
+_SUPPORT_KEYS = tuple(itemgetter(*(a if support >> a & 1 else len(ATTRS) for a in range(len(ATTRS))))
+                      for support in range(1 << len(ATTRS)))
 
 
 class SceneData:
@@ -53,10 +58,9 @@ class SceneData:
         by_support: list[dict[tuple, int]] = [{} for _ in range(1 << len(ATTRS))]
         for i, obj in enumerate(index.objects):
             bit = 1 << i
-            full = tuple(obj[a] for a in ATTRS)
-            for support in range(1 << len(ATTRS)):
-                key = tuple(v if support >> a & 1 else None for a, v in enumerate(full))
-                table = by_support[support]
+            values = (*(obj[a] for a in ATTRS), None)
+            for table, key_of in zip(by_support, _SUPPORT_KEYS):
+                key = key_of(values)
                 table[key] = table.get(key, 0) | bit
         self._by_support = by_support
         self._keys: dict[tuple[int, int], list[tuple[tuple, int]]] = {}

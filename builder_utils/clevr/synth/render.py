@@ -10,8 +10,11 @@ smooths the edges.
 
 from __future__ import annotations
 
+import io
 import math
 import os
+import struct
+import zlib
 from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
@@ -29,8 +32,11 @@ CYLINDER_SEGMENTS = 32
 SPRITE_SIZE = 160  # pixels; about the largest ball drawn at the 2x working resolution
 # where the studio floor meets the backdrop, as a distance beyond the origin along "behind"
 FLOOR_DEPTH = 9.0
-# zlib level 1 encodes about twice as fast as the default 6; files grow from ~15 to ~23 KiB
+# zlib level 1 deflates about twice as fast as the default 6; files grow from ~15 to ~22 KiB
 PNG_COMPRESS_LEVEL = 1
+#: PNG colour types (PNG spec, IHDR) of the Pillow modes :func:`encode_png` writes itself.
+_PNG_COLOUR_TYPES = {"L": 0, "RGB": 2, "RGBA": 6}
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 _CUBE_FACES = (  # vertex indices: bottom corners 0-3 counter-clockwise seen from above, top corners 4-7
     (4, 5, 6, 7),  # top
@@ -316,13 +322,46 @@ def render_scene(scene: dict, path_or_file: str | os.PathLike | BinaryIO, camera
     """
     image = draw_scene(scene, camera)
     if hasattr(path_or_file, "write"):
-        image.save(path_or_file, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        path_or_file.write(encode_png(image))
         return
     write_png_atomic(image, Path(path_or_file))
 
 
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def encode_png(image: Image.Image) -> bytes:
+    """The PNG bytes of ``image``: 8-bit L, RGB or RGBA rows left unfiltered (filter type 0) in
+    one zlib stream at :data:`PNG_COMPRESS_LEVEL`; other modes go through Pillow.
+
+    Why not Pillow's encoder: it tries the five PNG filters on every row (adaptive filtering),
+    which costs more than the deflate itself; on rendered scenes (a smooth floor, flat shapes)
+    unfiltered rows deflate as small and in half the time (about 1.5 ms instead of 3.3 ms).
+    The pixels are the same; the bytes depend only on them and zlib.
+
+    Example:
+        >>> import io
+        >>> image = Image.new("RGB", (3, 2), (200, 30, 7))
+        >>> Image.open(io.BytesIO(encode_png(image))).getpixel((2, 1))
+        (200, 30, 7)
+    """
+    colour_type = _PNG_COLOUR_TYPES.get(image.mode)
+    if colour_type is None:
+        buffer = io.BytesIO()
+        image.save(buffer, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        return buffer.getvalue()
+    pixels = np.asarray(image).reshape(image.height, -1)
+    rows = np.zeros((image.height, 1 + pixels.shape[1]), dtype=np.uint8)  # column 0: each row's filter type, 0
+    rows[:, 1:] = pixels
+    header = struct.pack(">IIBBBBB", image.width, image.height, 8, colour_type, 0, 0, 0)
+    return (_PNG_SIGNATURE + _png_chunk(b"IHDR", header)
+            + _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), PNG_COMPRESS_LEVEL)) + _png_chunk(b"IEND", b""))
+
+
 def write_png_atomic(image: Image.Image, path: Path) -> None:
-    """Save ``image`` as PNG at ``path`` via a temporary file and a rename (no half-written PNGs).
+    """Save ``image`` as PNG (:func:`encode_png`) at ``path`` via a temporary file and a rename
+    (no half-written PNGs).
 
     Example:
         >>> import tempfile
@@ -333,4 +372,4 @@ def write_png_atomic(image: Image.Image, path: Path) -> None:
         True
     """
     with atomic_output(path, "wb") as fh:
-        image.save(fh, format="PNG", compress_level=PNG_COMPRESS_LEVEL)
+        fh.write(encode_png(image))
