@@ -74,7 +74,8 @@ def test_progress_setting_is_read_without_datasets(tmp_path):
     assert done.stdout.split() == ["1", "False", "False"]
 
 
-@pytest.mark.parametrize("argv", [["clevr-math", "--help"], ["clotho-aqa", "--help"], ["clotho-aqa", "synth", "--help"]])
+@pytest.mark.parametrize("argv", [["clevr-math", "--help"], ["clotho-aqa", "--help"], ["clotho-aqa", "synth", "--help"],
+                                  ["clevr-math", "push", "--help"]])
 def test_a_commands_listing_and_light_subcommands_import_no_heavy_library(argv, tmp_path):
     """Only the subcommand that runs is built: the listing never imports a builder or the hub."""
     found = imported(argv, tmp_path)

@@ -21,16 +21,13 @@ import logging
 import sys
 from collections.abc import Callable, Sequence
 
-import datasets
-
 from builder_utils.cli_support import report_error
 from builder_utils.command import EXPORT_HELP, PUSH_HELP
 from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
-from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, export_builder
-from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
-from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
-from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
 from builder_utils.interrupt import exit_status, stop_on_signals
+
+# The export's and the push's modules (datasets, huggingface_hub: about a second) are imported
+# where they are used, so that `push --help` and every command's listing start in a blink.
 
 
 def _config_list(values: Sequence[str] | None) -> list[str] | None:
@@ -52,6 +49,8 @@ def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
 
 
 def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None) -> argparse.ArgumentParser:
+    from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE
+
     names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS)
     parser.add_argument("--data_dir", required=source is None, help="the local release/CLEVR folder the builder reads")
     parser.add_argument(
@@ -90,6 +89,10 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
     if args.num_proc is not None and args.num_proc < 1:
         print(f"{prog}: error: --num_proc must be at least 1", file=sys.stderr)
         return 2
+    import datasets
+
+    from builder_utils.hub.export import export_builder
+
     if args.quiet:
         datasets.disable_progress_bars()
     try:
@@ -176,6 +179,8 @@ def run_push(args: argparse.Namespace, prog: str) -> int:
 
         run_push(args, "clevr-math push")   # 0
     """
+    from builder_utils.hub.push import PushError, check_repo_id, plan_upload, push_folder
+
     def work() -> int:
         terminal = log_to_terminal(prog)
         try:
@@ -225,6 +230,9 @@ def add_media_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         >>> add_media_arguments(argparse.ArgumentParser()).parse_args(["--media", "shared"]).media
         'shared'
     """
+    from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS
+    from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES
+
     parser.add_argument(
         "--media", choices=MEDIA_LAYOUTS, default="inline",
         help="inline: every row embeds its file (push_to_hub's layout, the default); shared: question "
