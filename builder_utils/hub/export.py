@@ -137,19 +137,6 @@ class ExportResult:
                  for name, splits in self.configs.items()]
         return f"wrote {self.folder}: {'; '.join(parts)}; {self._written()} and the card {README}"
 
-    def summary(self) -> str:
-        """One line per configuration, for the command line.
-
-        Example:
-            >>> ExportResult(Path("out")).summary()
-            'exported nothing to out'
-        """
-        if not self.configs:
-            return f"exported nothing to {self.folder}"
-        lines = [f"{name}: " + ", ".join(f"{split} {s.rows:,} rows / {len(s.shards)} shard(s)" for split, s in splits.items())
-                 for name, splits in self.configs.items()]
-        return "\n".join(lines + [f"wrote {self._written()} to {self.folder}"])
-
     def _written(self) -> str:
         return f"{self.parquet_bytes / 2**20:,.1f} MiB of Parquet in {self.seconds:.1f} s"
 
