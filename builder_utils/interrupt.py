@@ -11,13 +11,19 @@ block terminates its workers, a staging folder's ``finally`` removes it.
 A command's ``main`` then reports the interruption as one line and the conventional exit status
 (130 for SIGINT, 143 for SIGTERM) through :func:`exit_status`.
 
+A handler's exception can be lost: Python drops it when it fires inside a finaliser, an import
+lock's callback or a C extension's module initialisation, and the run would then finish with
+status 0. So every signal of the block is also remembered, and raised again at the checkpoints:
+:meth:`builder_utils.ownership.OutputFolder.commit` (an interrupted run never commits) and the
+end of the block.
+
 Example:
     >>> import os, signal
-    >>> with stop_on_signals():
-    ...     try:
+    >>> try:
+    ...     with stop_on_signals():
     ...         os.kill(os.getpid(), signal.SIGTERM)
-    ...     except Terminated as stop:
-    ...         print(exit_status(stop))
+    ... except Terminated as stop:
+    ...     print(exit_status(stop))
     143
 """
 
@@ -46,7 +52,9 @@ def _raise_terminated(signum, frame):
 
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` for the duration of the block.
+    """Turn SIGTERM into :class:`Terminated` for the duration of the block, and remember every
+    SIGINT and SIGTERM (:func:`signals_remembered`): one whose exception was lost is raised again
+    when the block ends.
 
     SIGINT already raises ``KeyboardInterrupt``. The previous SIGTERM handler is restored on
     exit. Outside the main thread (where Python allows no signal handlers) this does nothing.
@@ -55,12 +63,14 @@ def stop_on_signals() -> Iterator[None]:
         >>> with stop_on_signals():
         ...     pass
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or _remembering:
+        yield  # nested (a command's subcommand): the outer block's handlers and memory serve both
         return
     previous = signal.signal(signal.SIGTERM, _raise_terminated)
     try:
-        yield
+        with signals_remembered():
+            yield
+            raise_missed_signal()
     finally:
         signal.signal(signal.SIGTERM, previous)
 
@@ -88,6 +98,7 @@ def _deliver(handler, signum: int) -> None:
 
 
 _remembered: list[tuple[int, object]] = []
+_remembering: list[bool] = []  # non-empty while a signals_remembered block is active
 
 
 @contextlib.contextmanager
@@ -104,8 +115,8 @@ def signals_remembered() -> Iterator[None]:
         >>> with signals_remembered():
         ...     raise_missed_signal()     # nothing received: nothing raised
     """
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or _remembering:
+        yield  # an outer block already remembers (a command's export): one memory for both
         return
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {signum: signal.getsignal(signum) for signum in signals}
@@ -125,9 +136,11 @@ def signals_remembered() -> Iterator[None]:
     for signum in signals:
         signal.signal(signum, remember)
     sys.unraisablehook = quiet
+    _remembering.append(True)
     try:
         yield
     finally:
+        _remembering.clear()
         sys.unraisablehook = hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -669,6 +669,8 @@ class OutputFolder:
         is finished by the next one. ``hashes``: sha256 already computed (path -> hex).
         Returns the new entries.
         """
+        from builder_utils.interrupt import raise_missed_signal, signals_deferred
+
         allowed = set(allow)
         checked: set[str] = set()  # parent folders already checked (70,000 images share two)
         for path in files:
@@ -686,8 +688,7 @@ class OutputFolder:
             entries.append(Entry(path, size, sha, self.command, group))
         removable = sorted(p for p in set(remove) - set(files) if p in self.record)
         pending = {"staging": staging.name, "files": entries, "remove": removable}
-        from builder_utils.interrupt import signals_deferred
-
+        raise_missed_signal()  # the point of no return: a run whose interruption was lost must not commit
         self._write_record(self.record.values(), pending)
         with signals_deferred():
             self._roll_forward(pending, check_staged=False)

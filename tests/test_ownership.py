@@ -3,13 +3,16 @@ rules, the lock, staging and the takeover of what a killed run left."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 
 import pytest
 
+from builder_utils.interrupt import Terminated, stop_on_signals
 from builder_utils.ownership import (
     RECORD, BusyError, OutputFolder, OwnershipError, PathRuleError, RecordError, check_relative, read_record_at,
     refuse_overlap, sha256_of,
@@ -150,3 +153,25 @@ def test_a_crafted_staging_folder_is_not_followed(tmp_path):
     with OutputFolder(out_dir, "x") as out:
         assert out.record == {}
     assert (tmp_path / "thesis.txt").read_text() == "years of work" and not crafted.exists()
+
+
+class _SignalInFinaliser:
+    """Receives SIGTERM inside ``__del__``: Python drops the handler's exception there (it only
+    prints "Exception ignored"), as it does in an import lock's callback, where a real run lost it."""
+
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["one block", "a subcommand's block inside the command's"])
+def test_an_interruption_lost_in_a_finaliser_still_stops_the_commit(tmp_path, nested):
+    with pytest.raises(Terminated), contextlib.ExitStack() as blocks:
+        for _ in range(1 + nested):
+            blocks.enter_context(stop_on_signals())
+        with OutputFolder(tmp_path, "x") as out:
+            staging = out.staging()
+            (staging / "a.txt").write_text("half a run")
+            _SignalInFinaliser()  # collected at once: the Terminated it raises is lost
+            out.commit(staging, {"a.txt": None})
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
