@@ -33,10 +33,12 @@ from .templates import TemplateNode
 
 __all__ = [
     "NodeTrace",
+    "ProgramShape",
     "StepContext",
     "register_step",
     "registered_steps",
     "step_renderer",
+    "program_shape",
     "render_cot",
 ]
 
@@ -104,6 +106,38 @@ class NodeTrace:
     selected: int | None = None
 
 
+@dataclass(frozen=True)
+class ProgramShape:
+    """What a program's node types and inputs alone decide, for renderers that read the
+    program's structure: per node, the later nodes that use its output (``consumers``);
+    the node types present (``types``); whether a node other than the scene and the last
+    one has no consumer (``has_unused``: the action of an adversarial question). The same
+    for every question of a template, so a caller may build it once (:func:`program_shape`)
+    and pass it to every :func:`render_cot`.
+    """
+
+    consumers: tuple[tuple[int, ...], ...]
+    types: frozenset[str]
+    has_unused: bool
+
+
+def program_shape(nodes: Sequence[TemplateNode]) -> ProgramShape:
+    """The :class:`ProgramShape` of a program's nodes.
+
+    >>> shape = program_shape([TemplateNode(0, "scene", ()), TemplateNode(1, "count", (0,))])
+    >>> shape.consumers, shape.has_unused
+    (((1,), ()), False)
+    """
+    consumers: list[list[int]] = [[] for _ in nodes]
+    for k, node in enumerate(nodes):
+        for i in node.inputs:
+            if i < k and k not in consumers[i]:
+                consumers[i].append(k)
+    last = len(nodes) - 1
+    has_unused = any(not consumers[k] for k in range(last) if nodes[k].type != "scene")
+    return ProgramShape(tuple(map(tuple, consumers)), frozenset(node.type for node in nodes), has_unused)
+
+
 @dataclass
 class StepContext:
     """Everything a renderer may read about one node, plus wording helpers.
@@ -124,6 +158,9 @@ class StepContext:
     subject_set: int | None = None  # the node whose object set the previous step described
     extra: dict = field(default_factory=dict)
     category: str | None = None
+    shape: ProgramShape | None = None  # render_cot always sets it
+    # Object index -> its "the ..." phrase; render_cot's caller may share one per scene.
+    phrases: dict[int, str] = field(default_factory=dict)
 
     @property
     def here(self) -> NodeTrace:
@@ -161,7 +198,10 @@ class StepContext:
 
     def the(self, obj: int) -> str:
         """``the small yellow rubber cylinder, located near (190, 122)``."""
-        return f"the {self.describe(obj)}, located near {self.location(obj)}"
+        phrase = self.phrases.get(obj)
+        if phrase is None:
+            phrase = self.phrases[obj] = f"the {self.describe(obj)}, located near {self.location(obj)}"
+        return phrase
 
     def listing(self, mask: int) -> str:
         """The objects of a set, each with its location, joined with commas and "and"."""
@@ -198,12 +238,16 @@ def render_cot(
     *,
     category: str | None = None,
     extra: dict | None = None,
+    shape: ProgramShape | None = None,
+    phrases: dict[int, str] | None = None,
 ) -> str:
     """The chain of thought of one instantiation: numbered steps, then ``Answer: <answer>.``
 
     ``category`` (the template's) reaches every renderer as ``StepContext.category``, and
     ``extra`` as ``StepContext.extra``. Nodes without a renderer get a plain step naming the
-    function and its result, so the text is never empty.
+    function and its result, so the text is never empty. ``shape`` is the trace's
+    :func:`program_shape` (computed here when not given) and ``phrases`` a cache of object
+    phrases that a caller may keep for all the questions of one scene (``index``).
 
     >>> from builder_utils.clevr.templates import TemplateNode
     >>> scene = {"objects": [], "relationships": {}}
@@ -217,15 +261,22 @@ def render_cot(
     subject: int | None = None
     subject_set: int | None = None
     extra = dict(extra or {})
+    if shape is None:
+        shape = program_shape([item.node for item in trace])
+    if phrases is None:
+        phrases = {}
+    renderers = _RENDERERS
     for position, item in enumerate(trace):
-        renderer = _RENDERERS.get(item.node.type, _fallback)
-        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category)
+        renderer = renderers.get(item.node.type, _fallback)
+        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category, shape,
+                          phrases)
         produced = renderer(ctx)
         if produced is None:
             continue
         if isinstance(produced, str):
-            produced = [produced]
-        lines.extend(produced)
+            lines.append(produced)
+        else:
+            lines.extend(produced)
         subject = position if isinstance(item.output, int) and _outputs_object(item) else None
         subject_set = position
     steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
