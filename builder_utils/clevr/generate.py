@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .balance import AnswerBalancer, balancing_windows
-from .cot import NodeTrace, program_shape, render_cot
+from .cot import NodeTrace, SceneWords, program_shape, render_cot
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, selected_sets
 from .choices import SceneData, shuffled
@@ -180,7 +180,7 @@ class QuestionGenerator:
         image_index = scene.get("image_index", position)
         rng = random.Random(scene_seed(self.options.seed, image_index))
         data = SceneData(index, self._relations)
-        phrases: dict[int, str] = {}  # the chains of thought's object phrases on this scene
+        words = SceneWords()  # what the chains of thought say about this scene's objects
         # Ties in use count are broken by the scene's own randomness.
         order = sorted(shuffled(range(len(self.plans)), rng), key=self._use_counts.__getitem__)
         questions: list[dict] = []
@@ -196,7 +196,7 @@ class QuestionGenerator:
             def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
                 balancer.add(instance.answer)
                 # Text is drawn at acceptance so that the random stream stays in search order.
-                questions.append(self._question(t, instance, index, scene, image_index, rng, default_split, phrases))
+                questions.append(self._question(t, instance, index, scene, image_index, rng, default_split, words))
 
             search_stats = SearchStats()
             tic = time.perf_counter() if opts.time_dfs else 0.0
@@ -225,7 +225,7 @@ class QuestionGenerator:
         return questions
 
     def _question(self, t: int, instance: Instance, index: SceneIndex, scene: dict, image_index: int,
-                  rng: random.Random, default_split: str | None, phrases: dict[int, str]) -> dict:
+                  rng: random.Random, default_split: str | None, words: SceneWords) -> dict:
         plan = self.plans[t]
         template = plan.template
         text = self._texts[t].render(instance.values, rng)
@@ -236,10 +236,13 @@ class QuestionGenerator:
         arithmetic = [outputs[k] for k in plan.arithmetic]
         selected = selected_sets(plan, instance)
         get = instance.values.get
-        trace = [
-            NodeTrace(node, {p: get(p) for p, _ in params}, {ptype: get(p) for p, ptype in params}, output, chosen)
-            for node, params, output, chosen in zip(template.nodes, self._node_params[t], outputs, selected)
-        ]
+        trace = []
+        for node, params, output, chosen in zip(template.nodes, self._node_params[t], outputs, selected):
+            if params:
+                trace.append(NodeTrace(node, {p: get(p) for p, _ in params}, {ptype: get(p) for p, ptype in params},
+                                       output, chosen))
+            else:
+                trace.append(NodeTrace(node, {}, {}, output, chosen))
         return {
             "image_filename": scene.get("image_filename"),
             "image_index": image_index,
@@ -252,7 +255,7 @@ class QuestionGenerator:
             "template_index": template.index,
             "category": template.category,
             "cot": render_cot(trace, index, instance.answer, category=template.category, shape=self._shapes[t],
-                              phrases=phrases),
+                              words=words),
             "num_operations": len(arithmetic),
             "intermediate_counts": arithmetic,
         }

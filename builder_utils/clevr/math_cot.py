@@ -95,7 +95,10 @@ def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
     ('red cubes', 'red cube', 'objects')
     """
     values = _attributes(trace, position)
-    words = [values[t] for t in _ATTRIBUTE_TYPES if t in values]
+    words = []
+    for t in _ATTRIBUTE_TYPES:
+        if t in values:
+            words.append(values[t])
     words.append(_plural(n, values.get("Shape", "object")))
     return " ".join(words)
 
