@@ -233,11 +233,20 @@ class _EmptyKeys:
             if key not in self.seen:
                 self.seen.add(key)
                 return key, 0
+        domains, present, seen = self.domains, self.present, self.seen
+        # The four CLEVR attributes are drawn in order as the general case does, without a
+        # list per draw (a search may draw hundreds of these).
+        four = len(domains) == 4
+        if four:
+            (d0, d1, d2, d3), (n0, n1, n2, n3) = domains, map(len, domains)
         for _ in range(64):
-            key = tuple([d[int(rand() * len(d))] for d in self.domains])
-            if key in self.present or key in self.seen or (self.drop_null and key == NULL_KEY):
+            if four:
+                key = (d0[int(rand() * n0)], d1[int(rand() * n1)], d2[int(rand() * n2)], d3[int(rand() * n3)])
+            else:
+                key = tuple([d[int(rand() * len(d))] for d in domains])
+            if key in present or key in seen or (self.drop_null and key == NULL_KEY):
                 continue
-            self.seen.add(key)
+            seen.add(key)
             return key, 0
         return None
 

@@ -87,29 +87,35 @@ def search(
     rand = rng.random
     all_mask = index.all_mask
 
-    def leaf() -> bool:
-        if not admissible(outputs[-1]):
-            return False
-        if relations and _degenerate(plan, data, outputs, choices):
-            return False
-        instance = Instance(list(outputs), list(choices), dict(values))
-        found.append(instance)
-        if on_accept is not None:
-            on_accept(instance)
-        return len(found) >= max_instances
-
     # Each option loop below is :func:`~.choices.shuffled` written inline (the same draws of
     # ``rng.random()`` at the same moments: one before each option, none after the last one
     # taken), which spares a generator frame per option tried.
     def visit(k: int) -> bool:
         """Try the options of step ``k``; True means stop the whole search."""
         nonlocal remaining
-        if k == n:
-            return leaf()
+        if k == n:  # a complete state
+            if not admissible(outputs[-1]):
+                return False
+            if relations and _degenerate(plan, data, outputs, choices):
+                return False
+            instance = Instance(list(outputs), list(choices), dict(values))
+            found.append(instance)
+            if on_accept is not None:
+                on_accept(instance)
+            return len(found) >= max_instances
         step = steps[k]
         kind = step.kind
         test = step.test
         nxt = k + 1
+        if kind == PLAIN:  # the most frequent kind first (counts, arithmetic, set operations)
+            remaining -= 1
+            if remaining < 0:
+                return True
+            try:
+                outputs[k] = step.run(index, outputs)
+            except InvalidProgram:
+                return False
+            return (test is None or test(outputs, choices, values)) and visit(nxt)
         if kind == FILTER or kind == RELATE:
             empties = None
             if kind == FILTER:
@@ -148,17 +154,11 @@ def search(
                 if (test is None or test(outputs, choices, values)) and visit(nxt):
                     return True
             return False
-        if kind == SCENE or kind == PLAIN:
+        if kind == SCENE:
             remaining -= 1
             if remaining < 0:
                 return True
-            if kind == SCENE:
-                outputs[k] = all_mask
-            else:
-                try:
-                    outputs[k] = step.run(index, outputs)
-                except InvalidProgram:
-                    return False
+            outputs[k] = all_mask
             return (test is None or test(outputs, choices, values)) and visit(nxt)
         if kind == CHOOSE:
             (p,) = step.params

@@ -190,8 +190,11 @@ class QuestionGenerator:
             plan, balancer, stats = self.plans[t], self._balancers[t], self.stats[t]
             max_answer = opts.max_answer if plan.template.answer_type == "Integer" else None
 
-            def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
-                return balancer.allows(answer) and (max_answer is None or answer <= max_answer)
+            if max_answer is None:
+                admissible = balancer.allows
+            else:
+                def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
+                    return balancer.allows(answer) and answer <= max_answer
 
             def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
                 balancer.add(instance.answer)
