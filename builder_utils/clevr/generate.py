@@ -241,11 +241,11 @@ class QuestionGenerator:
         get = instance.values.get
         trace = []
         for node, params, output, chosen in zip(template.nodes, self._node_params[t], outputs, selected):
-            if params:
-                trace.append(NodeTrace(node, {p: get(p) for p, _ in params}, {ptype: get(p) for p, ptype in params},
-                                       output, chosen))
-            else:
-                trace.append(NodeTrace(node, {}, {}, output, chosen))
+            by_name: dict[str, Any] = {}
+            by_type: dict[str, Any] = {}
+            for p, ptype in params:
+                by_name[p] = by_type[ptype] = get(p)
+            trace.append(NodeTrace(node, by_name, by_type, output, chosen))
         return {
             "image_filename": scene.get("image_filename"),
             "image_index": image_index,
