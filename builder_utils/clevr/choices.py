@@ -235,10 +235,11 @@ class _EmptyKeys:
                 return key, 0
         domains, present, seen = self.domains, self.present, self.seen
         # The four CLEVR attributes are drawn in order as the general case does, without a
-        # list per draw (a search may draw hundreds of these).
+        # list per draw (a search may draw thousands of these).
         four = len(domains) == 4
         if four:
-            (d0, d1, d2, d3), (n0, n1, n2, n3) = domains, map(len, domains)
+            d0, d1, d2, d3 = domains
+            n0, n1, n2, n3 = len(d0), len(d1), len(d2), len(d3)
         for _ in range(64):
             if four:
                 key = (d0[int(rand() * n0)], d1[int(rand() * n1)], d2[int(rand() * n2)], d3[int(rand() * n3)])

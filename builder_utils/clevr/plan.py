@@ -226,11 +226,28 @@ def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
 def _set_checks(step: Step, checks: tuple[tuple, ...], steps: Sequence[Step]) -> None:
     """Set a step's constraint checks and the predicate that runs them."""
     step.checks = checks
-    tests = [_check_test(check, steps) for check in checks]
+    # Ranges on the same output (a template's and --bound_intermediate_counts') are one test.
+    ranges: dict[tuple[int, bool], tuple[float, float]] = {}
+    merged: list[tuple] = []
+    for check in checks:
+        if check[0] == OUT_RANGE:
+            _, i, low, high, is_set = check
+            if (i, is_set) not in ranges:
+                merged.append((OUT_RANGE, i, is_set))
+            old_low, old_high = ranges.get((i, is_set), (float("-inf"), float("inf")))
+            ranges[(i, is_set)] = (max(old_low, float("-inf") if low is None else low),
+                                   min(old_high, float("inf") if high is None else high))
+        else:
+            merged.append(check)
+    tests = [_check_test((OUT_RANGE, c[1], *ranges[(c[1], c[2])], c[2]) if c[0] == OUT_RANGE else c, steps)
+             for c in merged]
     if not tests:
         step.test = None
     elif len(tests) == 1:
         step.test = tests[0]
+    elif len(tests) == 2:
+        first, second = tests
+        step.test = lambda outputs, choices, values: first(outputs, choices, values) and second(outputs, choices, values)
     else:
         def test(outputs: list, choices: list, values: dict) -> bool:
             for one in tests:
