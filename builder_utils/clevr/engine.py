@@ -87,7 +87,7 @@ def search(
     rand = rng.random
     all_mask = index.all_mask
 
-    # Each option loop below is :func:`~.choices.shuffled` written inline (the same draws of
+    # The option loop below is :func:`~.choices.shuffled` written inline (the same draws of
     # ``rng.random()`` at the same moments: one before each option, none after the last one
     # taken), which spares a generator frame per option tried.
     def visit(k: int) -> bool:
@@ -116,7 +116,15 @@ def search(
             except InvalidProgram:
                 return False
             return (test is None or test(outputs, choices, values)) and visit(nxt)
-        if kind == FILTER or kind == RELATE:
+        if kind == SCENE:
+            remaining -= 1
+            if remaining < 0:
+                return True
+            outputs[k] = all_mask
+            return (test is None or test(outputs, choices, values)) and visit(nxt)
+        # The other kinds try a list of options in random order, in one loop below.
+        family = kind == FILTER or kind == RELATE
+        if family:
             empties = None
             if kind == FILTER:
                 options, empties = filter_choices(step, data, outputs[step.inputs[0]], values)
@@ -124,14 +132,35 @@ def search(
                 options = relate_choices(step, data, outputs[step.inputs[0]], values, rng)
             reduce, free, rel_param = step.reduce, step.free, step.rel_param
             pool = list(options)
-            size = len(pool)
-            for i in range(size):
-                j = i + int(rand() * (size - i))
-                option = pool[j]
-                pool[j] = pool[i]
-                remaining -= 1
-                if remaining < 0:
-                    return True
+        elif kind == CHOOSE:
+            (p,) = step.params
+            available = outputs[step.inputs[0]].bit_count()
+            low = 0 if step.allow_zero else 1
+            if step.bounds[0] is not None and step.bounds[0] > low:
+                low = step.bounds[0]
+            if step.bounds[1] is not None and step.bounds[1] < available:
+                available = step.bounds[1]
+            if step.param_fixed[0]:
+                pool = [values[p]] if low <= values[p] <= available else []
+            else:
+                pool = list(range(low, available + 1))
+        else:
+            # A function with side inputs: its params range over their types' values.
+            domains = [
+                (values[p],) if fixed else domain
+                for p, fixed, domain in zip(step.params, step.param_fixed, step.domains)
+            ]
+            single = len(domains) == 1
+            pool = list(domains[0]) if single else _product(domains)
+        size = len(pool)
+        for i in range(size):
+            j = i + int(rand() * (size - i))
+            option = pool[j]
+            pool[j] = pool[i]
+            remaining -= 1
+            if remaining < 0:
+                return True
+            if family:
                 if option is None:
                     option = empties.draw(rng)
                     if option is None:
@@ -150,65 +179,18 @@ def search(
                         outputs[k] = reduce(index, (selected,), ())
                     except InvalidProgram:
                         continue
-                choices[k] = option
-                if (test is None or test(outputs, choices, values)) and visit(nxt):
-                    return True
-            return False
-        if kind == SCENE:
-            remaining -= 1
-            if remaining < 0:
-                return True
-            outputs[k] = all_mask
-            return (test is None or test(outputs, choices, values)) and visit(nxt)
-        if kind == CHOOSE:
-            (p,) = step.params
-            available = outputs[step.inputs[0]].bit_count()
-            low = 0 if step.allow_zero else 1
-            if step.bounds[0] is not None and step.bounds[0] > low:
-                low = step.bounds[0]
-            if step.bounds[1] is not None and step.bounds[1] < available:
-                available = step.bounds[1]
-            if step.param_fixed[0]:
-                pool = [values[p]] if low <= values[p] <= available else []
+            elif kind == CHOOSE:
+                values[p] = option
+                outputs[k] = option
             else:
-                pool = list(range(low, available + 1))
-            size = len(pool)
-            for i in range(size):
-                j = i + int(rand() * (size - i))
-                x = pool[j]
-                pool[j] = pool[i]
-                remaining -= 1
-                if remaining < 0:
-                    return True
-                values[p] = x
-                outputs[k] = x
-                choices[k] = x
-                if (test is None or test(outputs, choices, values)) and visit(nxt):
-                    return True
-            return False
-        # A function with side inputs: its params range over their types' values.
-        domains = [
-            (values[p],) if fixed else domain
-            for p, fixed, domain in zip(step.params, step.param_fixed, step.domains)
-        ]
-        single = len(domains) == 1
-        pool = list(domains[0]) if single else _product(domains)
-        size = len(pool)
-        for i in range(size):
-            j = i + int(rand() * (size - i))
-            combo = pool[j]
-            pool[j] = pool[i]
-            remaining -= 1
-            if remaining < 0:
-                return True
-            combo = (combo,) if single else combo
-            for p, v in zip(step.params, combo):
-                values[p] = v
-            try:
-                outputs[k] = _run_impl(step, index, outputs, tuple(str(v) for v in combo))
-            except InvalidProgram:
-                continue
-            choices[k] = combo
+                option = (option,) if single else option
+                for p, v in zip(step.params, option):
+                    values[p] = v
+                try:
+                    outputs[k] = _run_impl(step, index, outputs, tuple(str(v) for v in option))
+                except InvalidProgram:
+                    continue
+            choices[k] = option
             if (test is None or test(outputs, choices, values)) and visit(nxt):
                 return True
         return False
