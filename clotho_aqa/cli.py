@@ -102,15 +102,15 @@ def compute_split_file(
         {'train': 3, 'validation': 1, 'test': 1}
     """
     from builder_utils.splits.search import LABEL_ERROR_MEASURE
-    from clotho_aqa.config import ClothoAQAConfig
+    from clotho_aqa.options import ClothoAQAOptions
     from clotho_aqa.release import find_release_files
 
     from builder_utils.ownership import OutputFolder, check_output, refuse_overlap
 
-    candidates = ClothoAQAConfig.candidates if candidates is None else candidates
-    keep = ClothoAQAConfig.keep if keep is None else keep
-    refine_rounds = ClothoAQAConfig.refine_rounds if refine_rounds is None else refine_rounds
-    seed = ClothoAQAConfig.seed if seed is None else seed
+    candidates = ClothoAQAOptions.candidates if candidates is None else candidates
+    keep = ClothoAQAOptions.keep if keep is None else keep
+    refine_rounds = ClothoAQAOptions.refine_rounds if refine_rounds is None else refine_rounds
+    seed = ClothoAQAOptions.seed if seed is None else seed
 
     markdown = None if report is None else os.path.splitext(os.fspath(report))[0] + ".md"
     outputs = {"--out": check_output(out, "--out"), "--report": None if report is None else check_output(report, "--report")}
@@ -196,10 +196,11 @@ def _add_splits(subparsers) -> None:
     p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
     p.add_argument("--report", help="JSON report file to write")
     from builder_utils.clevr.options import add_builder_flags
-    from clotho_aqa.config import ClothoAQAConfig
+    from clotho_aqa.options import ClothoAQAOptions
 
-    # The search's options are the builder's (split_strategy="recomputed"), declared once there.
-    add_builder_flags(p, ClothoAQAConfig, "split search options", only=SEARCH_OPTIONS)
+    # The search's options are the builder's (split_strategy="recomputed"), declared once there
+    # (without datasets: this command builds no dataset).
+    add_builder_flags(p, ClothoAQAOptions, "split search options", only=SEARCH_OPTIONS)
     p.add_argument("--overwrite", action="store_true",
                    help="replace an existing --out / --report file that this command did not write")
     p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
@@ -208,10 +209,10 @@ def _add_splits(subparsers) -> None:
 
 def _run_splits(args) -> int:
     from builder_utils.clevr.options import builder_kwargs_from_args
-    from clotho_aqa.config import ClothoAQAConfig
+    from clotho_aqa.options import ClothoAQAOptions
 
     summary = compute_split_file(args.data_dir, args.out, args.report, progress=args.progress,
-                                 overwrite=args.overwrite, **builder_kwargs_from_args(args, ClothoAQAConfig))
+                                 overwrite=args.overwrite, **builder_kwargs_from_args(args, ClothoAQAOptions))
     search = summary["search"]
     files = summary["files"]
     also = f" and {args.report} (+ .md)" if args.report else ""

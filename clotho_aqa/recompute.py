@@ -16,11 +16,11 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from clotho_aqa.config import ClothoAQAConfig
+from clotho_aqa.options import ClothoAQAOptions
 from clotho_aqa.release import SPLIT_CSVS, Question, file_answer_sets, read_questions
 
 # The defaults are the builder config's, declared once there.
-_CANDIDATES, _KEEP, _ROUNDS = ClothoAQAConfig.candidates, ClothoAQAConfig.keep, ClothoAQAConfig.refine_rounds
+_CANDIDATES, _KEEP, _ROUNDS = ClothoAQAOptions.candidates, ClothoAQAOptions.keep, ClothoAQAOptions.refine_rounds
 
 
 def recompute_splits(questions: list[Question], seed: int = 0, candidates: int = _CANDIDATES, keep: int = _KEEP,

@@ -75,8 +75,19 @@ def test_progress_setting_is_read_without_datasets(tmp_path):
 
 
 @pytest.mark.parametrize("argv", [["clevr-math", "--help"], ["clotho-aqa", "--help"], ["clotho-aqa", "synth", "--help"],
-                                  ["clevr-math", "push", "--help"]])
+                                  ["clevr-math", "push", "--help"], ["clotho-aqa", "splits", "--help"]])
 def test_a_commands_listing_and_light_subcommands_import_no_heavy_library(argv, tmp_path):
     """Only the subcommand that runs is built: the listing never imports a builder or the hub."""
     found = imported(argv, tmp_path)
     assert not found & set(HEAVY), sorted(found & set(HEAVY))
+
+
+def test_the_split_search_imports_numpy_but_no_dataset_library(tmp_path):
+    """``clotho-aqa splits`` builds no dataset: its options come from ``clotho_aqa.options``, not the builder config."""
+    from clotho_aqa.synth import write_synthetic_release
+
+    write_synthetic_release(tmp_path / "rel", num_files=5, seed=0)
+    found = imported(["clotho-aqa", "splits", "--data_dir", "rel", "--out", "s.csv", "--candidates", "4", "--quiet"],
+                     tmp_path)
+    assert (tmp_path / "s.csv").read_text().startswith("file_name,split\n")
+    assert found & set(HEAVY) == {"numpy"}, sorted(found & set(HEAVY))

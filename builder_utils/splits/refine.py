@@ -37,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .labels import LabelMatrix, as_label_matrix, normalise_ratios
+from .settings import ANNEAL_ROUNDS, PROPOSALS, TEMPERATURES
 from .stratify import seed_sequence
 
 __all__ = ["RefineResult", "label_error", "label_error_floor", "refine_split", "target_sizes",
@@ -54,12 +55,6 @@ _APPLIED_PER_ROUND = 64
 _RARITY_POWER = 0.5
 _PARTNER_TRIES = 4
 _DESCENT_LIMIT = 4
-# Annealing defaults, tuned on Clotho-AQA (1,991 clips x 830 answers): 800 rounds keep the whole
-# search under 2 s with a label error under 227 (600 rounds reach 227.05 in 1.7 s, 1,000 rounds
-# 225.3 in 2.1 s; BENCHMARKS.md, "Stratified split search").
-ANNEAL_ROUNDS = 800
-PROPOSALS = 1000
-TEMPERATURES = (0.3, 0.002)
 
 
 @dataclass(frozen=True)
