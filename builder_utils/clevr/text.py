@@ -20,7 +20,7 @@ from typing import Any
 # The validator's own slot syntax, so that what loading accepts is exactly what is rendered.
 from .templates import _OPTIONAL, _WORD_SLOT, ATTRIBUTE_TYPES, slot_synonyms
 
-__all__ = ["POST_PROMPTS", "null_word", "number_agreement", "pick", "realise", "TextPlan", "with_post_prompt"]
+__all__ = ["POST_PROMPTS", "TextPlan", "null_word", "number_agreement", "pick", "realise", "with_post_prompt"]
 
 # Appended by --add_post_prompt, by the type of the answer (seed 001's sentences).
 POST_PROMPTS: Mapping[str, str] = {
@@ -36,7 +36,6 @@ _OTHER = re.compile(r"\b([Oo])ther\s+")
 _ANOTHER = re.compile(r"\b([Aa])nother\b")
 _ARTICLE = re.compile(r"\b([Aa])n?(\s+)(?=([A-Za-z0-9]))")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.,;:!])")
-_SPACES = re.compile(r"\s+")
 
 
 def pick(rng: random.Random, options: Sequence[Any]) -> Any:
@@ -120,8 +119,8 @@ class TextPlan:
             text = _WORD_SLOT.sub(lambda m: self._slot_word(m.group(1), rand), text)
         if "[" in text:
             text = _OPTIONAL.sub(lambda m: m.group(1) if rand() < 0.5 else "", text)
-        # " ".join(text.split()) is _SPACES.sub(" ", text).strip(): both split on the same
-        # (Unicode) whitespace, and the join is several times faster.
+        # " ".join(text.split()) collapses whitespace runs and strips, as re.sub(r"\s+", " ", text)
+        # .strip() did: both split on the same (Unicode) whitespace, and it is several times faster.
         text = " ".join(text.split())
         for a, b in self._pairs:
             first, second = values.get(a), values.get(b)
