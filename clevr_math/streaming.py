@@ -213,10 +213,71 @@ def _prompt_spec():
     return layout_of(ClevrMath).prompt_spec()
 
 
+#: Stands for the question in the prompt pieces encoded once per style (no question holds a NUL).
+_QUESTION = "\x00question\x00"
+
+
+@lru_cache(maxsize=1)
+def _row_features() -> datasets.Features:
+    # The features of the rows as the stream yields them: the images not decoded, which is
+    # exactly what ``stream(...).decode(False)`` asks for (a test checks the two are equal).
+    features = stream_features()
+    features["images"] = datasets.List(datasets.Image(decode=False))
+    return features
+
+
+@dataclasses.dataclass(frozen=True)
+class _EncodedPieces:
+    """What ``datasets``' encode-then-decode does to the parts of a stream row that it reshapes,
+    worked out once per prompt style by ``datasets`` itself: the prompt columns as encoded, with
+    :data:`_QUESTION` in place of the question (the encoder decides a list's shape from its first
+    element, e.g. ``text: None`` is added to the image placeholder only when the user turn comes
+    first), and the category names' ClassLabel integers."""
+
+    prompt: list
+    verl_prompt: list
+    category: dict
+
+
+@lru_cache(maxsize=8)
+def _encoded_pieces(style: str) -> _EncodedPieces:
+    features = _row_features()
+    spec = _prompt_spec()
+    sample = {name: None for name in spec.source_columns()} | {spec.question: _QUESTION, spec.answer: 0}
+    encoded = features.encode_example(prompt_row(sample, dataset=spec, style=style, split="", index=0))
+    names = features["category"].names
+    return _EncodedPieces(encoded["prompt"], encoded["verl_prompt"], {name: names.index(name) for name in names})
+
+
+def _fill(piece, question: str):
+    """A fresh copy of an encoded prompt piece with the question in place of :data:`_QUESTION`."""
+    if type(piece) is dict:
+        return {key: _fill(value, question) for key, value in piece.items()}
+    if type(piece) is list:
+        return [_fill(value, question) for value in piece]
+    if type(piece) is str and _QUESTION in piece:
+        return piece.replace(_QUESTION, question)
+    return piece
+
+
 class _StreamExamples(ExamplesIterable):
     """``datasets``' generator iterable over gen_kwargs shards, whose state also records the
     block and the problems yielded in it, so that ``load_state_dict`` resumes by regenerating
-    one block instead of the whole shard (the base class re-runs the shard and skips)."""
+    one block instead of the whole shard (the base class re-runs the shard and skips).
+
+    Its rows are already what ``datasets``' per-example ``Features.encode_example`` then
+    ``decode_example`` makes of them for :func:`_row_features` (the ``decode(False)`` features),
+    and ``features`` says so: an ``IterableDataset`` whose features are these yields the rows
+    as they are (``_prepare_ex_iterable_for_iteration`` adds a ``FormattedExamplesIterable``
+    only when the features differ). ``is_typed`` stays False on purpose: under any other
+    features (the default decoded images, ``cast_column``, ``select_columns``, a format, a
+    ``map``/``filter`` input) datasets 5.2 then re-types every row through its own path, which
+    gives what it gave before; a typed iterable would be passed through unchanged there, since
+    ``FormattedExamplesIterable`` only re-types iterables that are not typed."""
+
+    @property
+    def features(self) -> datasets.Features:
+        return _row_features()
 
     def _init_state_dict(self) -> dict:
         self._state_dict = {"shard_idx": 0, "shard_example_idx": 0, "block": 0, "block_example": 0,
@@ -381,9 +442,16 @@ class _Lane:
         image_index = scene.get("image_index", position)
         # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
         question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
-        row = question_row(question, question_id, image)
+        # A fresh image dict per row, as datasets' encoder makes one (a row may be changed by its user).
+        row = question_row(question, question_id, {"bytes": image["bytes"], "path": None})
         index = yielded * spec.num_shards + self.shard
         built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
+        # What datasets' encode-then-decode would change (see _EncodedPieces); the rest is already
+        # in the encoded form: plain ints and strings, structs and program nodes in their schema's order.
+        pieces = _encoded_pieces(spec.style)
+        built["prompt"] = _fill(pieces.prompt, row["question"])
+        built["verl_prompt"] = _fill(pieces.verl_prompt, row["question"])
+        built["category"] = pieces.category[built["category"]]
         built |= {"question": row["question"], "program": row["program"], "cot": row["cot"],
                   "scene": scene_text}
         return built
