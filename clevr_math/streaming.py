@@ -225,7 +225,8 @@ _QUESTION = "\x00question\x00"
 @lru_cache(maxsize=1)
 def _row_features() -> datasets.Features:
     # The features of the rows as the stream yields them: the images not decoded, which is
-    # exactly what ``stream(...).decode(False)`` asks for (a test checks the two are equal).
+    # exactly what ``stream(...).decode(False)`` asks for (a test checks that datasets then
+    # iterates the stream's own iterable, with no per-example step of its own).
     features = stream_features()
     features["images"] = list_of(datasets.Image(decode=False))
     return features
@@ -288,11 +289,25 @@ class _StreamExamples(ExamplesIterable):
     features (the default decoded images, ``cast_column``, ``select_columns``, a format, a
     ``map``/``filter`` input) datasets 5.2 then re-types every row through its own path, which
     gives what it gave before; a typed iterable would be passed through unchanged there, since
-    ``FormattedExamplesIterable`` only re-types iterables that are not typed."""
+    ``FormattedExamplesIterable`` only re-types iterables that are not typed.
+
+    ``interleave_datasets`` and ``concatenate_datasets`` combine deep copies of their sources'
+    iterables and take the first one's features for all: a deep copy declares none, so that
+    rows of another source (which may not be encoded yet) still go through datasets' path."""
+
+    declared = True  # the features are declared (see __deepcopy__)
 
     @property
-    def features(self) -> datasets.Features:
-        return _row_features()
+    def features(self) -> datasets.Features | None:
+        return _row_features() if self.declared else None
+
+    def __deepcopy__(self, memo) -> "_StreamExamples":
+        copied = self.__class__.__new__(self.__class__)
+        memo[id(self)] = copied
+        for name, value in vars(self).items():
+            setattr(copied, name, copy.deepcopy(value, memo))
+        copied.declared = False
+        return copied
 
     def _init_state_dict(self) -> dict:
         self._state_dict = {"shard_idx": 0, "shard_example_idx": 0, "block": 0, "block_example": 0,
@@ -313,7 +328,9 @@ class _StreamExamples(ExamplesIterable):
                 state.update(shard_idx=state["shard_idx"] + 1, shard_example_idx=0, block=0, block_example=0, levels="")
 
     def _like(self, kwargs: dict) -> "_StreamExamples":
-        return _StreamExamples(self.generate_examples_fn, kwargs)
+        like = _StreamExamples(self.generate_examples_fn, kwargs)
+        like.declared = self.declared
+        return like
 
     def shuffle_data_sources(self, generator) -> "_StreamExamples":
         return self._like(self.kwargs)  # the shard order is part of the stream's definition

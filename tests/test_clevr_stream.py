@@ -421,3 +421,20 @@ def test_a_resumed_fast_path_stream_gives_the_same_rows(folder, source):
     resumed.load_state_dict(ds.state_dict())
     assert [_exact(row) for row in resumed] == whole[37:]
     assert len(whole) == 90
+
+
+def test_a_stream_mixed_with_other_sources_leaves_their_rows_to_datasets():
+    """interleave_datasets takes its first source's features for all: the stream's rows need no
+    encoding, another generator's may (a category as its name), and datasets still encodes them."""
+    import datasets
+
+    first = stream(seed=0, num_questions=6, num_shards=2).decode(False)
+    names = first.features["category"].names
+    raw = [dict(row, category=names[row["category"]]) for row in stream(seed=1, num_questions=6).decode(False)]
+    other = datasets.IterableDataset.from_generator(lambda: iter(raw), features=first.features)
+    for mixed in (datasets.interleave_datasets([first, other]), datasets.concatenate_datasets([first, other]),
+                  datasets.interleave_datasets([first.shuffle(seed=1, buffer_size=3), other])):
+        got = list(mixed)
+        assert got and all(type(row["category"]) is int for row in got)
+    assert [_exact(row) for row in islice(datasets.interleave_datasets([first, other]), 0, None, 2)] == \
+        [_exact(row) for row in first]
