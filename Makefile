@@ -77,8 +77,9 @@ demo: $(STAMP)
 	$(VENV)/bin/clevr-math demo
 	$(VENV)/bin/clotho-aqa demo
 
+# One pytest worker per core (pytest-xdist): the suite's cases are independent subprocess runs.
 test: $(STAMP) $(LEGACY_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 test-legacy: $(LEGACY_STAMP)
 	$(LEGACY_VENV)/bin/python tests/legacy/check_legacy_script.py

@@ -13,17 +13,17 @@ A command's ``main`` then reports the interruption as one line and the conventio
 
 A handler's exception can be lost: Python drops it when it fires inside a finaliser, an import
 lock's callback or a C extension's module initialisation, and the run would then finish with
-status 0. So every signal of the block is also remembered, and raised again at the checkpoints:
-:meth:`builder_utils.ownership.OutputFolder.commit` (an interrupted run never commits) and the
-end of the block.
+status 0. So every signal of the block is also remembered, and raised again at the checkpoint
+every writer passes, :meth:`builder_utils.ownership.OutputFolder.commit`: an interrupted run never
+commits. (Not at the end of the block: the command's own handler may have reported it already.)
 
 Example:
     >>> import os, signal
-    >>> try:
-    ...     with stop_on_signals():
+    >>> with stop_on_signals():
+    ...     try:
     ...         os.kill(os.getpid(), signal.SIGTERM)
-    ... except Terminated as stop:
-    ...     print(exit_status(stop))
+    ...     except Terminated as stop:
+    ...         print(exit_status(stop))
     143
 """
 
@@ -54,7 +54,7 @@ def _raise_terminated(signum, frame):
 def stop_on_signals() -> Iterator[None]:
     """Turn SIGTERM into :class:`Terminated` for the duration of the block, and remember every
     SIGINT and SIGTERM (:func:`signals_remembered`): one whose exception was lost is raised again
-    when the block ends.
+    at the next commit (:func:`raise_missed_signal`).
 
     SIGINT already raises ``KeyboardInterrupt``. The previous SIGTERM handler is restored on
     exit. Outside the main thread (where Python allows no signal handlers) this does nothing.
@@ -70,7 +70,6 @@ def stop_on_signals() -> Iterator[None]:
     try:
         with signals_remembered():
             yield
-            raise_missed_signal()
     finally:
         signal.signal(signal.SIGTERM, previous)
 

@@ -193,6 +193,7 @@ def _start_method_without_sigint() -> str:
 
     if threading.current_thread() is not threading.main_thread():
         return "spawn"
+    _short_socket_folder()
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     handler = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -201,6 +202,32 @@ def _start_method_without_sigint() -> str:
         signal.signal(signal.SIGINT, handler)
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     return "forkserver"
+
+
+# Linux binds no AF_UNIX socket whose path has 108 bytes or more.
+_SOCKET_PATH_LIMIT = 107
+
+
+def _short_socket_folder() -> None:
+    """Make multiprocessing's temporary folder under ``/tmp`` when the usual one is too deep for a socket.
+
+    The fork server listens on ``<temp folder>/pymp-XXXXXXXX/listener-XXXXXXXX``; under a deep
+    ``TMPDIR`` (a CI runner's, a test's, a cluster job's) that path passes the limit and the
+    start fails with "AF_UNIX path too long". multiprocessing creates that folder once, on first
+    use, from :func:`tempfile.gettempdir`, and removes it at exit; so it is created here first,
+    under ``/tmp``, while the rest of the run keeps the user's ``TMPDIR``.
+    """
+    from multiprocessing import util
+
+    socket_path = os.path.join(tempfile.gettempdir(), "pymp-" + "x" * 8, "listener-" + "x" * 8)
+    if len(os.fsencode(socket_path)) <= _SOCKET_PATH_LIMIT or not os.access("/tmp", os.W_OK | os.X_OK):
+        return
+    saved = tempfile.tempdir
+    tempfile.tempdir = "/tmp"
+    try:
+        util.get_temp_dir()  # created now under /tmp, then kept by multiprocessing for the process
+    finally:
+        tempfile.tempdir = saved
 
 
 @contextmanager

@@ -10,6 +10,7 @@ This table is separate from the ownership rows (``test_safety_generator.py``,
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import signal
 import struct
@@ -327,9 +328,28 @@ def _one_interrupt_line(tmp: Path, done) -> None:
     _no_scratch_left(tmp, done)
 
 
+# A TMPDIR this deep puts multiprocessing's socket path (TMPDIR/pymp-*/listener-*) past Linux's
+# 108 bytes: the fork server of the cluster's workers could not start ("AF_UNIX path too long").
+DEEP = "deep-" * 14
+
+
+def _with_deep_tmp(command):
+    def setup(tmp: Path) -> list[str]:
+        (tmp / DEEP / "tmp").mkdir(parents=True)
+        return command(tmp)
+    return setup
+
+
+def _ran_under_the_deep_tmp(tmp: Path, done) -> None:
+    assert json.loads((tmp / "q.json").read_text())["questions"], "no questions"
+    assert not list((tmp / DEEP / "tmp").iterdir()), list((tmp / DEEP / "tmp").iterdir())
+
+
 DASK_CASES = [
     Case("generate-questions --dask local leaves no scratch folder", setup=_with_tmp(_generate_on_dask),
          env=DASK_TMP, check=_no_scratch_left),
+    Case("generate-questions --dask local under a TMPDIR too deep for a socket", setup=_with_deep_tmp(_generate_on_dask),
+         env={"TMPDIR": "{tmp}/" + DEEP + "/tmp"}, exit_code=0, check=_ran_under_the_deep_tmp),
     Case("Ctrl-C during generate-questions --dask local, cluster up", setup=_with_tmp(_generate_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
          interrupt_when=_workers_started, check=_one_interrupt_line),
