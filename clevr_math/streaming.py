@@ -38,7 +38,7 @@ import json
 import logging
 import os
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from itertools import islice
 from typing import Any
@@ -240,7 +240,7 @@ class _EncodedPieces:
     first element: ``text: None`` is added to the image placeholder only when the user turn comes
     first, as in the ``plain`` style), ``category`` the ClassLabel integer of each category name."""
 
-    prompts: Any
+    prompts: Callable[[str], tuple]
     category: dict
 
 
