@@ -349,3 +349,92 @@ def test_export_writes_the_stream_rows_as_parquet(tmp_path, capsys):
         assert main(["export", "--out", str(tmp_path / "bad"), *argv]) == 2
         err = capsys.readouterr().err.strip()
         assert message in err and "\n" not in err
+
+
+# -- rows without datasets' per-example encoding --------------------------------------------
+
+
+def _exact(value):
+    """A value as comparable plain data that keeps what == does not: types and key order (an
+    image decoded to PIL as its mode, size and pixels)."""
+    if isinstance(value, dict):
+        return ("dict", tuple((key, _exact(item)) for key, item in value.items()))
+    if isinstance(value, list):
+        return ("list", tuple(_exact(item) for item in value))
+    if hasattr(value, "tobytes"):
+        return ("image", value.mode, value.size, value.tobytes())
+    return (type(value).__name__, value)
+
+
+def _reference(row: dict, features, style: str, split: str) -> dict:
+    """The row as datasets' own path makes it: the stream's raw row (question_row's fields, then
+    prompt_row, then the stream's columns: what the stream yielded before it built encoded rows)
+    through ``features.encode_example`` then ``decode_example``."""
+    from builder_utils.prompts import prompt_row, prompt_spec_of
+
+    spec = prompt_spec_of(clevr_math.ClevrMath)
+    names = clevr_math.streaming.stream_features()["category"].names
+    source = {name: row[name] for name in ("question", "label", "template", "num_operations", "question_id",
+                                           "image_filename")}
+    source |= {"category": names[row["category"]], "image": {"bytes": row["images"][0]["bytes"], "path": None}}
+    raw = prompt_row(source, dataset=spec, style=style, split=split, index=row["extra_info"]["index"])
+    raw |= {name: row[name] for name in ("question", "program", "cot", "scene")}
+    raw = {name: raw[name] for name in features}  # a select_columns keeps the columns it names
+    return features.decode_example(features.encode_example(raw))
+
+
+@pytest.mark.parametrize("style", ["think_answer", "plain"])  # a system turn first, or the user's (see _EncodedPieces)
+def test_rows_are_what_datasets_encode_then_decode_makes_of_them(folder, style):
+    import datasets
+
+    def check(ds, count, split="train"):
+        whole = stream(folder, seed=7, num_shards=3, prompt_style_name=style, split=split).decode(False)
+        got = [_exact(row) for row in islice(ds, count)]
+        assert len(got) == count
+        assert got == [_exact(_reference(row, ds.features, style, split)) for row in islice(whole, count)]
+
+    undecoded = stream(folder, seed=7, num_shards=3, prompt_style_name=style).decode(False)
+    # The fast path: the stream's own iterable yields the rows, datasets adds no per-example step.
+    assert type(undecoded._prepare_ex_iterable_for_iteration()).__name__ == "_StreamExamples"
+    check(undecoded, 300)
+    check(stream(folder, seed=7, num_shards=3, prompt_style_name=style, split="validation").decode(False), 40,
+          split="validation")
+    decoded = stream(folder, seed=7, num_shards=3, prompt_style_name=style)  # PIL images: datasets' own path
+    check(decoded, 40)
+    check(decoded.cast_column("images", datasets.List(datasets.Image(decode=False))), 100)
+    check(undecoded.cast_column("cot", datasets.Value("large_string")), 100)  # other features: datasets' path
+    check(undecoded.select_columns(["images", "category", "prompt"]), 100)
+    check(decoded.select_columns(["images", "prompt"]).decode(False), 100)
+
+
+@pytest.mark.parametrize("source", ["synthetic", "folder"])
+def test_a_resumed_fast_path_stream_gives_the_same_rows(folder, source):
+    def make():
+        return stream(None if source == "synthetic" else folder, seed=3, num_questions=90, num_shards=2).decode(False)
+
+    whole = [_exact(row) for row in make()]
+    ds = make()
+    iterator = iter(ds)
+    for _ in range(37):  # in the middle of the first block (16 scenes, up to 4 problems each)
+        next(iterator)
+    resumed = make()
+    resumed.load_state_dict(ds.state_dict())
+    assert [_exact(row) for row in resumed] == whole[37:]
+    assert len(whole) == 90
+
+
+def test_a_stream_mixed_with_other_sources_leaves_their_rows_to_datasets():
+    """interleave_datasets takes its first source's features for all: the stream's rows need no
+    encoding, another generator's may (a category as its name), and datasets still encodes them."""
+    import datasets
+
+    first = stream(seed=0, num_questions=6, num_shards=2).decode(False)
+    names = first.features["category"].names
+    raw = [dict(row, category=names[row["category"]]) for row in stream(seed=1, num_questions=6).decode(False)]
+    other = datasets.IterableDataset.from_generator(lambda: iter(raw), features=first.features)
+    for mixed in (datasets.interleave_datasets([first, other]), datasets.concatenate_datasets([first, other]),
+                  datasets.interleave_datasets([first.shuffle(seed=1, buffer_size=3), other])):
+        got = list(mixed)
+        assert got and all(type(row["category"]) is int for row in got)
+    assert [_exact(row) for row in islice(datasets.interleave_datasets([first, other]), 0, None, 2)] == \
+        [_exact(row) for row in first]
