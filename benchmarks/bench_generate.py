@@ -17,6 +17,14 @@
    instantiation of the search on every scene with balancing off, and the options tried.
 
 Without ``--scenes`` the synthetic CLEVR world makes 100 scenes, so the script runs offline.
+
+6. With ``--only-synthetic N`` (no other run): the generator alone (``QuestionGenerator``) on N
+   synthetic scenes with the stream's settings (the 13 ``clevr_math`` templates, 4 per image,
+   ``max_answer`` 10 with bounded intermediate counts, windows of 16 scenes), and chains of 6,
+   7 and 8 operations (``clevr_math_long_chains``, alternating) on the first N/4 scenes: best
+   process-CPU questions/s of ``--repeats`` runs. ``--compare DIR`` runs the same mode in the
+   checkout DIR (e.g. ``main`` in a ``git worktree``) round-robin, for a ratio on a shared
+   machine.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import os
 import random
 import resource
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -183,6 +192,51 @@ def _share(part: int, whole: int) -> str:
     return f"{100 * part / whole:.0f} %" if whole else "-"
 
 
+SYNTHETIC_CASES = (("13 templates", None, 1), ("chains of 6", "chain_6", 4), ("chains of 7", "chain_7", 4),
+                   ("chains of 8", "chain_8", 4))
+
+
+def synthetic_rates(num_scenes: int) -> dict[str, tuple[int, float]]:
+    """``{case: (questions, CPU questions/s)}`` of one generator run per case of
+    :data:`SYNTHETIC_CASES` on ``num_scenes`` synthetic scenes (fewer for chains)."""
+    from builder_utils.clevr.synth import generate_scenes
+
+    scenes = generate_scenes(num_scenes, seed=0, split="train")
+    rates = {}
+    for label, family, share in SYNTHETIC_CASES:
+        options = GeneratorOptions(
+            templates="clevr_math" if family is None else "clevr_math_long_chains",
+            question_types=None if family is None else (family,), templates_per_image=4, max_answer=10,
+            bound_intermediate_counts=True, reset_counts_every=16)
+        generator = QuestionGenerator(options)
+        questions, _, cpu = timed(lambda: list(generator.generate(scenes, 0, num_scenes // share)))
+        rates[label] = (len(questions), len(questions) / cpu)
+    return rates
+
+
+def synthetic_comparison(num_scenes: int, repeats: int, compare: str | None) -> None:
+    trees = {"this checkout": Path(__file__).resolve().parent.parent}
+    if compare:
+        trees["--compare"] = Path(compare).resolve()
+    best: dict[tuple[str, str], tuple[int, float]] = {}
+    for _ in range(repeats):
+        for label, tree in trees.items():
+            done = subprocess.run(
+                [sys.executable, __file__, "--synthetic-once", str(num_scenes)], check=True, capture_output=True,
+                text=True, env={**os.environ, "PYTHONPATH": str(tree)})
+            for case, (count, rate) in json.loads(done.stdout).items():
+                if (label, case) not in best or rate > best[(label, case)][1]:
+                    best[(label, case)] = (count, rate)
+    print(f"generator alone, {num_scenes} synthetic scenes, best of {repeats}, load average {os.getloadavg()[0]:.2f}")
+    print("| case | questions | " + " | ".join(f"{label} q/s" for label in trees) + (" | ratio |" if compare else " |"))
+    print("|---|---:|" + "---:|" * (len(trees) + bool(compare)))
+    for case, _, _ in SYNTHETIC_CASES:
+        rates = [best[(label, case)][1] for label in trees]
+        ratio = f" {rates[0] / rates[1]:.2f}x |" if compare else ""
+        print(f"| {case} | {best[('this checkout', case)][0]:,} | " + " | ".join(f"{r:,.0f}" for r in rates)
+              + " |" + ratio)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scenes", help="scene file (default: 100 synthetic scenes)")
@@ -193,7 +247,16 @@ def main(argv=None) -> None:
                         help="print the 0/no share of count/exist templates with relations")
     parser.add_argument("--relation-seeds", type=int, default=5, help="seeds for --relations (5)")
     parser.add_argument("--only-relations", action="store_true", help="skip the timing runs (implies --relations)")
+    parser.add_argument("--only-synthetic", type=int, metavar="N", help="only the generator on N synthetic scenes")
+    parser.add_argument("--compare", help="with --only-synthetic: another checkout, run the same way")
+    parser.add_argument("--synthetic-once", type=int, help=argparse.SUPPRESS)  # one run, JSON out
     args = parser.parse_args(argv)
+    if args.synthetic_once:
+        print(json.dumps(synthetic_rates(args.synthetic_once)))
+        return
+    if args.only_synthetic:
+        synthetic_comparison(args.only_synthetic, args.repeats, args.compare)
+        return
 
     with tempfile.TemporaryDirectory() as folder:
         if args.scenes:

@@ -53,7 +53,12 @@ class AnswerBalancer:
             return frozenset()
         second = ordered[-2]
         median = max(ordered[len(ordered) // 2], 5)
-        return frozenset(a for a, c in self.counts.items() if c > 1.1 * second or c > 5.0 * median)
+        # c > 1.1 * second or c > 5 * median, as one bound; usually not even the top count
+        # exceeds it, and nothing needs scanning.
+        limit = min(1.1 * second, 5.0 * median)
+        if ordered[-1] <= limit:
+            return frozenset()
+        return frozenset([a for a, c in self.counts.items() if c > limit])
 
 
 def balancing_windows(num_scenes: int, reset_counts_every: int, start: int = 0) -> list[tuple[int, int]]:

@@ -50,23 +50,37 @@ class SceneData:
         data = SceneData(SceneIndex(scene))
     """
 
-    __slots__ = ("index", "relations", "_by_support", "_keys", "_filters", "_relates", "_key_masks")
+    __slots__ = ("index", "relations", "_values", "_by_support", "_keys", "_summaries", "_filters", "_relates",
+                 "_key_masks")
 
     def __init__(self, index: SceneIndex, relations: Sequence[str]):
         self.index = index
         self.relations = tuple(relations)
-        by_support: list[dict[tuple, int]] = [{} for _ in range(1 << len(ATTRS))]
-        for i, obj in enumerate(index.objects):
-            bit = 1 << i
-            values = (*(obj[a] for a in ATTRS), None)
-            for table, key_of in zip(by_support, _SUPPORT_KEYS):
-                key = key_of(values)
-                table[key] = table.get(key, 0) | bit
-        self._by_support = by_support
+        # Each object's attribute values followed by None, the input of _SUPPORT_KEYS. The
+        # tables of keys per support are built when first asked for: a scene's templates
+        # rarely need all 16.
+        values_of = itemgetter(*ATTRS)
+        self._values = [values_of(obj) + (None,) for obj in index.objects]
+        self._by_support: list[dict[tuple, int] | None] = [None] * (1 << len(ATTRS))
         self._keys: dict[tuple[int, int], list[tuple[tuple, int]]] = {}
+        self._summaries: dict[tuple[int, int], tuple[frozenset, int, list]] = {}
         self._filters: dict[tuple, tuple] = {}
         self._relates: dict[tuple, tuple] = {}
-        self._key_masks = {key: mask for table in by_support for key, mask in table.items()}
+        self._key_masks: dict[tuple, int] = {}
+
+    def _table(self, support: int) -> dict[tuple, int]:
+        """The filter keys of one attribute support present in the scene, with their masks
+        (in object order, the first object that has a key first)."""
+        table = self._by_support[support]
+        if table is None:
+            table = self._by_support[support] = {}
+            key_of = _SUPPORT_KEYS[support]
+            bit = 1
+            for values in self._values:
+                key = key_of(values)
+                table[key] = table.get(key, 0) | bit
+                bit <<= 1
+        return table
 
     def keys(self, allowed: int, required: int) -> list[tuple[tuple, int]]:
         """Filter keys present in the scene using only ``allowed`` attributes and all of the
@@ -74,16 +88,34 @@ class SceneData:
         cached = self._keys.get((allowed, required))
         if cached is None:
             cached = []
-            for support, table in enumerate(self._by_support):
+            for support in range(len(self._by_support)):
                 if support & ~allowed == 0 and support & required == required:
-                    cached.extend(table.items())
+                    cached.extend(self._table(support).items())
             self._keys[(allowed, required)] = cached
         return cached
+
+    def summary(self, allowed: int, required: int) -> tuple[frozenset, int, list[tuple[tuple, int]]]:
+        """Of the :meth:`keys` for ``allowed`` and ``required``: the set of keys, how many
+        select one object, and those one-object ``(key, mask)`` pairs (what a filter over
+        the whole scene offers; many templates start with one)."""
+        found = self._summaries.get((allowed, required))
+        if found is None:
+            pairs = self.keys(allowed, required)
+            single_pairs = [(key, mask) for key, mask in pairs if not mask & (mask - 1)]
+            found = self._summaries[(allowed, required)] = (
+                frozenset([key for key, _ in pairs]), len(single_pairs), single_pairs)
+        return found
 
     def key_mask(self, key: tuple) -> int:
         """Objects of the scene matching a filter key (0 if the combination is absent; the
         all-null key, listed under the empty support, matches every object)."""
-        return self._key_masks.get(key, 0)
+        mask = self._key_masks.get(key)
+        if mask is None:
+            # A key lives in the table of its support: the attributes it sets (object
+            # attribute values are never None).
+            support = sum(1 << a for a, value in enumerate(key) if value is not None)
+            mask = self._key_masks[key] = self._table(support).get(key, 0)
+        return mask
 
 
 def shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
@@ -108,27 +140,39 @@ def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tupl
     the combinations present, plus (for count/exist/filter) ``None`` placeholders that stand
     for combinations matching nothing, drawn from the returned :class:`_EmptyKeys` when the
     shuffled iteration reaches them (most searches stop after a few options)."""
-    fixed_values = tuple(values[p] for _, p in step.fixed)
+    fixed_values = tuple([values[p] for _, p in step.fixed]) if step.fixed else ()
     cache_key = (step.signature, mask, fixed_values)
     cached = data._filters.get(cache_key)
     if cached is None:
         options, present, singles, elsewhere = [], set(), 0, []
         unique = step.suffix == "unique"
         drop_null = step.function == "filter"
-        for key, key_mask in data.keys(step.allowed, step.required):
-            if fixed_values and any(key[a] != v for (a, _), v in zip(step.fixed, fixed_values)):
-                continue
-            selected = key_mask & mask
-            if not selected:
-                if not unique:
-                    elsewhere.append(key)  # in the scene, not among the input objects
-                continue
-            present.add(key)
-            single = not selected & (selected - 1)
-            singles += single
-            if (unique and not single) or (drop_null and key == NULL_KEY):
-                continue
-            options.append((key, selected))
+        if not fixed_values and mask == data.index.all_mask:
+            # Over the whole scene every key present selects its own objects (never none):
+            # what the loop below would find is the scene's summary, shared by such steps.
+            present, singles, single_pairs = data.summary(step.allowed, step.required)
+            every = data.keys(step.allowed, step.required)
+            if unique:
+                options = single_pairs
+            elif drop_null:
+                options = [pair for pair in every if pair[0] != NULL_KEY]
+            else:
+                options = every
+        else:
+            for key, key_mask in data.keys(step.allowed, step.required):
+                if fixed_values and any(key[a] != v for (a, _), v in zip(step.fixed, fixed_values)):
+                    continue
+                selected = key_mask & mask
+                if not selected:
+                    if not unique:
+                        elsewhere.append(key)  # in the scene, not among the input objects
+                    continue
+                present.add(key)
+                single = not selected & (selected - 1)
+                singles += single
+                if (unique and not single) or (drop_null and key == NULL_KEY):
+                    continue
+                options.append((key, selected))
         extra = 0
         domains = None
         if not unique:
@@ -189,11 +233,21 @@ class _EmptyKeys:
             if key not in self.seen:
                 self.seen.add(key)
                 return key, 0
+        domains, present, seen = self.domains, self.present, self.seen
+        # The four CLEVR attributes are drawn in order as the general case does, without a
+        # list per draw (a search may draw thousands of these).
+        four = len(domains) == 4
+        if four:
+            d0, d1, d2, d3 = domains
+            n0, n1, n2, n3 = len(d0), len(d1), len(d2), len(d3)
         for _ in range(64):
-            key = tuple([d[int(rand() * len(d))] for d in self.domains])
-            if key in self.present or key in self.seen or (self.drop_null and key == NULL_KEY):
+            if four:
+                key = (d0[int(rand() * n0)], d1[int(rand() * n1)], d2[int(rand() * n2)], d3[int(rand() * n3)])
+            else:
+                key = tuple([d[int(rand() * len(d))] for d in domains])
+            if key in present or key in seen or (self.drop_null and key == NULL_KEY):
                 continue
-            self.seen.add(key)
+            seen.add(key)
             return key, 0
         return None
 
@@ -207,7 +261,7 @@ def relate_choices(step: Step, data: SceneData, obj: int, values: dict, rng: ran
     one-object options. About 10 % of the result are "trivial" options, in which the relation
     does not narrow the filter.
     """
-    fixed_values = tuple(values[p] for _, p in step.fixed)
+    fixed_values = tuple([values[p] for _, p in step.fixed]) if step.fixed else ()
     rel_value = values[step.rel_param] if step.rel_fixed else None
     cache_key = (step.signature, obj, fixed_values, rel_value)
     cached = data._relates.get(cache_key)

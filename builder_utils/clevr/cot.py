@@ -33,10 +33,13 @@ from .templates import TemplateNode
 
 __all__ = [
     "NodeTrace",
+    "ProgramShape",
+    "SceneWords",
     "StepContext",
     "register_step",
     "registered_steps",
     "step_renderer",
+    "program_shape",
     "render_cot",
 ]
 
@@ -88,7 +91,7 @@ def registered_steps() -> tuple[str, ...]:
     return tuple(_RENDERERS)
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeTrace:
     """What one template node did in an accepted instantiation.
 
@@ -104,7 +107,53 @@ class NodeTrace:
     selected: int | None = None
 
 
+@dataclass(frozen=True)
+class ProgramShape:
+    """What a program's node types and inputs alone decide, for renderers that read the
+    program's structure: per node, the later nodes that use its output (``consumers``);
+    the node types present (``types``); whether a node other than the scene and the last
+    one has no consumer (``has_unused``: the action of an adversarial question); per node,
+    whether it outputs one object (``outputs_object``: a ``unique`` or ``*_unique``). The same
+    for every question of a template, so a caller may build it once (:func:`program_shape`)
+    and pass it to every :func:`render_cot`.
+    """
+
+    consumers: tuple[tuple[int, ...], ...]
+    types: frozenset[str]
+    has_unused: bool
+    outputs_object: tuple[bool, ...]
+
+
+def program_shape(nodes: Sequence[TemplateNode]) -> ProgramShape:
+    """The :class:`ProgramShape` of a program's nodes.
+
+    >>> shape = program_shape([TemplateNode(0, "scene", ()), TemplateNode(1, "count", (0,))])
+    >>> shape.consumers, shape.has_unused
+    (((1,), ()), False)
+    """
+    consumers: list[list[int]] = [[] for _ in nodes]
+    for k, node in enumerate(nodes):
+        for i in node.inputs:
+            if i < k and k not in consumers[i]:
+                consumers[i].append(k)
+    last = len(nodes) - 1
+    has_unused = any(not consumers[k] for k in range(last) if nodes[k].type != "scene")
+    return ProgramShape(tuple(map(tuple, consumers)), frozenset(node.type for node in nodes), has_unused,
+                        tuple(_outputs_object(node.type) for node in nodes))
+
+
 @dataclass
+class SceneWords:
+    """The object phrases (:meth:`StepContext.the`) and set listings
+    (:meth:`StepContext.listing`) already written on one scene: the chains of thought of a
+    scene's questions may share one, as they name the same objects again and again.
+    """
+
+    objects: dict[int, str] = field(default_factory=dict)
+    sets: dict[int, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class StepContext:
     """Everything a renderer may read about one node, plus wording helpers.
 
@@ -124,6 +173,8 @@ class StepContext:
     subject_set: int | None = None  # the node whose object set the previous step described
     extra: dict = field(default_factory=dict)
     category: str | None = None
+    shape: ProgramShape | None = None  # render_cot always sets it
+    words: SceneWords = field(default_factory=SceneWords)
 
     @property
     def here(self) -> NodeTrace:
@@ -161,14 +212,24 @@ class StepContext:
 
     def the(self, obj: int) -> str:
         """``the small yellow rubber cylinder, located near (190, 122)``."""
-        return f"the {self.describe(obj)}, located near {self.location(obj)}"
+        known = self.words.objects
+        phrase = known.get(obj)
+        if phrase is None:
+            phrase = known[obj] = f"the {self.describe(obj)}, located near {self.location(obj)}"
+        return phrase
 
     def listing(self, mask: int) -> str:
         """The objects of a set, each with its location, joined with commas and "and"."""
-        items = [self.the(i) for i in public_value(mask, "ObjectSet")]
-        if len(items) <= 2:
-            return " and ".join(items)
-        return ", ".join(items[:-1]) + ", and " + items[-1]
+        known = self.words.sets
+        text = known.get(mask)
+        if text is None:
+            items = [self.the(i) for i in public_value(mask, "ObjectSet")]
+            if len(items) <= 2:
+                text = " and ".join(items)
+            else:
+                text = ", ".join(items[:-1]) + ", and " + items[-1]
+            known[mask] = text
+        return text
 
     def refer(self, node_position: int) -> str:
         """How to name the object output by an earlier node: ``that object`` when it was the
@@ -198,12 +259,16 @@ def render_cot(
     *,
     category: str | None = None,
     extra: dict | None = None,
+    shape: ProgramShape | None = None,
+    words: SceneWords | None = None,
 ) -> str:
     """The chain of thought of one instantiation: numbered steps, then ``Answer: <answer>.``
 
     ``category`` (the template's) reaches every renderer as ``StepContext.category``, and
     ``extra`` as ``StepContext.extra``. Nodes without a renderer get a plain step naming the
-    function and its result, so the text is never empty.
+    function and its result, so the text is never empty. ``shape`` is the trace's
+    :func:`program_shape` (computed here when not given); ``words`` may be shared by all
+    the chains of thought of one scene (``index``), see :class:`SceneWords`.
 
     >>> from builder_utils.clevr.templates import TemplateNode
     >>> scene = {"objects": [], "relationships": {}}
@@ -217,24 +282,31 @@ def render_cot(
     subject: int | None = None
     subject_set: int | None = None
     extra = dict(extra or {})
+    if shape is None:
+        shape = program_shape([item.node for item in trace])
+    if words is None:
+        words = SceneWords()
+    renderers = _RENDERERS
+    outputs_object = shape.outputs_object
     for position, item in enumerate(trace):
-        renderer = _RENDERERS.get(item.node.type, _fallback)
-        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category)
+        renderer = renderers.get(item.node.type, _fallback)
+        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category, shape,
+                          words)
         produced = renderer(ctx)
         if produced is None:
             continue
         if isinstance(produced, str):
-            produced = [produced]
-        lines.extend(produced)
-        subject = position if isinstance(item.output, int) and _outputs_object(item) else None
+            lines.append(produced)
+        else:
+            lines.extend(produced)
+        subject = position if outputs_object[position] and isinstance(item.output, int) else None
         subject_set = position
     steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
     steps.append(f"Answer: {answer_text(answer)}.")
     return "\n".join(steps)
 
 
-def _outputs_object(item: NodeTrace) -> bool:
-    t = item.node.type
+def _outputs_object(t: str) -> bool:
     return t.endswith("unique") or t == "unique"
 
 

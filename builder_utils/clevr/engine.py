@@ -21,21 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .executor import InvalidProgram, SceneIndex
-from .choices import SceneData, filter_choices, relate_choices, shuffled
-from .plan import (
-    CHOOSE,
-    FILTER,
-    IS_NULL,
-    NEQ,
-    OUT_NEQ,
-    OUT_RANGE,
-    PLAIN,
-    RELATE,
-    SCENE,
-    SIDE,
-    CompiledTemplate,
-    Step,
-)
+from .choices import SceneData, filter_choices, relate_choices
+from .plan import CHOOSE, FILTER, PLAIN, RELATE, SCENE, SIDE, CompiledTemplate, Step
 
 __all__ = ["Instance", "SearchStats", "search"]
 
@@ -94,69 +81,86 @@ def search(
     choices: list[Any] = [None] * n
     values: dict[str, Any] = {}
     found: list[Instance] = []
-    remaining = [budget]
+    remaining = budget
     relations = plan.raw_relates
+    # The search runs millions of times per dataset: the hot names are bound locally once.
+    rand = rng.random
+    all_mask = index.all_mask
 
-    def check(step: Step) -> bool:
-        for chk in step.checks:
-            code = chk[0]
-            if code == NEQ:
-                if values[chk[1]] == values[chk[2]]:
-                    return False
-            elif code == OUT_NEQ:
-                if outputs[chk[1]] == outputs[chk[2]] and not (
-                    chk[3] and outputs[chk[1]] == 0 and described_apart(chk[1], chk[2])
-                ):
-                    return False
-            elif code == OUT_RANGE:
-                value = outputs[chk[1]]
-                if chk[4]:
-                    value = value.bit_count()
-                if (chk[2] is not None and value < chk[2]) or (chk[3] is not None and value > chk[3]):
-                    return False
-            elif code == IS_NULL:
-                if values[chk[1]] is not None:
-                    return False
-            elif values[chk[1]] is None:
-                return False
-        return True
-
-    def described_apart(i: int, j: int) -> bool:
-        """Whether two empty filter/relate selections come from different descriptions
-        (values, relation or anchor), so that "red cubes or red cubes" is never asked."""
-        a, b = steps[i], steps[j]
-        if a.kind not in (FILTER, RELATE) or b.kind not in (FILTER, RELATE):
-            return False
-        return choices[i][:-1] != choices[j][:-1] or outputs[a.inputs[0]] != outputs[b.inputs[0]]
-
-    def leaf() -> bool:
-        if not admissible(outputs[-1]):
-            return False
-        if relations and _degenerate(plan, data, outputs, choices):
-            return False
-        instance = Instance(list(outputs), list(choices), dict(values))
-        found.append(instance)
-        if on_accept is not None:
-            on_accept(instance)
-        return len(found) >= max_instances
-
+    # The option loop below is :func:`~.choices.shuffled` written inline (the same draws of
+    # ``rng.random()`` at the same moments: one before each option, none after the last one
+    # taken), which spares a generator frame per option tried.
     def visit(k: int) -> bool:
         """Try the options of step ``k``; True means stop the whole search."""
-        if k == n:
-            return leaf()
+        nonlocal remaining
+        if k == n:  # a complete state
+            if not admissible(outputs[-1]):
+                return False
+            if relations and _degenerate(plan, data, outputs, choices):
+                return False
+            instance = Instance(list(outputs), list(choices), dict(values))
+            found.append(instance)
+            if on_accept is not None:
+                on_accept(instance)
+            return len(found) >= max_instances
         step = steps[k]
         kind = step.kind
-        if kind == FILTER or kind == RELATE:
+        test = step.test
+        nxt = k + 1
+        if kind == PLAIN:  # the most frequent kind first (counts, arithmetic, set operations)
+            remaining -= 1
+            if remaining < 0:
+                return True
+            try:
+                outputs[k] = step.run(index, outputs)
+            except InvalidProgram:
+                return False
+            return (test is None or test(outputs, choices, values)) and visit(nxt)
+        if kind == SCENE:
+            remaining -= 1
+            if remaining < 0:
+                return True
+            outputs[k] = all_mask
+            return (test is None or test(outputs, choices, values)) and visit(nxt)
+        # The other kinds try a list of options in random order, in one loop below.
+        family = kind == FILTER or kind == RELATE
+        if family:
             empties = None
             if kind == FILTER:
                 options, empties = filter_choices(step, data, outputs[step.inputs[0]], values)
             else:
                 options = relate_choices(step, data, outputs[step.inputs[0]], values, rng)
             reduce, free, rel_param = step.reduce, step.free, step.rel_param
-            for option in shuffled(options, rng):
-                remaining[0] -= 1
-                if remaining[0] < 0:
-                    return True
+            pool = list(options)
+        elif kind == CHOOSE:
+            (p,) = step.params
+            available = outputs[step.inputs[0]].bit_count()
+            low = 0 if step.allow_zero else 1
+            if step.bounds[0] is not None and step.bounds[0] > low:
+                low = step.bounds[0]
+            if step.bounds[1] is not None and step.bounds[1] < available:
+                available = step.bounds[1]
+            if step.param_fixed[0]:
+                pool = [values[p]] if low <= values[p] <= available else []
+            else:
+                pool = list(range(low, available + 1))
+        else:
+            # A function with side inputs: its params range over their types' values.
+            domains = [
+                (values[p],) if fixed else domain
+                for p, fixed, domain in zip(step.params, step.param_fixed, step.domains)
+            ]
+            single = len(domains) == 1
+            pool = list(domains[0]) if single else _product(domains)
+        size = len(pool)
+        for i in range(size):
+            j = i + int(rand() * (size - i))
+            option = pool[j]
+            pool[j] = pool[i]
+            remaining -= 1
+            if remaining < 0:
+                return True
+            if family:
                 if option is None:
                     option = empties.draw(rng)
                     if option is None:
@@ -175,70 +179,26 @@ def search(
                         outputs[k] = reduce(index, (selected,), ())
                     except InvalidProgram:
                         continue
-                choices[k] = option
-                if check(step) and visit(k + 1):
-                    return True
-            return False
-        if kind == SCENE or kind == PLAIN:
-            remaining[0] -= 1
-            if remaining[0] < 0:
-                return True
-            if kind == SCENE:
-                outputs[k] = index.all_mask
+            elif kind == CHOOSE:
+                values[p] = option
+                outputs[k] = option
             else:
+                option = (option,) if single else option
+                for p, v in zip(step.params, option):
+                    values[p] = v
                 try:
-                    outputs[k] = step.run(index, outputs)
+                    outputs[k] = _run_impl(step, index, outputs, tuple(str(v) for v in option))
                 except InvalidProgram:
-                    return False
-            return check(step) and visit(k + 1)
-        if kind == CHOOSE:
-            (p,) = step.params
-            available = outputs[step.inputs[0]].bit_count()
-            low = 0 if step.allow_zero else 1
-            if step.bounds[0] is not None and step.bounds[0] > low:
-                low = step.bounds[0]
-            if step.bounds[1] is not None and step.bounds[1] < available:
-                available = step.bounds[1]
-            if step.param_fixed[0]:
-                domain = [values[p]] if low <= values[p] <= available else []
-            else:
-                domain = range(low, available + 1)
-            for x in shuffled(domain, rng):
-                remaining[0] -= 1
-                if remaining[0] < 0:
-                    return True
-                values[p] = x
-                outputs[k] = x
-                choices[k] = x
-                if check(step) and visit(k + 1):
-                    return True
-            return False
-        # A function with side inputs: its params range over their types' values.
-        domains = [
-            (values[p],) if fixed else domain
-            for p, fixed, domain in zip(step.params, step.param_fixed, step.domains)
-        ]
-        combos = domains[0] if len(domains) == 1 else _product(domains)
-        for combo in shuffled(combos, rng):
-            remaining[0] -= 1
-            if remaining[0] < 0:
-                return True
-            combo = (combo,) if len(domains) == 1 else combo
-            for p, v in zip(step.params, combo):
-                values[p] = v
-            try:
-                outputs[k] = _run_impl(step, index, outputs, tuple(str(v) for v in combo))
-            except InvalidProgram:
-                continue
-            choices[k] = combo
-            if check(step) and visit(k + 1):
+                    continue
+            choices[k] = option
+            if (test is None or test(outputs, choices, values)) and visit(nxt):
                 return True
         return False
 
     visit(0)
     if stats is not None:
-        stats.states += budget - remaining[0] if remaining[0] >= 0 else budget
-        stats.exhausted_budget = remaining[0] < 0
+        stats.states += budget - remaining if remaining >= 0 else budget
+        stats.exhausted_budget = remaining < 0
     return found
 
 

@@ -29,23 +29,25 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
     [{'function': 'scene', 'inputs': [], 'value_inputs': []}, {'function': 'filter_color', 'inputs': [0], 'value_inputs': ['red']}]
     """
     program: list[dict[str, Any]] = []
-    position: list[int] = []
+    append = program.append
+    position: list[int] = []  # template node -> the released node that gives its output
     for step, choice in zip(plan.steps, instance.choices):
         kind = step.kind
         if kind == FILTER or kind == RELATE:
             cur = position[step.inputs[0]]
             if kind == RELATE:
-                rel, key = choice[0], choice[1]
-                program.append({"function": "relate", "inputs": [cur], "value_inputs": [rel]})
+                key = choice[1]
+                append({"function": "relate", "inputs": [cur], "value_inputs": [choice[0]]})
                 cur = len(program) - 1
             else:
                 key = choice[0]
             for a, _ in step.slots:
-                if key[a] is not None:
-                    program.append({"function": FILTER_FUNCTION[a], "inputs": [cur], "value_inputs": [key[a]]})
+                value = key[a]
+                if value is not None:
+                    append({"function": FILTER_FUNCTION[a], "inputs": [cur], "value_inputs": [value]})
                     cur = len(program) - 1
             if step.suffix:
-                program.append({"function": step.suffix, "inputs": [cur], "value_inputs": []})
+                append({"function": step.suffix, "inputs": [cur], "value_inputs": []})
                 cur = len(program) - 1
             position.append(cur)
             continue
@@ -55,9 +57,7 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
             value_inputs = [str(v) for v in choice]
         else:
             value_inputs = []
-        program.append(
-            {"function": step.function, "inputs": [position[i] for i in step.inputs], "value_inputs": value_inputs}
-        )
+        append({"function": step.function, "inputs": [position[i] for i in step.inputs], "value_inputs": value_inputs})
         position.append(len(program) - 1)
     return program
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .balance import AnswerBalancer, balancing_windows
-from .cot import NodeTrace, render_cot
+from .cot import NodeTrace, SceneWords, program_shape, render_cot
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, selected_sets
 from .choices import SceneData, shuffled
@@ -42,7 +42,7 @@ from .metadata import Metadata, default_metadata, load_metadata
 from .options import DEFAULT_SEARCH_BUDGET, GeneratorOptions
 from .question_types import select_templates
 from .templates import Template, load_synonyms, load_template_set
-from .text import number_agreement, realise, with_post_prompt
+from .text import TextPlan, number_agreement, with_post_prompt
 
 __all__ = [
     "DEFAULT_SEARCH_BUDGET",
@@ -108,6 +108,13 @@ class QuestionGenerator:
                     bound_arithmetic(plan, options.max_answer)
         self.stats = [TemplateStats(t.key) for t in self.templates]
         self._agreement = _number_agreement(self.metadata, self.synonyms)
+        # What each template's questions share, prepared once: text variants, the program's
+        # shape for the chain of thought, and per node the (param, type) pairs it traces.
+        self._texts = [TextPlan(t.text, p.param_types, self.synonyms, agreement=self._agreement)
+                       for t, p in zip(self.templates, self.plans)]
+        self._shapes = [program_shape(t.nodes) for t in self.templates]
+        self._node_params = [tuple(tuple((name, p.param_types[name]) for name in node.side_inputs)
+                                   for node in t.nodes) for t, p in zip(self.templates, self.plans)]
         self._relations = self.metadata.values("Relation")
         self._reset()
 
@@ -173,6 +180,7 @@ class QuestionGenerator:
         image_index = scene.get("image_index", position)
         rng = random.Random(scene_seed(self.options.seed, image_index))
         data = SceneData(index, self._relations)
+        words = SceneWords()  # what the chains of thought say about this scene's objects
         # Ties in use count are broken by the scene's own randomness.
         order = sorted(shuffled(range(len(self.plans)), rng), key=self._use_counts.__getitem__)
         questions: list[dict] = []
@@ -182,13 +190,16 @@ class QuestionGenerator:
             plan, balancer, stats = self.plans[t], self._balancers[t], self.stats[t]
             max_answer = opts.max_answer if plan.template.answer_type == "Integer" else None
 
-            def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
-                return balancer.allows(answer) and (max_answer is None or answer <= max_answer)
+            if max_answer is None:
+                admissible = balancer.allows
+            else:
+                def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
+                    return balancer.allows(answer) and answer <= max_answer
 
-            def on_accept(instance: Instance, plan=plan, balancer=balancer) -> None:
+            def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
                 balancer.add(instance.answer)
                 # Text is drawn at acceptance so that the random stream stays in search order.
-                questions.append(self._question(plan, instance, index, scene, image_index, rng, default_split))
+                questions.append(self._question(t, instance, index, scene, image_index, rng, default_split, words))
 
             search_stats = SearchStats()
             tic = time.perf_counter() if opts.time_dfs else 0.0
@@ -216,26 +227,25 @@ class QuestionGenerator:
                     break
         return questions
 
-    def _question(self, plan: CompiledTemplate, instance: Instance, index: SceneIndex, scene: dict,
-                  image_index: int, rng: random.Random, default_split: str | None) -> dict:
+    def _question(self, t: int, instance: Instance, index: SceneIndex, scene: dict, image_index: int,
+                  rng: random.Random, default_split: str | None, words: SceneWords) -> dict:
+        plan = self.plans[t]
         template = plan.template
-        text = realise(template.text, plan.param_types, instance.values, self.synonyms, rng,
-                       agreement=self._agreement)
+        text = self._texts[t].render(instance.values, rng)
         if self.options.add_post_prompt:
             text = with_post_prompt(text, template.answer_type)
         program = expand_program(plan, instance)
-        arithmetic = [instance.outputs[k] for k in plan.arithmetic]
+        outputs = instance.outputs
+        arithmetic = [outputs[k] for k in plan.arithmetic]
         selected = selected_sets(plan, instance)
-        trace = [
-            NodeTrace(
-                node,
-                {p: instance.values.get(p) for p in node.side_inputs},
-                {plan.param_types[p]: instance.values.get(p) for p in node.side_inputs},
-                instance.outputs[k],
-                selected[k],
-            )
-            for k, node in enumerate(template.nodes)
-        ]
+        get = instance.values.get
+        trace = []
+        for node, params, output, chosen in zip(template.nodes, self._node_params[t], outputs, selected):
+            by_name: dict[str, Any] = {}
+            by_type: dict[str, Any] = {}
+            for p, ptype in params:
+                by_name[p] = by_type[ptype] = get(p)
+            trace.append(NodeTrace(node, by_name, by_type, output, chosen))
         return {
             "image_filename": scene.get("image_filename"),
             "image_index": image_index,
@@ -247,7 +257,8 @@ class QuestionGenerator:
             "question_family_index": template.family_index,
             "template_index": template.index,
             "category": template.category,
-            "cot": render_cot(trace, index, instance.answer, category=template.category),
+            "cot": render_cot(trace, index, instance.answer, category=template.category, shape=self._shapes[t],
+                              words=words),
             "num_operations": len(arithmetic),
             "intermediate_counts": arithmetic,
         }

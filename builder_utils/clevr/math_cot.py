@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cot import NodeTrace, StepContext, _plural, register_step, step_renderer
+from .cot import NodeTrace, ProgramShape, StepContext, _plural, program_shape, register_step, step_renderer
 from .metadata import default_metadata
 
 __all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
@@ -55,10 +55,6 @@ _ENGINE_FILTER = step_renderer("filter")
 _ENGINE_COUNT = step_renderer("count")
 
 
-def _consumers(trace: Sequence[NodeTrace], position: int) -> list[int]:
-    return [k for k in range(position + 1, len(trace)) if position in trace[k].node.inputs]
-
-
 def is_math_program(trace: Sequence[NodeTrace]) -> bool:
     """Whether a traced program is a CLEVR-Math one: it uses addition, subtraction or choose,
     or it has an unused node (the action of an adversarial question).
@@ -66,10 +62,11 @@ def is_math_program(trace: Sequence[NodeTrace]) -> bool:
     >>> is_math_program([])
     False
     """
-    if any(item.node.type in MATH_FUNCTIONS for item in trace):
-        return True
-    last = len(trace) - 1
-    return any(not _consumers(trace, k) for k in range(last) if trace[k].node.type != "scene")
+    return _is_math(program_shape([item.node for item in trace]))
+
+
+def _is_math(shape: ProgramShape) -> bool:
+    return shape.has_unused or not shape.types.isdisjoint(MATH_FUNCTIONS)
 
 
 def _attributes(trace: Sequence[NodeTrace], position: int) -> dict[str, str]:
@@ -98,7 +95,10 @@ def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
     ('red cubes', 'red cube', 'objects')
     """
     values = _attributes(trace, position)
-    words = [values[t] for t in _ATTRIBUTE_TYPES if t in values]
+    words = []
+    for t in _ATTRIBUTE_TYPES:
+        if t in values:
+            words.append(values[t])
     words.append(_plural(n, values.get("Shape", "object")))
     return " ".join(words)
 
@@ -129,21 +129,23 @@ def _after_noun(trace: Sequence[NodeTrace], position: int, n: int) -> str:
     return describe_set(trace, counted, n)
 
 
-def _insertion_description(trace: Sequence[NodeTrace], choose_position: int) -> int | None:
+def _insertion_description(ctx: StepContext, choose_position: int) -> int | None:
     """The unused filter node that describes the objects an insertion adds: the nearest one
     before its ``choose``."""
+    trace = ctx.trace
     for k in range(choose_position - 1, 0, -1):
         if trace[k].node.type in _FILTERS:
-            return k if not _consumers(trace, k) else None
+            return k if not ctx.shape.consumers[k] else None
     return None
 
 
-def _is_insertion_description(trace: Sequence[NodeTrace], position: int) -> bool:
+def _is_insertion_description(ctx: StepContext, position: int) -> bool:
     """Whether the unused filter ``position`` describes the objects of the next insertion."""
+    trace = ctx.trace
     chooses = [k for k in range(position + 1, len(trace)) if trace[k].node.type == "choose"]
-    if not chooses or _insertion_description(trace, chooses[0]) != position:
+    if not chooses or _insertion_description(ctx, chooses[0]) != position:
         return False
-    return any(trace[k].node.type == "addition" for k in _consumers(trace, chooses[0]))
+    return any(trace[k].node.type == "addition" for k in ctx.shape.consumers[chooses[0]])
 
 
 def _listing_sentence(ctx: StepContext, position: int) -> str:
@@ -156,12 +158,12 @@ def _listing_sentence(ctx: StepContext, position: int) -> str:
 
 @register_step("filter", replace=True)
 def _filter(ctx: StepContext):
-    if not is_math_program(ctx.trace):
+    if not _is_math(ctx.shape):
         return _ENGINE_FILTER(ctx)
     position = ctx.position
-    if _consumers(ctx.trace, position):
+    if ctx.shape.consumers[position]:
         return _listing_sentence(ctx, position)
-    if _is_insertion_description(ctx.trace, position):
+    if _is_insertion_description(ctx, position):
         return None  # the addition step names the new objects
     # An action on a group the question does not count: the adversarial trick.
     n = ctx.output.bit_count()
@@ -173,7 +175,7 @@ def _filter(ctx: StepContext):
 def _count(ctx: StepContext):
     source = ctx.node.inputs[0]
     n = ctx.output
-    if not is_math_program(ctx.trace):
+    if not _is_math(ctx.shape):
         return _ENGINE_COUNT(ctx)
     if ctx.trace[source].node.type == "scene":
         return f"There {_plural(n, 'is', 'are')} {n} {_plural(n, 'object')} in the scene."
@@ -184,7 +186,7 @@ def _count(ctx: StepContext):
 
 @register_step("choose", replace=True)
 def _choose(ctx: StepContext):
-    if _consumers(ctx.trace, ctx.position):
+    if ctx.shape.consumers[ctx.position]:
         return None  # the arithmetic step that uses X states it
     x = ctx.output
     group = describe_set(ctx.trace, ctx.node.inputs[0], x)
@@ -240,7 +242,7 @@ def _addition(ctx: StepContext) -> str:
         if counted is not None and trace[counted].node.type != "scene":
             added = describe_set(trace, counted, b)
         else:
-            described = _insertion_description(trace, amount)
+            described = _insertion_description(ctx, amount)
             added = describe_set(trace, described, b) if described is not None else _plural(b, "object")
         return f"Adding {b} {added} gives {arithmetic} {_after_noun(trace, before, out)}."
     return f"{arithmetic}."

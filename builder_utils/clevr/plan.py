@@ -19,7 +19,7 @@ For example::
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,9 @@ class Step:
     run: Callable | None = None  # plain steps: run(index, outputs), impl with its inputs bound
     reduce: Callable | None = None  # filter/relate steps: the registered unique/count/exist
     checks: tuple[tuple, ...] = ()
+    # ``checks`` as one predicate test(outputs, choices, values) (None: nothing to check), made
+    # once per template by _set_checks: the search calls it on every option it tries.
+    test: Callable[[list, list, dict], bool] | None = None
     signature: tuple = ()
 
 
@@ -193,7 +196,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
                 low = chk[2] if low is None or (chk[2] is not None and chk[2] > low) else low
                 high = chk[3] if high is None or (chk[3] is not None and chk[3] < high) else high
             step.bounds = (low, high)
-        step.checks = tuple(found)
+        _set_checks(step, tuple(found), steps)
 
     raw_relates = _intersected_relates(template)
     return CompiledTemplate(
@@ -217,7 +220,73 @@ def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
     """
     for k in plan.arithmetic:
         step = plan.steps[k]
-        step.checks = step.checks + ((OUT_RANGE, step.position, None, maximum, False),)
+        _set_checks(step, step.checks + ((OUT_RANGE, step.position, None, maximum, False),), plan.steps)
+
+
+def _set_checks(step: Step, checks: tuple[tuple, ...], steps: Sequence[Step]) -> None:
+    """Set a step's constraint checks and the predicate that runs them."""
+    step.checks = checks
+    # Ranges on the same output (a template's and --bound_intermediate_counts') are one test.
+    ranges: dict[tuple[int, bool], tuple[float, float]] = {}
+    merged: list[tuple] = []
+    for check in checks:
+        if check[0] == OUT_RANGE:
+            _, i, low, high, is_set = check
+            if (i, is_set) not in ranges:
+                merged.append((OUT_RANGE, i, is_set))
+            old_low, old_high = ranges.get((i, is_set), (float("-inf"), float("inf")))
+            ranges[(i, is_set)] = (max(old_low, float("-inf") if low is None else low),
+                                   min(old_high, float("inf") if high is None else high))
+        else:
+            merged.append(check)
+    tests = [_check_test((OUT_RANGE, c[1], *ranges[(c[1], c[2])], c[2]) if c[0] == OUT_RANGE else c, steps)
+             for c in merged]
+    if not tests:
+        step.test = None
+    elif len(tests) == 1:
+        step.test = tests[0]
+    elif len(tests) == 2:
+        first, second = tests
+        step.test = lambda outputs, choices, values: first(outputs, choices, values) and second(outputs, choices, values)
+    else:
+        def test(outputs: list, choices: list, values: dict) -> bool:
+            for one in tests:
+                if not one(outputs, choices, values):
+                    return False
+            return True
+
+        step.test = test
+
+
+def _check_test(check: tuple, steps: Sequence[Step]) -> Callable[[list, list, dict], bool]:
+    """One check as a predicate on the search state: True when the state passes."""
+    code = check[0]
+    if code == NEQ:
+        _, p1, p2 = check
+        return lambda outputs, choices, values: values[p1] != values[p2]
+    if code == IS_NULL:
+        p = check[1]
+        return lambda outputs, choices, values: values[p] is None
+    if code == NOT_NULL:
+        p = check[1]
+        return lambda outputs, choices, values: values[p] is not None
+    if code == OUT_RANGE:
+        _, i, low, high, is_set = check
+        low = float("-inf") if low is None else low
+        high = float("inf") if high is None else high
+        if is_set:
+            return lambda outputs, choices, values: low <= outputs[i].bit_count() <= high
+        return lambda outputs, choices, values: low <= outputs[i] <= high
+    _, i, j, allow_both_empty = check  # OUT_NEQ
+    a, b = steps[i], steps[j]
+    if not (allow_both_empty and a.kind in (FILTER, RELATE) and b.kind in (FILTER, RELATE)):
+        return lambda outputs, choices, values: outputs[i] != outputs[j]
+    # Two empty selections may be equal when they come from different descriptions (values,
+    # relation or anchor), so that "red cubes or red cubes" is never asked but "red cubes or
+    # blue spheres", both absent, is.
+    ai, bi = a.inputs[0], b.inputs[0]
+    return lambda outputs, choices, values: outputs[i] != outputs[j] or (
+        outputs[i] == 0 and (choices[i][:-1] != choices[j][:-1] or outputs[ai] != outputs[bi]))
 
 
 def _intersected_relates(template: Template) -> tuple[int, ...]:

@@ -1,6 +1,6 @@
 """Turning an instantiated template into question text.
 
-All random choices draw from the scene's ``random.Random`` through :func:`pick` and
+All random choices draw from the scene's ``random.Random`` as :func:`pick` does, with
 ``rng.random()`` only, whose sequences are fixed for a given seed across Python versions, so
 the same seed gives the same words everywhere.
 
@@ -20,7 +20,7 @@ from typing import Any
 # The validator's own slot syntax, so that what loading accepts is exactly what is rendered.
 from .templates import _OPTIONAL, _WORD_SLOT, ATTRIBUTE_TYPES, slot_synonyms
 
-__all__ = ["POST_PROMPTS", "null_word", "number_agreement", "pick", "realise", "with_post_prompt"]
+__all__ = ["POST_PROMPTS", "TextPlan", "null_word", "number_agreement", "pick", "realise", "with_post_prompt"]
 
 # Appended by --add_post_prompt, by the type of the answer (seed 001's sentences).
 POST_PROMPTS: Mapping[str, str] = {
@@ -36,7 +36,6 @@ _OTHER = re.compile(r"\b([Oo])ther\s+")
 _ANOTHER = re.compile(r"\b([Aa])nother\b")
 _ARTICLE = re.compile(r"\b([Aa])n?(\s+)(?=([A-Za-z0-9]))")
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.,;:!])")
-_SPACES = re.compile(r"\s+")
 
 
 def pick(rng: random.Random, options: Sequence[Any]) -> Any:
@@ -68,33 +67,84 @@ def realise(
 ) -> str:
     """Render one question: a random text variant, one synonym draw per param (so a param
     written twice reads the same), ``{Word}`` slots, ``[optional]`` segments kept with
-    probability 0.5, the "other" rule, article agreement and tidy whitespace.
+    probability 0.5, the "other" rule, article agreement and tidy whitespace. (The generator
+    keeps one :class:`TextPlan` per template instead of calling this.)
 
     >>> realise(["Is there another <C2> <S2> [that is] the same size as the <C> <S>?"],
     ...         {"<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<S2>": "Shape"},
     ...         {"<C>": "red", "<S>": "cube", "<C2>": "blue", "<S2>": None}, {}, random.Random(3))
     'Is there a blue thing the same size as the red cube?'
     """
-    text = pick(rng, texts)
-    for name, ptype in param_types.items():
-        value = values.get(name)
-        word = null_word(ptype) if value is None else str(value)
-        options = synonyms.get(word)
-        if options:
-            word = pick(rng, options)
-        text = text.replace(name, word)
-    text = _WORD_SLOT.sub(lambda m: _slot_word(m.group(1), synonyms, rng), text)
-    text = _OPTIONAL.sub(lambda m: m.group(1) if rng.random() < 0.5 else "", text)
-    text = _SPACES.sub(" ", text).strip()
-    if _objects_already_differ(param_types, values):
-        text = _OTHER.sub("", text)
-        text = _ANOTHER.sub(lambda m: m.group(1), text)
-    if agreement is not None:
-        text = agreement(text)
-    text = _ARTICLE.sub(_agree, text)
-    text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-    text = _SPACES.sub(" ", text).strip()
-    return text[:1].upper() + text[1:]
+    return TextPlan(texts, param_types, synonyms, agreement=agreement).render(values, rng)
+
+
+class TextPlan:
+    """A template's text variants prepared once for :func:`realise`: the null word of each param,
+    the param pairs that the "other" rule compares, and each ``{Word}`` slot's synonyms with
+    their case already set. ``render`` then makes exactly the draws (and the text) that
+    :func:`realise` would.
+
+    >>> plan = TextPlan(["How many <C> <S>s are there?"], {"<C>": "Color", "<S>": "Shape"}, {})
+    >>> plan.render({"<C>": "red", "<S>": None}, random.Random(0))
+    'How many red things are there?'
+    """
+
+    __slots__ = ("texts", "synonyms", "agreement", "_params", "_pairs", "_slots")
+
+    def __init__(self, texts: Sequence[str], param_types: Mapping[str, str],
+                 synonyms: Mapping[str, Sequence[str]], *, agreement: Callable[[str], str] | None = None):
+        self.texts = tuple(texts)
+        self.synonyms = synonyms
+        self.agreement = agreement
+        self._params = tuple((name, null_word(ptype)) for name, ptype in param_types.items())
+        self._pairs = _contrasted_pairs(param_types)
+        # {Word} slot -> its synonyms, case set by the slot's first letter ({Remove} starts a
+        # sentence, {remove} not); () when the slot has none (kept as written). Filled on use.
+        self._slots: dict[str, tuple[str, ...]] = {}
+
+    def render(self, values: Mapping[str, Any], rng: random.Random) -> str:
+        """One question text for the params' ``values``, drawing from ``rng``."""
+        rand = rng.random
+        synonyms = self.synonyms
+        texts = self.texts
+        text = texts[int(rand() * len(texts))]
+        for name, null in self._params:
+            value = values.get(name)
+            word = null if value is None else str(value)
+            options = synonyms.get(word)
+            if options:
+                word = options[int(rand() * len(options))]
+            text = text.replace(name, word)
+        if "{" in text:
+            text = _WORD_SLOT.sub(lambda m: self._slot_word(m.group(1), rand), text)
+        if "[" in text:
+            text = _OPTIONAL.sub(lambda m: m.group(1) if rand() < 0.5 else "", text)
+        # " ".join(text.split()) collapses whitespace runs and strips, as re.sub(r"\s+", " ", text)
+        # .strip() did: both split on the same (Unicode) whitespace, and it is several times faster.
+        text = " ".join(text.split())
+        for a, b in self._pairs:
+            first, second = values.get(a), values.get(b)
+            if first is not None and second is not None and first != second:
+                text = _OTHER.sub("", text)
+                text = _ANOTHER.sub(lambda m: m.group(1), text)
+                break
+        if self.agreement is not None:
+            text = self.agreement(text)
+        text = _ARTICLE.sub(_agree, text)
+        if _SPACE_BEFORE_PUNCT.search(text) is not None:
+            text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
+        text = " ".join(text.split())
+        return text[:1].upper() + text[1:]
+
+    def _slot_word(self, word: str, rand: Callable[[], float]) -> str:
+        options = self._slots.get(word)
+        if options is None:
+            found = slot_synonyms(self.synonyms, word) or ()
+            upper = word[:1].isupper()
+            options = self._slots[word] = tuple((c[:1].upper() if upper else c[:1].lower()) + c[1:] for c in found)
+        if not options:  # validation rejects this; kept readable rather than crashing mid-run
+            return word
+        return options[int(rand() * len(options))]
 
 
 def number_agreement(
@@ -115,7 +165,14 @@ def number_agreement(
         r"\b(1|one|One) ((?:(?:%s) )*)(%s)s\b"
         % ("|".join(map(re.escape, adjective_words)), "|".join(map(re.escape, noun_words)))
     )
-    return lambda text: pattern.sub(r"\1 \2\3", text)
+
+    def agree(text: str) -> str:
+        # Most questions hold no "1 " nor "one ": a substring test spares them the regex.
+        if "1 " not in text and "one " not in text and "One " not in text:
+            return text
+        return pattern.sub(r"\1 \2\3", text)
+
+    return agree
 
 
 def with_post_prompt(question: str, answer_type: str) -> str:
@@ -127,34 +184,24 @@ def with_post_prompt(question: str, answer_type: str) -> str:
     return f"{question} {POST_PROMPTS[answer_type]}"
 
 
-def _slot_word(word: str, synonyms: Mapping[str, Sequence[str]], rng: random.Random) -> str:
-    options = slot_synonyms(synonyms, word)
-    if not options:  # validation rejects this; kept readable rather than crashing mid-run
-        return word
-    chosen = pick(rng, options)
-    # The slot's own first letter decides the case: {Remove} starts a sentence, {remove} not.
-    return (chosen[:1].upper() if word[:1].isupper() else chosen[:1].lower()) + chosen[1:]
-
-
-def _objects_already_differ(param_types: Mapping[str, str], values: Mapping[str, Any]) -> bool:
-    """True when a template describing two objects gives them different stated values of one
-    attribute, so "other"/"another" is redundant (and misleading) and is dropped.
+def _contrasted_pairs(param_types: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
+    """The param pairs whose different stated values make "other"/"another" redundant (and
+    misleading), so that it is dropped: the two params of an attribute type that has exactly
+    two, in a template describing at most two objects.
 
     Only templates with at most two params of each attribute type qualify: with three object
     descriptions it is unclear which two "other" contrasts.
+
+    >>> _contrasted_pairs({"<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<X>": "Integer"})
+    (('<C>', '<C2>'),)
     """
     by_type: dict[str, list[str]] = {}
     for name, ptype in param_types.items():
         if ptype in ATTRIBUTE_TYPES:
             by_type.setdefault(ptype, []).append(name)
     if not by_type or any(len(names) > 2 for names in by_type.values()):
-        return False
-    for names in by_type.values():
-        if len(names) == 2:
-            a, b = values.get(names[0]), values.get(names[1])
-            if a is not None and b is not None and a != b:
-                return True
-    return False
+        return ()
+    return tuple((names[0], names[1]) for names in by_type.values() if len(names) == 2)
 
 
 def _agree(match: re.Match) -> str:
