@@ -349,6 +349,24 @@ def test_malformed_programs_name_node_and_function(nodes, expected):
     assert issubclass(MalformedProgram, ValueError)
 
 
+@pytest.mark.parametrize("good, bad, expected", [
+    (("filter_color", [0], "red"), ("filter_color", [0], "pink"), r"node 1 \(filter_color\): unknown Color value 'pink'"),
+    (("choose", [0], "2"), ("choose", [0], "two"), r"node 1 \(choose\): unknown Integer value 'two'"),
+    (("filter_color", [0], "red"), ("filter_color", [0]), r"node 1 \(filter_color\): expected 1 value inputs, got 0"),
+])
+def test_a_structure_checked_before_still_has_every_value_checked(good, bad, expected):
+    """The shape of a program (functions, inputs, types) is checked once per structure; its
+    values every time, with the error a first compile gives."""
+    from builder_utils.clevr.executor import _STRUCTURES
+
+    first = compile_program(prog(S, good))
+    again = compile_program(prog(S, good))
+    assert again is not first and again.steps == first.steps and again.output_types == first.output_types
+    assert (("scene", ()), (good[0], (0,))) in _STRUCTURES
+    with pytest.raises(MalformedProgram, match=expected):
+        compile_program(prog(S, bad))
+
+
 # -- property test against a plain evaluator --------------------------------------------------
 
 

@@ -412,6 +412,45 @@ def compile_program(program, *, metadata: Metadata | None = None) -> CompiledPro
     nodes = normalize_program(program)
     if not nodes:
         raise MalformedProgram("empty program")
+    structure = tuple([(node["function"], tuple(node["inputs"])) for node in nodes])
+    known = _STRUCTURES.get(structure)
+    if known is not None and known[0] is table:
+        compiled = _compile_known(nodes, known)
+        if compiled is not None:
+            return compiled
+    compiled = _compile_checked(nodes, table, metadata)
+    if len(_STRUCTURES) >= _MAX_STRUCTURES:
+        _STRUCTURES.clear()  # bounded; a generator's few hundred structures come back at once
+    _STRUCTURES[structure] = (table, compiled.output_types,
+                              tuple([table[node["function"]][2] for node in nodes]),
+                              tuple([impl for impl, _, _ in compiled.steps]))
+    return compiled
+
+
+# A program's shape (its functions, their inputs, the types flowing between them) is checked
+# once per structure: a generator repeats a few hundred structures with ever new values, and
+# the checks of the shape cost more than those of the values (checked each time).
+_STRUCTURES: dict[tuple, tuple] = {}
+_MAX_STRUCTURES = 4096
+
+
+def _compile_known(nodes: list[dict], known: tuple) -> CompiledProgram | None:
+    """The program of a structure checked before: only its values are checked (None if one
+    fails: the full check then names the error)."""
+    _, output_types, allowed, impls = known
+    steps = []
+    for node, ok_values, impl in zip(nodes, allowed, impls):
+        values = node["value_inputs"]
+        if len(values) != len(ok_values):
+            return None
+        for value, ok in zip(values, ok_values):
+            if (_INTEGER_LITERAL.fullmatch(value) is None) if ok is None else (value not in ok):
+                return None
+        steps.append((impl, tuple(node["inputs"]), tuple(values)))
+    return CompiledProgram(tuple(nodes), output_types, tuple(steps))
+
+
+def _compile_checked(nodes: list[dict], table: dict, metadata: Metadata) -> CompiledProgram:
     output_types: list[str] = []
     steps = []
     for i, node in enumerate(nodes):
