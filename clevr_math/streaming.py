@@ -190,16 +190,25 @@ def stream_features() -> datasets.Features:
     return features
 
 
-def _program_key(program: list[dict]) -> tuple:
-    return tuple((node["function"], tuple(node["inputs"]), tuple(node["value_inputs"])) for node in program)
+#: Compiled programs by program (:func:`_compiled`), oldest first; bounded.
+_COMPILED: dict[tuple, CompiledProgram] = {}
+_MAX_COMPILED = 1024
 
 
-@lru_cache(maxsize=1024)
-def _compiled(key: tuple) -> CompiledProgram:
-    # A stream asks the same programs again and again (templates times values): compiling
-    # (normalize, check names, types and values) costs more than running them. About 5 KB an
-    # entry, so the cache stays near 5 MB (memory flat over any number of problems).
-    return compile_program([{"function": f, "inputs": list(i), "value_inputs": list(v)} for f, i, v in key])
+def _compiled(program: list[dict]) -> CompiledProgram:
+    """The program compiled (checked: names, types and values), cached by its nodes.
+
+    A stream asks the same programs again and again (templates times values): compiling costs
+    more than running them. About 5 KB an entry, so the cache stays near 5 MB (memory flat over
+    any number of problems); a new program's shape is checked once per structure by the executor.
+    """
+    key = tuple([(node["function"], tuple(node["inputs"]), tuple(node["value_inputs"])) for node in program])
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        if len(_COMPILED) >= _MAX_COMPILED:
+            del _COMPILED[next(iter(_COMPILED))]  # the oldest entry
+        compiled = _COMPILED[key] = compile_program(program)
+    return compiled
 
 
 @lru_cache(maxsize=8)
@@ -461,7 +470,7 @@ class _Lane:
         index = SceneIndex(scene, validate=False)
         for question in questions:
             # The executor's own answer (compiled and checked, then run on this scene), not the search's.
-            if answer(_compiled(_program_key(question["program"])), index) != question["answer"]:
+            if answer(_compiled(question["program"]), index) != question["answer"]:
                 raise AssertionError(f"the executor disagrees with the generator on {question['question']!r} "
                                      f"({scene.get('image_filename')}): a bug, please report it")
         return questions
