@@ -107,15 +107,16 @@ def signals_remembered() -> Iterator[None]:
 
     The handler's ``KeyboardInterrupt`` is raised wherever the main thread is, and when that is
     a finaliser (``Dataset.__del__`` during a collection) Python prints "Exception ignored" and
-    goes on: the interruption is lost and the export would finish with status 0. Checkpoints in
-    the export call :func:`raise_missed_signal`; one that propagated never reaches them.
+    goes on: the interruption is lost and the command would finish with status 0. An open
+    :class:`~builder_utils.ownership.OutputFolder` remembers, and its commit calls
+    :func:`raise_missed_signal`; a signal that propagated never reaches it.
 
     Example:
         >>> with signals_remembered():
         ...     raise_missed_signal()     # nothing received: nothing raised
     """
     if threading.current_thread() is not threading.main_thread() or _remembering:
-        yield  # an outer block already remembers (a command's export): one memory for both
+        yield  # an outer block already remembers (a command, its output folder): one memory for all
         return
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {signum: signal.getsignal(signum) for signum in signals}

@@ -12,7 +12,9 @@ Guarantees (the README's "Data safety" section states them with the same words):
 3. **Staged, then moved into place.** Outputs are written into a hidden staging folder inside
    the output folder and moved into place at the end; an interruption (Ctrl-C, SIGTERM,
    ``kill -9``) or a full disk leaves no half-written output, and a staging folder left by a
-   dead process is taken over (finished or removed) by the next run.
+   dead process is taken over (finished or removed) by the next run. While the folder is open,
+   every SIGINT / SIGTERM is remembered, and one whose exception Python lost on the way (in a
+   finaliser, an import) is raised again before the commit: an interrupted run never commits.
 4. **Path rules.** Every recorded path and every output flag is checked: relative only, no
    ``..``, no absolute path, no NUL or newline; inside the folder after resolving, and never
    through a symlink. A record that breaks a rule is not ours: it is refused, and named.
@@ -383,6 +385,7 @@ class OutputFolder:
         self._fd: int | None = None
         self._created: Path | None = None
         self._stagings: list[Path] = []
+        self._signals = contextlib.ExitStack()
 
     # -- opening and closing ---------------------------------------------------------------
 
@@ -416,6 +419,9 @@ class OutputFolder:
                 raise write_error(exc, self.root) or OwnershipError(
                     f"{_shown(self.root)}: cannot create the output folder ({exc.strerror or exc})") from None
             self._created = top
+        from builder_utils.interrupt import signals_remembered
+
+        self._signals.enter_context(signals_remembered())  # for commit's raise_missed_signal
         try:
             if not self.single_file:
                 self._lock()
@@ -465,6 +471,7 @@ class OutputFolder:
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
+        self._signals.close()
 
     def _take_over(self, pending: dict | None) -> None:
         """A staging folder with our marker whose marker lock is free belongs to a dead run:

@@ -175,3 +175,20 @@ def test_an_interruption_lost_in_a_finaliser_still_stops_the_commit(tmp_path, ne
             out.commit(staging, {"a.txt": None})
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+class _CtrlCInFinaliser:
+    def __del__(self):
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def test_a_ctrl_c_lost_in_a_finaliser_stops_the_commit_from_python_too(tmp_path):
+    """No command around it (a notebook calling a writer): the open output folder remembers."""
+    with pytest.raises(KeyboardInterrupt):
+        with OutputFolder(tmp_path, "x") as out:
+            staging = out.staging()
+            (staging / "a.txt").write_text("half a run")
+            _CtrlCInFinaliser()
+            out.commit(staging, {"a.txt": None})
+    assert list(tmp_path.iterdir()) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -434,6 +434,11 @@ _STRUCTURES: dict[tuple, tuple] = {}
 _MAX_STRUCTURES = 4096
 
 
+def _value_allowed(value: str, allowed: frozenset | None) -> bool:
+    # allowed: the type's values, or None for an Integer (a literal)
+    return _INTEGER_LITERAL.fullmatch(value) is not None if allowed is None else value in allowed
+
+
 def _compile_known(nodes: list[dict], known: tuple) -> CompiledProgram | None:
     """The program of a structure checked before: only its values are checked (None if one
     fails: the full check then names the error)."""
@@ -444,7 +449,7 @@ def _compile_known(nodes: list[dict], known: tuple) -> CompiledProgram | None:
         if len(values) != len(ok_values):
             return None
         for value, ok in zip(values, ok_values):
-            if (_INTEGER_LITERAL.fullmatch(value) is None) if ok is None else (value not in ok):
+            if not _value_allowed(value, ok):
                 return None
         steps.append((impl, tuple(node["inputs"]), tuple(values)))
     return CompiledProgram(tuple(nodes), output_types, tuple(steps))
@@ -474,8 +479,7 @@ def _compile_checked(nodes: list[dict], table: dict, metadata: Metadata) -> Comp
             raise _node_error(i, name, f"expected {len(allowed)} value inputs, got {len(values)}")
         for k, value in enumerate(values):
             ok = allowed[k]
-            unknown = (_INTEGER_LITERAL.fullmatch(value) is None) if ok is None else (value not in ok)
-            if unknown:
+            if not _value_allowed(value, ok):
                 type_name = metadata.functions[name].side_inputs[k]
                 expected = "an integer" if ok is None else "one of " + ", ".join(metadata.values(type_name))
                 raise _node_error(i, name, f"unknown {type_name} value {value!r} (expected {expected})")

@@ -75,7 +75,6 @@ from builder_utils.hub.outputs import (
 from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
-from builder_utils.interrupt import raise_missed_signal, signals_remembered
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError, check_output, refuse_overlap
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 
@@ -469,7 +468,6 @@ def export_builder(
     hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
     pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
     template = marked_template(template, hand_set)
-    handlers.enter_context(signals_remembered())
     try:
         infos: dict[str, datasets.DatasetInfo] = {}
         entries: dict[str, dict] = {}
@@ -569,7 +567,6 @@ def export_builder(
         # Stale candidates: every old file of a re-exported configuration, and the old plots of
         # every configuration whose plots were drawn again.
         replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
-        raise_missed_signal()
         _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
     finally:
         handlers.close()  # staging removed, a folder this export created and left empty removed, lock released
