@@ -43,10 +43,12 @@ class Instance:
 
 @dataclass
 class SearchStats:
-    """Work done by one search: ``states`` tried, whether the budget ran out."""
+    """Work done by one search: ``states`` tried (``replayed`` of them without exploring
+    them again, see :class:`~.plan.Recall`), whether the budget ran out."""
 
     states: int = 0
     exhausted_budget: bool = False
+    replayed: int = 0
 
 
 def _run_impl(step: Step, index: SceneIndex, outputs: Sequence[Any], values: tuple) -> Any:
@@ -63,13 +65,16 @@ def search(
     max_instances: int = 1,
     budget: int = 5000,
     stats: SearchStats | None = None,
+    replay: bool = True,
 ) -> list[Instance]:
     """Find up to ``max_instances`` instantiations of ``plan`` on a scene.
 
     A complete, valid state is accepted when ``admissible(answer)`` (answer balancing,
     answer range) holds and the question is not degenerate; ``on_accept(instance)`` then runs
     at once, so that the next candidate already sees the updated answer counts. The search
-    stops after ``budget`` options tried.
+    stops after ``budget`` options tried. A subtree that found nothing is not explored a
+    second time with the same inputs but replayed (``replay``; False explores every one, the
+    reference the tests compare with): the same instances, states and random draws.
 
     For example::
 
@@ -91,19 +96,20 @@ def search(
     # Subtrees that found nothing, by (position, what they read): their cost in options tried
     # and in those of plain steps (which draw nothing). Valid until a question is accepted.
     failed: dict[tuple, tuple[int, int]] = {}
-    plains = 0
-    recalls = plan.recalls or (None,) * n
+    plains = replayed = 0
+    recalls = (plan.recalls if replay else ()) or (None,) * n
 
     def recall(k: int) -> bool:
         """Visit step ``k``, or replay a failed subtree already explored there: its cost goes
         against the budget and its draws are taken from ``rng``, so the search goes on
         exactly as if it had explored it again."""
-        nonlocal remaining, plains
+        nonlocal remaining, plains, replayed
         key = (k, recalls[k].key(outputs, choices, values))
         cost = failed.get(key)
         if cost is not None and cost[0] <= remaining:
             remaining -= cost[0]
             plains += cost[1]
+            replayed += cost[0]
             for _ in repeat(None, cost[0] - cost[1]):
                 rand()
             return False
@@ -237,6 +243,7 @@ def search(
     if stats is not None:
         stats.states += budget - remaining if remaining >= 0 else budget
         stats.exhausted_budget = remaining < 0
+        stats.replayed += replayed
     return found
 
 
