@@ -74,7 +74,9 @@ def search(
     at once, so that the next candidate already sees the updated answer counts. The search
     stops after ``budget`` options tried. A subtree that found nothing is not explored a
     second time with the same inputs but replayed (``replay``; False explores every one, the
-    reference the tests compare with): the same instances, states and random draws.
+    reference the tests compare with): the same instances, states and random draws, provided
+    ``admissible`` gives the same verdict on an answer until the next acceptance (as the
+    answer balancer does).
 
     For example::
 
