@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from .executor import InvalidProgram, SceneIndex
@@ -42,10 +43,12 @@ class Instance:
 
 @dataclass
 class SearchStats:
-    """Work done by one search: ``states`` tried, whether the budget ran out."""
+    """Work done by one search: ``states`` tried (``replayed`` of them without exploring
+    them again, see :class:`~.plan.Recall`), whether the budget ran out."""
 
     states: int = 0
     exhausted_budget: bool = False
+    replayed: int = 0
 
 
 def _run_impl(step: Step, index: SceneIndex, outputs: Sequence[Any], values: tuple) -> Any:
@@ -62,13 +65,18 @@ def search(
     max_instances: int = 1,
     budget: int = 5000,
     stats: SearchStats | None = None,
+    replay: bool = True,
 ) -> list[Instance]:
     """Find up to ``max_instances`` instantiations of ``plan`` on a scene.
 
     A complete, valid state is accepted when ``admissible(answer)`` (answer balancing,
     answer range) holds and the question is not degenerate; ``on_accept(instance)`` then runs
     at once, so that the next candidate already sees the updated answer counts. The search
-    stops after ``budget`` options tried.
+    stops after ``budget`` options tried. A subtree that found nothing is not explored a
+    second time with the same inputs but replayed (``replay``; False explores every one, the
+    reference the tests compare with): the same instances, states and random draws, provided
+    ``admissible`` gives the same verdict on an answer until the next acceptance (as the
+    answer balancer does).
 
     For example::
 
@@ -87,12 +95,39 @@ def search(
     rand = rng.random
     all_mask = index.all_mask
 
+    # Subtrees that found nothing, by (position, what they read): their cost in options tried
+    # and in those of plain steps (which draw nothing). Valid until a question is accepted.
+    failed: dict[tuple, tuple[int, int]] = {}
+    plains = replayed = 0
+    recalls = (plan.recalls if replay else ()) or (None,) * n
+
+    def recall(k: int) -> bool:
+        """Visit step ``k``, or replay a failed subtree already explored there: its cost goes
+        against the budget and its draws are taken from ``rng``, so the search goes on
+        exactly as if it had explored it again."""
+        nonlocal remaining, plains, replayed
+        key = (k, recalls[k].key(outputs, choices, values))
+        cost = failed.get(key)
+        if cost is not None and cost[0] <= remaining:
+            remaining -= cost[0]
+            plains += cost[1]
+            replayed += cost[0]
+            for _ in repeat(None, cost[0] - cost[1]):
+                rand()
+            return False
+        before, before_plains, before_found = remaining, plains, len(found)
+        if visit(k):
+            return True
+        if len(found) == before_found:
+            failed[key] = (before - remaining, plains - before_plains)
+        return False
+
     # The option loop below is :func:`~.choices.shuffled` written inline (the same draws of
     # ``rng.random()`` at the same moments: one before each option, none after the last one
     # taken), which spares a generator frame per option tried.
     def visit(k: int) -> bool:
         """Try the options of step ``k``; True means stop the whole search."""
-        nonlocal remaining
+        nonlocal remaining, plains
         if k == n:  # a complete state
             if not admissible(outputs[-1]):
                 return False
@@ -100,6 +135,7 @@ def search(
                 return False
             instance = Instance(list(outputs), list(choices), dict(values))
             found.append(instance)
+            failed.clear()  # the answer counts changed: what failed may not fail again
             if on_accept is not None:
                 on_accept(instance)
             return len(found) >= max_instances
@@ -107,21 +143,24 @@ def search(
         kind = step.kind
         test = step.test
         nxt = k + 1
+        go = visitors[nxt]
         if kind == PLAIN:  # the most frequent kind first (counts, arithmetic, set operations)
             remaining -= 1
             if remaining < 0:
                 return True
+            plains += 1
             try:
                 outputs[k] = step.run(index, outputs)
             except InvalidProgram:
                 return False
-            return (test is None or test(outputs, choices, values)) and visit(nxt)
+            return (test is None or test(outputs, choices, values)) and go(nxt)
         if kind == SCENE:
             remaining -= 1
             if remaining < 0:
                 return True
+            plains += 1
             outputs[k] = all_mask
-            return (test is None or test(outputs, choices, values)) and visit(nxt)
+            return (test is None or test(outputs, choices, values)) and go(nxt)
         # The other kinds try a list of options in random order, in one loop below.
         family = kind == FILTER or kind == RELATE
         if family:
@@ -191,14 +230,22 @@ def search(
                 except InvalidProgram:
                     continue
             choices[k] = option
-            if (test is None or test(outputs, choices, values)) and visit(nxt):
+            if (test is None or test(outputs, choices, values)) and go(nxt):
                 return True
         return False
 
-    visit(0)
+    visitors = [visit if r is None else recall for r in recalls] + [visit]
+    try:
+        visit(0)
+    finally:
+        # The visitors refer to each other through this list: emptying it frees them, and the
+        # whole search state with them, at once rather than at the next garbage collection
+        # (millions of searches would otherwise fill the collector's young generation).
+        visitors.clear()
     if stats is not None:
         stats.states += budget - remaining if remaining >= 0 else budget
         stats.exhausted_budget = remaining < 0
+        stats.replayed += replayed
     return found
 
 

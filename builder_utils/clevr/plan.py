@@ -20,14 +20,15 @@ For example::
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any
 
 from .executor import FUNCTIONS
 from .metadata import ATTRIBUTES, Metadata
 from .templates import ATTRIBUTE_TYPES, FILTER_FAMILY, RELATE_FAMILY, Template, TemplateError
 
-__all__ = ["CompiledTemplate", "Step", "bound_arithmetic", "compile_template"]
+__all__ = ["CompiledTemplate", "Recall", "Step", "bound_arithmetic", "compile_template"]
 
 ATTRS: tuple[str, ...] = tuple(ATTRIBUTES)  # size, color, material, shape: filter key order
 ATTR_INDEX = {a: i for i, a in enumerate(ATTRS)}
@@ -87,6 +88,41 @@ class CompiledTemplate:
     param_types: dict[str, str]
     dependents: dict[int, tuple[int, ...]]  # raw relate -> later steps that use its output
     arithmetic: tuple[int, ...] = ()  # positions of the arithmetic nodes (Metadata.arithmetic)
+    bound_at: dict[str, int] | None = None  # param -> the step that binds it
+    # Per step, how the search recognises a failed subtree it has already explored there
+    # (None: not worth it or not exact; see Recall and _recalls).
+    recalls: tuple[Recall | None, ...] = ()
+
+
+@dataclass(frozen=True)
+class Recall:
+    """What the steps from one position on read of the earlier steps: the outputs and choices
+    at ``outputs``/``choices`` and the params ``params``. Two visits of that position that
+    agree on them explore the same subtree, with the same random draws in number; a subtree
+    that found nothing once finds nothing again (while no question was accepted), so the
+    search replays its cost instead of exploring it. ``key`` gives the agreement as one
+    hashable value.
+
+    For example::
+
+        recall = plan.recalls[3]
+        recall.key(outputs, choices, values)
+    """
+
+    outputs: tuple[int, ...]
+    choices: tuple[int, ...]
+    params: tuple[str, ...]
+    key: Callable[[list, list, dict], tuple] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        pick_outputs, pick_choices, pick_params = (_picker(self.outputs), _picker(self.choices),
+                                                   _picker(self.params))
+        object.__setattr__(self, "key", lambda outputs, choices, values: (
+            pick_outputs(outputs), pick_choices(choices), pick_params(values)))
+
+
+def _picker(where: tuple) -> Callable[[Any], Any]:
+    return itemgetter(*where) if where else (lambda source: None)
 
 
 def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate:
@@ -199,7 +235,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
         _set_checks(step, tuple(found), steps)
 
     raw_relates = _intersected_relates(template)
-    return CompiledTemplate(
+    plan = CompiledTemplate(
         template=template,
         steps=tuple(steps),
         answer_domain=_answer_domain(template.answer_type, metadata),
@@ -207,7 +243,10 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
         param_types=params,
         dependents={k: _dependents(template, k) for k in raw_relates},
         arithmetic=tuple(n.index for n in template.nodes if n.type in metadata.arithmetic),
+        bound_at=bound_at,
     )
+    plan.recalls = _recalls(plan)
+    return plan
 
 
 def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
@@ -221,6 +260,7 @@ def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
     for k in plan.arithmetic:
         step = plan.steps[k]
         _set_checks(step, step.checks + ((OUT_RANGE, step.position, None, maximum, False),), plan.steps)
+    plan.recalls = _recalls(plan)
 
 
 def _set_checks(step: Step, checks: tuple[tuple, ...], steps: Sequence[Step]) -> None:
@@ -256,6 +296,64 @@ def _set_checks(step: Step, checks: tuple[tuple, ...], steps: Sequence[Step]) ->
             return True
 
         step.test = test
+
+
+def _step_reads(step: Step, steps: Sequence[Step]) -> tuple[set[int], set[int], set[str]]:
+    """The outputs, choices and params a step and its checks read (its own included)."""
+    outputs, choices = set(step.inputs), set()
+    if step.kind in (FILTER, RELATE):
+        params = {p for _, p in step.fixed} | ({step.rel_param} if step.rel_fixed else set())
+    else:
+        params = {p for p, fixed in zip(step.params, step.param_fixed) if fixed}
+    for check in step.checks:
+        code = check[0]
+        if code == NEQ:
+            params.update(check[1:3])
+        elif code in (IS_NULL, NOT_NULL):
+            params.add(check[1])
+        elif code == OUT_RANGE:
+            outputs.add(check[1])
+        else:  # OUT_NEQ, which may compare the two choices and inputs (see _check_test)
+            i, j = check[1], check[2]
+            outputs.update((i, j, *steps[i].inputs[:1], *steps[j].inputs[:1]))
+            choices.update((i, j))
+    return outputs, choices, params
+
+
+def _recalls(plan: CompiledTemplate) -> tuple[Recall | None, ...]:
+    """Per position k, the :class:`Recall` of the subtree from step k, where one is exact and
+    pays: step k-1 tries options (so the search visits k repeatedly), the subtree reads
+    neither its output nor its choice nor all the params it binds (so some of those visits
+    agree), and draws from the random stream only to order options (no relate, whose
+    options are sampled, nor a filter offering empty keys, drawn at random: their number of
+    draws would vary). A plan checked for degeneracy (raw relates) reads everything at
+    acceptance: it has none."""
+    steps = plan.steps
+    recalls: list[Recall | None] = [None] * len(steps)
+    if plan.raw_relates or plan.bound_at is None:
+        return tuple(recalls)
+    outputs: set[int] = set()
+    choices: set[int] = set()
+    params: set[str] = set()
+    exact = True
+    for k in range(len(steps) - 1, 0, -1):
+        step = steps[k]
+        more = _step_reads(step, steps)
+        outputs |= more[0]
+        choices |= more[1]
+        params |= more[2]
+        exact = exact and step.kind != RELATE and not (step.kind == FILTER and step.suffix != "unique")
+        before = steps[k - 1]
+        binds = {p for p, at in plan.bound_at.items() if at == k - 1}
+        if (not exact or before.kind in (SCENE, PLAIN) or k - 1 in outputs or k - 1 in choices
+                or (binds and binds <= params)):
+            continue
+        recalls[k] = Recall(
+            outputs=tuple(sorted(i for i in outputs if i < k)),
+            choices=tuple(sorted(i for i in choices if i < k)),
+            params=tuple(sorted(p for p in params if plan.bound_at[p] < k)),
+        )
+    return tuple(recalls)
 
 
 def _check_test(check: tuple, steps: Sequence[Step]) -> Callable[[list, list, dict], bool]:
