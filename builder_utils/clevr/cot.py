@@ -163,6 +163,10 @@ class StepContext:
     when the caller did not give one): programs of the same shape can mean different things,
     e.g. "remove X of the N cubes" and "how many must go to leave X" are both ``N - X``.
     ``extra`` carries anything else a caller passes to :func:`render_cot`.
+
+    :func:`render_cot` moves one context from node to node (``position``, ``step_number``,
+    ``subject``, ``subject_set``): a renderer must not keep it past its call, and takes a
+    modified view with :func:`dataclasses.replace` rather than assigning to it.
     """
 
     trace: Sequence[NodeTrace]
@@ -279,8 +283,6 @@ def render_cot(
     Answer: 0.
     """
     lines: list[str] = []
-    subject: int | None = None
-    subject_set: int | None = None
     extra = dict(extra or {})
     if shape is None:
         shape = program_shape([item.node for item in trace])
@@ -288,19 +290,21 @@ def render_cot(
         words = SceneWords()
     renderers = _RENDERERS
     outputs_object = shape.outputs_object
+    # One context moves along the program (a fresh one per node cost more than most steps'
+    # wording): renderers read it and take a modified view with dataclasses.replace.
+    ctx = StepContext(trace, 0, index, 1, None, None, extra, category, shape, words)
     for position, item in enumerate(trace):
-        renderer = renderers.get(item.node.type, _fallback)
-        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category, shape,
-                          words)
-        produced = renderer(ctx)
+        ctx.position = position
+        produced = renderers.get(item.node.type, _fallback)(ctx)
         if produced is None:
             continue
         if isinstance(produced, str):
             lines.append(produced)
         else:
             lines.extend(produced)
-        subject = position if outputs_object[position] and isinstance(item.output, int) else None
-        subject_set = position
+        ctx.step_number = len(lines) + 1
+        ctx.subject = position if outputs_object[position] and isinstance(item.output, int) else None
+        ctx.subject_set = position
     steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
     steps.append(f"Answer: {answer_text(answer)}.")
     return "\n".join(steps)
