@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .executor import SceneIndex, answer_text, public_value
+from .executor import SceneIndex, answer_text
 from .metadata import ATTRIBUTES
 from .templates import TemplateNode
 
@@ -115,13 +115,16 @@ class ProgramShape:
     one has no consumer (``has_unused``: the action of an adversarial question); per node,
     whether it outputs one object (``outputs_object``: a ``unique`` or ``*_unique``). The same
     for every question of a template, so a caller may build it once (:func:`program_shape`)
-    and pass it to every :func:`render_cot`.
+    and pass it to every :func:`render_cot`. ``derived`` holds what renderers work out from
+    the program's nodes alone, under keys of their own, so that the template's later
+    questions reuse it.
     """
 
     consumers: tuple[tuple[int, ...], ...]
     types: frozenset[str]
     has_unused: bool
     outputs_object: tuple[bool, ...]
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def program_shape(nodes: Sequence[TemplateNode]) -> ProgramShape:
@@ -227,7 +230,12 @@ class StepContext:
         known = self.words.sets
         text = known.get(mask)
         if text is None:
-            items = [self.the(i) for i in public_value(mask, "ObjectSet")]
+            items = []
+            rest = mask
+            while rest:  # the set's objects in index order, lowest bit first
+                low = rest & -rest
+                items.append(self.the(low.bit_length() - 1))
+                rest ^= low
             if len(items) <= 2:
                 text = " and ".join(items)
             else:
@@ -299,15 +307,15 @@ def render_cot(
         if produced is None:
             continue
         if isinstance(produced, str):
-            lines.append(produced)
+            lines.append(f"Step {len(lines) + 1}: {produced}")
         else:
-            lines.extend(produced)
+            for line in produced:
+                lines.append(f"Step {len(lines) + 1}: {line}")
         ctx.step_number = len(lines) + 1
         ctx.subject = position if outputs_object[position] and isinstance(item.output, int) else None
         ctx.subject_set = position
-    steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
-    steps.append(f"Answer: {answer_text(answer)}.")
-    return "\n".join(steps)
+    lines.append(f"Answer: {answer_text(answer)}.")
+    return "\n".join(lines)
 
 
 def _outputs_object(t: str) -> bool:
