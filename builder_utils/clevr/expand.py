@@ -57,7 +57,15 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
             value_inputs = [str(v) for v in choice]
         else:
             value_inputs = []
-        append({"function": step.function, "inputs": [position[i] for i in step.inputs], "value_inputs": value_inputs})
+        inputs = step.inputs
+        # Spelled out for the usual one or two inputs: a comprehension costs a call.
+        if len(inputs) == 1:
+            released = [position[inputs[0]]]
+        elif len(inputs) == 2:
+            released = [position[inputs[0]], position[inputs[1]]]
+        else:
+            released = [position[i] for i in inputs]
+        append({"function": step.function, "inputs": released, "value_inputs": value_inputs})
         position.append(len(program) - 1)
     return program
 

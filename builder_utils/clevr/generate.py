@@ -27,8 +27,9 @@ import json
 import random
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .balance import AnswerBalancer, balancing_windows
@@ -241,6 +242,9 @@ class QuestionGenerator:
         get = instance.values.get
         trace = []
         for node, params, output, chosen in zip(template.nodes, self._node_params[t], outputs, selected):
+            if not params:  # most nodes: one shared read-only empty mapping, not two new dicts
+                trace.append(NodeTrace(node, _NO_VALUES, _NO_VALUES, output, chosen))
+                continue
             by_name: dict[str, Any] = {}
             by_type: dict[str, Any] = {}
             for p, ptype in params:
@@ -262,6 +266,10 @@ class QuestionGenerator:
             "num_operations": len(arithmetic),
             "intermediate_counts": arithmetic,
         }
+
+
+# The values of a node without side inputs (renderers only read NodeTrace values).
+_NO_VALUES: Mapping[str, Any] = MappingProxyType({})
 
 
 def _number_agreement(metadata: Metadata, synonyms) -> Callable[[str], str]:
