@@ -13,7 +13,7 @@ from typing import Any
 from .engine import Instance
 from .plan import CHOOSE, FILTER, FILTER_FUNCTION, RELATE, SIDE, CompiledTemplate
 
-__all__ = ["expand_program", "selected_sets"]
+__all__ = ["expand_program", "matching_steps"]
 
 
 def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str, Any]]:
@@ -70,9 +70,14 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
     return program
 
 
-def selected_sets(plan: CompiledTemplate, instance: Instance) -> list[int | None]:
-    """Per template node, the object set a filter or relate node matched (else ``None``)."""
-    return [
-        choice[-1] if step.kind in (FILTER, RELATE) else None
-        for step, choice in zip(plan.steps, instance.choices)
-    ]
+def matching_steps(plan: CompiledTemplate) -> tuple[bool, ...]:
+    """Per template node, whether its choice ends with the object set it matched (a filter or
+    relate node's, before its ``unique``/``count``/``exist``): the ``selected`` set of its
+    :class:`~builder_utils.clevr.cot.NodeTrace` is then ``choice[-1]``.
+
+    >>> from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+    >>> plan = QuestionGenerator(GeneratorOptions(templates="clevr_math")).plans[0]
+    >>> [step.function for step in plan.steps], matching_steps(plan)
+    (['scene', 'filter', 'count', 'choose', 'addition'], (False, True, False, False, False))
+    """
+    return tuple(step.kind in (FILTER, RELATE) for step in plan.steps)
