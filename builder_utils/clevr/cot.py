@@ -187,30 +187,34 @@ class StepContext:
     def here(self) -> NodeTrace:
         return self.trace[self.position]
 
+    # The properties below index the trace themselves rather than go through ``here``:
+    # renderers read them several times per step.
     @property
     def node(self) -> TemplateNode:
-        return self.here.node
+        return self.trace[self.position].node
 
     @property
     def function(self) -> str:
-        return self.here.node.type
+        return self.trace[self.position].node.type
 
     @property
     def output(self) -> Any:
-        return self.here.output
+        return self.trace[self.position].output
 
     @property
     def inputs(self) -> list[Any]:
-        return [self.trace[i].output for i in self.here.node.inputs]
+        trace = self.trace
+        return [trace[i].output for i in trace[self.position].node.inputs]
 
     @property
     def input_nodes(self) -> list[NodeTrace]:
-        return [self.trace[i] for i in self.here.node.inputs]
+        trace = self.trace
+        return [trace[i] for i in trace[self.position].node.inputs]
 
     def describe(self, obj: int) -> str:
         """``small yellow rubber cylinder``: every attribute of an object."""
         o = self.index.objects[obj]
-        return " ".join(o[a] for a in ATTRIBUTE_ORDER)
+        return " ".join([o[a] for a in ATTRIBUTE_ORDER])
 
     def location(self, obj: int) -> str:
         """``(190, 122)``: the object's rounded pixel coordinates."""
