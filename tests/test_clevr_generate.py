@@ -696,6 +696,26 @@ def test_answer_balancer_follows_the_reference_rules():
     assert balancing_windows(10, 4) == [(0, 4), (4, 8), (8, 10)]
 
 
+def test_answer_balancer_refuses_by_the_rule_after_every_addition():
+    # add() skips the sort while a known limit holds: after every addition, what it allows
+    # must be what the rule gives on the counts from scratch (skewed draws, a growing domain).
+    def refused(counts):
+        ordered = sorted(counts.values())
+        if len(ordered) < 2:
+            return set()
+        limit = min(1.1 * ordered[-2], 5.0 * max(ordered[len(ordered) // 2], 5))
+        return {a for a, c in counts.items() if c > limit}
+
+    rng = random.Random(7)
+    for domain in (range(11), (), ("yes", "no")):
+        b = AnswerBalancer(domain)
+        answers = list(domain) or ["red", "blue", "green"]
+        for _ in range(400):
+            answer = answers[min(int(rng.expovariate(0.7)), len(answers) - 1)]
+            b.add(answer)
+            assert {a for a in b.counts if not b.allows(a)} == refused(b.counts)
+
+
 def test_reference_format_templates_metadata_and_synonyms_generate(scenes):
     options = GeneratorOptions(
         template_dir=str(REFERENCE / "templates"),
