@@ -302,8 +302,8 @@ def render_cot(
         words = SceneWords()
     renderers = _RENDERERS
     outputs_object = shape.outputs_object
-    # One context moves along the program (a fresh one per node cost more than most steps'
-    # wording): renderers read it and take a modified view with dataclasses.replace.
+    # One context moves along the program, cheaper than a fresh one per node: renderers read
+    # it and take a modified view with dataclasses.replace.
     ctx = StepContext(trace, 0, index, 1, None, None, extra, category, shape, words)
     for position, item in enumerate(trace):
         ctx.position = position

@@ -122,6 +122,7 @@ class TextPlan:
                 word = options[int(rand() * len(options))]
             words.append(word)
         for word, options in variant.slots:
+            # A slot without synonyms (validation rejects it) reads as written, without a draw.
             words.append(options[int(rand() * len(options))] if options else word)
         if variant.optional:
             kept = [segment.format(*words) if rand() < 0.5 else "" for segment in variant.optional]
@@ -131,7 +132,7 @@ class TextPlan:
         # .strip() did: both split on the same (Unicode) whitespace, and it is several times faster.
         text = " ".join(text.split())
         # Both rules need "other" ([Oo]ther, [Aa]nother): most texts are spared two regexes.
-        if "other" in text or "Other" in text:
+        if self._pairs and ("other" in text or "Other" in text):
             for a, b in self._pairs:
                 first, second = values.get(a), values.get(b)
                 if first is not None and second is not None and first != second:
