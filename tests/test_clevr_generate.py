@@ -26,7 +26,7 @@ from builder_utils.clevr.generate_questions import main, write_questions
 from builder_utils.clevr.choices import SceneData, filter_choices, relate_choices
 from builder_utils.clevr.synth import generate_scenes
 from builder_utils.clevr.templates import TemplateNode
-from builder_utils.clevr.text import POST_PROMPTS, realise
+from builder_utils.clevr.text import POST_PROMPTS, TextPlan, number_agreement, realise
 from clevr_scene_factory import make_scene, write_scene_file
 
 REFERENCE = Path(__file__).parent / "data" / "templates" / "reference"
@@ -307,6 +307,55 @@ def test_text_realisation_rules():
     # a/an agree with the next word and "1 ... balls" is singular
     assert realise(["Is there a <S>?"], {"<S>": "Shape"}, {"<S>": None}, {"thing": ["object"]},
                    random.Random(0)) == "Is there an object?"
+
+
+def test_text_plan_matches_substituting_into_the_text_step_by_step():
+    # TextPlan renders through format strings and skips rules that cannot apply; substituting
+    # into the variant text one rule at a time (each as a regex over the whole text) must give
+    # the same texts and leave the generator in the same state, including slots inside
+    # optional segments, a param written twice, null words next to punctuation, "other".
+    from builder_utils.clevr.templates import _OPTIONAL, _WORD_SLOT, slot_synonyms
+    from builder_utils.clevr.text import _ANOTHER, _ARTICLE, _OTHER, _agree, _contrasted_pairs, null_word
+
+    def step_by_step(texts, types, values, synonyms, rng, agreement):
+        text = texts[int(rng.random() * len(texts))]
+        for name, ptype in types.items():
+            word = null_word(ptype) if values.get(name) is None else str(values[name])
+            options = synonyms.get(word)
+            text = text.replace(name, options[int(rng.random() * len(options))] if options else word)
+
+        def slot(m):
+            found = slot_synonyms(synonyms, m.group(1)) or ()
+            upper = m.group(1)[:1].isupper()
+            cased = [(c[:1].upper() if upper else c[:1].lower()) + c[1:] for c in found]
+            return cased[int(rng.random() * len(cased))] if cased else m.group(1)
+
+        text = _WORD_SLOT.sub(slot, text)
+        text = _OPTIONAL.sub(lambda m: m.group(1) if rng.random() < 0.5 else "", text)
+        text = re.sub(r"\s+", " ", text).strip()
+        for a, b in _contrasted_pairs(types):
+            if values.get(a) is not None and values.get(b) is not None and values[a] != values[b]:
+                text = _ANOTHER.sub(lambda m: m.group(1), _OTHER.sub("", text))
+                break
+        text = _ARTICLE.sub(_agree, agreement(text))
+        text = re.sub(r"\s+", " ", re.sub(r"\s+([?.,;:!])", r"\1", text)).strip()
+        return text[:1].upper() + text[1:]
+
+    types = {"<Z>": "Size", "<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<X>": "Integer"}
+    synonyms = {"thing": ["thing", "object"], "cube": ["cube", "block"], "large": ["large", "big"],
+                "remove": ["remove", "take away"], "add": ["add", "insert"]}
+    texts = ["{Remove} <X> [big {remove}d] <Z> <C> <S>s [of <C2>] ?", "Is an other <C> <S> , a <Z> <S> <C2>?",
+             "[{Add}] 1 more <Z> <C> <S>s [, or <X>] . <C2> <S>s [.]"]
+    agreement = number_agreement(["red", "blue", "large", "big"], ["cube", "block", "thing", "object"])
+    plan = TextPlan(texts, types, synonyms, agreement=agreement)
+    for seed in range(300):
+        draw = random.Random(seed)
+        values = {name: draw.choice(choices) for name, choices in
+                  [("<Z>", [None, "large"]), ("<C>", [None, "red"]), ("<S>", [None, "cube"]),
+                   ("<C2>", [None, "red", "blue"]), ("<X>", [1, 3])]}
+        ours, theirs = random.Random(seed), random.Random(seed)
+        assert plan.render(values, ours) == step_by_step(texts, types, values, synonyms, theirs, agreement)
+        assert ours.random() == theirs.random()
 
 
 def test_post_prompt_changes_only_the_question(tmp_path, scenes):
@@ -694,6 +743,26 @@ def test_answer_balancer_follows_the_reference_rules():
     # the median count is 0, so 5 * max(0, 5) = 25 caps both frequent answers
     assert not wide.allows(0) and not wide.allows(1) and wide.allows(2)
     assert balancing_windows(10, 4) == [(0, 4), (4, 8), (8, 10)]
+
+
+def test_answer_balancer_refuses_by_the_rule_after_every_addition():
+    # add() skips the sort while a known limit holds: after every addition, what it allows
+    # must be what the rule gives on the counts from scratch (skewed draws, a growing domain).
+    def refused(counts):
+        ordered = sorted(counts.values())
+        if len(ordered) < 2:
+            return set()
+        limit = min(1.1 * ordered[-2], 5.0 * max(ordered[len(ordered) // 2], 5))
+        return {a for a, c in counts.items() if c > limit}
+
+    rng = random.Random(7)
+    for domain in (range(11), (), ("yes", "no")):
+        b = AnswerBalancer(domain)
+        answers = list(domain) or ["red", "blue", "green"]
+        for _ in range(400):
+            answer = answers[min(int(rng.expovariate(0.7)), len(answers) - 1)]
+            b.add(answer)
+            assert {a for a in b.counts if not b.allows(a)} == refused(b.counts)
 
 
 def test_reference_format_templates_metadata_and_synonyms_generate(scenes):

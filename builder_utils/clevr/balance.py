@@ -32,11 +32,15 @@ class AnswerBalancer:
     (False, True)
     """
 
-    __slots__ = ("counts", "_refused")
+    __slots__ = ("counts", "_refused", "_limit")
 
     def __init__(self, domain: Iterable[Any]):
         self.counts: dict[Any, int] = dict.fromkeys(domain, 0)
         self._refused: frozenset = frozenset()
+        # A lower bound of the current refusal limit (0: none known). Counts only grow, so the
+        # limit never falls: an answer whose new count stays within a known limit, while
+        # nothing is refused, leaves nothing refused, and most additions skip the sort.
+        self._limit = 0.0
 
     def allows(self, answer: Any) -> bool:
         """Whether one more question with this answer keeps the distribution balanced."""
@@ -44,18 +48,20 @@ class AnswerBalancer:
 
     def add(self, answer: Any) -> None:
         """Count an accepted answer."""
-        self.counts[answer] = self.counts.get(answer, 0) + 1
-        self._refused = self._compute_refused()
+        count = self.counts[answer] = self.counts.get(answer, 0) + 1
+        if self._refused or count > self._limit:
+            self._refused = self._compute_refused()
 
     def _compute_refused(self) -> frozenset:
         ordered = sorted(self.counts.values())
         if len(ordered) < 2:
+            self._limit = 0.0
             return frozenset()
         second = ordered[-2]
         median = max(ordered[len(ordered) // 2], 5)
         # c > 1.1 * second or c > 5 * median, as one bound; usually not even the top count
         # exceeds it, and nothing needs scanning.
-        limit = min(1.1 * second, 5.0 * median)
+        limit = self._limit = min(1.1 * second, 5.0 * median)
         if ordered[-1] <= limit:
             return frozenset()
         return frozenset([a for a, c in self.counts.items() if c > limit])

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .executor import SceneIndex, answer_text, public_value
+from .executor import SceneIndex, answer_text
 from .metadata import ATTRIBUTES
 from .templates import TemplateNode
 
@@ -115,13 +115,16 @@ class ProgramShape:
     one has no consumer (``has_unused``: the action of an adversarial question); per node,
     whether it outputs one object (``outputs_object``: a ``unique`` or ``*_unique``). The same
     for every question of a template, so a caller may build it once (:func:`program_shape`)
-    and pass it to every :func:`render_cot`.
+    and pass it to every :func:`render_cot`. ``derived`` holds what renderers work out from
+    the program's nodes alone, under keys of their own, so that the template's later
+    questions reuse it.
     """
 
     consumers: tuple[tuple[int, ...], ...]
     types: frozenset[str]
     has_unused: bool
     outputs_object: tuple[bool, ...]
+    derived: dict = field(default_factory=dict, compare=False, repr=False)
 
 
 def program_shape(nodes: Sequence[TemplateNode]) -> ProgramShape:
@@ -163,6 +166,10 @@ class StepContext:
     when the caller did not give one): programs of the same shape can mean different things,
     e.g. "remove X of the N cubes" and "how many must go to leave X" are both ``N - X``.
     ``extra`` carries anything else a caller passes to :func:`render_cot`.
+
+    :func:`render_cot` moves one context from node to node (``position``, ``step_number``,
+    ``subject``, ``subject_set``): a renderer must not keep it past its call, and takes a
+    modified view with :func:`dataclasses.replace` rather than assigning to it.
     """
 
     trace: Sequence[NodeTrace]
@@ -180,30 +187,34 @@ class StepContext:
     def here(self) -> NodeTrace:
         return self.trace[self.position]
 
+    # The properties below index the trace themselves rather than go through ``here``:
+    # renderers read them several times per step.
     @property
     def node(self) -> TemplateNode:
-        return self.here.node
+        return self.trace[self.position].node
 
     @property
     def function(self) -> str:
-        return self.here.node.type
+        return self.trace[self.position].node.type
 
     @property
     def output(self) -> Any:
-        return self.here.output
+        return self.trace[self.position].output
 
     @property
     def inputs(self) -> list[Any]:
-        return [self.trace[i].output for i in self.here.node.inputs]
+        trace = self.trace
+        return [trace[i].output for i in trace[self.position].node.inputs]
 
     @property
     def input_nodes(self) -> list[NodeTrace]:
-        return [self.trace[i] for i in self.here.node.inputs]
+        trace = self.trace
+        return [trace[i] for i in trace[self.position].node.inputs]
 
     def describe(self, obj: int) -> str:
         """``small yellow rubber cylinder``: every attribute of an object."""
         o = self.index.objects[obj]
-        return " ".join(o[a] for a in ATTRIBUTE_ORDER)
+        return " ".join([o[a] for a in ATTRIBUTE_ORDER])
 
     def location(self, obj: int) -> str:
         """``(190, 122)``: the object's rounded pixel coordinates."""
@@ -223,7 +234,12 @@ class StepContext:
         known = self.words.sets
         text = known.get(mask)
         if text is None:
-            items = [self.the(i) for i in public_value(mask, "ObjectSet")]
+            items = []
+            rest = mask
+            while rest:  # the set's objects in index order, lowest bit first
+                low = rest & -rest
+                items.append(self.the(low.bit_length() - 1))
+                rest ^= low
             if len(items) <= 2:
                 text = " and ".join(items)
             else:
@@ -279,8 +295,6 @@ def render_cot(
     Answer: 0.
     """
     lines: list[str] = []
-    subject: int | None = None
-    subject_set: int | None = None
     extra = dict(extra or {})
     if shape is None:
         shape = program_shape([item.node for item in trace])
@@ -288,22 +302,24 @@ def render_cot(
         words = SceneWords()
     renderers = _RENDERERS
     outputs_object = shape.outputs_object
+    # One context moves along the program, cheaper than a fresh one per node: renderers read
+    # it and take a modified view with dataclasses.replace.
+    ctx = StepContext(trace, 0, index, 1, None, None, extra, category, shape, words)
     for position, item in enumerate(trace):
-        renderer = renderers.get(item.node.type, _fallback)
-        ctx = StepContext(trace, position, index, len(lines) + 1, subject, subject_set, extra, category, shape,
-                          words)
-        produced = renderer(ctx)
+        ctx.position = position
+        produced = renderers.get(item.node.type, _fallback)(ctx)
         if produced is None:
             continue
         if isinstance(produced, str):
-            lines.append(produced)
+            lines.append(f"Step {len(lines) + 1}: {produced}")
         else:
-            lines.extend(produced)
-        subject = position if outputs_object[position] and isinstance(item.output, int) else None
-        subject_set = position
-    steps = [f"Step {k}: {line}" for k, line in enumerate(lines, 1)]
-    steps.append(f"Answer: {answer_text(answer)}.")
-    return "\n".join(steps)
+            for line in produced:
+                lines.append(f"Step {len(lines) + 1}: {line}")
+        ctx.step_number = len(lines) + 1
+        ctx.subject = position if outputs_object[position] and isinstance(item.output, int) else None
+        ctx.subject_set = position
+    lines.append(f"Answer: {answer_text(answer)}.")
+    return "\n".join(lines)
 
 
 def _outputs_object(t: str) -> bool:

@@ -13,7 +13,7 @@ from typing import Any
 from .engine import Instance
 from .plan import CHOOSE, FILTER, FILTER_FUNCTION, RELATE, SIDE, CompiledTemplate
 
-__all__ = ["expand_program", "selected_sets"]
+__all__ = ["expand_program", "matching_steps"]
 
 
 def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str, Any]]:
@@ -57,14 +57,27 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
             value_inputs = [str(v) for v in choice]
         else:
             value_inputs = []
-        append({"function": step.function, "inputs": [position[i] for i in step.inputs], "value_inputs": value_inputs})
+        inputs = step.inputs
+        # Spelled out for the usual one or two inputs: a comprehension costs a call.
+        if len(inputs) == 1:
+            released = [position[inputs[0]]]
+        elif len(inputs) == 2:
+            released = [position[inputs[0]], position[inputs[1]]]
+        else:
+            released = [position[i] for i in inputs]
+        append({"function": step.function, "inputs": released, "value_inputs": value_inputs})
         position.append(len(program) - 1)
     return program
 
 
-def selected_sets(plan: CompiledTemplate, instance: Instance) -> list[int | None]:
-    """Per template node, the object set a filter or relate node matched (else ``None``)."""
-    return [
-        choice[-1] if step.kind in (FILTER, RELATE) else None
-        for step, choice in zip(plan.steps, instance.choices)
-    ]
+def matching_steps(plan: CompiledTemplate) -> tuple[bool, ...]:
+    """Per template node, whether its choice ends with the object set it matched (a filter or
+    relate node's, before its ``unique``/``count``/``exist``): the ``selected`` set of its
+    :class:`~builder_utils.clevr.cot.NodeTrace` is then ``choice[-1]``.
+
+    >>> from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+    >>> plan = QuestionGenerator(GeneratorOptions(templates="clevr_math")).plans[0]
+    >>> [step.function for step in plan.steps], matching_steps(plan)
+    (['scene', 'filter', 'count', 'choose', 'addition'], (False, True, False, False, False))
+    """
+    return tuple(step.kind in (FILTER, RELATE) for step in plan.steps)

@@ -34,7 +34,7 @@ from typing import Any
 from .balance import AnswerBalancer, balancing_windows
 from .cot import NodeTrace, SceneWords, program_shape, render_cot
 from .engine import Instance, SearchStats, search
-from .expand import expand_program, selected_sets
+from .expand import expand_program, matching_steps
 from .choices import SceneData, shuffled
 from .plan import CompiledTemplate, bound_arithmetic, compile_template
 from .executor import SceneIndex, answer_text
@@ -109,12 +109,15 @@ class QuestionGenerator:
         self.stats = [TemplateStats(t.key) for t in self.templates]
         self._agreement = _number_agreement(self.metadata, self.synonyms)
         # What each template's questions share, prepared once: text variants, the program's
-        # shape for the chain of thought, and per node the (param, type) pairs it traces.
+        # shape for the chain of thought, per node the (param, type) pairs it traces and
+        # whether its choice ends with the object set it matched, and one trace to refill.
         self._texts = [TextPlan(t.text, p.param_types, self.synonyms, agreement=self._agreement)
                        for t, p in zip(self.templates, self.plans)]
         self._shapes = [program_shape(t.nodes) for t in self.templates]
         self._node_params = [tuple(tuple((name, p.param_types[name]) for name in node.side_inputs)
                                    for node in t.nodes) for t, p in zip(self.templates, self.plans)]
+        self._matches = [matching_steps(p) for p in self.plans]
+        self._traces = [[NodeTrace(node, {}, {}, None) for node in t.nodes] for t in self.templates]
         self._relations = self.metadata.values("Relation")
         self._reset()
 
@@ -237,15 +240,17 @@ class QuestionGenerator:
         program = expand_program(plan, instance)
         outputs = instance.outputs
         arithmetic = [outputs[k] for k in plan.arithmetic]
-        selected = selected_sets(plan, instance)
+        # The template's trace, refilled in place: render_cot reads it only while it runs.
         get = instance.values.get
-        trace = []
-        for node, params, output, chosen in zip(template.nodes, self._node_params[t], outputs, selected):
-            by_name: dict[str, Any] = {}
-            by_type: dict[str, Any] = {}
-            for p, ptype in params:
-                by_name[p] = by_type[ptype] = get(p)
-            trace.append(NodeTrace(node, by_name, by_type, output, chosen))
+        trace = self._traces[t]
+        for item, params, matches, output, choice in zip(trace, self._node_params[t], self._matches[t], outputs,
+                                                          instance.choices):
+            item.output = output
+            item.selected = choice[-1] if matches else None
+            if params:
+                by_name, by_type = item.values, item.by_type
+                for p, ptype in params:
+                    by_name[p] = by_type[ptype] = get(p)
         return {
             "image_filename": scene.get("image_filename"),
             "image_index": image_index,

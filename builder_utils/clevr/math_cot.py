@@ -40,6 +40,7 @@ from collections.abc import Sequence
 
 from .cot import NodeTrace, ProgramShape, StepContext, _plural, program_shape, register_step, step_renderer
 from .metadata import default_metadata
+from .templates import TemplateNode
 
 __all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
 
@@ -69,18 +70,37 @@ def _is_math(shape: ProgramShape) -> bool:
     return shape.has_unused or not shape.types.isdisjoint(MATH_FUNCTIONS)
 
 
-def _attributes(trace: Sequence[NodeTrace], position: int) -> dict[str, str]:
-    """Attribute values that select node ``position``'s set, gathered along its filter chain."""
-    values: dict[str, str] = {}
-    item = trace[position]
-    while item.node.type in _FILTERS:
-        for ptype, value in item.by_type.items():
-            if value is not None:
-                values.setdefault(ptype, value)
-        if not item.node.inputs:
+def _filter_chain(nodes: Sequence[TemplateNode], position: int) -> tuple[int, ...]:
+    """The filter nodes whose values select node ``position``'s set: it and its first inputs
+    back to the first node that is not a filter."""
+    chain = []
+    k = position
+    while nodes[k].type in _FILTERS:
+        chain.append(k)
+        if not nodes[k].inputs:
             break
-        item = trace[item.node.inputs[0]]
-    return values
+        k = nodes[k].inputs[0]
+    return tuple(chain)
+
+
+def _set_noun(trace: Sequence[NodeTrace], chain: Sequence[int], n: int) -> str:
+    """The noun phrase of :func:`describe_set` for the set at the head of a filter chain
+    (:func:`_filter_chain`): each attribute's value as its nearest filter sets it."""
+    words = []
+    for ptype in _ATTRIBUTE_TYPES:
+        for k in chain:
+            value = trace[k].by_type.get(ptype)
+            if value is not None:
+                words.append(value)
+                break
+    noun = "object"
+    for k in chain:
+        value = trace[k].by_type.get("Shape")
+        if value is not None:
+            noun = value
+            break
+    words.append(_plural(n, noun))
+    return " ".join(words)
 
 
 def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
@@ -94,25 +114,64 @@ def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
     >>> describe_set(trace, 1), describe_set(trace, 1, n=1), describe_set(trace, 0)
     ('red cubes', 'red cube', 'objects')
     """
-    values = _attributes(trace, position)
-    words = []
-    for t in _ATTRIBUTE_TYPES:
-        if t in values:
-            words.append(values[t])
-    words.append(_plural(n, values.get("Shape", "object")))
-    return " ".join(words)
+    return _set_noun(trace, _filter_chain([item.node for item in trace], position), n)
 
 
-def _asked(trace: Sequence[NodeTrace]) -> str:
-    """What the question counts in the end, followed back from the final node."""
-    k = len(trace) - 1
-    while trace[k].node.type in _ARITHMETIC:
-        k = trace[k].node.inputs[0]
-    if trace[k].node.type == "count":
-        k = trace[k].node.inputs[0]
-    if trace[k].node.type == "scene":
-        return "objects"
-    return describe_set(trace, k)
+class _Layout:
+    """What these renderers read off a program's nodes alone, worked out on a template's first
+    question and kept in its :class:`ProgramShape` (``derived``) for the next ones."""
+
+    __slots__ = ("is_math", "chains", "asked", "insertion_source", "insertion_descriptions")
+
+    def __init__(self, nodes: Sequence[TemplateNode], shape: ProgramShape):
+        self.is_math = _is_math(shape)
+        self.chains = tuple(_filter_chain(nodes, k) for k in range(len(nodes)))
+        self.asked = _asked(nodes)
+        # Per choose node, the unused filter describing the objects an insertion adds: the
+        # nearest filter before it, if nothing uses that filter's output.
+        self.insertion_source: dict[int, int | None] = {}
+        for c, node in enumerate(nodes):
+            if node.type == "choose":
+                nearest = next((k for k in range(c - 1, 0, -1) if nodes[k].type in _FILTERS), None)
+                self.insertion_source[c] = nearest if nearest is not None and not shape.consumers[nearest] else None
+        # The unused filters that describe the objects of the next insertion (the addition step
+        # names them): those of the first choose after them, when an addition uses it.
+        self.insertion_descriptions: set[int] = set()
+        for k, node in enumerate(nodes):
+            first = next((c for c in range(k + 1, len(nodes)) if nodes[c].type == "choose"), None)
+            if (node.type in _FILTERS and first is not None and self.insertion_source[first] == k
+                    and any(nodes[j].type == "addition" for j in shape.consumers[first])):
+                self.insertion_descriptions.add(k)
+
+
+def _layout(ctx: StepContext) -> _Layout:
+    derived = ctx.shape.derived
+    layout = derived.get(_Layout)
+    if layout is None:
+        layout = derived[_Layout] = _Layout([item.node for item in ctx.trace], ctx.shape)
+    return layout
+
+
+def _describe(ctx: StepContext, position: int, n: int = 2) -> str:
+    """:func:`describe_set` for a renderer, along the filter chain its layout holds."""
+    return _set_noun(ctx.trace, _layout(ctx).chains[position], n)
+
+
+def _asked(nodes: Sequence[TemplateNode]) -> int | None:
+    """The node whose set the question counts in the end, followed back from the final node
+    (``None``: the whole scene)."""
+    k = len(nodes) - 1
+    while nodes[k].type in _ARITHMETIC:
+        k = nodes[k].inputs[0]
+    if nodes[k].type == "count":
+        k = nodes[k].inputs[0]
+    return None if nodes[k].type == "scene" else k
+
+
+def _asked_noun(ctx: StepContext) -> str:
+    """What the question counts in the end: ``objects``, ``red cubes``..."""
+    asked = _layout(ctx).asked
+    return "objects" if asked is None else _describe(ctx, asked)
 
 
 def _counted_set(trace: Sequence[NodeTrace], position: int) -> int | None:
@@ -121,67 +180,50 @@ def _counted_set(trace: Sequence[NodeTrace], position: int) -> int | None:
     return item.node.inputs[0] if item.node.type == "count" else None
 
 
-def _after_noun(trace: Sequence[NodeTrace], position: int, n: int) -> str:
+def _after_noun(ctx: StepContext, position: int, n: int) -> str:
     """How to name what is left after an operation whose first input is node ``position``."""
+    trace = ctx.trace
     counted = _counted_set(trace, position)
     if counted is None or trace[counted].node.type == "scene":
         return _plural(n, "object")
-    return describe_set(trace, counted, n)
-
-
-def _insertion_description(ctx: StepContext, choose_position: int) -> int | None:
-    """The unused filter node that describes the objects an insertion adds: the nearest one
-    before its ``choose``."""
-    trace = ctx.trace
-    for k in range(choose_position - 1, 0, -1):
-        if trace[k].node.type in _FILTERS:
-            return k if not ctx.shape.consumers[k] else None
-    return None
-
-
-def _is_insertion_description(ctx: StepContext, position: int) -> bool:
-    """Whether the unused filter ``position`` describes the objects of the next insertion."""
-    trace = ctx.trace
-    chooses = [k for k in range(position + 1, len(trace)) if trace[k].node.type == "choose"]
-    if not chooses or _insertion_description(ctx, chooses[0]) != position:
-        return False
-    return any(trace[k].node.type == "addition" for k in ctx.shape.consumers[chooses[0]])
+    return _describe(ctx, counted, n)
 
 
 def _listing_sentence(ctx: StepContext, position: int) -> str:
     found = ctx.trace[position].output
     n = found.bit_count()
     if n == 0:
-        return f"There are no {describe_set(ctx.trace, position)} in the scene."
-    return f"There {_plural(n, 'is', 'are')} {n} {describe_set(ctx.trace, position, n)} in the scene: {ctx.listing(found)}."
+        return f"There are no {_describe(ctx, position)} in the scene."
+    return f"There {_plural(n, 'is', 'are')} {n} {_describe(ctx, position, n)} in the scene: {ctx.listing(found)}."
 
 
 @register_step("filter", replace=True)
 def _filter(ctx: StepContext):
-    if not _is_math(ctx.shape):
+    layout = _layout(ctx)
+    if not layout.is_math:
         return _ENGINE_FILTER(ctx)
     position = ctx.position
     if ctx.shape.consumers[position]:
         return _listing_sentence(ctx, position)
-    if _is_insertion_description(ctx, position):
+    if position in layout.insertion_descriptions:
         return None  # the addition step names the new objects
     # An action on a group the question does not count: the adversarial trick.
     n = ctx.output.bit_count()
     pronoun = _plural(n, "it", "them")
-    return f"{_listing_sentence(ctx, position)[:-1]}. Removing {pronoun} does not change the number of {_asked(ctx.trace)}."
+    return f"{_listing_sentence(ctx, position)[:-1]}. Removing {pronoun} does not change the number of {_asked_noun(ctx)}."
 
 
 @register_step("count", replace=True)
 def _count(ctx: StepContext):
     source = ctx.node.inputs[0]
     n = ctx.output
-    if not _is_math(ctx.shape):
+    if not _layout(ctx).is_math:
         return _ENGINE_COUNT(ctx)
     if ctx.trace[source].node.type == "scene":
         return f"There {_plural(n, 'is', 'are')} {n} {_plural(n, 'object')} in the scene."
     if source == ctx.position - 1:
         return _ENGINE_COUNT(ctx)
-    return f"There {_plural(n, 'is', 'are')} {n} {describe_set(ctx.trace, source, n)}."
+    return f"There {_plural(n, 'is', 'are')} {n} {_describe(ctx, source, n)}."
 
 
 @register_step("choose", replace=True)
@@ -189,8 +231,8 @@ def _choose(ctx: StepContext):
     if ctx.shape.consumers[ctx.position]:
         return None  # the arithmetic step that uses X states it
     x = ctx.output
-    group = describe_set(ctx.trace, ctx.node.inputs[0], x)
-    return f"Adding {x} {group} does not change the number of {_asked(ctx.trace)}."
+    group = _describe(ctx, ctx.node.inputs[0], x)
+    return f"Adding {x} {group} does not change the number of {_asked_noun(ctx)}."
 
 
 @register_step("subtraction", replace=True)
@@ -204,29 +246,29 @@ def _subtraction(ctx: StepContext) -> str:
     if amount_node.type == "count" and trace[amount_node.inputs[0]].node.type == "union":
         union = trace[amount_node.inputs[0]].node
         # Agree with the second group's own size ("the large cyan cylinder", not "cylinders").
-        second = describe_set(trace, union.inputs[1], trace[union.inputs[1]].output.bit_count())
+        second = _describe(ctx, union.inputs[1], trace[union.inputs[1]].output.bit_count())
         return (
             f"Removing the {second} as well ({b} {_plural(b, 'object')} in the two groups together) "
-            f"leaves {arithmetic} {_after_noun(trace, before, out)}."
+            f"leaves {arithmetic} {_after_noun(ctx, before, out)}."
         )
     if amount_node.type == "count":
-        group = describe_set(trace, amount_node.inputs[0], b)
+        group = _describe(ctx, amount_node.inputs[0], b)
         removed = f"the {group}" if b == 1 else f"the {b} {group}"
-        return f"Removing {removed} leaves {arithmetic} {_after_noun(trace, before, out)}."
+        return f"Removing {removed} leaves {arithmetic} {_after_noun(ctx, before, out)}."
     if amount_node.type == "choose":
         chosen_from = amount_node.inputs[0]
         if _counted_set(trace, before) == chosen_from:
             # |group| - X is both "remove X of them" and "how many must go to leave X"; only
             # the template's category tells them apart.
-            group = describe_set(trace, chosen_from, a)
+            group = _describe(ctx, chosen_from, a)
             if ctx.category == "count_backwards":
                 return (f"There {_plural(a, 'is', 'are')} {a} {group}; to be left with {b} of them, "
                         f"remove {arithmetic}.")
             if ctx.category == "remove_subset":
-                return f"Removing {b} of the {a} {group} leaves {arithmetic} {describe_set(trace, chosen_from, out)}."
+                return f"Removing {b} of the {a} {group} leaves {arithmetic} {_describe(ctx, chosen_from, out)}."
             return f"There {_plural(a, 'is', 'are')} {a} {group}, and {arithmetic}."
-        group = describe_set(trace, chosen_from)
-        return f"Removing {b} of the {group} leaves {arithmetic} {_after_noun(trace, before, out)}."
+        group = _describe(ctx, chosen_from)
+        return f"Removing {b} of the {group} leaves {arithmetic} {_after_noun(ctx, before, out)}."
     return f"{arithmetic}."
 
 
@@ -240,9 +282,9 @@ def _addition(ctx: StepContext) -> str:
     if trace[amount].node.type == "choose":
         counted = _counted_set(trace, before)
         if counted is not None and trace[counted].node.type != "scene":
-            added = describe_set(trace, counted, b)
+            added = _describe(ctx, counted, b)
         else:
-            described = _insertion_description(ctx, amount)
-            added = describe_set(trace, described, b) if described is not None else _plural(b, "object")
-        return f"Adding {b} {added} gives {arithmetic} {_after_noun(trace, before, out)}."
+            described = _layout(ctx).insertion_source[amount]
+            added = _describe(ctx, described, b) if described is not None else _plural(b, "object")
+        return f"Adding {b} {added} gives {arithmetic} {_after_noun(ctx, before, out)}."
     return f"{arithmetic}."

@@ -35,7 +35,8 @@ POST_PROMPTS: Mapping[str, str] = {
 _OTHER = re.compile(r"\b([Oo])ther\s+")
 _ANOTHER = re.compile(r"\b([Aa])nother\b")
 _ARTICLE = re.compile(r"\b([Aa])n?(\s+)(?=([A-Za-z0-9]))")
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([?.,;:!])")
+# Marks that take no space before them; the text has single spaces when they are fixed.
+_SPACED_PUNCT = tuple((" " + mark, mark) for mark in "?.,;:!")
 
 
 def pick(rng: random.Random, options: Sequence[Any]) -> Any:
@@ -80,16 +81,20 @@ def realise(
 
 class TextPlan:
     """A template's text variants prepared once for :func:`realise`: the null word of each param,
-    the param pairs that the "other" rule compares, and each ``{Word}`` slot's synonyms with
-    their case already set. ``render`` then makes exactly the draws (and the text) that
-    :func:`realise` would.
+    the param pairs that the "other" rule compares, and each variant cut into a format string
+    whose fields are the drawn words (params, then ``{Word}`` slots with their synonyms' case
+    already set, then ``[optional]`` segments). ``render`` then makes exactly the draws (and
+    the text) that substituting into the variant text in that order would.
+
+    Param names are ``<...>`` placeholders (none inside another, as template validation
+    requires); drawn words are inserted as they are, never read as slots or segments.
 
     >>> plan = TextPlan(["How many <C> <S>s are there?"], {"<C>": "Color", "<S>": "Shape"}, {})
     >>> plan.render({"<C>": "red", "<S>": None}, random.Random(0))
     'How many red things are there?'
     """
 
-    __slots__ = ("texts", "synonyms", "agreement", "_params", "_pairs", "_slots")
+    __slots__ = ("texts", "synonyms", "agreement", "_params", "_pairs", "_variants")
 
     def __init__(self, texts: Sequence[str], param_types: Mapping[str, str],
                  synonyms: Mapping[str, Sequence[str]], *, agreement: Callable[[str], str] | None = None):
@@ -98,53 +103,102 @@ class TextPlan:
         self.agreement = agreement
         self._params = tuple((name, null_word(ptype)) for name, ptype in param_types.items())
         self._pairs = _contrasted_pairs(param_types)
-        # {Word} slot -> its synonyms, case set by the slot's first letter ({Remove} starts a
-        # sentence, {remove} not); () when the slot has none (kept as written). Filled on use.
-        self._slots: dict[str, tuple[str, ...]] = {}
+        self._variants = tuple(_Variant(text, [name for name, _ in self._params], synonyms) for text in self.texts)
 
     def render(self, values: Mapping[str, Any], rng: random.Random) -> str:
-        """One question text for the params' ``values``, drawing from ``rng``."""
+        """One question text for the params' ``values``, drawing from ``rng``: the variant,
+        then one synonym per param (in declared order), per ``{Word}`` slot and per
+        ``[optional]`` segment (kept with probability 0.5), each in text order."""
         rand = rng.random
         synonyms = self.synonyms
-        texts = self.texts
-        text = texts[int(rand() * len(texts))]
+        variants = self._variants
+        variant = variants[int(rand() * len(variants))]
+        words = []
         for name, null in self._params:
             value = values.get(name)
             word = null if value is None else str(value)
             options = synonyms.get(word)
             if options:
                 word = options[int(rand() * len(options))]
-            text = text.replace(name, word)
-        if "{" in text:
-            text = _WORD_SLOT.sub(lambda m: self._slot_word(m.group(1), rand), text)
-        if "[" in text:
-            text = _OPTIONAL.sub(lambda m: m.group(1) if rand() < 0.5 else "", text)
+            words.append(word)
+        for word, options in variant.slots:
+            # A slot without synonyms (validation rejects it) reads as written, without a draw.
+            words.append(options[int(rand() * len(options))] if options else word)
+        if variant.optional:
+            kept = [segment.format(*words) if rand() < 0.5 else "" for segment in variant.optional]
+            words += kept
+        text = variant.format.format(*words)
         # " ".join(text.split()) collapses whitespace runs and strips, as re.sub(r"\s+", " ", text)
         # .strip() did: both split on the same (Unicode) whitespace, and it is several times faster.
         text = " ".join(text.split())
-        for a, b in self._pairs:
-            first, second = values.get(a), values.get(b)
-            if first is not None and second is not None and first != second:
-                text = _OTHER.sub("", text)
-                text = _ANOTHER.sub(lambda m: m.group(1), text)
-                break
+        # Both rules need "other" ([Oo]ther, [Aa]nother): most texts are spared two regexes.
+        if self._pairs and ("other" in text or "Other" in text):
+            for a, b in self._pairs:
+                first, second = values.get(a), values.get(b)
+                if first is not None and second is not None and first != second:
+                    text = _OTHER.sub("", text)
+                    text = _ANOTHER.sub(_first_letter, text)
+                    break
         if self.agreement is not None:
-            text = self.agreement(text)
-        text = _ARTICLE.sub(_agree, text)
-        if _SPACE_BEFORE_PUNCT.search(text) is not None:
-            text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
-        text = " ".join(text.split())
+            # Collapsed again, the agreement being any callable (the rules above keep single
+            # spaces): the substring tests below rely on single spaces. Collapsing before the
+            # article and punctuation rules rather than after gives the same text, as neither
+            # adds whitespace nor tells one run of it from another.
+            text = " ".join(self.agreement(text).split())
+        if "a " in text or "A " in text or "an " in text or "An " in text:
+            text = _ARTICLE.sub(_agree, text)
+        for spaced, mark in _SPACED_PUNCT:
+            if spaced in text:
+                text = text.replace(spaced, mark)
         return text[:1].upper() + text[1:]
 
-    def _slot_word(self, word: str, rand: Callable[[], float]) -> str:
-        options = self._slots.get(word)
-        if options is None:
-            found = slot_synonyms(self.synonyms, word) or ()
-            upper = word[:1].isupper()
-            options = self._slots[word] = tuple((c[:1].upper() if upper else c[:1].lower()) + c[1:] for c in found)
-        if not options:  # validation rejects this; kept readable rather than crashing mid-run
-            return word
-        return options[int(rand() * len(options))]
+
+class _Variant:
+    """One text variant as a format string: fields ``0..P-1`` are the params' words (in
+    declared order), then one per ``{Word}`` slot, then one per ``[optional]`` segment, whose
+    own format string takes the param and slot fields."""
+
+    __slots__ = ("format", "slots", "optional")
+
+    def __init__(self, text: str, names: Sequence[str], synonyms: Mapping[str, Sequence[str]]):
+        param_field = {name: k for k, name in enumerate(names)}
+        token = re.compile("|".join([*map(re.escape, sorted(names, key=len, reverse=True)), _WORD_SLOT.pattern]))
+        first_segment = len(names) + len(_WORD_SLOT.findall(text))
+        # (word, its synonyms cased by the slot's first letter: {Remove} starts a sentence,
+        # {remove} not; () when it has none, and the slot reads as written), in text order
+        slots: list[tuple[str, tuple[str, ...]]] = []
+
+        def fields(part: str) -> str:
+            out, last = [], 0
+            for m in token.finditer(part):
+                out.append(_escape_braces(part[last:m.start()]))
+                word = m.group(1)
+                if word is None:
+                    out.append("{%d}" % param_field[m.group()])
+                else:
+                    upper = word[:1].isupper()
+                    cased = tuple((c[:1].upper() if upper else c[:1].lower()) + c[1:]
+                                  for c in slot_synonyms(synonyms, word) or ())
+                    out.append("{%d}" % (len(names) + len(slots)))
+                    slots.append((word, cased))
+                last = m.end()
+            out.append(_escape_braces(part[last:]))
+            return "".join(out)
+
+        main, optional, last = [], [], 0
+        for m in _OPTIONAL.finditer(text):
+            main.append(fields(text[last:m.start()]))
+            optional.append(fields(m.group(1)))
+            main.append("{%d}" % (first_segment + len(optional) - 1))
+            last = m.end()
+        main.append(fields(text[last:]))
+        self.format = "".join(main)
+        self.optional = tuple(optional)
+        self.slots = tuple(slots)
+
+
+def _escape_braces(literal: str) -> str:
+    return literal.replace("{", "{{").replace("}", "}}")
 
 
 def number_agreement(
@@ -167,10 +221,13 @@ def number_agreement(
     )
 
     def agree(text: str) -> str:
-        # Most questions hold no "1 " nor "one ": a substring test spares them the regex.
+        # Most questions hold no "1 " nor "one ": a substring test spares them the regex; and
+        # a search is cheaper than a sub that finds nothing (it would parse its template).
         if "1 " not in text and "one " not in text and "One " not in text:
             return text
-        return pattern.sub(r"\1 \2\3", text)
+        if pattern.search(text) is None:
+            return text
+        return pattern.sub(_singular, text)
 
     return agree
 
@@ -202,6 +259,14 @@ def _contrasted_pairs(param_types: Mapping[str, str]) -> tuple[tuple[str, str], 
     if not by_type or any(len(names) > 2 for names in by_type.values()):
         return ()
     return tuple((names[0], names[1]) for names in by_type.values() if len(names) == 2)
+
+
+def _singular(match: re.Match) -> str:
+    return f"{match.group(1)} {match.group(2)}{match.group(3)}"
+
+
+def _first_letter(match: re.Match) -> str:
+    return match.group(1)
 
 
 def _agree(match: re.Match) -> str:
