@@ -377,11 +377,14 @@ def generate_windows(
     dask: str | None = None,
     output: str = "dict",
     client: Any = None,
+    generator: QuestionGenerator | None = None,
 ) -> Iterator[tuple[tuple[int, int], Any]]:
     """Yield ``((a, b), run_window(...))`` for each task range, in order, computed in this
     process, a pool of ``num_workers`` processes or on Dask (see
     :func:`builder_utils.clevr.distributed.ordered_map`). A :class:`SceneFile` travels as its
     path and byte offsets, so each worker reads only its own window of the file.
+    ``generator``: one the caller just built from ``options``; the tasks run in this process
+    (and in forked workers) use it instead of loading the same files again.
 
     >>> from builder_utils.clevr.synth import generate_scenes
     >>> [(r, len(qs)) for r, qs in generate_windows(GeneratorOptions(templates_per_image=1),
@@ -390,6 +393,11 @@ def generate_windows(
     """
     from .distributed import in_this_process, ordered_map
 
+    if generator is not None:
+        if generator.options != options:
+            raise ValueError("generate_windows: the generator was built for other options")
+        _GENERATORS.clear()
+        _GENERATORS[repr(options)] = generator
     part = getattr(scenes, "part", None)
     # JSON texts cross to other processes packed in one bytes; here they stay a list.
     packed = output == "json" and not in_this_process(len(tasks), num_workers=num_workers, dask=dask, client=client)
