@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from multiprocessing import get_context
 
 import pytest
@@ -137,6 +137,12 @@ def test_a_small_file_hands_out_its_parsed_scenes_once_and_each_caller_gets_its_
     mine[0]["relationships"].clear()
     assert loaded.window(20, 30) == scenes[20:30] and part.window(0, 10) == scenes[20:30]
     assert pickle.loads(pickle.dumps(load_scenes(path).part(0, 40)))._kept == 0  # offsets only
+
+    shared = load_scenes(path)  # threads reading the same windows never get the same object
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        windows = list(pool.map(lambda k: shared.window(0, 40), range(8)))
+    assert all(window == scenes for window in windows)
+    assert len({id(scene) for window in windows for scene in window}) == 8 * 40
 
 
 def test_a_file_over_the_keep_budget_is_only_indexed(tmp_path, monkeypatch):

@@ -25,6 +25,7 @@ import math
 import os
 import re
 import reprlib
+import threading
 from array import array
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -402,12 +403,13 @@ class SceneFile(Sequence):
         self._ends = ends
         self._stamp = stamp
         # The index pass's own scene objects (small files only), each handed out at most once:
-        # None where given away. Never pickled, never shared with a part.
+        # None where given away. Never pickled; a part takes over those of its range.
         self._kept = sum(scene is not None for scene in parsed) if parsed else 0
         self._parsed = parsed if self._kept else None
+        self._taking = threading.Lock() if self._parsed else None  # two threads never take one scene
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_parsed": None, "_kept": 0}
+        return {**self.__dict__, "_parsed": None, "_kept": 0, "_taking": None}
 
     def __len__(self) -> int:
         return len(self._starts)
@@ -465,14 +467,17 @@ class SceneFile(Sequence):
         """Remove the kept scenes ``[start, stop)`` from this file and return them (None where
         one was already handed out), or None when nothing is kept. Whoever takes a scene holds
         the only reference to it: as fresh as a parse, and no other caller ever sees it."""
-        parsed = self._parsed
-        if parsed is None:
+        if self._parsed is None:
             return None
-        taken = parsed[start:stop]
-        parsed[start:stop] = [None] * (stop - start)
-        self._kept -= sum(scene is not None for scene in taken)
-        if not self._kept:
-            self._parsed = None
+        with self._taking:
+            parsed = self._parsed
+            if parsed is None:
+                return None
+            taken = parsed[start:stop]
+            parsed[start:stop] = [None] * (stop - start)
+            self._kept -= sum(scene is not None for scene in taken)
+            if not self._kept:
+                self._parsed = None
         return taken
 
     def part(self, start: int, stop: int) -> SceneFile:
