@@ -28,7 +28,6 @@ from __future__ import annotations
 import codecs
 import hashlib
 import os
-import secrets
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,7 +53,8 @@ def _create_temp(path: Path) -> tuple[int, Path]:
     if len(stem.encode("utf-8", "surrogateescape")) > _NAME_MAX - len(".12345678.tmp") - 1:
         stem = hashlib.sha256(os.fsencode(stem)).hexdigest()[:32]
     for _ in range(_ATTEMPTS):
-        tmp = path.with_name(f".{stem}.{secrets.token_hex(4)}.tmp")
+        # os.urandom is what secrets.token_hex draws from, without secrets' imports (~2 ms)
+        tmp = path.with_name(f".{stem}.{os.urandom(4).hex()}.tmp")
         try:
             return os.open(tmp, _FLAGS, 0o666), tmp
         except FileExistsError:

@@ -480,6 +480,28 @@ def test_choose_with_allow_zero_draws_zero_and_its_programs_reexecute(tmp_path, 
     assert 0 in drawn and len(drawn) >= 3
 
 
+def test_a_second_run_in_one_process_sees_the_template_files_as_they_are_now(tmp_path):
+    """The command hands its freshly loaded generator to its windows (no second load), so a
+    caller that edits a template between two runs with the same flags gets the new text."""
+    folder = tmp_path / "templates"
+    folder.mkdir()
+    source = json.loads((REFERENCE / "templates" / "counting.json").read_text())
+    (folder / "counting.json").write_text(json.dumps(source))
+    path = scene_file(tmp_path, generate_scenes(4, seed=2, split="val"))
+    out = tmp_path / "q.json"
+    argv = ["--input_scene_file", str(path), "--output_questions_file", str(out), "--template_dir", str(folder),
+            "--quiet"]
+    assert main(argv) == 0
+    first = json.loads(out.read_text())["questions"]
+    assert first and not any(q["question"].startswith("Tell me") for q in first)
+    for template in source:
+        template["text"] = ["Tell me: " + text for text in template["text"]]
+    (folder / "counting.json").write_text(json.dumps(source))
+    assert main(argv) == 0
+    second = json.loads(out.read_text())["questions"]
+    assert len(second) == len(first) and all(q["question"].startswith("Tell me: ") for q in second)
+
+
 def _plan(tmp_path, nodes, params, name):
     text = " ".join(p["name"] for p in params) + "?"
     folder = template_dir(tmp_path, [{"params": params, "text": [text], "nodes": nodes}], name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import pickle
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from multiprocessing import get_context
 
 import pytest
@@ -110,6 +110,48 @@ def test_pickling_is_cheap_and_windows_survive_it(tmp_path):
     part = loaded.part(250, 300)
     assert len(part) == 50 and list(part) == scenes[250:300]
     assert len(pickle.dumps(part)) < len(blob) / 2
+
+
+def test_a_small_file_hands_out_its_parsed_scenes_once_and_each_caller_gets_its_own(tmp_path):
+    """The index pass's scenes are reused (no second parse of a small file), but a caller that
+    changes what it got never changes what another caller gets, in this file or in a part."""
+    scenes = varied_scenes(40)
+    path = write_scene_file(tmp_path / "scenes.json", scenes)
+    loaded = load_scenes(path)
+    assert loaded._kept == 40  # what the first window will not parse again
+    first = loaded.window(0, 40)
+    assert first == scenes and loaded._kept == 0
+    first[0]["objects"].clear()
+    first[1]["image_filename"] = "changed.png"
+    again = loaded.window(0, 40)
+    assert again == scenes and all(a is not b for a, b in zip(first, again))
+    assert loaded[0] == scenes[0] and list(loaded) == scenes
+
+    loaded = load_scenes(path)
+    single = loaded[5]  # one scene handed out: the next window over it parses the file
+    single["objects"].clear()
+    assert loaded.window(0, 10) == scenes[:10]
+    part = loaded.part(20, 30)  # the part takes over its range's scenes
+    assert part._kept == 10 and loaded._kept == 40 - 10 - 10
+    mine = part.window(0, 10)
+    mine[0]["relationships"].clear()
+    assert loaded.window(20, 30) == scenes[20:30] and part.window(0, 10) == scenes[20:30]
+    assert pickle.loads(pickle.dumps(load_scenes(path).part(0, 40)))._kept == 0  # offsets only
+
+    shared = load_scenes(path)  # threads reading the same windows never get the same object
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        windows = list(pool.map(lambda k: shared.window(0, 40), range(8)))
+    assert all(window == scenes for window in windows)
+    assert len({id(scene) for window in windows for scene in window}) == 8 * 40
+
+
+def test_a_file_over_the_keep_budget_is_only_indexed(tmp_path, monkeypatch):
+    scenes = varied_scenes(12)
+    path = write_scene_file(tmp_path / "scenes.json", scenes)
+    monkeypatch.setattr(scenes_module, "KEEP_PARSED_BYTES", os.path.getsize(path) - 1)
+    loaded = load_scenes(path)
+    assert loaded._kept == 0
+    assert loaded.window(0, 12) == scenes and list(loaded.part(3, 9)) == scenes[3:9]
 
 
 def _first_filenames(scene_file: SceneFile) -> list[str]:

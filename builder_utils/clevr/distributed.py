@@ -38,14 +38,13 @@ import os
 import shutil
 import signal
 import tempfile
-import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["DASK_EXTRA", "DaskUnavailable", "LOCAL_CLUSTER_CONFIG", "dask_client", "local_cluster", "ordered_map",
-           "require_dask"]
+__all__ = ["DASK_EXTRA", "DaskUnavailable", "LOCAL_CLUSTER_CONFIG", "dask_client", "in_this_process", "local_cluster",
+           "ordered_map", "require_dask"]
 
 logger = logging.getLogger(__name__)
 
@@ -286,6 +285,17 @@ def _run_task(fn: Callable[..., Any], task: tuple) -> Any:
             os._exit(128 + signal.SIGTERM)
 
 
+def in_this_process(num_tasks: int, *, num_workers: int = 1, dask: str | None = None, client: Any = None) -> bool:
+    """Whether :func:`ordered_map` runs ``num_tasks`` tasks here, in a plain loop (then a
+    result need not be packed for another process).
+
+    Example:
+        >>> in_this_process(8), in_this_process(8, num_workers=2), in_this_process(1, num_workers=2)
+        (True, False, True)
+    """
+    return client is None and dask is None and (num_workers <= 1 or num_tasks <= 1)
+
+
 def ordered_map(
     fn: Callable[..., Any],
     tasks: Sequence[tuple],
@@ -311,7 +321,7 @@ def ordered_map(
     elif dask is not None:
         with dask_client(dask, num_workers) as opened:
             yield from _dask_map(opened, fn, tasks, lookahead)
-    elif num_workers <= 1 or len(tasks) <= 1:
+    elif in_this_process(len(tasks), num_workers=num_workers):
         for task in tasks:
             yield fn(*task)
     else:
@@ -347,6 +357,8 @@ def _dask_map(client, fn, tasks, lookahead) -> Iterator[Any]:
         return lookahead or 2 * max(sum(client.nthreads().values()), 1)
 
     limit = ahead()
+    import uuid  # only here: with platform, ~4 ms of start-up that an in-process run never needs
+
     run = uuid.uuid4().hex[:8]
     name = getattr(fn, "__name__", "task")
     pending: deque = deque()

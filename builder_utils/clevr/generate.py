@@ -341,11 +341,17 @@ def task_scenes(num_scenes: int, num_workers: int) -> int:
     return max(1, min(MIN_TASK_SCENES, num_scenes // (4 * num_workers)))
 
 
+# Questions hold no reference cycles: skipping the encoder's cycle check (a dict entry per
+# container) writes the same text as json.dumps, about a fifth faster.
+_JSON = json.JSONEncoder(check_circular=False)
+
+
 def run_window(options: GeneratorOptions, scenes: Sequence[dict], base: int, output: str = "dict") -> Any:
     """The questions of ``scenes`` (whose first scene is absolute position ``base``, a window
-    boundary), as a list of dicts (``output="dict"``), their ``json.dumps`` texts joined by
-    newlines in one ``bytes`` (``"jsonl"``: far cheaper to send between processes, and Dask
-    would decode a list of texts item by item) or a :mod:`pyarrow` table (``"arrow"``, see
+    boundary), as a list of dicts (``output="dict"``), a list of their ``json.dumps`` texts
+    (``"json"``), those texts joined by newlines in one ``bytes`` (``"jsonl"``: far cheaper
+    to send between processes, and Dask would decode a list of texts item by item) or a
+    :mod:`pyarrow` table (``"arrow"``, see
     :func:`builder_utils.clevr.question_files.questions_table`). The task function of
     :func:`generate_windows`, run in whichever process gets it.
 
@@ -355,9 +361,11 @@ def run_window(options: GeneratorOptions, scenes: Sequence[dict], base: int, out
     """
     generator = _generator_for(options)
     questions = generator._generate(scenes, 0, len(scenes), base)
+    if output == "json":
+        return [_JSON.encode(q) for q in questions]
     if output == "jsonl":
         # json.dumps escapes every newline inside a value: the texts split back exactly.
-        return "\n".join(json.dumps(q) for q in questions).encode()
+        return "\n".join(_JSON.encode(q) for q in questions).encode()
     if output == "arrow":
         from .question_files import questions_table
 
@@ -374,25 +382,35 @@ def generate_windows(
     dask: str | None = None,
     output: str = "dict",
     client: Any = None,
+    generator: QuestionGenerator | None = None,
 ) -> Iterator[tuple[tuple[int, int], Any]]:
     """Yield ``((a, b), run_window(...))`` for each task range, in order, computed in this
     process, a pool of ``num_workers`` processes or on Dask (see
     :func:`builder_utils.clevr.distributed.ordered_map`). A :class:`SceneFile` travels as its
     path and byte offsets, so each worker reads only its own window of the file.
+    ``generator``: one the caller just built from ``options``; the tasks run in this process
+    (and in forked workers) use it instead of loading the same files again.
 
     >>> from builder_utils.clevr.synth import generate_scenes
     >>> [(r, len(qs)) for r, qs in generate_windows(GeneratorOptions(templates_per_image=1),
     ...                                             generate_scenes(3, seed=0), [(0, 2), (2, 3)])]
     [((0, 2), 2), ((2, 3), 1)]
     """
-    from .distributed import ordered_map
+    from .distributed import in_this_process, ordered_map
 
+    if generator is not None:
+        if generator.options != options:
+            raise ValueError("generate_windows: the generator was built for other options")
+        _GENERATORS.clear()
+        _GENERATORS[repr(options)] = generator
     part = getattr(scenes, "part", None)
-    wire = "jsonl" if output == "json" else output
+    # JSON texts cross to other processes packed in one bytes; here they stay a list.
+    packed = output == "json" and not in_this_process(len(tasks), num_workers=num_workers, dask=dask, client=client)
+    wire = "jsonl" if packed else output
     work = [(options, part(a, b) if part is not None else list(scenes[a:b]), a, wire) for a, b in tasks]
     results = ordered_map(run_window, work, num_workers=num_workers, dask=dask, client=client)
     for task, result in zip(tasks, results):
-        yield task, ((result.decode().split("\n") if result else []) if wire == "jsonl" else result)
+        yield task, ((result.decode().split("\n") if result else []) if packed else result)
 
 
 def generate_parallel(

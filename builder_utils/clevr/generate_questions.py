@@ -183,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
     info = {**scenes.info, "generated_by": GENERATED_BY}  # how a later run knows the output is ours
     with _progress_bar(stop - start, progress_wanted(args.quiet)) as bar:
         results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
-                                   output=output)
+                                   output=output, generator=generator)
 
         def counted(results):
             for (a, b), result in results:
