@@ -36,7 +36,7 @@ HARNESS_STAMP := $(HARNESS_VENV)/.installed
 HARNESS_TORCH ?= $(AUDIO_TORCH)
 HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
 
-.PHONY: demo test test-legacy test-audio test-train test-harness clean
+.PHONY: demo test test-legacy test-audio test-train test-harness clean bytecode
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,12 +73,18 @@ $(HARNESS_STAMP): setup.cfg pyproject.toml
 	$(HARNESS_VENV)/bin/python -m pip uninstall --quiet --yes torchvision
 	touch $(HARNESS_STAMP)
 
-demo: $(STAMP)
+# The package's modules compiled ahead (0.07 s when up to date): an editable install leaves
+# that to the first import, and with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every
+# command would compile them again, about 0.09 s of each start-up.
+bytecode: $(STAMP)
+	$(PY) -m compileall -q builder_utils clevr_math clotho_aqa
+
+demo: $(STAMP) bytecode
 	$(VENV)/bin/clevr-math demo
 	$(VENV)/bin/clotho-aqa demo
 
 # One pytest worker per core (pytest-xdist): the suite's cases are independent subprocess runs.
-test: $(STAMP) $(LEGACY_STAMP)
+test: $(STAMP) $(LEGACY_STAMP) bytecode
 	$(PY) -m pytest -q -n auto
 
 test-legacy: $(LEGACY_STAMP)

@@ -970,3 +970,18 @@ def test_generate_questions_says_what_it_wrote_in_one_line_unless_quiet(tmp_path
     assert said.stderr.splitlines() == [f"generate-questions: wrote {count} questions for 3 scenes to {tmp_path / 'q.json'}"]
     quiet = subprocess.run([*command, "--quiet"], capture_output=True, text=True, env=env)
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_windows_run_on_several_threads_of_one_process_give_the_one_thread_questions(scenes):
+    # A Dask worker started with several threads runs tasks side by side in one process: each
+    # thread must balance its own window.
+    from concurrent.futures import ThreadPoolExecutor
+
+    from builder_utils.clevr.generate import run_window
+
+    options = GeneratorOptions(templates="clevr_math", seed=2, reset_counts_every=2)
+    windows = [(a, scenes[a:a + 2]) for a in range(0, len(scenes) - 1, 2)] * 3
+    alone = [run_window(options, window, a, "json") for a, window in windows]
+    with ThreadPoolExecutor(4) as pool:
+        side_by_side = list(pool.map(lambda task: run_window(options, task[1], task[0], "json"), windows))
+    assert side_by_side == alone

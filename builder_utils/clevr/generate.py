@@ -26,6 +26,7 @@ import hashlib
 import json
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -295,16 +296,26 @@ MIN_TASK_SCENES = 64
 """Consecutive balancing windows are merged into tasks of at least this many scenes, so that
 tiny windows (``reset_counts_every`` 4, say) do not drown in per-task overhead."""
 
-# Generators built in this (worker) process, by options: templates are loaded once per process.
-_GENERATORS: dict[str, QuestionGenerator] = {}
+# Generators built in this (worker) thread, by options: templates are loaded once per thread.
+# Per thread, because a generator holds the balancing counts of the window it runs, and a Dask
+# worker started with several threads runs windows side by side.
+_LOCAL = threading.local()
+
+
+def _generators() -> dict[str, QuestionGenerator]:
+    found = getattr(_LOCAL, "generators", None)
+    if found is None:
+        found = _LOCAL.generators = {}
+    return found
 
 
 def _generator_for(options: GeneratorOptions) -> QuestionGenerator:
     key = repr(options)
-    generator = _GENERATORS.get(key)
+    generators = _generators()
+    generator = generators.get(key)
     if generator is None:
-        _GENERATORS.clear()
-        generator = _GENERATORS[key] = QuestionGenerator(options)
+        generators.clear()
+        generator = generators[key] = QuestionGenerator(options)
     return generator
 
 
@@ -401,8 +412,9 @@ def generate_windows(
     if generator is not None:
         if generator.options != options:
             raise ValueError("generate_windows: the generator was built for other options")
-        _GENERATORS.clear()
-        _GENERATORS[repr(options)] = generator
+        generators = _generators()
+        generators.clear()
+        generators[repr(options)] = generator
     part = getattr(scenes, "part", None)
     # JSON texts cross to other processes packed in one bytes; here they stay a list.
     packed = output == "json" and not in_this_process(len(tasks), num_workers=num_workers, dask=dask, client=client)
