@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import codecs
-import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +50,8 @@ def _create_temp(path: Path) -> tuple[int, Path]:
     # shortened to a digest (the temporary name only has to be unique and hidden).
     stem = path.name
     if len(stem.encode("utf-8", "surrogateescape")) > _NAME_MAX - len(".12345678.tmp") - 1:
+        import hashlib  # rarely needed, and it loads OpenSSL (~3 ms)
+
         stem = hashlib.sha256(os.fsencode(stem)).hexdigest()[:32]
     for _ in range(_ATTEMPTS):
         # os.urandom is what secrets.token_hex draws from, without secrets' imports (~2 ms)

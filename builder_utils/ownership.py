@@ -69,7 +69,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import hashlib
 import json
 import os
 import shutil
@@ -136,6 +135,8 @@ def sha256_of(path: str | os.PathLike) -> str:
         ...     sha256_of(fh.name)[:12]
         'ba7816bf8f01'
     """
+    import hashlib  # here: hashlib loads OpenSSL (~3 ms), which a command that hashes nothing spares
+
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
         while chunk := fh.read(_CHUNK):

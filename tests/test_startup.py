@@ -27,7 +27,7 @@ def script(name: str) -> str:
 
 # Light but not needed by a plain JSON run in one process (together ~12 ms of its start-up):
 # Dask's task ids (uuid, which loads platform), package-resource readers (zipfile), secrets.
-LAZY = ("uuid", "platform", "importlib.resources", "zipfile", "secrets")
+LAZY = ("uuid", "platform", "importlib.resources", "zipfile", "secrets", "hashlib")
 
 
 def imported(argv: list[str], cwd: Path) -> set[str]:

@@ -51,7 +51,7 @@ class SceneData:
     """
 
     __slots__ = ("index", "relations", "_values", "_by_support", "_keys", "_summaries", "_filters", "_relates",
-                 "_key_masks")
+                 "_key_masks", "_domains")
 
     def __init__(self, index: SceneIndex, relations: Sequence[str]):
         self.index = index
@@ -67,6 +67,7 @@ class SceneData:
         self._filters: dict[tuple, tuple] = {}
         self._relates: dict[tuple, tuple] = {}
         self._key_masks: dict[tuple, int] = {}
+        self._domains: dict[tuple, tuple[tuple, ...]] = {}
 
     def _table(self, support: int) -> dict[tuple, int]:
         """The filter keys of one attribute support present in the scene, with their masks
@@ -177,7 +178,10 @@ def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tupl
         domains = None
         if not unique:
             extra = len(options) if step.suffix == "exist" else singles
-            domains = _key_domains(step, data, fixed_values)
+            # The same for every input set: filters over many sets share them.
+            domains = data._domains.get((step.signature, fixed_values))
+            if domains is None:
+                domains = data._domains[(step.signature, fixed_values)] = _key_domains(step, data, fixed_values)
             room = 1
             for d in domains:
                 room *= len(d)
