@@ -10,7 +10,9 @@ are taken first from the ones present in the scene but not among the input objec
 about objects that are in the picture, elsewhere, survives the degeneracy check and reads
 naturally), then from the whole vocabulary. ``relate_filter`` offers empty selections as
 ``filter`` does (as many as it has one-object options); ``relate_filter_count`` and
-``relate_filter_exist`` offer every empty one.
+``relate_filter_exist`` offer every empty one. A template's ``OUT_RANGE`` on a ``filter`` or
+``filter_count`` node is applied to its choices (``Step.sizes``): no selection outside the
+range, and no empty combination where it asks for at least one object.
 
 For example::
 
@@ -174,9 +176,15 @@ def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tupl
                 if (unique and not single) or (drop_null and key == NULL_KEY):
                     continue
                 options.append((key, selected))
+        # The template's range on the selection (see Step.sizes), applied here rather than
+        # tried option by option; no empty key where at least one object is required.
+        low, high = step.sizes
+        if low is not None or high is not None:
+            low_, high_ = (0 if low is None else low), (mask.bit_count() if high is None else high)
+            options = [pair for pair in options if low_ <= pair[1].bit_count() <= high_]
         extra = 0
         domains = None
-        if not unique:
+        if not unique and (low is None or low <= 0):
             extra = len(options) if step.suffix == "exist" else singles
             # The same for every input set: filters over many sets share them.
             domains = data._domains.get((step.signature, fixed_values))

@@ -60,6 +60,7 @@ class Step:
     domains: tuple[tuple[Any, ...], ...] = ()
     allow_zero: bool = False
     bounds: tuple[int | None, int | None] = (None, None)  # OUT_RANGE folded into a choose domain
+    sizes: tuple[int | None, int | None] = (None, None)  # OUT_RANGE folded into a filter's selections
     impl: Callable | None = None  # the registered function (choose, side-input and plain steps)
     run: Callable | None = None  # plain steps: run(index, outputs), impl with its inputs bound
     reduce: Callable | None = None  # filter/relate steps: the registered unique/count/exist
@@ -226,12 +227,12 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
         if step.kind == CHOOSE:
             # A range on the drawn X narrows its domain instead of rejecting draws one by one
             # (uniform over the narrowed domain = uniform draws conditioned on the range).
-            low, high = None, None
-            for chk in [c for c in found if c[0] == OUT_RANGE and c[1] == step.position]:
-                found.remove(chk)
-                low = chk[2] if low is None or (chk[2] is not None and chk[2] > low) else low
-                high = chk[3] if high is None or (chk[3] is not None and chk[3] < high) else high
-            step.bounds = (low, high)
+            step.bounds = _fold_ranges(found, step.position)
+        elif step.kind == FILTER and step.suffix in (None, "count"):
+            # Likewise a range on a filter's selection (its set, or its count) narrows its
+            # options: empty keys are not offered where at least one object is required.
+            step.sizes = _fold_ranges(found, step.position)
+            step.signature += (step.sizes,)
         _set_checks(step, tuple(found), steps)
 
     raw_relates = _intersected_relates(template)
@@ -247,6 +248,17 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
     )
     plan.recalls = _recalls(plan)
     return plan
+
+
+def _fold_ranges(found: list[tuple], position: int) -> tuple[int | None, int | None]:
+    """Remove the OUT_RANGE checks on the output at ``position`` from ``found`` and return
+    their intersection as ``(low, high)`` (``None``: unbounded)."""
+    low, high = None, None
+    for chk in [c for c in found if c[0] == OUT_RANGE and c[1] == position]:
+        found.remove(chk)
+        low = chk[2] if low is None or (chk[2] is not None and chk[2] > low) else low
+        high = chk[3] if high is None or (chk[3] is not None and chk[3] < high) else high
+    return low, high
 
 
 def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
