@@ -180,11 +180,12 @@ def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tupl
         # tried option by option; no empty key where at least one object is required.
         low, high = step.sizes
         if low is not None or high is not None:
-            low_, high_ = (0 if low is None else low), (mask.bit_count() if high is None else high)
-            options = [pair for pair in options if low_ <= pair[1].bit_count() <= high_]
+            low = 0 if low is None else low
+            high = mask.bit_count() if high is None else high
+            options = [pair for pair in options if low <= pair[1].bit_count() <= high]
         extra = 0
         domains = None
-        if not unique and (low is None or low <= 0):
+        if step.draws_empty_keys:
             extra = len(options) if step.suffix == "exist" else singles
             # The same for every input set: filters over many sets share them.
             domains = data._domains.get((step.signature, fixed_values))

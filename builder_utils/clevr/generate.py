@@ -312,12 +312,15 @@ def _generators() -> dict[str, QuestionGenerator]:
 
 
 def _generator_for(options: GeneratorOptions) -> QuestionGenerator:
-    key = repr(options)
+    generator = _generators().get(repr(options))
+    return _keep(options, QuestionGenerator(options)) if generator is None else generator
+
+
+def _keep(options: GeneratorOptions, generator: QuestionGenerator) -> QuestionGenerator:
+    """Make ``generator`` this thread's one generator, the one tasks with ``options`` use."""
     generators = _generators()
-    generator = generators.get(key)
-    if generator is None:
-        generators.clear()
-        generator = generators[key] = QuestionGenerator(options)
+    generators.clear()
+    generators[repr(options)] = generator
     return generator
 
 
@@ -414,9 +417,7 @@ def generate_windows(
     if generator is not None:
         if generator.options != options:
             raise ValueError("generate_windows: the generator was built for other options")
-        generators = _generators()
-        generators.clear()
-        generators[repr(options)] = generator
+        _keep(options, generator)
     part = getattr(scenes, "part", None)
     # JSON texts cross to other processes packed in one bytes; here they stay a list.
     packed = output == "json" and not in_this_process(len(tasks), num_workers=num_workers, dask=dask, client=client)

@@ -70,6 +70,13 @@ class Step:
     test: Callable[[list, list, dict], bool] | None = None
     signature: tuple = ()
 
+    @property
+    def draws_empty_keys(self) -> bool:
+        """Whether the step's options include empty filter keys, drawn at random when the
+        search reaches them: a filter not reduced by ``unique`` whose range (``sizes``) allows
+        an empty selection."""
+        return self.kind == FILTER and self.suffix != "unique" and (self.sizes[0] is None or self.sizes[0] <= 0)
+
 
 @dataclass
 class CompiledTemplate:
@@ -354,7 +361,7 @@ def _recalls(plan: CompiledTemplate) -> tuple[Recall | None, ...]:
         outputs |= more[0]
         choices |= more[1]
         params |= more[2]
-        exact = exact and step.kind != RELATE and not (step.kind == FILTER and step.suffix != "unique")
+        exact = exact and step.kind != RELATE and not step.draws_empty_keys
         before = steps[k - 1]
         binds = {p for p, at in plan.bound_at.items() if at == k - 1}
         if (not exact or before.kind in (SCENE, PLAIN) or k - 1 in outputs or k - 1 in choices

@@ -3,9 +3,9 @@
 The full CLEVR train scene file holds ~70,000 scenes (hundreds of MB); parsing all of it into
 Python objects costs several GB. :func:`load_scenes` therefore streams the file once, validates
 every scene as it goes and keeps only each scene's byte range (and, for a file of at most
-:data:`KEEP_PARSED_BYTES`, the scenes it parsed, each handed out once instead of parsed again). The returned :class:`SceneFile`
-is a read-only sequence that parses scenes on demand; pickling it sends a path and two integer
-arrays, so handing a window of scenes to a worker process is cheap.
+:data:`KEEP_PARSED_BYTES`, the scenes it parsed, each handed out once instead of parsed again).
+The returned :class:`SceneFile` is a read-only sequence that parses scenes on demand; pickling it
+sends a path and two integer arrays, so handing a window of scenes to a worker process is cheap.
 
 >>> import tempfile
 >>> from builder_utils.clevr.synth import write_clevr_folder
