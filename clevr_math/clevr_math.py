@@ -28,7 +28,8 @@ from builder_utils.builder import CheckedConfigBuilder, list_of
 from builder_utils.checksums import download
 from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
-from builder_utils.clevr.options import generator_settings
+from builder_utils.clevr.options import GeneratorOptions
+from builder_utils.options import generator_settings
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -271,7 +272,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         question_types = None if set(keys) == every else keys
         shipped = config.template_set in SHIPPED_TEMPLATE_SETS
         return GeneratorOptions(**{
-            **generator_settings(config),
+            **generator_settings(config, GeneratorOptions),
             "templates": config.template_set if shipped else "clevr_math",
             "template_dir": None if shipped else config.template_set,
             "question_types": question_types,

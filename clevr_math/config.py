@@ -15,7 +15,8 @@ import os
 import datasets
 
 from builder_utils.builder import ConfigError, check_int
-from builder_utils.clevr.options import builder_fields, check_options, option_names
+from builder_utils.clevr.options import GeneratorOptions
+from builder_utils.options import builder_fields, check_options, option_names
 from clevr_math.categories import CATEGORIES
 
 
@@ -26,13 +27,13 @@ CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
 # reset_counts_every, question_types, add_post_prompt, max_answer, bound_intermediate_counts):
 # declared, checked and documented once in builder_utils/clevr/options.py; only the default
 # answer cap is CLEVR-Math's own (the paper's answers are 0-10).
-GeneratorFields = builder_fields("GeneratorFields", max_answer=10)
+GeneratorFields = builder_fields("GeneratorFields", GeneratorOptions, max_answer=10)
 
 # Fields that describe the dataset content; they feed the cache hash and the error messages.
 CONTENT_FIELDS: tuple[str, ...] = (
     "template_set",
     "holdout_category",
-    *option_names(builder=True),
+    *option_names(cls=GeneratorOptions, builder=True),
     "max_operations",
     "released_questions_dir",
 )

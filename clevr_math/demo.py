@@ -21,7 +21,7 @@ import time
 
 import datasets
 
-from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
 from builder_utils.ownership import OutputFolder, check_output

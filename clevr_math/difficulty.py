@@ -2,7 +2,7 @@
 training step (:class:`Curriculum`).
 
 Each difficulty knob is one field of :class:`Difficulty`, declared once with
-:func:`builder_utils.clevr.options.option` (default, check, help): the keyword arguments of
+:func:`builder_utils.options.option` (default, check, help): the keyword arguments of
 :func:`clevr_math.stream`, the ``clevr-math export --stream_questions`` flags and the checks
 all come from that declaration. A bad value is one line naming the knob and the valid values:
 
@@ -25,7 +25,7 @@ from typing import Any
 from builder_utils.clevr.metadata import default_metadata
 from builder_utils.clevr.templates import load_template_set
 from builder_utils.clevr.chain_templates import MAX_OPERATIONS, SAME_SIGN_FAMILY
-from builder_utils.clevr.options import Choice, Flag, Integer, Share, Words, check_options, option
+from builder_utils.options import Choice, Flag, Integer, Share, Words, check_options, option
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
 from clevr_math.categories import CATEGORIES
 

@@ -607,7 +607,7 @@ class StreamExport:
 
     def add_arguments(self, parser) -> None:
         """Add ``--stream_questions``, ``--stream_seed``, ``--stream_split`` and the difficulty flags."""
-        from builder_utils.clevr.options import add_option_flags
+        from builder_utils.options import add_option_flags
 
         group = parser.add_argument_group("stream (the prompts configuration from clevr_math.stream)")
         group.add_argument("--stream_questions", type=int, default=None, metavar="N",
@@ -620,7 +620,7 @@ class StreamExport:
 
     def stream_kwargs(self, args) -> dict:
         """The keyword arguments of :func:`stream` the command line asks for (checked)."""
-        from builder_utils.clevr.options import options_from_args
+        from builder_utils.options import options_from_args
 
         difficulty = options_from_args(args, cls=Difficulty)
         if args.stream_questions is None or args.stream_questions < 1:
@@ -633,7 +633,7 @@ class StreamExport:
     def given(self, args):
         """None without ``--stream_questions``; else the ``given`` of ``export_builder``."""
         if args.stream_questions is None:
-            from builder_utils.clevr.options import options_from_args
+            from builder_utils.options import options_from_args
 
             if options_from_args(args, cls=Difficulty) != Difficulty():
                 raise ValueError("the difficulty flags shape a stream: add --stream_questions N --config prompts")

@@ -195,7 +195,7 @@ def _add_splits(subparsers) -> None:
     p.add_argument("--data_dir", required=True, help="folder with the official QA CSVs")
     p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
     p.add_argument("--report", help="JSON report file to write")
-    from builder_utils.clevr.options import add_builder_flags
+    from builder_utils.options import add_builder_flags
     from clotho_aqa.options import ClothoAQAOptions
 
     # The search's options are the builder's (split_strategy="recomputed"), declared once there
@@ -208,7 +208,7 @@ def _add_splits(subparsers) -> None:
 
 
 def _run_splits(args) -> int:
-    from builder_utils.clevr.options import builder_kwargs_from_args
+    from builder_utils.options import builder_kwargs_from_args
     from clotho_aqa.options import ClothoAQAOptions
 
     summary = compute_split_file(args.data_dir, args.out, args.report, progress=args.progress,

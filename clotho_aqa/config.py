@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import datasets
 
 from builder_utils.builder import ConfigError
-from builder_utils.clevr.options import check_options
+from builder_utils.options import check_options
 from clotho_aqa.options import CONFIG_DESCRIPTIONS, CONFIG_NAMES, CONTENT_FIELDS, SPLIT_STRATEGIES, ClothoAQAOptions
 
 VERSION = datasets.Version("1.0.0")

@@ -99,7 +99,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
-    from builder_utils.clevr.options import add_builder_flags
+    from builder_utils.options import add_builder_flags
     from clotho_aqa.config import ClothoAQAConfig
 
     # The builder's options too (--seed stays the release's: the demo's own flag wins).
@@ -109,7 +109,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
 
 
 def _run(args: argparse.Namespace) -> int:
-    from builder_utils.clevr.options import builder_kwargs_from_args
+    from builder_utils.options import builder_kwargs_from_args
     from clotho_aqa.config import ClothoAQAConfig
 
     kwargs = builder_kwargs_from_args(args, ClothoAQAConfig)

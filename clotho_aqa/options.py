@@ -1,7 +1,7 @@
 """The options of the Clotho-AQA builder, declared once and importable without ``datasets``.
 
 The configuration names, the split strategies and the options (default, check and help, with
-:func:`builder_utils.clevr.options.option`) live here; :mod:`clotho_aqa.config` makes them a
+:func:`builder_utils.options.option`) live here; :mod:`clotho_aqa.config` makes them a
 ``datasets.BuilderConfig``. Commands that build no dataset (``clotho-aqa splits``) take their
 flags from here and so start in a tenth of a second.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from builder_utils.clevr.options import Choice, Flag, Integer, option
+from builder_utils.options import Choice, Flag, Integer, option
 from builder_utils.splits.settings import ANNEAL_ROUNDS
 
 #: Config name -> what one row is. The names are fixed; they are the labellings in use.
@@ -53,7 +53,7 @@ class ClothoAQAOptions:
         3
     """
 
-    # Each option declared once (builder_utils.clevr.options.option): default, check and help;
+    # Each option declared once (builder_utils.options.option): default, check and help;
     # `export`, `demo` and `evaluate` take each as a --NAME flag (builder_utils.hub.cli).
     split_strategy: str = option("official", Choice(SPLIT_STRATEGIES), group=None, builder=True,
                                  help="official: the release's split; recomputed: the stratified 60/20/20 search")

@@ -1,4 +1,4 @@
-"""One declaration per generator option (builder_utils/clevr/options.py): the command line, the
+"""One declaration per generator option (builder_utils/options.py, builder_utils/clevr/options.py): the command line, the
 library options and the CLEVR-Math config all come from it."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import datasets
 import pytest
 
 from builder_utils.clevr.generate_questions import build_parser
-from builder_utils.clevr.options import (
-    GeneratorOptions,
+from builder_utils.clevr.options import GeneratorOptions
+from builder_utils.options import (
     Integer,
     add_option_flags,
     builder_fields,
@@ -59,16 +59,16 @@ def test_every_option_is_a_flag_of_the_command_with_its_default():
         assert f.name in flags, f.name
         assert flags[f.name].default == f.default, f.name
     args = parser.parse_args(["--input_scene_file", "s.json"])
-    assert options_from_args(args) == GeneratorOptions()
+    assert options_from_args(args, GeneratorOptions) == GeneratorOptions()
 
 
 def test_every_builder_option_is_a_checked_content_field_of_the_config():
     fields = {f.name: f for f in dataclasses.fields(ClevrMathConfig)}
     config = ClevrMathConfig(name="x")
-    for name in option_names(builder=True):
+    for name in option_names(cls=GeneratorOptions, builder=True):
         assert name in fields and name in CONTENT_FIELDS and name in config.content(), name
-    assert generator_settings(config)["max_answer"] == 10  # the config's own default
-    GeneratorOptions(**generator_settings(config))  # every value the config accepts is a valid option
+    assert generator_settings(config, GeneratorOptions)["max_answer"] == 10  # the config's own default
+    GeneratorOptions(**generator_settings(config, GeneratorOptions))  # every value the config accepts is a valid option
     for name, bad in (("templates_per_image", 0), ("seed", -1), ("add_post_prompt", "yes")):
         with pytest.raises(ConfigError, match=f"CLEVR-Math config 'x': {name} must be"):
             ClevrMathConfig(name="x", **{name: bad})

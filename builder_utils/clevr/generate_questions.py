@@ -40,8 +40,8 @@ from .executor import InvalidProgram, MalformedProgram
 from .generate import GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks
 from .metadata import MetadataError
 from .question_files import GENERATED_BY, check_parquet_folder, written_by_generator, write_questions, write_questions_parquet
-from .options import add_option_flags
-from .options import options_from_args as generator_options_from_args
+from builder_utils.options import add_option_flags
+from builder_utils.options import options_from_args as generator_options_from_args
 from .question_types import QuestionTypeError, parse_question_types
 from .scenes import SceneError, load_scenes
 from .templates import TemplateError
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")
     run.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings and errors")
     # The generator's own options (templates, seed, ...): flags declared once in .options.
-    add_option_flags(p, {"inputs and outputs": io, "generation": gen, "running": run})
+    add_option_flags(p, {"inputs and outputs": io, "generation": gen, "running": run}, cls=GeneratorOptions)
     return add_version(p)
 
 
@@ -107,7 +107,7 @@ def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
         # Dask workers may run elsewhere (another working directory): give them absolute paths.
         paths = {name: os.path.abspath(getattr(args, name)) for name in ("template_dir", "metadata_file", "synonyms_json")
                  if getattr(args, name) is not None}
-    return generator_options_from_args(args, **paths)
+    return generator_options_from_args(args, GeneratorOptions, **paths)
 
 
 def check_arguments(args: argparse.Namespace) -> None:

@@ -144,7 +144,7 @@ class EvaluateCommand:
         for flag, text in self.options:
             parser.add_argument(flag, help=text)
         if self.builder_config is not None:
-            from builder_utils.clevr.options import add_builder_flags
+            from builder_utils.options import add_builder_flags
 
             add_builder_flags(parser, self.builder_config(), "builder options (when --data is a data_dir)")
         parser.set_defaults(run=self.run)
@@ -159,7 +159,7 @@ class EvaluateCommand:
         """
         extra = ["ignore_extra_ids", *(flag.lstrip("-") for flag, _ in self.options)]
         if self.builder_config is not None:
-            from builder_utils.clevr.options import builder_kwargs_from_args
+            from builder_utils.options import builder_kwargs_from_args
 
             args.builder_kwargs = builder_kwargs_from_args(args, self.builder_config())
             extra.append("builder_kwargs")

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from builder_utils.cli_support import report_error
 from builder_utils.command import EXPORT_HELP, PUSH_HELP
-from builder_utils.clevr.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.options import add_builder_flags, builder_kwargs_from_args
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 # The export's and the push's modules (datasets, huggingface_hub: about a second) are imported

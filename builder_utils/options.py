@@ -1,0 +1,376 @@
+"""Options declared once: the framework every options class, builder config and command uses.
+
+An option is one dataclass field written with :func:`option`: its default, its check, its help
+text, and whether commands have a flag for it and dataset builders expose it in their configs.
+Everything else is derived from that one declaration:
+
+* :func:`check_options` checks every declared field (called from ``__post_init__``);
+* :func:`add_option_flags` adds a ``--NAME`` flag per command-line option to an argparse parser
+  (type, default, choices and help from the declaration) and :func:`options_from_args` reads
+  them back;
+* :func:`builder_fields` makes the fields a builder config inherits, and
+  :func:`generator_settings` reads their values back from a config;
+* :func:`add_builder_flags` gives every command that builds a dataset a flag per config option.
+
+The question generator's options (:mod:`builder_utils.clevr.options`), CLEVR-Math's difficulty
+knobs and Clotho-AQA's options are all declared with it.
+
+>>> Knobs = builder_fields("Knobs", _Example)
+>>> Knobs().size, option_names(cls=_Example, builder=True)
+(3, ('seed', 'size'))
+>>> _Example(size=0)
+Traceback (most recent call last):
+...
+ValueError: size must be an integer >= 1, got 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+__all__ = [
+    "Choice",
+    "FilePath",
+    "Flag",
+    "Integer",
+    "Share",
+    "Words",
+    "add_builder_flags",
+    "add_option_flags",
+    "builder_fields",
+    "builder_kwargs_from_args",
+    "check_options",
+    "generator_settings",
+    "option",
+    "option_names",
+    "options_from_args",
+]
+
+_KEY = "generator_option"
+
+
+# -- checks: each knows its value kind, so that it also gives the argparse flag ----------------
+
+
+class Integer:
+    """An ``int`` (not a bool) ``>= minimum`` (and ``<= maximum`` if given); ``None`` too when
+    ``optional``.
+
+    >>> Integer(1)("templates_per_image", True)
+    Traceback (most recent call last):
+    ...
+    ValueError: templates_per_image must be an integer >= 1, got True
+    >>> Integer(1, maximum=8)("num_operations", 9)
+    Traceback (most recent call last):
+    ...
+    ValueError: num_operations must be an integer in 1..8, got 9
+    """
+
+    def __init__(self, minimum: int, *, maximum: int | None = None, optional: bool = False):
+        self.minimum, self.maximum, self.optional = minimum, maximum, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if type(value) is not int or value < self.minimum or (self.maximum is not None and value > self.maximum):
+            alternative = " or None" if self.optional else ""
+            bound = f">= {self.minimum}" if self.maximum is None else f"in {self.minimum}..{self.maximum}"
+            raise ValueError(f"{name} must be an integer {bound}{alternative}, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"type": int}
+
+
+class Share:
+    """A fraction in [0, 1] (an ``int`` or ``float``, not a bool); ``None`` too when ``optional``.
+
+    >>> Share(optional=True)("adversarial", 1.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: adversarial must be a number in [0, 1] or None, got 1.5
+    """
+
+    def __init__(self, *, optional: bool = False):
+        self.optional = optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        if type(value) not in (int, float) or not 0 <= value <= 1:
+            alternative = " or None" if self.optional else ""
+            raise ValueError(f"{name} must be a number in [0, 1]{alternative}, got {value!r}")
+        return float(value)
+
+    def flag(self) -> dict:
+        return {"type": float}
+
+
+class Flag:
+    """``True`` or ``False`` (a command-line switch).
+
+    >>> Flag()("add_post_prompt", "yes")
+    Traceback (most recent call last):
+    ...
+    ValueError: add_post_prompt must be True or False, got 'yes'
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if type(value) is not bool:
+            raise ValueError(f"{name} must be True or False, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"action": "store_true"}
+
+
+class Choice:
+    """One of a fixed list of strings.
+
+    >>> Choice(("a", "b"))("mode", "c")
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be one of a, b, got 'c'
+    """
+
+    def __init__(self, choices: Sequence[str]):
+        self.choices = tuple(choices)
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value not in self.choices:
+            raise ValueError(f"{name} must be one of {', '.join(self.choices)}, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {"choices": self.choices}
+
+
+class FilePath:
+    """``None`` or a file-system path (``str`` or ``os.PathLike``).
+
+    >>> FilePath()("metadata_file", 3)
+    Traceback (most recent call last):
+    ...
+    ValueError: metadata_file must be a path or None, got 3
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is not None and not isinstance(value, (str, os.PathLike)):
+            raise ValueError(f"{name} must be a path or None, got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {}
+
+
+class Words:
+    """``None`` or non-empty strings: a list, or one string of comma-separated words; gives a
+    tuple (hashable, so that a builder config can hash it).
+
+    >>> Words()("question_types", "count,exist")
+    ('count', 'exist')
+    >>> Words()("question_types", [])
+    Traceback (most recent call last):
+    ...
+    ValueError: question_types is empty; pass None to keep every template
+    """
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None:
+            return value
+        words = tuple(w for w in value.split(",") if w) if isinstance(value, str) else value
+        if isinstance(words, (str, bytes)) or not isinstance(words, Sequence) or not all(
+            isinstance(w, str) and w for w in words
+        ):
+            raise ValueError(f"{name} must be a list of non-empty strings, got {value!r}")
+        if not words:
+            raise ValueError(f"{name} is empty; pass None to keep every template")
+        return tuple(words)
+
+    def flag(self) -> dict:
+        return {"nargs": "+", "metavar": "WORD"}
+
+
+Check = Callable[[str, Any], Any]
+
+
+def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
+           requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None):
+    """Declare one option (a dataclass field of an options class or a builder config).
+
+    ``check(name, value)`` returns the (possibly normalised) value or raises ``ValueError``;
+    ``help`` may use argparse's ``%(default)s``. ``group`` names the ``generate-questions``
+    argument group of its ``--NAME`` flag (``None``: no flag); ``builder`` exposes it in dataset
+    builder configs. ``requires`` names an option that must not be ``None`` when this one is
+    set (truthy); with ``ignored_with`` set, this option is not checked (it is ignored). ``flag``
+    adds or overrides argparse keywords.
+
+    >>> [f.name for f in dataclasses.fields(_Example) if f.metadata[_KEY]["builder"]]
+    ['seed', 'size']
+    """
+    meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
+            "ignored_with": ignored_with, "flag": flag or {}}
+    return dataclasses.field(default=default, metadata={_KEY: meta})
+
+
+def _declared(cls: type) -> list[dataclasses.Field]:
+    return [f for f in dataclasses.fields(cls) if _KEY in f.metadata]
+
+
+def option_names(*, cls: type, builder: bool | None = None) -> tuple[str, ...]:
+    """Names of the declared options (only those builders expose, with ``builder=True``).
+
+    >>> "verbose" in option_names(cls=_Example), "verbose" in option_names(cls=_Example, builder=True)
+    (True, False)
+    """
+    return tuple(f.name for f in _declared(cls) if builder is None or f.metadata[_KEY]["builder"] == builder)
+
+
+def check_options(obj: Any, *, where: str | None = None, error: type[Exception] = ValueError) -> None:
+    """Check (and normalise in place) every declared option field of ``obj``: a
+    options class or a builder config made with :func:`builder_fields`. Errors are
+    ``error("<where>: <message>")``, the message naming the field and the valid values.
+
+    >>> check_options(_Example(), where="config 'x'")
+    """
+    for f in _declared(type(obj)):
+        meta = f.metadata[_KEY]
+        ignored_with = meta["ignored_with"]
+        if ignored_with is not None and getattr(obj, ignored_with, None) is not None:
+            continue
+        try:
+            value = meta["check"](f.name, getattr(obj, f.name))
+            if meta["requires"] is not None and value and getattr(obj, meta["requires"], None) is None:
+                raise ValueError(f"{f.name} needs {meta['requires']}")
+        except ValueError as exc:
+            raise error(f"{where}: {exc}" if where else str(exc)) from None
+        if value is not getattr(obj, f.name):
+            object.__setattr__(obj, f.name, value)
+
+
+def add_option_flags(parser: argparse.ArgumentParser, groups: dict[str, Any] | None = None, *,
+                     cls: type) -> None:
+    """Add a ``--NAME`` flag per command-line option to ``parser``: type, default, choices
+    and help from the declaration. ``groups`` maps the declared group names (``inputs and
+    outputs``, ``generation``, ``running``) to the command's argument groups; a group it does
+    not name is created.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_option_flags(parser, cls=_Example)
+    >>> parser.parse_args(["--size", "10"]).size
+    10
+    """
+    groups = dict(groups or {})
+    for f in _declared(cls):
+        meta = f.metadata[_KEY]
+        if meta["group"] is None:
+            continue
+        group = groups.get(meta["group"])
+        if group is None:
+            group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
+        keywords = {"default": f.default, "help": meta["help"], **meta["check"].flag(), **meta["flag"]}
+        group.add_argument(f"--{f.name}", **keywords)
+
+
+def options_from_args(args: argparse.Namespace, cls: type, **overrides: Any) -> Any:
+    """The options a command line asks for (every flag :func:`add_option_flags` added), with
+    ``overrides`` replacing some of them.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_option_flags(parser, cls=_Example)
+    >>> options_from_args(parser.parse_args(["--seed", "3"]), _Example).seed
+    3
+    """
+    names = [f.name for f in _declared(cls) if f.metadata[_KEY]["group"] is not None]
+    return cls(**{**{name: getattr(args, name) for name in names}, **overrides})
+
+
+def builder_fields(name: str, cls: type, **defaults: Any) -> type:
+    """A dataclass holding the options builders expose (``builder=True``), with the same
+    declarations, to be inherited by a builder config; ``defaults`` replace some defaults.
+
+    >>> Fields = builder_fields("Fields", _Example, size=10)
+    >>> Fields().size, [f.name for f in dataclasses.fields(Fields)][-1]
+    (10, 'size')
+    """
+    unknown = set(defaults) - set(option_names(builder=True, cls=cls))
+    if unknown:
+        raise TypeError(f"not options builders expose: {', '.join(sorted(unknown))}")
+    specs = []
+    for f in _declared(cls):
+        if f.metadata[_KEY]["builder"]:
+            default = defaults.get(f.name, f.default)
+            specs.append((f.name, f.type, dataclasses.field(default=default, metadata=f.metadata)))
+    return dataclasses.make_dataclass(name, specs)
+
+
+def add_builder_flags(parser: argparse.ArgumentParser, config_cls: type, title: str = "builder options",
+                      only: Sequence[str] | None = None) -> list[str]:
+    """A ``--NAME`` flag per option a builder config declares with :func:`option` (``builder=True``).
+
+    For the commands that build a dataset (``export``, ``demo``, ``evaluate``): type, choices and
+    help from the declaration, no default (an absent flag leaves the configuration's own value),
+    and a name the command already uses is left to the command. Returns the names added.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> add_builder_flags(parser, builder_fields("Fields", _Example))
+    ['seed', 'size']
+    >>> parser.parse_args(["--seed", "3"]).seed, hasattr(parser.parse_args([]), "seed")
+    (3, False)
+    """
+    taken = set(parser._option_string_actions)  # argparse has no public lookup of existing flags
+    group = parser.add_argument_group(title)
+    added = []
+    for f in _declared(config_cls):
+        meta = f.metadata[_KEY]
+        if not meta["builder"] or f"--{f.name}" in taken or (only is not None and f.name not in only):
+            continue
+        text = meta["help"] if "%(default)s" in meta["help"] else meta["help"] + " (default: %(default)s)"
+        # The default is shown, not set: an absent flag must leave the configuration's own value.
+        keywords = {**meta["check"].flag(), **meta["flag"], "help": text.replace("%(default)s", str(f.default)),
+                    "default": argparse.SUPPRESS}
+        group.add_argument(f"--{f.name}", **keywords)
+        added.append(f.name)
+    # Recorded on the parsed arguments: a flag of the same name another part of the command adds
+    # later (or added before) is not a builder option.
+    parser.set_defaults(builder_flags=tuple(added))
+    return added
+
+
+def builder_kwargs_from_args(args: argparse.Namespace, config_cls: type) -> dict[str, Any]:
+    """The builder options given on the command line (flags of :func:`add_builder_flags`), as keyword arguments.
+
+    >>> parser = argparse.ArgumentParser()
+    >>> _ = add_builder_flags(parser, builder_fields("Fields", _Example))
+    >>> builder_kwargs_from_args(parser.parse_args(["--size", "5"]), builder_fields("Fields", _Example))
+    {'size': 5}
+    """
+    names = getattr(args, "builder_flags", None)
+    return {f.name: getattr(args, f.name) for f in _declared(config_cls)
+            if f.metadata[_KEY]["builder"] and hasattr(args, f.name) and (names is None or f.name in names)}
+
+
+def generator_settings(obj: Any, cls: type) -> dict[str, Any]:
+    """The values of the options builders expose, read from a builder config, as keyword
+    arguments for the options class ``cls``.
+
+    >>> generator_settings(builder_fields("Fields", _Example, seed=4)(), _Example)["seed"]
+    4
+    """
+    return {name: getattr(obj, name) for name in option_names(builder=True, cls=cls)}
+
+
+@dataclasses.dataclass
+class _Example:
+    """A small options class for the examples above."""
+
+    seed: int = option(0, Integer(0), "random seed (%(default)s)", builder=True)
+    size: int = option(3, Integer(1), "a size (%(default)s)", builder=True)
+    verbose: bool = option(False, Flag(), "say more", group="running")
+
+    def __post_init__(self) -> None:
+        check_options(self)
