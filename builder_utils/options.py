@@ -33,6 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
+    "PATH_ROLES",
     "Choice",
     "FilePath",
     "Flag",
@@ -44,6 +45,7 @@ __all__ = [
     "builder_fields",
     "builder_kwargs_from_args",
     "check_options",
+    "declared_paths",
     "generator_settings",
     "option",
     "option_names",
@@ -51,6 +53,9 @@ __all__ = [
 ]
 
 _KEY = "generator_option"
+
+PATH_ROLES = ("input", "input_dir", "output", "output_dir", "cache")
+"""What a declared path is to its command: a file or folder read, a file or folder written, a cache."""
 
 
 # -- checks: each knows its value kind, so that it also gives the argparse flag ----------------
@@ -199,7 +204,8 @@ Check = Callable[[str, Any], Any]
 
 
 def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
-           requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None):
+           requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None,
+           role: str | None = None):
     """Declare one option (a dataclass field of an options class or a builder config).
 
     ``check(name, value)`` returns the (possibly normalised) value or raises ``ValueError``;
@@ -207,14 +213,27 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     argument group of its ``--NAME`` flag (``None``: no flag); ``builder`` exposes it in dataset
     builder configs. ``requires`` names an option that must not be ``None`` when this one is
     set (truthy); with ``ignored_with`` set, this option is not checked (it is ignored). ``flag``
-    adds or overrides argparse keywords.
+    adds or overrides argparse keywords. A path option names its ``role`` (one of
+    :data:`PATH_ROLES`), so that the data-safety rules can be applied to every path a command
+    declares, defaults included (:func:`declared_paths`).
 
     >>> [f.name for f in dataclasses.fields(_Example) if f.metadata[_KEY]["builder"]]
     ['seed', 'size']
     """
+    if role is not None and role not in PATH_ROLES:
+        raise ValueError(f"role must be one of {', '.join(PATH_ROLES)}, got {role!r}")
     meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
-            "ignored_with": ignored_with, "flag": flag or {}}
+            "ignored_with": ignored_with, "flag": flag or {}, "role": role}
     return dataclasses.field(default=default, metadata={_KEY: meta})
+
+
+def declared_paths(cls: type) -> tuple[tuple[str, str], ...]:
+    """``(name, role)`` of every path option ``cls`` declares (``option(..., role=...)``).
+
+    >>> declared_paths(_Example)
+    (('out', 'output_dir'),)
+    """
+    return tuple((f.name, f.metadata[_KEY]["role"]) for f in _declared(cls) if f.metadata[_KEY]["role"] is not None)
 
 
 def _declared(cls: type) -> list[dataclasses.Field]:
@@ -371,6 +390,7 @@ class _Example:
     seed: int = option(0, Integer(0), "random seed (%(default)s)", builder=True)
     size: int = option(3, Integer(1), "a size (%(default)s)", builder=True)
     verbose: bool = option(False, Flag(), "say more", group="running")
+    out: str | None = option(None, FilePath(), "output folder", group="inputs and outputs", role="output_dir")
 
     def __post_init__(self) -> None:
         check_options(self)
