@@ -20,6 +20,7 @@ from PIL import Image
 
 from builder_utils.evaluation.lmms import mean_score, task_files
 from builder_utils.hub import load_exported
+from builder_utils.ownership import RECORD
 from clevr_math import evaluate as math_eval
 from clevr_math import lmms_eval as math_tasks
 from clevr_math import rewards as math_rewards
@@ -129,6 +130,9 @@ def test_write_tasks_makes_an_export_path_absolute_and_refuses_a_missing_folder(
 def test_write_tasks_replaces_only_its_own_unchanged_files(tmp_path, package):
     out = tmp_path / "tasks"
     package.write_tasks(out, "someone/first")
+    # what it wrote is in the folder's record, the one the README names
+    assert (out / RECORD).is_file() and not (out / ".write_tasks.json").exists()
+    assert f"`{RECORD}`" in (ROOT / "builder_utils" / "evaluation" / "README.md").read_text(encoding="utf-8")
     package.write_tasks(out, "someone/second")  # its own copy: replaced
     template = out / "_default_template_yaml"
     assert _yaml(template)["dataset_path"] == "someone/second"
