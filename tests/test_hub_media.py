@@ -223,6 +223,29 @@ def test_plan_prints_the_table_every_export_prints_and_writes_nothing(tmp_path, 
     assert "shared*" in shared.out and "warning" not in shared.err
 
 
+@pytest.mark.parametrize("source", ["folder", "stream"])
+def test_a_training_only_export_counts_the_media_files_it_embeds(tmp_path, capsys, source):
+    """prompts and conversations embed every image: the plan counts each file once (it printed
+    ``media files: 0, 0 B``), and does not advise --media shared, which moves no media of theirs
+    out (conversations) or leaves their readers without pixels (prompts)."""
+    if source == "folder":
+        folder = write_clevr_folder(tmp_path / "CLEVR_v1.0", 3, seed=0, splits=("train", "val"), progress=False)
+        argv = ["--data_dir", str(folder), "--config", "prompts,conversations"]
+    else:
+        argv = ["--config", "prompts", "--stream_questions", "10", "--stream_seed", "2"]
+    out = tmp_path / "out"
+    assert clevr_math_cli(["export", *argv, "--out", str(out), "--cache_dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    printed = capsys.readouterr()
+    embedded = set()
+    for path in out.rglob("*.parquet"):
+        column = "images"
+        for images in pq.read_table(path, columns=[column]).column(column).to_pylist():
+            embedded.update(image["bytes"] for image in images)
+    files = int(re.search(r"media files: (\d+), ", printed.out).group(1))
+    assert files == len(embedded) > 0
+    assert "warning" not in printed.err
+
+
 def test_attach_media_on_streams_and_views_reads_media_only_for_rows_read(exports):
     questions = _load(exports, "clevr", "shared", "general")
     images = _load(exports, "clevr", "shared", "images")

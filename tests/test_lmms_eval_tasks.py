@@ -30,6 +30,7 @@ from clotho_aqa import lmms_eval as aqa_tasks
 from clotho_aqa import rewards as aqa_rewards
 from clotho_aqa.lmms_eval import utils as aqa_utils
 from evaluation_exports import make_exports
+from evaluation_exports import media_free_rows as _rows  # the test rows without their media
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = ROOT / "tests" / "data" / "lmms_eval" / "builtin_tasks_0.7.3.json"
@@ -55,12 +56,6 @@ def _task_configs(package) -> list[dict]:
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     return make_exports(tmp_path_factory.mktemp("lmms"))
-
-
-def _rows(data, hub, config):
-    """The test rows without their media (process_results never reads it)."""
-    split = load_exported(data[hub], config, cache_dir=data["cache"])["test"]
-    return list(split.remove_columns([c for c in ("image", "audio") if c in split.column_names]))
 
 
 # --- names -------------------------------------------------------------------------------

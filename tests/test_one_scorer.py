@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 
-from builder_utils.hub import load_exported
 from clevr_math import evaluate as math_eval
 from clevr_math import rewards as math_rewards
 from clevr_math.lmms_eval import utils as math_utils
@@ -29,6 +28,7 @@ from clotho_aqa.columns import single_word_vocabulary
 from clotho_aqa.release import find_release_files, read_questions
 from clotho_aqa.scoring import ANSWER_VOCABULARY, RULES, SPEC, VOCABULARY_FILE, aqa_question
 from evaluation_exports import make_exports
+from evaluation_exports import media_free_rows as _rows
 
 #: Clotho-AQA completions: {w} an annotator's answer of the question (the majority when there is
 #: one), {W} the same in capitals, {yn} the yes/no majority, {other} the other yes/no answer.
@@ -46,11 +46,6 @@ _WORDS = "zero one two three four five six seven eight nine ten eleven twelve".s
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     return make_exports(tmp_path_factory.mktemp("one_scorer"))
-
-
-def _rows(data, hub, config):
-    split = load_exported(data[hub], config, cache_dir=data["cache"])["test"]
-    return list(split.remove_columns([c for c in ("image", "audio") if c in split.column_names]))
 
 
 def _clotho_text(template: str, row: dict) -> str:
