@@ -139,8 +139,9 @@ def verl_compute_score(accuracy: Callable[..., float | None], name: str = "compu
         batch = {key: kwargs.pop(key) for key in _VERL_BATCH if key in kwargs}
         options = dict(format_weight=format_weight, format_style=format_style, return_dict=return_dict, **kwargs)
         if batch:
-            items = zip(batch.get("data_sources", ()), batch.get("solution_strs", ()),
-                        batch.get("ground_truths", ()), batch.get("extra_infos") or [None] * len(batch["solution_strs"]))
+            extras = batch.get("extra_infos")  # verl hands a numpy array of dicts
+            items = zip(batch.get("data_sources", ()), batch.get("solution_strs", ()), batch.get("ground_truths", ()),
+                        [None] * len(batch["solution_strs"]) if extras is None else extras)
             return [compute_score(*item, **options) for item in items]
         if format_style not in FORMAT_STYLES:
             raise ValueError(f"unknown format_style {format_style!r}; valid: {', '.join(FORMAT_STYLES)}")
