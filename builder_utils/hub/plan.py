@@ -149,9 +149,12 @@ def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: di
     (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes)."""
     text = files = 0
     for ds in splits.values():
-        items = ds.data.column(column).combine_chunks().flatten()
         text += _column_bytes(ds, [column])
-        files += sum(_sizes(items.to_pylist(), sizes)) if pa.types.is_struct(items.type) else items.nbytes
+        stored = ds.data.column(column)
+        if pa.types.is_struct(stored.type.value_type):
+            files += sum(_sizes(stored.combine_chunks().flatten().to_pylist(), sizes))
+        else:
+            files += stored.nbytes
     return text, files
 
 

@@ -8,9 +8,10 @@ TRL's ``GRPOTrainer`` and verl read; shared, a row names its file by the key onl
 Audio, inline, is stored the way verl 0.9.1 hands an ``audios`` item to the processor (it passes
 each item as it is): the clip's samples, a 1-D float32 array (mono), resampled with soxr to
 ``--prompt_audio_rate`` Hz (default :data:`DEFAULT_AUDIO_RATE`, the rate of Qwen2-Audio's and
-Whisper's feature extractors). Each clip is decoded once however many questions it has; the
-split's samples are held in memory while it is exported (64 KB per second of audio and question
-at 16 kHz).
+Whisper's feature extractors). The clips are decoded in batches of :data:`DECODE_BATCH` rows
+(each clip once per batch) by ``Dataset.map`` into an Arrow file beside the builder's cache, as
+``datasets`` caches a map, so the split's samples (64 KB per second of audio and question at
+16 kHz) are memory-mapped, not held in memory.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ from builder_utils.prompts import PromptSpec, PromptStyle, prompt_features, prom
 
 #: Qwen2-Audio's and Whisper's sampling rate: what the ``prompts`` export resamples clips to by default.
 DEFAULT_AUDIO_RATE = 16_000
+#: Prompt rows whose clips are decoded at once (a question's clip is usually its neighbours').
+DECODE_BATCH = 64
 
 
 @dataclasses.dataclass(frozen=True)
@@ -112,9 +115,7 @@ def prompts_split(
         rows = rows.flatten_indices(keep_in_memory=True)
     source = rows.features
     features = prompt_features(source, spec, media=media)
-    samples = media and audio_rate is not None and spec.media_kind == "audio"
-    if samples:
-        features[spec.media_list] = audio_samples_feature()
+    cache = os.path.dirname(rows.cache_files[0]["filename"]) if rows.cache_files else None
     table = rows.data.table
     # Only the text columns go through Python; the media column stays Arrow (paths or bytes).
     questions = table.select(list(spec.source_columns())).to_pylist()
@@ -123,11 +124,41 @@ def prompts_split(
     text = pa.Table.from_pylist(built, schema=text_features.arrow_schema) if built else text_features.arrow_schema.empty_table()
     if media:
         offsets = pa.array(range(len(rows) + 1), pa.int32())
-        files = table.column(spec.media_column).combine_chunks()
-        column = decoded_audios(files, audio_rate) if samples else pa.ListArray.from_arrays(offsets, files)
+        column = pa.ListArray.from_arrays(offsets, table.column(spec.media_column).combine_chunks())
         text = text.add_column(list(features).index(spec.media_list), spec.media_list, column)
     text = table_cast(text, features.arrow_schema)
-    return datasets.Dataset(InMemoryTable(text), info=datasets.DatasetInfo(features=features), split=split)
+    built = datasets.Dataset(InMemoryTable(text), info=datasets.DatasetInfo(features=features), split=split)
+    if media and audio_rate is not None and spec.media_kind == "audio":
+        built = with_samples(built, spec.media_list, audio_rate, cache and os.path.join(cache, f"prompts-{split}.arrow"))
+    return built
+
+
+def with_samples(rows: datasets.Dataset, column: str, sampling_rate: int, cache_file: str | None = None) -> datasets.Dataset:
+    """``rows`` with the one-clip lists of ``column`` decoded to samples (:func:`decoded_audios`),
+    :data:`DECODE_BATCH` rows at a time, written by ``Dataset.map`` to ``cache_file`` (replaced;
+    None: kept in memory).
+
+    Example:
+        >>> import io, soundfile
+        >>> wav = io.BytesIO(); soundfile.write(wav, np.zeros(441, dtype="float32"), 44_100, format="WAV")
+        >>> features = datasets.Features({"audios": list_of(datasets.Audio())})
+        >>> table = pa.table({"audios": [[{"bytes": wav.getvalue(), "path": "a.wav"}]]}, schema=features.arrow_schema)
+        >>> rows = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features))
+        >>> len(with_samples(rows, "audios", 16_000)[0]["audios"][0])
+        160
+    """
+    features = rows.features.copy()
+    features[column] = audio_samples_feature()
+    position = list(features).index(column)
+
+    def decode(batch: pa.Table) -> pa.Table:
+        clips = decoded_audios(batch.column(column).combine_chunks().flatten(), sampling_rate)
+        return batch.set_column(position, column, clips)
+
+    decoded = rows.with_format("arrow").map(
+        decode, batched=True, batch_size=DECODE_BATCH, features=features, cache_file_name=cache_file,
+        keep_in_memory=cache_file is None, load_from_cache_file=False, desc=f"decoding clips at {sampling_rate} Hz")
+    return decoded.with_format(None)
 
 
 def prompts(
