@@ -10,10 +10,10 @@ import importlib
 from pathlib import Path
 
 import pytest
-import torch
 
 pytest.importorskip("verl")
 
+import torch  # noqa: E402
 from omegaconf import OmegaConf  # noqa: E402
 from verl.experimental.reward_loop.reward_manager.naive import NaiveRewardManager as LoopNaiveRewardManager  # noqa: E402
 from verl.trainer.ppo.reward import get_custom_reward_fn  # noqa: E402
