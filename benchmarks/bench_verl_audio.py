@@ -29,11 +29,8 @@ def _parquet_bytes(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.rglob("*.parquet"))
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clips", type=int, default=40)
-    parser.add_argument("--duration", type=float, default=20.0, help="seconds per clip")
-    args = parser.parse_args()
+def run(clips: int, duration: float) -> None:
+    """Build the release in a temporary folder, export ``prompts`` both ways, print one line each."""
     import datasets
 
     from builder_utils.hub import export_builder
@@ -43,18 +40,15 @@ def main() -> None:
     datasets.disable_progress_bars()
     work = Path(tempfile.mkdtemp(prefix="bench_verl_audio_"))
     try:
-        release = write_synthetic_release(work / "clotho", num_files=args.clips, seed=0, duration=args.duration,
-                                          overwrite=True).root
-        wav = sum(p.stat().st_size for p in (release / "audio_files").glob("*.wav"))
-        cache = work / "cache"
-        export_builder(ClothoAQA, work / "warm", card_template="clotho_aqa", data_dir=release, configs=["questions"],
-                       cache_dir=cache, progress=False, media="shared")
-        print(f"{args.clips} clips of {args.duration:g} s, WAV {wav / 2**20:,.1f} MiB")
+        release = write_synthetic_release(work / "clotho", num_files=clips, seed=0, duration=duration, overwrite=True)
+        wav = sum(p.stat().st_size for p in (release.root / "audio_files").glob("*.wav"))
+        options = dict(card_template="clotho_aqa", data_dir=release.root, cache_dir=work / "cache", progress=False)
+        export_builder(ClothoAQA, work / "warm", configs=["questions"], media="shared", **options)
+        print(f"{clips} clips of {duration:g} s, WAV {wav / 2**20:,.1f} MiB")
         for media in ("inline", "shared"):
             out = work / media
             cpu, wall = _cpu(), time.perf_counter()
-            result = export_builder(ClothoAQA, out, card_template="clotho_aqa", data_dir=release, configs=["prompts"],
-                                    cache_dir=cache, progress=False, media=media)
+            result = export_builder(ClothoAQA, out, configs=["prompts"], media=media, **options)
             cpu, wall = _cpu() - cpu, time.perf_counter() - wall
             rows = sum(s.rows for s in result.configs["prompts"].values())
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
@@ -66,4 +60,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    cli.add_argument("--clips", type=int, default=40)
+    cli.add_argument("--duration", type=float, default=20.0, help="seconds per clip")
+    run(**vars(cli.parse_args()))
