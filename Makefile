@@ -35,10 +35,10 @@ HARNESS_VENV := .venv-harness
 HARNESS_STAMP := $(HARNESS_VENV)/.installed
 HARNESS_TORCH ?= $(AUDIO_TORCH)
 HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
-# A sixth, optional environment for verl (tests/verl/): verl 0.9.1 pins transformers<5.11, so it
+# A sixth, optional environment for verl (tests/verl_train/): verl 0.9.1 pins transformers<5.11, so it
 # cannot share .venv-train. torch's CPU build in the same pip command, as for [train]. No
 # torchvision (PyPI's build does not load beside that torch), hence no qwen_vl_utils: verl's
-# length filter of image prompts needs them, and tests/verl/ reads images without that filter.
+# length filter of image prompts needs them, and tests/verl_train/ reads images without that filter.
 VERL_VENV := .venv-verl
 VERL_STAMP := $(VERL_VENV)/.installed
 VERL_TORCH ?= $(TRAIN_TORCH)
@@ -121,10 +121,10 @@ test-harness: $(HARNESS_STAMP)
 test-train: $(TRAIN_STAMP)
 	HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 $(TRAIN_VENV)/bin/python -m pytest -q -p no:cacheprovider $(TRAIN_PYTEST_ARGS) tests/train
 
-# Not part of `make test` either (~2.3 GB, offline once installed; `make test` skips tests/verl/):
+# Not part of `make test` either (~2.3 GB, offline once installed; `make test` skips tests/verl_train/):
 # verl's own RLHFDataset, collate_fn and reward managers on both datasets' prompts exports.
 test-verl: $(VERL_STAMP)
-	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VERL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/verl
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VERL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/verl_train
 
 clean:
 	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(VERL_VENV) demo_output .pytest_cache

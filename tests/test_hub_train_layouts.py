@@ -7,7 +7,7 @@ then the source images and WAVs are deleted: everything below reads the exported
 What TRL expects is written down here as facts read in trl 1.16.0's source (``trl/data_utils.py``,
 ``trl/trainer/sft_trainer.py``, ``trl/trainer/grpo_trainer.py``), so that the suite checks them
 without TRL; ``make test-train`` runs TRL itself. verl: ``verl/utils/dataset/rl_dataset.py`` of
-verl 0.9.1; ``make test-verl`` (tests/verl/) runs verl itself.
+verl 0.9.1; ``make test-verl`` (tests/verl_train/) runs verl itself.
 """
 
 from __future__ import annotations

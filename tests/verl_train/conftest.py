@@ -1,8 +1,9 @@
-"""tests/verl/ runs verl 0.9.1's own dataset and reward managers on our exports; it needs the venv
+"""tests/verl_train/ runs verl 0.9.1's own dataset and reward managers on our exports; it needs the venv
 of ``make test-verl`` (verl, torch's CPU build, transformers < 5.11).
 
 Without verl (``make test``, the shared venv) the helper module is not collected for doctests and
-each test module skips itself with ``pytest.importorskip("verl")``. The tiny tokenizer and
+each test module skips itself with ``pytest.importorskip("verl")``. (The folder is not named
+``verl``: pytest puts ``tests/`` on ``sys.path``, where a ``verl`` folder would pass for the package.) The tiny tokenizer and
 processors come from ``tests/train/tiny_models.py`` (built offline from configs, no downloads).
 """
 
