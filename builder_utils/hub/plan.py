@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import datasets
+import pyarrow as pa
 
 from builder_utils.hub.layout import HubLayout
 
@@ -144,12 +145,16 @@ def _column_bytes(rows: datasets.Dataset, skip: Sequence[str]) -> int:
 
 
 def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: dict[str, int]) -> tuple[int, int]:
-    """(bytes of the other columns, bytes of the files) of a configuration holding a media list."""
+    """(bytes of the other columns, bytes of the files) of a configuration holding a media list
+    (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes)."""
     text = files = 0
     for ds in splits.values():
-        values = ds.data.column(column).combine_chunks().flatten().to_pylist()
         text += _column_bytes(ds, [column])
-        files += sum(_sizes(values, sizes))
+        stored = ds.data.column(column)
+        if pa.types.is_struct(stored.type.value_type):
+            files += sum(_sizes(stored.combine_chunks().flatten().to_pylist(), sizes))
+        else:
+            files += stored.nbytes
     return text, files
 
 
