@@ -14,9 +14,10 @@ import os
 
 import datasets
 
-from builder_utils.builder import ConfigError, check_int
+from builder_utils.builder import ConfigError
+from builder_utils.clevr.chain_templates import MAX_OPERATIONS
 from builder_utils.clevr.options import GeneratorOptions
-from builder_utils.options import builder_fields, check_options, option_names
+from builder_utils.options import Choice, FilePath, Integer, builder_fields, check_options, option, option_names
 from clevr_math.categories import CATEGORIES
 
 
@@ -28,6 +29,19 @@ CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
 # declared, checked and documented once in builder_utils/clevr/options.py; only the default
 # answer cap is CLEVR-Math's own (the paper's answers are 0-10).
 GeneratorFields = builder_fields("GeneratorFields", GeneratorOptions, max_answer=10)
+
+
+class _TemplateSet:
+    """A check (:mod:`builder_utils.options`): a shipped CLEVR-Math template set, or a folder."""
+
+    def __call__(self, name: str, value):
+        if value not in CLEVR_MATH_TEMPLATE_SETS and not os.path.isdir(str(value)):
+            raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(CLEVR_MATH_TEMPLATE_SETS)} "
+                             "or a path to a folder of template files")
+        return value
+
+    def flag(self) -> dict:
+        return {"metavar": "NAME_OR_DIR"}
 
 # Fields that describe the dataset content; they feed the cache hash and the error messages.
 CONTENT_FIELDS: tuple[str, ...] = (
@@ -61,10 +75,21 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
         3
     """
 
-    template_set: str = "clevr_math"
-    holdout_category: str | None = None
-    max_operations: int | None = None
-    released_questions_dir: str | None = None
+    # Declared options (builder_utils.options): each is checked, has its --NAME flag in every
+    # command that builds the dataset, and is part of the cache key (CONTENT_FIELDS).
+    template_set: str = option(
+        "clevr_math", _TemplateSet(), group=None, builder=True,
+        help=f"template set: {' or '.join(CLEVR_MATH_TEMPLATE_SETS)}, or a folder of template files")
+    holdout_category: str | None = option(
+        None, Choice(CATEGORIES, optional=True), group=None, builder=True,
+        help="questions of this category only in test, and test holds only them (multihop: the paper's zero-shot)")
+    # At most the longest chain builder_utils.clevr.chain_templates writes: more keeps every template.
+    max_operations: int | None = option(
+        None, Integer(1, maximum=MAX_OPERATIONS, optional=True), group=None, builder=True,
+        help="keep only templates with at most this many arithmetic operations")
+    released_questions_dir: str | None = option(
+        None, FilePath(), group=None, builder=True, role="input_dir",
+        help="read the released clevr-math-{train,val,test}.json from this folder instead of regenerating")
 
     def __post_init__(self):
         super().__post_init__()
@@ -77,19 +102,7 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
             >>> ClevrMathConfig(name="x").validate()  # defaults are valid
         """
         where = f"CLEVR-Math config {self.name!r}"
-        if self.template_set not in CLEVR_MATH_TEMPLATE_SETS and not os.path.isdir(str(self.template_set)):
-            raise ConfigError(
-                f"{where}: unknown template_set {self.template_set!r}; valid: "
-                f"{', '.join(CLEVR_MATH_TEMPLATE_SETS)} or a path to a folder of template files"
-            )
-        if self.holdout_category is not None and self.holdout_category not in CATEGORIES:
-            raise ConfigError(
-                f"{where}: unknown holdout_category {self.holdout_category!r}; "
-                f"valid: None or one of {', '.join(CATEGORIES)}"
-            )
         check_options(self, where=where, error=ConfigError)
-        if self.max_operations is not None:
-            check_int(where, "max_operations", self.max_operations, minimum=1)
         if self.released_questions_dir is not None and not os.path.isdir(self.released_questions_dir):
             raise ConfigError(
                 f"{where}: released_questions_dir {self.released_questions_dir!r} is not a folder; it must "
