@@ -116,6 +116,13 @@ STEPS: list[tuple[str, list[str]]] = [
 ]
 
 
+def library_versions() -> dict[str, str]:
+    """The versions of the libraries that write the outputs (recorded digests hold for these)."""
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("datasets", "pyarrow", "pillow", "numpy", "soundfile", "huggingface_hub")}
+
+
 def run_tree(tree: Path, work: Path, steps: list[tuple[str, list[str]]]) -> None:
     """Run every step with ``tree`` first on the path, in ``work`` (emptied first); logs in ``work/logs``."""
     if work.exists():
@@ -142,16 +149,24 @@ def _ignored(relative: str) -> bool:
 _KEY = re.compile(r"(?<![0-9a-f])[0-9a-f]{16}(?![0-9a-f])")
 
 
-def _compared_name(relative: str) -> str:
+def _work_forms(work: Path) -> tuple[str, str]:
+    return str(work), str(work).replace("/", "_")  # the lock files of a cache name it this way
+
+
+def _compared_name(relative: str, work: Path) -> str:
+    for form in _work_forms(work):
+        relative = relative.replace(form, "<WORK>")
     return _KEY.sub("<key>", relative) if "cache" in relative else relative
 
 
 def normalized(path: Path, relative: str, work: Path) -> bytes:
     """The bytes compared: the work folder's path as ``<WORK>`` (also in the ``_``-joined form of
     the cache's lock files); logs without their duration lines; ownership records without the
-    records of :data:`IGNORED` files, cache keys as ``<key>``; every other file as it is."""
+    records of :data:`IGNORED` files, cache keys as ``<key>``, and without each file's size and
+    digest (the file is compared itself, and may hold the work folder's path); every other file
+    as it is."""
     data = path.read_bytes()
-    for form in (str(work), str(work).replace("/", "_")):
+    for form in _work_forms(work):
         data = data.replace(form.encode(), b"<WORK>")
     if relative.startswith("logs/"):
         lines = data.decode("utf-8", "replace").splitlines(keepends=True)
@@ -161,7 +176,8 @@ def normalized(path: Path, relative: str, work: Path) -> bytes:
         for line in data.decode().splitlines(keepends=True):
             named = re.search(r'"path": "([^"]*)"', line)
             if named is None or not _ignored(named.group(1)):
-                records.append(_compared_name(line) if named else line)
+                line = re.sub(r'"size": \d+, "sha256": "[0-9a-f]+"', '"size": -, "sha256": -', line)
+                records.append(_compared_name(line, work) if named else line)
         return "".join(sorted(records)).encode()
     return data
 
@@ -172,7 +188,7 @@ def digests(work: Path) -> dict[str, str]:
     for path in sorted(p for p in work.rglob("*") if p.is_file()):
         relative = path.relative_to(work).as_posix()
         if not _ignored(relative):
-            name = _compared_name(relative)
+            name = _compared_name(relative, work)
             while name in found:  # two caches of one config: both compared, in path order
                 name += "+"
             found[name] = hashlib.sha256(normalized(path, relative, work)).hexdigest()
@@ -217,13 +233,15 @@ def main() -> None:
     run_tree(tree, work, steps)
     new = digests(work)
     if args.record is not None:
-        args.record.write_text(json.dumps({"label": args.label, "ignored": IGNORED,
+        args.record.write_text(json.dumps({"label": args.label, "ignored": IGNORED, "versions": library_versions(),
                                            "files": new}, indent=1, sort_keys=True) + "\n")
         print(f"{len(new)} digests written to {args.record}")
         return
     if args.against is not None:
         recorded = json.loads(args.against.read_text())
         old = recorded["files"]
+        if recorded.get("versions", library_versions()) != library_versions():
+            print(f"note: recorded with {recorded['versions']}, run with {library_versions()}")
     else:
         base_work = work.with_name(work.name + "-base")
         print(f"{args.base.resolve()}: the same commands in {base_work}", flush=True)
