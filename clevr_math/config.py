@@ -43,32 +43,15 @@ class _TemplateSet:
     def flag(self) -> dict:
         return {"metavar": "NAME_OR_DIR"}
 
-# Fields that describe the dataset content; they feed the cache hash and the error messages.
-CONTENT_FIELDS: tuple[str, ...] = (
-    "template_set",
-    "holdout_category",
-    *option_names(cls=GeneratorOptions, builder=True),
-    "max_operations",
-    "released_questions_dir",
-)
-
-
 @dataclasses.dataclass
 class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     """Configuration of :class:`clevr_math.ClevrMath`.
 
-    Attributes:
-        template_set: ``"clevr_math"`` (the 13 CLEVR-Math templates), ``"clevr_math_chains"``
-            (longer chains of operations), or a path to a folder of template files.
-        holdout_category: when set, questions of this category go only to the test split and
-            the test split holds only them (``"multihop"`` gives the paper's zero-shot setting).
-        max_operations: keep only templates with at most this many arithmetic operations
-            (``chains``: 5, the longest committed chains).
-        released_questions_dir: read the originally released ``clevr-math-{train,val,test}.json``
-            from this folder instead of regenerating questions (for comparability).
-        seed, templates_per_image, ...: the generator options of :data:`GeneratorFields`
-            (``max_answer`` 10, the others as the generator's); ``reset_counts_every`` is also
-            the shard size for ``num_proc`` (sharding on these windows is exact).
+    Every field is a declared option (its help says what it does): those below, and the
+    generator options of :data:`GeneratorFields` (``max_answer`` 10, the others as the
+    generator's; ``reset_counts_every`` is also the shard size for ``num_proc``, on which
+    sharding is exact). ``released_questions_dir`` reads the originally released questions
+    instead of regenerating them (for comparability).
 
     Example:
         >>> ClevrMathConfig(name="mine", seed=3, templates_per_image=5).seed
@@ -76,7 +59,7 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     """
 
     # Declared options (builder_utils.options): each is checked, has its --NAME flag in every
-    # command that builds the dataset, and is part of the cache key (CONTENT_FIELDS).
+    # command that builds the dataset, and is part of the cache key (content()).
     template_set: str = option(
         "clevr_math", _TemplateSet(), group=None, builder=True,
         help=f"template set: {' or '.join(CLEVR_MATH_TEMPLATE_SETS)}, or a folder of template files")
@@ -116,8 +99,11 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
             >>> ClevrMathConfig(name="x").content()["templates_per_image"]
             10
         """
-        return {name: getattr(self, name) for name in CONTENT_FIELDS}
+        return {name: getattr(self, name) for name in CONTENT_FIELDS}  # the cache key sorts them
 
+
+#: The fields that determine the rows (they key the cache): every declared option.
+CONTENT_FIELDS: tuple[str, ...] = option_names(cls=ClevrMathConfig, builder=True)
 
 VERSION = datasets.Version("2.0.0")
 

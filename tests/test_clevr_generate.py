@@ -230,7 +230,7 @@ def test_other_modules_extend_the_renderer_tables_without_changing_them():
     index = _index([("small", "red", "metal", "cube", 1, 2)])
     trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 1),
              NodeTrace(TemplateNode(1, "count", (0,)), {}, {}, 1)]
-    assert render_cot(trace, index, 1, renderers=CLEVR_STEPS.extended(mine)) == "Step 1: Counted 1.\nAnswer: 1."
+    assert render_cot(trace, index, 1, renderers={**CLEVR_STEPS, **mine}) == "Step 1: Counted 1.\nAnswer: 1."
     assert render_cot(trace, index, 1) == "Step 1: Counting the objects in the scene gives 1.\nAnswer: 1."
     with pytest.raises(ValueError, match="already in this table"):
         mine.step("count", lambda ctx: "")
@@ -255,7 +255,7 @@ def test_cot_renderers_see_the_category_and_word_subset_removal_and_counting_bac
     trace, index = _three_cubes_trace()
     seen = {}
     spy = StepRenderers({"scene": lambda ctx: seen.setdefault("category", ctx.category)})
-    render_cot(trace, index, 1, category="remove_subset", renderers=CLEVR_MATH_STEPS.extended(spy))
+    render_cot(trace, index, 1, category="remove_subset", renderers={**CLEVR_MATH_STEPS, **spy})
     assert seen == {"category": "remove_subset"}
 
     def last_step(category):

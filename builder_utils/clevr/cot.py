@@ -6,22 +6,10 @@ renderer that turns the node's inputs, parameter values and output into zero or 
 sentences; the sentences are numbered ``Step k:`` and the text ends with ``Answer: <answer>.``
 
 The renderers are a table (:class:`StepRenderers`) handed to :func:`render_cot`: this module's
-:data:`CLEVR_STEPS` words the CLEVR functions; another module makes its own table and extends
-this one, without touching this file or depending on import order::
-
-    from builder_utils.clevr.cot import CLEVR_STEPS, StepRenderers
-
-    MINE = StepRenderers()
-
-    @MINE.step("subtraction")
-    def _subtraction(ctx):
-        a, b = ctx.inputs
-        return f"{a} - {b} = {ctx.output}."
-
-    render_cot(trace, index, answer, renderers=CLEVR_STEPS.extended(MINE))
-
-:mod:`builder_utils.clevr.math_cot` does so for CLEVR-Math's wording of its programs
-(:data:`~builder_utils.clevr.math_cot.CLEVR_MATH_STEPS`, what ``generate-questions`` uses).
+:data:`CLEVR_STEPS` words the CLEVR functions; another module extends it with a table of its own
+(``{**CLEVR_STEPS, **MINE}``), as :mod:`builder_utils.clevr.math_cot` does for CLEVR-Math's
+programs (``CLEVR_MATH_STEPS``, what ``generate-questions`` uses): which renderer wins is said
+where the tables are combined, not by the order of imports.
 
 >>> "filter_unique" in CLEVR_STEPS
 True
@@ -60,14 +48,13 @@ class StepRenderers(dict):
 
     A renderer takes a :class:`StepContext` and returns one sentence, a list of sentences, or
     ``None`` for no step. :meth:`step` adds one (usable as a decorator; a function twice in one
-    table is an error); :meth:`extended` gives a new table where another one's renderers
-    replace these, so which renderer wins is said where the tables are combined.
+    table is an error).
 
     >>> mine = StepRenderers()
     >>> @mine.step("my_function")
     ... def _mine(ctx):
     ...     return f"The result is {ctx.output}."
-    >>> sorted(StepRenderers({"a": None}).extended(mine))
+    >>> sorted({**StepRenderers({"a": None}), **mine})
     ['a', 'my_function']
     """
 
@@ -81,10 +68,6 @@ class StepRenderers(dict):
             return fn
 
         return add(renderer) if renderer is not None else add
-
-    def extended(self, other: Mapping[str, StepRenderer]) -> StepRenderers:
-        """A new table: these renderers, with those of ``other`` added or replacing them."""
-        return StepRenderers({**self, **other})
 
 
 #: The CLEVR functions' renderers (filled below).

@@ -295,4 +295,4 @@ def _addition(ctx: StepContext) -> str:
 
 
 #: The engine's renderers with CLEVR-Math's in place (they defer to the engine's outside math programs).
-CLEVR_MATH_STEPS = CLEVR_STEPS.extended(MATH_STEPS)
+CLEVR_MATH_STEPS = {**CLEVR_STEPS, **MATH_STEPS}

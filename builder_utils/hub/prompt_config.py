@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 import datasets
 import pyarrow as pa
-from datasets.table import InMemoryTable, table_cast
 
+from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.prompts import PromptSpec, PromptStyle, prompt_features, prompt_row
 
 
@@ -46,8 +46,7 @@ def prompts_split(
         offsets = pa.array(range(len(rows) + 1), pa.int32())
         column = pa.ListArray.from_arrays(offsets, table.column(spec.media_column).combine_chunks())
         text = text.add_column(list(features).index(spec.media_list), spec.media_list, column)
-    text = table_cast(text, features.arrow_schema)
-    return datasets.Dataset(InMemoryTable(text), info=datasets.DatasetInfo(features=features), split=split)
+    return dataset_from_table(text, features, split)
 
 
 def prompts(
