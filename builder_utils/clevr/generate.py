@@ -266,8 +266,7 @@ class QuestionGenerator:
             "question_family_index": template.family_index,
             "template_index": template.index,
             "category": template.category,
-            # One table for every template set: CLEVR-Math's renderers keep the engine's wording
-            # outside math programs.
+            # One table for every set: CLEVR-Math's renderers keep the engine's wording outside math programs.
             "cot": render_cot(trace, index, instance.answer, category=template.category, shape=self._shapes[t],
                               words=words, renderers=CLEVR_MATH_STEPS),
             "num_operations": len(arithmetic),

@@ -26,11 +26,8 @@ shipped ``clevr_math`` and ``clevr_math_chains`` sets:
   ``choose`` node whose output nothing uses.
 
 Programs without these functions (the nine CLEVR families) keep the engine's own wording: this
-module only takes over ``filter`` and ``count`` steps inside math programs.
-
-:data:`MATH_STEPS` holds this module's renderers; :data:`CLEVR_MATH_STEPS` is the engine's
-table (:data:`builder_utils.clevr.cot.CLEVR_STEPS`) with them in place, the table
-``generate-questions`` renders every template set with.
+module only takes over ``filter`` and ``count`` steps inside math programs. :data:`CLEVR_MATH_STEPS`
+is the engine's table with this module's (:data:`MATH_STEPS`) in place: ``generate-questions``' table.
 
 >>> sorted(MATH_STEPS)
 ['addition', 'choose', 'count', 'filter', 'subtraction']
