@@ -42,12 +42,11 @@ from pathlib import Path
 import datasets
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets.data_files import sanitize_patterns
-from datasets.features.features import require_decoding
-from datasets.utils.metadata import MetadataConfigs
-from datasets.utils.py_utils import convert_file_size_to_int
 from tqdm.auto import tqdm
 
+from builder_utils.datasets_adapter import (DEFAULT_MAX_BATCH_SIZE, MetadataConfigs, convert_file_size_to_int,
+                                            get_writer_batch_size_from_data_size, get_writer_batch_size_from_features,
+                                            require_decoding, sanitize_patterns)
 from builder_utils.hub.card import (
     ASSETS_DIR,
     CardTemplate,
@@ -209,10 +208,8 @@ def _shard_limit(max_shard_size: int | str) -> int:
 
 def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int:
     # The batch size push_to_hub derives (small for media, so a batch of embedded files stays small).
-    try:
-        from datasets.arrow_writer import get_writer_batch_size_from_data_size, get_writer_batch_size_from_features
-    except ImportError:
-        return datasets.config.DEFAULT_MAX_BATCH_SIZE
+    if get_writer_batch_size_from_features is None:
+        return DEFAULT_MAX_BATCH_SIZE
     return get_writer_batch_size_from_features(dataset.features) or get_writer_batch_size_from_data_size(
         len(dataset), nbytes
     )

@@ -22,8 +22,8 @@ import datasets
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from datasets.table import InMemoryTable, table_cast
 
+from builder_utils.datasets_adapter import dataset_from_table, table_cast
 from builder_utils.hub.conversations import conversations
 from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, PROMPTS, HubLayout
 from builder_utils.hub.media import media_rows, question_columns_only
@@ -192,7 +192,7 @@ def keep_media_of_kept_configs(
         if split in new:
             table = pa.concat_tables([new[split].data.table, table])
         table = table.sort_by(layout.key).combine_chunks()
-        new[split] = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
+        new[split] = dataset_from_table(table, features, split)
     missing = wanted - found
     if missing:
         raise ValueError(

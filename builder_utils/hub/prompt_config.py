@@ -24,9 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 import datasets
 import numpy as np
 import pyarrow as pa
-from datasets.table import InMemoryTable, table_cast
 
 from builder_utils.builder import list_of
+from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.options import Integer, check_options, option
 from builder_utils.prompts import PromptSpec, PromptStyle, prompt_features, prompt_row
 
@@ -126,8 +126,7 @@ def prompts_split(
         offsets = pa.array(range(len(rows) + 1), pa.int32())
         column = pa.ListArray.from_arrays(offsets, table.column(spec.media_column).combine_chunks())
         text = text.add_column(list(features).index(spec.media_list), spec.media_list, column)
-    text = table_cast(text, features.arrow_schema)
-    built = datasets.Dataset(InMemoryTable(text), info=datasets.DatasetInfo(features=features), split=split)
+    built = dataset_from_table(text, features, split)
     if media and audio_rate is not None and spec.media_kind == "audio":
         built = with_samples(built, spec.media_list, audio_rate, cache and os.path.join(cache, f"prompts-{split}.arrow"))
     return built
@@ -143,7 +142,7 @@ def with_samples(rows: datasets.Dataset, column: str, sampling_rate: int, cache_
         >>> wav = io.BytesIO(); soundfile.write(wav, np.zeros(441, dtype="float32"), 44_100, format="WAV")
         >>> features = datasets.Features({"audios": list_of(datasets.Audio())})
         >>> table = pa.table({"audios": [[{"bytes": wav.getvalue(), "path": "a.wav"}]]}, schema=features.arrow_schema)
-        >>> rows = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features))
+        >>> rows = dataset_from_table(table, features, None)
         >>> len(with_samples(rows, "audios", 16_000)[0]["audios"][0])
         160
     """
