@@ -35,8 +35,16 @@ HARNESS_VENV := .venv-harness
 HARNESS_STAMP := $(HARNESS_VENV)/.installed
 HARNESS_TORCH ?= $(AUDIO_TORCH)
 HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
+# A sixth, optional environment for verl (tests/verl_train/): verl 0.9.1 pins transformers<5.11, so it
+# cannot share .venv-train. torch's CPU build in the same pip command, as for [train]. No
+# torchvision (PyPI's build does not load beside that torch), hence no qwen_vl_utils: verl's
+# length filter of image prompts needs them, and tests/verl_train/ reads images without that filter.
+VERL_VENV := .venv-verl
+VERL_STAMP := $(VERL_VENV)/.installed
+VERL_TORCH ?= $(TRAIN_TORCH)
+VERL_VERL ?= verl==0.9.1
 
-.PHONY: demo test test-legacy test-audio test-train test-harness clean bytecode
+.PHONY: demo test test-legacy test-audio test-train test-harness test-verl clean bytecode
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -72,6 +80,12 @@ $(HARNESS_STAMP): setup.cfg pyproject.toml
 	$(HARNESS_VENV)/bin/python -m pip install --quiet '$(HARNESS_TORCH)' '$(HARNESS_LMMS_EVAL)' 'filelock<4' -e '.[test]'
 	$(HARNESS_VENV)/bin/python -m pip uninstall --quiet --yes torchvision
 	touch $(HARNESS_STAMP)
+
+$(VERL_STAMP): setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(VERL_VENV)/bin/python -m pip install --quiet '$(VERL_TORCH)' '$(VERL_VERL)' -e '.[test]'
+	touch $(VERL_STAMP)
 
 # The package's modules compiled ahead (0.07 s when up to date): an editable install leaves
 # that to the first import, and with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every
@@ -109,5 +123,10 @@ test-harness: $(HARNESS_STAMP)
 test-train: $(TRAIN_STAMP)
 	HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 $(TRAIN_VENV)/bin/python -m pytest -q -p no:cacheprovider $(TRAIN_PYTEST_ARGS) tests/train
 
+# Not part of `make test` either (~2.3 GB, offline once installed; `make test` skips tests/verl_train/):
+# verl's own RLHFDataset, collate_fn and reward managers on both datasets' prompts exports.
+test-verl: $(VERL_STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VERL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/verl_train
+
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(VERL_VENV) demo_output .pytest_cache

@@ -40,27 +40,12 @@ import datasets
 import builder_utils
 from builder_utils import media_check
 
-__all__ = ["CheckedConfigBuilder", "ConfigError", "cache_key", "check_int", "content_digest", "distribution_version",
+__all__ = ["CheckedConfigBuilder", "ConfigError", "cache_key", "content_digest", "distribution_version",
            "list_of"]
 
 
 class ConfigError(ValueError):
     """A configuration name, option or value is invalid; the message names it and the valid values."""
-
-
-def check_int(where: str, field: str, value, minimum: int) -> None:
-    """Raise :class:`ConfigError` unless ``value`` is an integer (not a bool) ``>= minimum``.
-
-    Example:
-        >>> check_int("config 'x'", "seed", 3, minimum=0)
-        >>> check_int("config 'x'", "keep", 0, minimum=1)
-        Traceback (most recent call last):
-        ...
-        builder_utils.builder.ConfigError: config 'x': keep must be an integer >= 1, got 0
-    """
-    # bool is an int subclass; `seed=True` is almost certainly a mistake.
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ConfigError(f"{where}: {field} must be an integer >= {minimum}, got {value!r}")
 
 
 def list_of(feature) -> object:

@@ -134,20 +134,27 @@ class Flag:
 
 
 class Choice:
-    """One of a fixed list of strings.
+    """One of a fixed list of strings; ``None`` too when ``optional``.
 
     >>> Choice(("a", "b"))("mode", "c")
     Traceback (most recent call last):
     ...
     ValueError: mode must be one of a, b, got 'c'
+    >>> Choice(("a", "b"), optional=True)("mode", "c")
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be None or one of a, b, got 'c'
     """
 
-    def __init__(self, choices: Sequence[str]):
-        self.choices = tuple(choices)
+    def __init__(self, choices: Sequence[str], *, optional: bool = False):
+        self.choices, self.optional = tuple(choices), optional
 
     def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
         if value not in self.choices:
-            raise ValueError(f"{name} must be one of {', '.join(self.choices)}, got {value!r}")
+            alternative = "None or " if self.optional else ""
+            raise ValueError(f"{name} must be {alternative}one of {', '.join(self.choices)}, got {value!r}")
         return value
 
     def flag(self) -> dict:

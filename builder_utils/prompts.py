@@ -9,10 +9,13 @@ typed fields users filter on, and the columns of the verl family:
   ``{"type": "text", "text": question}``; an optional system turn carries the answer-format
   instruction of a :class:`PromptStyle`. TRL's ``prepare_multimodal_messages`` fills each
   placeholder with the row's ``images`` in order.
-- ``verl_prompt``: the same messages with string content and an ``<image>`` marker in the text,
-  which is what verl's ``RLHFDataset._build_messages`` splits on (it skips content that is not a
-  string, then asserts that every image was placed): ``data.prompt_key=verl_prompt``.
-- ``images`` / ``audios``: a list holding the row's media (only when the row carries it).
+- ``verl_prompt``: the same messages with string content and an ``<image>`` or ``<audio>``
+  marker in the text, which is what verl 0.9.1's ``RLHFDataset._build_messages`` splits on (it
+  skips content that is not a string, then asserts that every image and audio item was placed):
+  ``data.prompt_key=verl_prompt``.
+- ``images`` / ``audios``: a list holding the row's media (only when the row carries it). The
+  ``prompts`` export stores an audio item as verl hands it to the processor: the clip's samples
+  (see :mod:`builder_utils.hub.prompt_config`).
 - ``answer`` (text; None when there is none), the spec's typed columns (e.g. ``label``,
   ``category``, ``template``, ``num_operations``, ``question_id``, the media key) as they are.
 - ``data_source``, ``reward_model`` = ``{"style": "rule", "ground_truth": ...}`` and
@@ -35,8 +38,8 @@ from builder_utils.builder import list_of
 
 #: What a placeholder part may stand for, and the list column holding the media of that kind.
 MEDIA_KINDS = {"image": "images", "audio": "audios"}
-#: verl's marker for an image inside string content (``re.split("(<image>|<video>)", content)``).
-VERL_IMAGE_MARKER = "<image>"
+#: verl's markers inside string content (0.9.1: ``re.split("(<image>|<video>|<audio>)", content)``).
+VERL_MARKERS = {"image": "<image>", "audio": "<audio>"}
 VERL_PROMPT = "verl_prompt"
 
 
@@ -146,18 +149,18 @@ def media_kind_of(feature) -> str:
 
 
 def verl_prompt_messages(question: str, media_kind: str, style: str | PromptStyle) -> list[dict]:
-    """The same messages with string content, an image as verl's ``<image>`` marker in the text.
-
-    verl's RLHF dataset places images only at ``<image>`` markers of string content and has no
-    audio marker: an audio question is its text alone there.
+    """The same messages with string content, the media as verl's ``<image>`` / ``<audio>``
+    marker before the question (verl places each item of ``images`` / ``audios`` at its marker).
 
     Example:
         >>> verl_prompt_messages("How many cubes?", "image", "plain")
         [{'role': 'user', 'content': '<image>How many cubes?'}]
+        >>> verl_prompt_messages("Is it raining?", "audio", "plain")[0]["content"]
+        '<audio>Is it raining?'
     """
     _check_media_kind(media_kind)
     style = prompt_style(style)
-    marker = VERL_IMAGE_MARKER if media_kind == "image" else ""
+    marker = VERL_MARKERS[media_kind]
     messages = [] if style.instruction is None else [{"role": "system", "content": style.instruction}]
     return messages + [{"role": "user", "content": marker + question}]
 

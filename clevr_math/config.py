@@ -14,9 +14,10 @@ import os
 
 import datasets
 
-from builder_utils.builder import ConfigError, check_int
+from builder_utils.builder import ConfigError
+from builder_utils.clevr.chain_templates import MAX_OPERATIONS
 from builder_utils.clevr.options import GeneratorOptions
-from builder_utils.options import builder_fields, check_options, option_names
+from builder_utils.options import Choice, FilePath, Integer, builder_fields, check_options, option, option_names
 from clevr_math.categories import CATEGORIES
 
 
@@ -29,42 +30,49 @@ CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
 # answer cap is CLEVR-Math's own (the paper's answers are 0-10).
 GeneratorFields = builder_fields("GeneratorFields", GeneratorOptions, max_answer=10)
 
-# Fields that describe the dataset content; they feed the cache hash and the error messages.
-CONTENT_FIELDS: tuple[str, ...] = (
-    "template_set",
-    "holdout_category",
-    *option_names(cls=GeneratorOptions, builder=True),
-    "max_operations",
-    "released_questions_dir",
-)
 
+class _TemplateSet:
+    """A check (:mod:`builder_utils.options`): a shipped CLEVR-Math template set, or a folder."""
+
+    def __call__(self, name: str, value):
+        if value not in CLEVR_MATH_TEMPLATE_SETS and not os.path.isdir(str(value)):
+            raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(CLEVR_MATH_TEMPLATE_SETS)} "
+                             "or a path to a folder of template files")
+        return value
+
+    def flag(self) -> dict:
+        return {"metavar": "NAME_OR_DIR"}
 
 @dataclasses.dataclass
 class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     """Configuration of :class:`clevr_math.ClevrMath`.
 
-    Attributes:
-        template_set: ``"clevr_math"`` (the 13 CLEVR-Math templates), ``"clevr_math_chains"``
-            (longer chains of operations), or a path to a folder of template files.
-        holdout_category: when set, questions of this category go only to the test split and
-            the test split holds only them (``"multihop"`` gives the paper's zero-shot setting).
-        max_operations: keep only templates with at most this many arithmetic operations
-            (``chains``: 5, the longest committed chains).
-        released_questions_dir: read the originally released ``clevr-math-{train,val,test}.json``
-            from this folder instead of regenerating questions (for comparability).
-        seed, templates_per_image, ...: the generator options of :data:`GeneratorFields`
-            (``max_answer`` 10, the others as the generator's); ``reset_counts_every`` is also
-            the shard size for ``num_proc`` (sharding on these windows is exact).
+    Every field is a declared option (its help says what it does): those below, and the
+    generator options of :data:`GeneratorFields` (``max_answer`` 10, the others as the
+    generator's; ``reset_counts_every`` is also the shard size for ``num_proc``, on which
+    sharding is exact). ``released_questions_dir`` reads the originally released questions
+    instead of regenerating them (for comparability).
 
     Example:
         >>> ClevrMathConfig(name="mine", seed=3, templates_per_image=5).seed
         3
     """
 
-    template_set: str = "clevr_math"
-    holdout_category: str | None = None
-    max_operations: int | None = None
-    released_questions_dir: str | None = None
+    # Declared options (builder_utils.options): each is checked, has its --NAME flag in every
+    # command that builds the dataset, and is part of the cache key (content()).
+    template_set: str = option(
+        "clevr_math", _TemplateSet(), group=None, builder=True,
+        help=f"template set: {' or '.join(CLEVR_MATH_TEMPLATE_SETS)}, or a folder of template files")
+    holdout_category: str | None = option(
+        None, Choice(CATEGORIES, optional=True), group=None, builder=True,
+        help="questions of this category only in test, and test holds only them (multihop: the paper's zero-shot)")
+    # At most the longest chain builder_utils.clevr.chain_templates writes: more keeps every template.
+    max_operations: int | None = option(
+        None, Integer(1, maximum=MAX_OPERATIONS, optional=True), group=None, builder=True,
+        help="keep only templates with at most this many arithmetic operations")
+    released_questions_dir: str | None = option(
+        None, FilePath(), group=None, builder=True, role="input_dir",
+        help="read the released clevr-math-{train,val,test}.json from this folder instead of regenerating")
 
     def __post_init__(self):
         super().__post_init__()
@@ -77,19 +85,7 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
             >>> ClevrMathConfig(name="x").validate()  # defaults are valid
         """
         where = f"CLEVR-Math config {self.name!r}"
-        if self.template_set not in CLEVR_MATH_TEMPLATE_SETS and not os.path.isdir(str(self.template_set)):
-            raise ConfigError(
-                f"{where}: unknown template_set {self.template_set!r}; valid: "
-                f"{', '.join(CLEVR_MATH_TEMPLATE_SETS)} or a path to a folder of template files"
-            )
-        if self.holdout_category is not None and self.holdout_category not in CATEGORIES:
-            raise ConfigError(
-                f"{where}: unknown holdout_category {self.holdout_category!r}; "
-                f"valid: None or one of {', '.join(CATEGORIES)}"
-            )
         check_options(self, where=where, error=ConfigError)
-        if self.max_operations is not None:
-            check_int(where, "max_operations", self.max_operations, minimum=1)
         if self.released_questions_dir is not None and not os.path.isdir(self.released_questions_dir):
             raise ConfigError(
                 f"{where}: released_questions_dir {self.released_questions_dir!r} is not a folder; it must "
@@ -103,8 +99,11 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
             >>> ClevrMathConfig(name="x").content()["templates_per_image"]
             10
         """
-        return {name: getattr(self, name) for name in CONTENT_FIELDS}
+        return {name: getattr(self, name) for name in CONTENT_FIELDS}  # the cache key sorts them
 
+
+#: The fields that determine the rows (they key the cache): every declared option.
+CONTENT_FIELDS: tuple[str, ...] = option_names(cls=ClevrMathConfig, builder=True)
 
 VERSION = datasets.Version("2.0.0")
 

@@ -7,7 +7,9 @@ accuracy ``evaluate`` reports for them. No trainer is imported.
   argument; a row without one gets ``None`` (no reward). Completions are strings or
   conversational message lists.
 - verl: this file is a ``custom_reward_function``: :func:`compute_score` with
-  ``reward_model.ground_truth`` = the answer text.
+  ``reward_model.ground_truth`` = the answer text, under the naive and the batch reward managers,
+  with reward kwargs (``format_weight``: a dict with ``score`` and its parts; see
+  :func:`builder_utils.evaluation.rewards.verl_compute_score`).
 
 Example:
     >>> accuracy_reward(["<think>5 - 2</think><answer>3</answer>", "There are four."], answer=["3", "3"])
@@ -23,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
+from builder_utils.evaluation.rewards import completion_text, make_format_reward, named, verl_compute_score
 from builder_utils.evaluation.spec import Question
 from clevr_math.scoring import SPEC
 
@@ -60,13 +62,23 @@ accuracy_reward = make_accuracy_reward()
 format_reward = make_format_reward("think_answer")
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None) -> float:
+def _accuracy(text: str, ground_truth: Any, extra_info: dict, **kwargs) -> float | None:
+    question = _question(ground_truth)
+    return None if question is None else SPEC.reward(question, text)
+
+
+_verl_score = verl_compute_score(_accuracy)
+
+
+def compute_score(data_source: str | None = None, solution_str: str | None = None, ground_truth: Any = None,
+                  extra_info: dict | None = None, **kwargs) -> Any:
     """verl's custom reward: 1.0 when ``solution_str`` gives ``ground_truth`` (the answer
-    text), else 0.0 (also when there is no ground truth).
+    text), else 0.0 (also when there is no ground truth); ``format_weight`` adds the format part.
 
     Example:
         >>> compute_score("clevr_math", "I count 7.", "7"), compute_score("clevr_math", "7", None)
         (1.0, 0.0)
+        >>> compute_score("clevr_math", "<think>4 + 3</think><answer>7</answer>", "7", format_weight=0.2)
+        {'score': 1.2, 'accuracy': 1.0, 'format': 1.0}
     """
-    question = _question(ground_truth)
-    return 0.0 if question is None else float(SPEC.reward(question, solution_str or ""))
+    return _verl_score(data_source, solution_str, ground_truth, extra_info, **kwargs)

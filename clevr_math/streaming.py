@@ -44,8 +44,6 @@ from itertools import islice
 from typing import Any
 
 import datasets
-from datasets.iterable_dataset import ExamplesIterable
-from datasets.utils.sharding import _merge_gen_kwargs, _split_gen_kwargs
 
 from builder_utils.builder import list_of
 from builder_utils.clevr import SceneIndex, answer, load_scenes
@@ -55,6 +53,7 @@ from builder_utils.clevr.synth.render import render_scene
 from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
 from builder_utils.clevr.synth.scenes import generate_scene
 from builder_utils.clevr.synth.vocabulary import load_vocabulary
+from builder_utils.datasets_adapter import StatefulExamples, merge_gen_kwargs, split_gen_kwargs
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style
 from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
 from clevr_math.clevr_math import ClevrMath, question_features, question_row
@@ -285,7 +284,7 @@ def _literal_function(piece):
     return eval(compile(f"lambda question: {_literal(piece)}", "<stream prompt piece>", "eval"), {})
 
 
-class _StreamExamples(ExamplesIterable):
+class _StreamExamples(StatefulExamples):
     """``datasets``' generator iterable over gen_kwargs shards, whose state also records the
     block and the problems yielded in it, so that ``load_state_dict`` resumes by regenerating
     one block instead of the whole shard (the base class re-runs the shard and skips).
@@ -318,15 +317,14 @@ class _StreamExamples(ExamplesIterable):
         copied.declared = False
         return copied
 
-    def _init_state_dict(self) -> dict:
-        self._state_dict = {"shard_idx": 0, "shard_example_idx": 0, "block": 0, "block_example": 0,
-                            "levels": "", "type": self.__class__.__name__}
-        return self._state_dict
+    def initial_state(self) -> dict:
+        return {"shard_idx": 0, "shard_example_idx": 0, "block": 0, "block_example": 0, "levels": "",
+                "type": self.__class__.__name__}
 
     def __iter__(self):
         state = self._state_dict
         first = state["shard_idx"] if state else 0
-        for kwargs in islice(_split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards), first, None):
+        for kwargs in islice(split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards), first, None):
             resume = (state["shard_example_idx"], state["block"], state["block_example"], state["levels"]) if state else None
             for (block, in_block, levels), key, example in self.generate_examples_fn(**kwargs, resume=resume):
                 if state:
@@ -345,9 +343,9 @@ class _StreamExamples(ExamplesIterable):
         return self._like(self.kwargs)  # the shard order is part of the stream's definition
 
     def shard_data_sources(self, num_shards: int, index: int, contiguous=True) -> "_StreamExamples":
-        kwargs_list = _split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
+        kwargs_list = split_gen_kwargs(self.kwargs, max_num_jobs=self.num_shards)
         indices = self.split_shard_indices_by_worker(num_shards, index, contiguous=contiguous)
-        return self._like(_merge_gen_kwargs([kwargs_list[i] for i in indices]))
+        return self._like(merge_gen_kwargs([kwargs_list[i] for i in indices]))
 
     def reshard_data_sources(self) -> "_StreamExamples":
         return self._like(self.kwargs)

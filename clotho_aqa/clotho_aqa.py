@@ -27,10 +27,10 @@ from pathlib import Path
 
 import datasets
 import pyarrow as pa
-from datasets.table import table_cast
 
 from builder_utils.builder import CheckedConfigBuilder
 from builder_utils.checksums import download, read_checksums
+from builder_utils.datasets_adapter import table_cast
 from clotho_aqa.columns import (
     FILES_PER_SHARD,
     config_features,

@@ -15,7 +15,10 @@ of predictions is the accuracy ``evaluate`` reports for that labelling. No train
   (:data:`clotho_aqa.scoring.ANSWER_VOCABULARY`), so "It is metal." answers ``metal``;
   ``vocabulary=`` replaces those words (a release with other answers).
 - verl: :func:`compute_score` with ``reward_model.ground_truth`` = the 3 annotator answers
-  (majority labelling; ``extra_info={"labelling": "any_of_3"}`` to change it).
+  (majority labelling; ``extra_info={"labelling": "any_of_3"}`` or the reward kwarg
+  ``labelling`` to change it), under the naive and the batch reward managers, with reward kwargs
+  (``format_weight``: a dict with ``score`` and its parts; see
+  :func:`builder_utils.evaluation.rewards.verl_compute_score`).
 
 Example:
     >>> accuracy_reward(["<answer>yes</answer>", "No."], answers=[["yes", "yes", "no"], ["yes", "no", "no"]])
@@ -33,7 +36,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
+from builder_utils.evaluation.rewards import completion_text, make_format_reward, named, verl_compute_score
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
 from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of
@@ -100,18 +103,28 @@ accuracy_reward = make_accuracy_reward()
 format_reward = make_format_reward("think_answer")
 
 
-def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict | None = None) -> float:
+def _accuracy(text: str, ground_truth: Any, extra_info: dict, labelling: str | None = None, **kwargs) -> float | None:
+    name = labelling or extra_info.get("labelling") or "majority"
+    if name not in RULES:
+        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(RULES)}")
+    question = _question(ground_truth)
+    return None if question is None else SPEC.reward(question, text, labelling_of(name))
+
+
+_verl_score = verl_compute_score(_accuracy)
+
+
+def compute_score(data_source: str | None = None, solution_str: str | None = None, ground_truth: Any = None,
+                  extra_info: dict | None = None, **kwargs) -> Any:
     """verl's custom reward: the accuracy reward of ``solution_str`` against ``ground_truth``
-    (the 3 annotator answers, or one answer as text), majority labelling unless
-    ``extra_info["labelling"]`` names another; 0.0 where there is no target.
+    (the 3 annotator answers, or one answer as text), majority labelling unless the reward kwarg
+    ``labelling`` or ``extra_info["labelling"]`` names another; 0.0 where there is no target;
+    ``format_weight`` adds the format part.
 
     Example:
         >>> compute_score("clotho_aqa", "No", ["yes", "no", "maybe"]), compute_score("clotho_aqa", "No", ["no"])
         (0.0, 1.0)
+        >>> compute_score("clotho_aqa", "No", ["yes", "no", "maybe"], labelling="any_of_3")
+        1.0
     """
-    name = (extra_info or {}).get("labelling", "majority")
-    if name not in RULES:
-        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(RULES)}")
-    question = _question(ground_truth)
-    value = None if question is None else SPEC.reward(question, solution_str or "", labelling_of(name))
-    return 0.0 if value is None else float(value)
+    return _verl_score(data_source, solution_str, ground_truth, extra_info, **kwargs)

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from builder_utils.clevr.balance import AnswerBalancer, balancing_windows
-from builder_utils.clevr.cot import NodeTrace, register_step, render_cot, step_renderer
+from builder_utils.clevr.cot import CLEVR_STEPS, NodeTrace, StepRenderers, render_cot
+from builder_utils.clevr.math_cot import CLEVR_MATH_STEPS, MATH_STEPS
 from builder_utils.clevr.engine import search
 from builder_utils.clevr.executor import SceneIndex, answer, execute
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, generate_parallel, scene_seed
@@ -223,18 +224,16 @@ def test_every_family_gets_a_concrete_chain_of_thought(questions):
     assert all(re.search(r"\d+ (is|and|is not)", q["cot"]) for q in counts)
 
 
-def test_other_modules_can_register_step_renderers():
-    previous = step_renderer("count")
-    try:
-        register_step("count", lambda ctx: f"Counted {ctx.output}.", replace=True)
-        index = _index([("small", "red", "metal", "cube", 1, 2)])
-        trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 1),
-                 NodeTrace(TemplateNode(1, "count", (0,)), {}, {}, 1)]
-        assert render_cot(trace, index, 1) == "Step 1: Counted 1.\nAnswer: 1."
-        with pytest.raises(ValueError, match="already registered"):
-            register_step("count", lambda ctx: "")
-    finally:
-        register_step("count", previous, replace=True)
+def test_other_modules_extend_the_renderer_tables_without_changing_them():
+    mine = StepRenderers()
+    mine.step("count", lambda ctx: f"Counted {ctx.output}.")
+    index = _index([("small", "red", "metal", "cube", 1, 2)])
+    trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 1),
+             NodeTrace(TemplateNode(1, "count", (0,)), {}, {}, 1)]
+    assert render_cot(trace, index, 1, renderers={**CLEVR_STEPS, **mine}) == "Step 1: Counted 1.\nAnswer: 1."
+    assert render_cot(trace, index, 1) == "Step 1: Counting the objects in the scene gives 1.\nAnswer: 1."
+    with pytest.raises(ValueError, match="already in this table"):
+        mine.step("count", lambda ctx: "")
 
 
 def _three_cubes_trace():
@@ -255,16 +254,12 @@ def _three_cubes_trace():
 def test_cot_renderers_see_the_category_and_word_subset_removal_and_counting_backwards():
     trace, index = _three_cubes_trace()
     seen = {}
-    previous = step_renderer("scene")
-    try:
-        register_step("scene", lambda ctx: seen.setdefault("category", ctx.category), replace=True)
-        render_cot(trace, index, 1, category="remove_subset")
-    finally:
-        register_step("scene", previous, replace=True)
+    spy = StepRenderers({"scene": lambda ctx: seen.setdefault("category", ctx.category)})
+    render_cot(trace, index, 1, category="remove_subset", renderers={**CLEVR_MATH_STEPS, **spy})
     assert seen == {"category": "remove_subset"}
 
     def last_step(category):
-        return render_cot(trace, index, 1, category=category).split("\n")[-2]
+        return render_cot(trace, index, 1, category=category, renderers=CLEVR_MATH_STEPS).split("\n")[-2]
 
     assert last_step("remove_subset") == "Step 3: Removing 2 of the 3 cubes leaves 3 - 2 = 1 cube."
     assert last_step("count_backwards") == "Step 3: There are 3 cubes; to be left with 2 of them, remove 3 - 2 = 1."
@@ -272,15 +267,12 @@ def test_cot_renderers_see_the_category_and_word_subset_removal_and_counting_bac
     assert last_step("multihop") == last_step(None)
 
 
-def test_math_cot_delegates_through_the_public_registry():
-    import inspect
-
-    from builder_utils.clevr import math_cot
-
-    assert "_RENDERERS" not in inspect.getsource(math_cot)
-    # Outside math programs, the engine's own filter wording is kept.
+def test_the_math_table_is_the_engine_table_with_the_math_renderers_in_place():
+    assert CLEVR_MATH_STEPS == {**CLEVR_STEPS, **MATH_STEPS}
+    assert CLEVR_STEPS["filter"] is not MATH_STEPS["filter"]  # neither table was changed by the other
     trace, index = _three_cubes_trace()
-    plain = render_cot(trace[:3], index, 3, category="zero_hop")
+    # Outside math programs, the engine's own filter wording is kept.
+    plain = render_cot(trace[:3], index, 3, category="zero_hop", renderers=CLEVR_MATH_STEPS)
     assert plain.split("\n")[0].startswith("Step 1: There are 3 cubes in the scene: the large red metal cube")
 
 

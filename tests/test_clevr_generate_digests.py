@@ -9,8 +9,8 @@ random stream exactly as before. The CLEVR-Math sets' were pinned again once, wh
 ``OUT_RANGE`` became part of its options (``Step.sizes``): the search no longer draws empty
 keys and too small selections that the range refused one by one, which changes the random
 stream, not what can be asked (tests/test_clevr_search_replay.py). A change that is meant to
-alter questions updates them, and says so. ``benchmarks/compare_generate.py`` makes the same comparison against another checkout,
-on real scene files, through the command line.
+alter questions updates them, and says so. ``benchmarks/compare_outputs.py --scenes`` makes the same comparison against another
+checkout, on real scene files, through the command line.
 """
 
 from __future__ import annotations

@@ -95,6 +95,43 @@ def test_every_subcommand_and_flag_has_a_description(name):
     assert not MARKUP.search(text), f"{name}: raw markup in --help"
 
 
+# The commands that build a dataset, by the builder config whose fields they take as flags.
+BUILDING = {"clevr-math": ("export", "demo", "evaluate"), "clotho-aqa": ("export", "demo", "evaluate")}
+# A flag name a command gives to something else, with the reason.
+TAKEN = {
+    ("clevr-math export", "max_answer"): "the stream's --max_answer (clevr_math.streaming.StreamExport)",
+    ("clevr-math demo", "seed"): "the seed of the demo's synthetic world",
+    ("clotho-aqa demo", "seed"): "the seed of the demo's synthetic release",
+    ("clevr-math evaluate", "seed"): "the seed of the bootstrap intervals",
+    ("clotho-aqa evaluate", "seed"): "the seed of the bootstrap intervals",
+}
+
+
+def _config_fields(config_cls) -> list[str]:
+    """The fields a builder config adds to ``datasets.BuilderConfig``'s own (name, data_dir ...)."""
+    import dataclasses
+
+    own = {f.name for f in dataclasses.fields(datasets.BuilderConfig)}
+    return [f.name for f in dataclasses.fields(config_cls) if f.name not in own]
+
+
+@pytest.mark.parametrize("command", sorted(BUILDING))
+def test_every_builder_config_field_is_a_declared_option_with_a_flag_in_every_building_command(command):
+    from builder_utils.options import option_names
+    from clevr_math.config import ClevrMathConfig
+    from clotho_aqa.config import ClothoAQAConfig
+
+    config_cls = {"clevr-math": ClevrMathConfig, "clotho-aqa": ClothoAQAConfig}[command]
+    fields = _config_fields(config_cls)
+    assert fields and set(fields) == set(option_names(cls=config_cls, builder=True))  # each declared (checked, cached)
+    for sub in BUILDING[command]:
+        parser = PARSERS[f"{command} {sub}"]
+        flagged = parser.get_default("builder_flags")
+        missing = [name for name in fields if name not in flagged and (f"{command} {sub}", name) not in TAKEN]
+        assert missing == [], f"{command} {sub}: no flag for {missing}"
+        assert all(f"--{name}" in parser.format_help() for name in fields)
+
+
 def test_every_subcommand_is_listed_with_a_summary():
     for name in ("clevr-math", "clotho-aqa"):
         listing = [a for a in PARSERS[name]._actions if isinstance(a, argparse._SubParsersAction)][0]

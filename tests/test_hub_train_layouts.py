@@ -7,7 +7,7 @@ then the source images and WAVs are deleted: everything below reads the exported
 What TRL expects is written down here as facts read in trl 1.16.0's source (``trl/data_utils.py``,
 ``trl/trainer/sft_trainer.py``, ``trl/trainer/grpo_trainer.py``), so that the suite checks them
 without TRL; ``make test-train`` runs TRL itself. verl: ``verl/utils/dataset/rl_dataset.py`` of
-volcengine/verl at b178a3cd (0.8.0.dev, 2026-01-29).
+verl 0.9.1; ``make test-verl`` (tests/verl_train/) runs verl itself.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import datasets
+import numpy as np
 import pyarrow.parquet as pq
 import pytest
 import soundfile
@@ -26,6 +27,7 @@ import soundfile
 from builder_utils.audio import decode_audio, without_decoding
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub import attach_media
+from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE
 from builder_utils.hub.trainer_card import snippet_before_trl
 from builder_utils.prompts import PROMPT_STYLES, prompt_messages, prompt_spec_of, prompt_style
 from clevr_math import ClevrMath
@@ -181,7 +183,11 @@ def test_prompt_rows_carry_every_column_with_the_source_rows_values(exports, dat
             assert [m["role"] for m in row["prompt"]] == ["system", "user"]
             assert row["prompt"][0]["content"][0]["text"] == style.instruction
             assert row["prompt"][1]["content"][1]["text"] == question["question"]
-            assert row[many] == [question[column]]
+            if placeholder == "image":
+                assert row[many] == [question[column]]
+            else:  # the clip's samples, as verl hands them to the processor (16 kHz mono by default)
+                expected = decode_audio(question[column], sampling_rate=DEFAULT_AUDIO_RATE, mono=True)[0]
+                assert len(row[many]) == 1 and np.array_equal(np.asarray(row[many][0], dtype=np.float32), expected)
             answer = question["label"] if dataset == "clevr" else question["majority_answer"]
             assert row["answer"] == (None if answer is None else str(answer))
             for name in spec.columns:
@@ -190,12 +196,12 @@ def test_prompt_rows_carry_every_column_with_the_source_rows_values(exports, dat
             assert row["reward_model"] == {"style": "rule", "ground_truth": truth}
             assert row["data_source"] == builder.HUB_LAYOUT["data_source"]
             assert row["extra_info"] == {"split": split, "index": index, "question_id": question["question_id"]}
-            # verl: string content; an image is an <image> marker (its RLHF dataset splits on it and
-            # asserts one marker per image); it has no audio marker.
+            # verl: string content; the media is an <image> / <audio> marker (its RLHF dataset splits on
+            # it and asserts one marker per item of the media list)
             verl = row["verl_prompt"]
             assert all(isinstance(m["content"], str) for m in verl) and [m["role"] for m in verl] == ["system", "user"]
-            markers = len(re.findall("<image>", verl[-1]["content"]))
-            assert markers == (len(row[many]) if placeholder == "image" else 0)
+            assert verl[-1]["content"] == f"<{placeholder}>" + question["question"]
+            assert re.findall("<image>|<audio>|<video>", verl[0]["content"]) == []
         assert rows.features["category" if dataset == "clevr" else "unanimous"] == questions[split].features[
             "category" if dataset == "clevr" else "unanimous"]  # typed as in the source
 
@@ -266,9 +272,15 @@ def test_attach_media_gives_shared_prompts_the_rows_of_the_inline_export(exports
     for split in inline:
         expected = _undecoded(inline[split])[:]
         got = joined[split][:]
-        assert list(got) == list(expected) or set(got) == set(expected)
-        for name in expected:
+        # the columns of the inline rows but verl's: its prompt and, for audio, the clips' samples
+        verl_only = {"verl_prompt"} | ({many} if many == "audios" else set())
+        assert set(got) == set(expected) - {"verl_prompt"}
+        for name in set(expected) - verl_only:
             assert got[name] == expected[name], (split, name)
+        if many == "audios":
+            for files, samples in zip(got[many], expected[many]):
+                clip = decode_audio(files[0], DEFAULT_AUDIO_RATE, mono=True)[0]
+                assert np.array_equal(np.asarray(samples[0], dtype=np.float32), clip)
         row = joined[split].shuffle(seed=0)[0]  # shuffled on the small table, media read when the row is
         assert len(row[many]) == 1 and row[many][0]["bytes"] == exports["files"][dataset][row[key]]
 
@@ -277,7 +289,7 @@ def test_attach_media_gives_shared_prompts_the_rows_of_the_inline_export(exports
 
 def test_audio_helpers_read_every_clotho_layout_without_torch(exports, monkeypatch):
     files = exports["files"]["clotho"]
-    layouts = (("questions", "audio"), ("conversations", "audios"), ("prompts", "audios"))
+    layouts = (("questions", "audio"), ("conversations", "audios"))  # prompts hold samples: see above
     loaded = {config: _load(exports, "clotho", "inline", config) for config, _ in layouts}
     shared = _load(exports, "clotho", "shared", "questions")
     monkeypatch.setitem(sys.modules, "torch", None)  # from here on, any import of torch or torchcodec fails

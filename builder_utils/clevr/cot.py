@@ -1,29 +1,23 @@
-"""Chain-of-thought text for generated questions: a registry of per-function step renderers.
+"""Chain-of-thought text for generated questions: tables of per-function step renderers.
 
 A question's reasoning is written one template node at a time, in program order. Each node
 type (``filter_unique``, ``relate_filter_count``, ``query_color``, ``subtraction`` ...) has a
 renderer that turns the node's inputs, parameter values and output into zero or more
 sentences; the sentences are numbered ``Step k:`` and the text ends with ``Answer: <answer>.``
 
-Other modules add or replace renderers without touching this file::
+The renderers are a table (:class:`StepRenderers`) handed to :func:`render_cot`: this module's
+:data:`CLEVR_STEPS` words the CLEVR functions; another module extends it with a table of its own
+(``{**CLEVR_STEPS, **MINE}``), as :mod:`builder_utils.clevr.math_cot` does for CLEVR-Math's
+programs (``CLEVR_MATH_STEPS``, what ``generate-questions`` uses): which renderer wins is said
+where the tables are combined, not by the order of imports.
 
-    from builder_utils.clevr.cot import register_step
-
-    @register_step("subtraction", replace=True)
-    def _subtraction(ctx):
-        a, b = ctx.inputs
-        return f"{a} - {b} = {ctx.output}."
-
-:mod:`builder_utils.clevr.math_cot` (CLEVR-Math's wording of its programs) is imported at the
-end of this module, so its registrations are in effect wherever chains of thought are rendered.
-
->>> "filter_unique" in registered_steps()
+>>> "filter_unique" in CLEVR_STEPS
 True
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -32,13 +26,13 @@ from .metadata import ATTRIBUTES
 from .templates import TemplateNode
 
 __all__ = [
+    "CLEVR_STEPS",
     "NodeTrace",
     "ProgramShape",
     "SceneWords",
     "StepContext",
-    "register_step",
-    "registered_steps",
-    "step_renderer",
+    "StepRenderers",
+    "plural",
     "program_shape",
     "render_cot",
 ]
@@ -47,48 +41,37 @@ ATTRIBUTE_ORDER = tuple(ATTRIBUTES)  # size, color, material, shape: how objects
 RELATION_PHRASES = {"left": "to the left of", "right": "to the right of", "behind": "behind", "front": "in front of"}
 
 StepRenderer = Callable[["StepContext"], "str | Sequence[str] | None"]
-_RENDERERS: dict[str, StepRenderer] = {}
 
 
-def register_step(function: str, renderer: StepRenderer | None = None, *, replace: bool = False):
-    """Register the step renderer of a function (usable as a decorator).
+class StepRenderers(dict):
+    """A table of step renderers, ``{function: renderer}``, as :func:`render_cot` takes it.
 
     A renderer takes a :class:`StepContext` and returns one sentence, a list of sentences, or
-    ``None`` for no step. Registering a function twice is an error unless ``replace=True``.
+    ``None`` for no step. :meth:`step` adds one (usable as a decorator; a function twice in one
+    table is an error).
 
-    >>> @register_step("my_function")
+    >>> mine = StepRenderers()
+    >>> @mine.step("my_function")
     ... def _mine(ctx):
     ...     return f"The result is {ctx.output}."
-    >>> "my_function" in registered_steps()
-    True
+    >>> sorted({**StepRenderers({"a": None}), **mine})
+    ['a', 'my_function']
     """
 
-    def add(fn: StepRenderer) -> StepRenderer:
-        if function in _RENDERERS and not replace and _RENDERERS[function] is not fn:
-            raise ValueError(f"a chain-of-thought renderer for {function!r} is already registered")
-        _RENDERERS[function] = fn
-        return fn
+    def step(self, function: str, renderer: StepRenderer | None = None):
+        """Add the renderer of ``function`` (or return a decorator that adds it)."""
 
-    return add(renderer) if renderer is not None else add
+        def add(fn: StepRenderer) -> StepRenderer:
+            if function in self:
+                raise ValueError(f"a chain-of-thought renderer for {function!r} is already in this table")
+            self[function] = fn
+            return fn
 
-
-def step_renderer(function: str) -> StepRenderer | None:
-    """The renderer currently registered for a function (``None`` if there is none), e.g. to
-    delegate to it from a replacement.
-
-    >>> step_renderer("count") is not None
-    True
-    """
-    return _RENDERERS.get(function)
+        return add(renderer) if renderer is not None else add
 
 
-def registered_steps() -> tuple[str, ...]:
-    """Names of the functions that have a step renderer.
-
-    >>> "three_hop" in registered_steps()
-    False
-    """
-    return tuple(_RENDERERS)
+#: The CLEVR functions' renderers (filled below).
+CLEVR_STEPS = StepRenderers()
 
 
 @dataclass(slots=True)
@@ -277,6 +260,7 @@ def render_cot(
     extra: dict | None = None,
     shape: ProgramShape | None = None,
     words: SceneWords | None = None,
+    renderers: Mapping[str, StepRenderer] = CLEVR_STEPS,
 ) -> str:
     """The chain of thought of one instantiation: numbered steps, then ``Answer: <answer>.``
 
@@ -284,7 +268,8 @@ def render_cot(
     ``extra`` as ``StepContext.extra``. Nodes without a renderer get a plain step naming the
     function and its result, so the text is never empty. ``shape`` is the trace's
     :func:`program_shape` (computed here when not given); ``words`` may be shared by all
-    the chains of thought of one scene (``index``), see :class:`SceneWords`.
+    the chains of thought of one scene (``index``), see :class:`SceneWords`; ``renderers`` is
+    the table of step renderers (default: :data:`CLEVR_STEPS`).
 
     >>> from builder_utils.clevr.templates import TemplateNode
     >>> scene = {"objects": [], "relationships": {}}
@@ -300,7 +285,6 @@ def render_cot(
         shape = program_shape([item.node for item in trace])
     if words is None:
         words = SceneWords()
-    renderers = _RENDERERS
     outputs_object = shape.outputs_object
     # One context moves along the program, cheaper than a fresh one per node: renderers read
     # it and take a modified view with dataclasses.replace.
@@ -330,19 +314,24 @@ def _fallback(ctx: StepContext) -> str:
     return f"Applying {ctx.function.replace('_', ' ')} gives {answer_text(ctx.output)}."
 
 
-def _plural(n: int, singular: str, plural: str | None = None) -> str:
+def plural(n: int, singular: str, plural: str | None = None) -> str:
+    """The word agreeing with ``n``: ``plural(2, "cube")`` is ``cubes``, ``plural(1, "is", "are")`` ``is``.
+
+    >>> plural(2, "cube"), plural(1, "is", "are")
+    ('cubes', 'is')
+    """
     return singular if n == 1 else (plural or singular + "s")
 
 
 # -- renderers for the CLEVR functions -------------------------------------------------------
 
 
-@register_step("scene")
+@CLEVR_STEPS.step("scene")
 def _scene(ctx: StepContext) -> None:
     return None
 
 
-@register_step("filter_unique")
+@CLEVR_STEPS.step("filter_unique")
 def _filter_unique(ctx: StepContext) -> str:
     obj = ctx.output
     if ctx.from_scene():
@@ -357,7 +346,7 @@ def _group_phrase(ctx: StepContext) -> str:
     return "in the scene" if ctx.from_scene() else "among those objects"
 
 
-@register_step("filter")
+@CLEVR_STEPS.step("filter")
 def _filter(ctx: StepContext) -> str:
     found = ctx.output
     n = found.bit_count()
@@ -365,15 +354,15 @@ def _filter(ctx: StepContext) -> str:
     if n == 0:
         return f"There are no {ctx.filter_words(plural=True)} {where}."
     noun = ctx.filter_words(plural=n != 1)
-    return f"There {_plural(n, 'is', 'are')} {n} {noun} {where}: {ctx.listing(found)}."
+    return f"There {plural(n, 'is', 'are')} {n} {noun} {where}: {ctx.listing(found)}."
 
 
-@register_step("filter_count")
+@CLEVR_STEPS.step("filter_count")
 def _filter_count(ctx: StepContext) -> str:
     return _filter(_with_output(ctx, ctx.here.selected))
 
 
-@register_step("filter_exist")
+@CLEVR_STEPS.step("filter_exist")
 def _filter_exist(ctx: StepContext) -> str:
     found = ctx.here.selected
     where = _group_phrase(ctx)
@@ -395,7 +384,7 @@ def _relation(ctx: StepContext) -> str:
     return RELATION_PHRASES.get(rel, f"{rel} of")
 
 
-@register_step("relate_filter_unique")
+@CLEVR_STEPS.step("relate_filter_unique")
 def _relate_filter_unique(ctx: StepContext) -> str:
     subject = ctx.filter_words()
     return (
@@ -409,22 +398,22 @@ def _relate_matches(ctx: StepContext, found: int) -> str:
     if n == 0:
         return f"No matching object is {rel} {anchor}."
     return (
-        f"There {_plural(n, 'is', 'are')} {n} matching {_plural(n, 'object')} {rel} {anchor}: "
+        f"There {plural(n, 'is', 'are')} {n} matching {plural(n, 'object')} {rel} {anchor}: "
         f"{ctx.listing(found)}."
     )
 
 
-@register_step("relate_filter")
+@CLEVR_STEPS.step("relate_filter")
 def _relate_filter(ctx: StepContext) -> str:
     return _relate_matches(ctx, ctx.output)
 
 
-@register_step("relate_filter_count")
+@CLEVR_STEPS.step("relate_filter_count")
 def _relate_filter_count(ctx: StepContext) -> str:
     return _relate_matches(ctx, ctx.here.selected)
 
 
-@register_step("relate_filter_exist")
+@CLEVR_STEPS.step("relate_filter_exist")
 def _relate_filter_exist(ctx: StepContext) -> str:
     found = ctx.here.selected
     if not found:
@@ -432,7 +421,7 @@ def _relate_filter_exist(ctx: StepContext) -> str:
     return f"At least one matching object is {_relation(ctx)} {ctx.refer(ctx.node.inputs[0])}: {ctx.listing(found)}."
 
 
-@register_step("relate")
+@CLEVR_STEPS.step("relate")
 def _relate(ctx: StepContext) -> str:
     found = ctx.output
     rel, anchor = _relation(ctx), ctx.refer(ctx.node.inputs[0])
@@ -482,42 +471,42 @@ def _filter_attr(attr: str):
         n = found.bit_count()
         if n == 0:
             return f"None of them is {value}."
-        return f"Of those, {n} {_plural(n, 'is', 'are')} {value}: {ctx.listing(found)}."
+        return f"Of those, {n} {plural(n, 'is', 'are')} {value}: {ctx.listing(found)}."
 
     return render
 
 
 for _attr in ATTRIBUTE_ORDER:
-    register_step(f"same_{_attr}", _same(_attr))
-    register_step(f"query_{_attr}", _query(_attr))
-    register_step(f"equal_{_attr}", _equal_attr(_attr))
-    register_step(f"filter_{_attr}", _filter_attr(_attr))
+    CLEVR_STEPS.step(f"same_{_attr}", _same(_attr))
+    CLEVR_STEPS.step(f"query_{_attr}", _query(_attr))
+    CLEVR_STEPS.step(f"equal_{_attr}", _equal_attr(_attr))
+    CLEVR_STEPS.step(f"filter_{_attr}", _filter_attr(_attr))
 
 
-@register_step("unique")
+@CLEVR_STEPS.step("unique")
 def _unique(ctx: StepContext) -> str:
     return f"Exactly one object remains: {ctx.the(ctx.output)}."
 
 
-@register_step("union")
+@CLEVR_STEPS.step("union")
 def _union(ctx: StepContext) -> str:
     found = ctx.output
     n = found.bit_count()
     if n == 0:
         return "Neither group has any object."
-    return f"Together, the two groups hold {n} {_plural(n, 'object')}: {ctx.listing(found)}."
+    return f"Together, the two groups hold {n} {plural(n, 'object')}: {ctx.listing(found)}."
 
 
-@register_step("intersect")
+@CLEVR_STEPS.step("intersect")
 def _intersect(ctx: StepContext) -> str:
     found = ctx.output
     n = found.bit_count()
     if n == 0:
         return "No object belongs to both groups."
-    return f"{n} {_plural(n, 'object')} {_plural(n, 'belongs', 'belong')} to both groups: {ctx.listing(found)}."
+    return f"{n} {plural(n, 'object')} {plural(n, 'belongs', 'belong')} to both groups: {ctx.listing(found)}."
 
 
-@register_step("count")
+@CLEVR_STEPS.step("count")
 def _count(ctx: StepContext) -> str:
     n = ctx.output
     source = ctx.node.inputs[0]
@@ -540,54 +529,51 @@ def _set_phrase(ctx: StepContext, position: int) -> str:
     return "those objects"
 
 
-@register_step("exist")
+@CLEVR_STEPS.step("exist")
 def _exist(ctx: StepContext) -> str:
     if ctx.output:
         return "So at least one such object exists."
     return "So no such object exists."
 
 
-@register_step("equal_integer")
+@CLEVR_STEPS.step("equal_integer")
 def _equal_integer(ctx: StepContext) -> str:
     a, b = ctx.inputs
     return f"{a} and {b} are equal." if ctx.output else f"{a} and {b} are not equal."
 
 
-@register_step("less_than")
+@CLEVR_STEPS.step("less_than")
 def _less_than(ctx: StepContext) -> str:
     a, b = ctx.inputs
     return f"{a} is less than {b}." if ctx.output else f"{a} is not less than {b}."
 
 
-@register_step("greater_than")
+@CLEVR_STEPS.step("greater_than")
 def _greater_than(ctx: StepContext) -> str:
     a, b = ctx.inputs
     return f"{a} is greater than {b}." if ctx.output else f"{a} is not greater than {b}."
 
 
-@register_step("equal_object")
+@CLEVR_STEPS.step("equal_object")
 def _equal_object(ctx: StepContext) -> str:
     return "They are the same object." if ctx.output else "They are different objects."
 
 
-# Plain arithmetic wording; builder_utils.clevr.math_cot may replace these with richer text.
-@register_step("addition")
+# Plain arithmetic wording; builder_utils.clevr.math_cot.CLEVR_MATH_STEPS replaces it with richer text.
+@CLEVR_STEPS.step("addition")
 def _addition(ctx: StepContext) -> str:
     a, b = ctx.inputs
     return f"{a} + {b} = {ctx.output}."
 
 
-@register_step("subtraction")
+@CLEVR_STEPS.step("subtraction")
 def _subtraction(ctx: StepContext) -> str:
     a, b = ctx.inputs
     return f"{a} - {b} = {ctx.output}."
 
 
-@register_step("choose")
+@CLEVR_STEPS.step("choose")
 def _choose(ctx: StepContext) -> str:
     available = ctx.inputs[0].bit_count()
-    return f"The question takes {ctx.output} of the {available} such {_plural(available, 'object')}."
+    return f"The question takes {ctx.output} of the {available} such {plural(available, 'object')}."
 
-
-# Last, once the renderers above exist: math_cot reads some of them and replaces others.
-from . import math_cot  # noqa: E402,F401

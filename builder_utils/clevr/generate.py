@@ -36,6 +36,7 @@ from _blake2 import blake2b
 
 from .balance import AnswerBalancer, balancing_windows
 from .cot import NodeTrace, SceneWords, program_shape, render_cot
+from .math_cot import CLEVR_MATH_STEPS
 from .engine import Instance, SearchStats, search
 from .expand import expand_program, matching_steps
 from .choices import SceneData, shuffled
@@ -265,8 +266,9 @@ class QuestionGenerator:
             "question_family_index": template.family_index,
             "template_index": template.index,
             "category": template.category,
+            # One table for every set: CLEVR-Math's renderers keep the engine's wording outside math programs.
             "cot": render_cot(trace, index, instance.answer, category=template.category, shape=self._shapes[t],
-                              words=words),
+                              words=words, renderers=CLEVR_MATH_STEPS),
             "num_operations": len(arithmetic),
             "intermediate_counts": arithmetic,
         }

@@ -1,4 +1,4 @@
-"""Chain-of-thought steps for CLEVR-Math programs, registered into the engine's CoT registry.
+"""Chain-of-thought steps for CLEVR-Math programs: a table of renderers over the engine's.
 
 A math question's reasoning states the count before each operation, the operation, the
 arithmetic and the count after it, e.g. for "Remove all red cubes. Add 3 blue spheres. How many
@@ -26,11 +26,12 @@ shipped ``clevr_math`` and ``clevr_math_chains`` sets:
   ``choose`` node whose output nothing uses.
 
 Programs without these functions (the nine CLEVR families) keep the engine's own wording: this
-module only takes over ``filter`` and ``count`` steps inside math programs.
+module only takes over ``filter`` and ``count`` steps inside math programs. :data:`CLEVR_MATH_STEPS`
+is the engine's table with this module's (:data:`MATH_STEPS`) in place: ``generate-questions``' table.
 
->>> import builder_utils.clevr.math_cot
->>> from builder_utils.clevr.cot import registered_steps
->>> {"addition", "subtraction", "choose"} <= set(registered_steps())
+>>> sorted(MATH_STEPS)
+['addition', 'choose', 'count', 'filter', 'subtraction']
+>>> CLEVR_MATH_STEPS["filter_unique"] is CLEVR_STEPS["filter_unique"]
 True
 """
 
@@ -38,11 +39,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .cot import NodeTrace, ProgramShape, StepContext, _plural, program_shape, register_step, step_renderer
+from .cot import CLEVR_STEPS, NodeTrace, ProgramShape, StepContext, StepRenderers, plural, program_shape
 from .metadata import default_metadata
 from .templates import TemplateNode
 
-__all__ = ["MATH_FUNCTIONS", "describe_set", "is_math_program"]
+__all__ = ["CLEVR_MATH_STEPS", "MATH_FUNCTIONS", "MATH_STEPS", "describe_set", "is_math_program"]
 
 _ARITHMETIC = default_metadata().arithmetic
 MATH_FUNCTIONS = _ARITHMETIC | {"choose"}
@@ -50,10 +51,10 @@ _FILTERS = frozenset({"filter", "filter_size", "filter_color", "filter_material"
 _ATTRIBUTE_TYPES = ("Size", "Color", "Material")
 
 
-# The engine's own renderers (importing .cot registered them), read before this module
-# replaces them: programs that are not math programs keep the engine's wording.
-_ENGINE_FILTER = step_renderer("filter")
-_ENGINE_COUNT = step_renderer("count")
+# The engine's own renderers: programs that are not math programs keep the engine's wording.
+_ENGINE_FILTER = CLEVR_STEPS["filter"]
+_ENGINE_COUNT = CLEVR_STEPS["count"]
+MATH_STEPS = StepRenderers()
 
 
 def is_math_program(trace: Sequence[NodeTrace]) -> bool:
@@ -99,7 +100,7 @@ def _set_noun(trace: Sequence[NodeTrace], chain: Sequence[int], n: int) -> str:
         if value is not None:
             noun = value
             break
-    words.append(_plural(n, noun))
+    words.append(plural(n, noun))
     return " ".join(words)
 
 
@@ -185,7 +186,7 @@ def _after_noun(ctx: StepContext, position: int, n: int) -> str:
     trace = ctx.trace
     counted = _counted_set(trace, position)
     if counted is None or trace[counted].node.type == "scene":
-        return _plural(n, "object")
+        return plural(n, "object")
     return _describe(ctx, counted, n)
 
 
@@ -194,10 +195,10 @@ def _listing_sentence(ctx: StepContext, position: int) -> str:
     n = found.bit_count()
     if n == 0:
         return f"There are no {_describe(ctx, position)} in the scene."
-    return f"There {_plural(n, 'is', 'are')} {n} {_describe(ctx, position, n)} in the scene: {ctx.listing(found)}."
+    return f"There {plural(n, 'is', 'are')} {n} {_describe(ctx, position, n)} in the scene: {ctx.listing(found)}."
 
 
-@register_step("filter", replace=True)
+@MATH_STEPS.step("filter")
 def _filter(ctx: StepContext):
     layout = _layout(ctx)
     if not layout.is_math:
@@ -209,24 +210,24 @@ def _filter(ctx: StepContext):
         return None  # the addition step names the new objects
     # An action on a group the question does not count: the adversarial trick.
     n = ctx.output.bit_count()
-    pronoun = _plural(n, "it", "them")
+    pronoun = plural(n, "it", "them")
     return f"{_listing_sentence(ctx, position)[:-1]}. Removing {pronoun} does not change the number of {_asked_noun(ctx)}."
 
 
-@register_step("count", replace=True)
+@MATH_STEPS.step("count")
 def _count(ctx: StepContext):
     source = ctx.node.inputs[0]
     n = ctx.output
     if not _layout(ctx).is_math:
         return _ENGINE_COUNT(ctx)
     if ctx.trace[source].node.type == "scene":
-        return f"There {_plural(n, 'is', 'are')} {n} {_plural(n, 'object')} in the scene."
+        return f"There {plural(n, 'is', 'are')} {n} {plural(n, 'object')} in the scene."
     if source == ctx.position - 1:
         return _ENGINE_COUNT(ctx)
-    return f"There {_plural(n, 'is', 'are')} {n} {_describe(ctx, source, n)}."
+    return f"There {plural(n, 'is', 'are')} {n} {_describe(ctx, source, n)}."
 
 
-@register_step("choose", replace=True)
+@MATH_STEPS.step("choose")
 def _choose(ctx: StepContext):
     if ctx.shape.consumers[ctx.position]:
         return None  # the arithmetic step that uses X states it
@@ -235,7 +236,7 @@ def _choose(ctx: StepContext):
     return f"Adding {x} {group} does not change the number of {_asked_noun(ctx)}."
 
 
-@register_step("subtraction", replace=True)
+@MATH_STEPS.step("subtraction")
 def _subtraction(ctx: StepContext) -> str:
     trace = ctx.trace
     a, b = ctx.inputs
@@ -248,7 +249,7 @@ def _subtraction(ctx: StepContext) -> str:
         # Agree with the second group's own size ("the large cyan cylinder", not "cylinders").
         second = _describe(ctx, union.inputs[1], trace[union.inputs[1]].output.bit_count())
         return (
-            f"Removing the {second} as well ({b} {_plural(b, 'object')} in the two groups together) "
+            f"Removing the {second} as well ({b} {plural(b, 'object')} in the two groups together) "
             f"leaves {arithmetic} {_after_noun(ctx, before, out)}."
         )
     if amount_node.type == "count":
@@ -262,17 +263,17 @@ def _subtraction(ctx: StepContext) -> str:
             # the template's category tells them apart.
             group = _describe(ctx, chosen_from, a)
             if ctx.category == "count_backwards":
-                return (f"There {_plural(a, 'is', 'are')} {a} {group}; to be left with {b} of them, "
+                return (f"There {plural(a, 'is', 'are')} {a} {group}; to be left with {b} of them, "
                         f"remove {arithmetic}.")
             if ctx.category == "remove_subset":
                 return f"Removing {b} of the {a} {group} leaves {arithmetic} {_describe(ctx, chosen_from, out)}."
-            return f"There {_plural(a, 'is', 'are')} {a} {group}, and {arithmetic}."
+            return f"There {plural(a, 'is', 'are')} {a} {group}, and {arithmetic}."
         group = _describe(ctx, chosen_from)
         return f"Removing {b} of the {group} leaves {arithmetic} {_after_noun(ctx, before, out)}."
     return f"{arithmetic}."
 
 
-@register_step("addition", replace=True)
+@MATH_STEPS.step("addition")
 def _addition(ctx: StepContext) -> str:
     trace = ctx.trace
     a, b = ctx.inputs
@@ -285,6 +286,10 @@ def _addition(ctx: StepContext) -> str:
             added = _describe(ctx, counted, b)
         else:
             described = _layout(ctx).insertion_source[amount]
-            added = _describe(ctx, described, b) if described is not None else _plural(b, "object")
+            added = _describe(ctx, described, b) if described is not None else plural(b, "object")
         return f"Adding {b} {added} gives {arithmetic} {_after_noun(ctx, before, out)}."
     return f"{arithmetic}."
+
+
+#: The engine's renderers with CLEVR-Math's in place (they defer to the engine's outside math programs).
+CLEVR_MATH_STEPS = {**CLEVR_STEPS, **MATH_STEPS}

@@ -61,9 +61,11 @@ def load_splits(data: str | os.PathLike, config: str, builder_class: type, colum
 
         loaded = load_exported(data, config, cache_dir=cache)
     elif kind == "hub":
+        from builder_utils.datasets_adapter import DatasetNotFoundError
+
         try:
             loaded = datasets.load_dataset(str(data), config, cache_dir=cache)
-        except (ConnectionError, OSError, datasets.exceptions.DatasetNotFoundError) as exc:
+        except (ConnectionError, OSError, DatasetNotFoundError) as exc:
             raise EvaluationError(f"{data}: cannot load config {config!r} from the Hub ({exc})") from None
     else:
         builder = builder_class(config_name=config, data_dir=os.fspath(Path(data).expanduser().resolve()),

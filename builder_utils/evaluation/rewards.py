@@ -24,7 +24,7 @@ from typing import Any
 
 from builder_utils.evaluation.extract import last_boxed
 
-__all__ = ["FORMAT_STYLES", "completion_text", "format_ok", "make_format_reward", "named"]
+__all__ = ["FORMAT_STYLES", "completion_text", "format_ok", "make_format_reward", "named", "verl_compute_score"]
 
 FORMAT_STYLES = ("think_answer", "boxed")
 _AFTER_BOXED = " \t\r\n$.\\])"
@@ -101,3 +101,57 @@ def make_format_reward(style: str = "think_answer") -> Callable[..., list[float]
         return [1.0 if format_ok(completion_text(c), style) else 0.0 for c in completions]
 
     return named(format_reward, "format_reward" if style == "think_answer" else f"format_reward_{style}")
+
+
+#: The keywords of verl's batch reward manager (``verl.workers.reward_manager.batch``): one list each.
+_VERL_BATCH = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
+
+
+def verl_compute_score(accuracy: Callable[..., float | None], name: str = "compute_score") -> Callable[..., Any]:
+    """verl's custom reward function over ``accuracy(solution_str, ground_truth, extra_info,
+    **reward_kwargs)`` (a value in [0, 1], or None: no target, scored 0.0).
+
+    The function takes the call shapes of verl 0.9.1's reward managers:
+
+    - naive (``verl.workers.reward_manager`` and the reward loop): ``compute_score(data_source=,
+      solution_str=, ground_truth=, extra_info=, **kwargs)``, ``kwargs`` being the config's
+      ``reward.custom_reward_function.reward_kwargs`` and what the manager adds (the reward-model
+      router's ``reward_router_address``, ``reward_model_tokenizer``), which are ignored;
+    - batch: ``compute_score(data_sources=, solution_strs=, ground_truths=, extra_infos=,
+      **reward_kwargs)``, which returns one result per item.
+
+    Without reward kwargs of its own the result is the accuracy as a float (``evaluate``'s
+    score). ``format_weight=w`` adds a format component (``format_style``, default
+    ``think_answer``; see :func:`format_ok`) and returns a dict, whose every key verl logs:
+    ``{"score": accuracy + w * format, "accuracy": ..., "format": ...}`` (``return_dict=True``
+    gives the dict with ``w = 0``).
+
+    Example:
+        >>> exact = verl_compute_score(lambda text, truth, extra, **kw: float(text.strip() == truth))
+        >>> exact("toy", "3", "3"), exact("toy", "<think>.</think><answer>3</answer>", "3", format_weight=0.5)
+        (1.0, {'score': 0.5, 'accuracy': 0.0, 'format': 1.0})
+        >>> exact(data_sources=["toy"] * 2, solution_strs=["3", "4"], ground_truths=["3", "3"], extra_infos=[{}, {}])
+        [1.0, 0.0]
+    """
+    def compute_score(data_source: str | None = None, solution_str: str | None = None, ground_truth: Any = None,
+                      extra_info: dict | None = None, *, format_weight: float | None = None,
+                      format_style: str = "think_answer", return_dict: bool = False, **kwargs) -> Any:
+        batch = {key: kwargs.pop(key) for key in _VERL_BATCH if key in kwargs}
+        options = dict(format_weight=format_weight, format_style=format_style, return_dict=return_dict, **kwargs)
+        if batch:
+            extras = batch.get("extra_infos")  # verl hands a numpy array of dicts
+            items = zip(batch.get("data_sources", ()), batch.get("solution_strs", ()), batch.get("ground_truths", ()),
+                        [None] * len(batch["solution_strs"]) if extras is None else extras)
+            return [compute_score(*item, **options) for item in items]
+        if format_style not in FORMAT_STYLES:
+            raise ValueError(f"unknown format_style {format_style!r}; valid: {', '.join(FORMAT_STYLES)}")
+        text = completion_text(solution_str)
+        value = accuracy(text, ground_truth, dict(extra_info or {}), **kwargs)
+        score = 0.0 if value is None else float(value)
+        if format_weight is None and not return_dict:
+            return score
+        form = 1.0 if format_ok(text, format_style) else 0.0
+        weight = float(format_weight or 0.0)
+        return {"score": score + weight * form, "accuracy": score, "format": form}
+
+    return named(compute_score, name)

@@ -35,11 +35,10 @@ from pathlib import Path
 
 import datasets
 import yaml
-from datasets.info import DatasetInfosDict
-from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
 from builder_utils.cli_support import DISTRIBUTION
+from builder_utils.datasets_adapter import DatasetInfosDict, MetadataConfigs
 from builder_utils.hub.card_metadata import metadata_problems
 from builder_utils.hub.plots import bar_chart
 from builder_utils.hub.stats import ConfigStats, Distribution

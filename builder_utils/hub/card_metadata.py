@@ -36,15 +36,15 @@ def known_values() -> dict[str, frozenset[str]]:
         >>> "en" in known_values()["language"], "visual-question-answering" in known_values()["task_categories"]
         (True, True)
     """
-    resources = importlib.resources.files("datasets.utils.resources")
+    from builder_utils.datasets_adapter import CARD_METADATA_RESOURCES, card_metadata_module as metadata
+
+    resources = importlib.resources.files(CARD_METADATA_RESOURCES)
 
     def load(name):
         try:
             return json.loads((resources / name).read_text(encoding="utf-8"))
         except FileNotFoundError:
             return {}
-
-    from datasets.utils import metadata
 
     creators = load("creators.json")
     return {

@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 
 from builder_utils.cli_support import report_error
 from builder_utils.command import EXPORT_HELP, PUSH_HELP
-from builder_utils.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.hub.prompt_config import PromptAudioOptions
+from builder_utils.options import add_builder_flags, add_option_flags, builder_kwargs_from_args
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 # The export's and the push's modules (datasets, huggingface_hub: about a second) are imported
@@ -251,6 +252,7 @@ def add_media_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         help="answer-format instruction in the system turn of the prompts configs (RL): think_answer "
         "(<think>..</think><answer>..</answer>), boxed (\\boxed{}) or plain (no system turn)",
     )
+    add_option_flags(parser, cls=PromptAudioOptions)
     return parser
 
 
@@ -258,11 +260,12 @@ def media_options(args: argparse.Namespace) -> dict:
     """The keyword arguments of :func:`export_builder` given by :func:`add_media_arguments`.
 
     Example:
-        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True, prompt_style="boxed"))
-        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True, 'prompt_style': 'boxed'}
+        >>> media_options(argparse.Namespace(media="shared", audio_format="wav", plan=True, prompt_style="boxed",
+        ...                                  prompt_audio_rate=16000))
+        {'media': 'shared', 'audio_format': 'wav', 'plan_only': True, 'prompt_style': 'boxed', 'prompt_audio_rate': 16000}
     """
     return {"media": args.media, "audio_format": args.audio_format, "plan_only": args.plan,
-            "prompt_style": args.prompt_style}
+            "prompt_style": args.prompt_style, "prompt_audio_rate": args.prompt_audio_rate}
 
 
 class _Terminal(logging.Handler):

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 
 import datasets
 import pyarrow as pa
-from datasets.table import InMemoryTable, table_cast
 
+from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.hub.layout import HubLayout
 from builder_utils.prompts import conversation_messages, media_kind_of, messages_feature
 
@@ -109,8 +109,7 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
         TEXTS: pa.array([turns[k] for k in keys], schema.field(TEXTS).type),
         MESSAGES: pa.array(messages, schema.field(MESSAGES).type),
     })
-    built = table_cast(built, features.arrow_schema)
-    return datasets.Dataset(InMemoryTable(built), info=datasets.DatasetInfo(features=features), split=split)
+    return dataset_from_table(built, features, split)
 
 
 def conversations(source: Mapping[str, datasets.Dataset], layout: HubLayout) -> dict[str, datasets.Dataset]:

@@ -42,12 +42,11 @@ from pathlib import Path
 import datasets
 import pyarrow as pa
 import pyarrow.compute as pc
-from datasets.data_files import sanitize_patterns
-from datasets.features.features import require_decoding
-from datasets.utils.metadata import MetadataConfigs
-from datasets.utils.py_utils import convert_file_size_to_int
 from tqdm.auto import tqdm
 
+from builder_utils.datasets_adapter import (DEFAULT_MAX_BATCH_SIZE, MetadataConfigs, convert_file_size_to_int,
+                                            get_writer_batch_size_from_data_size, get_writer_batch_size_from_features,
+                                            require_decoding, sanitize_patterns)
 from builder_utils.hub.card import (
     ASSETS_DIR,
     CardTemplate,
@@ -73,6 +72,7 @@ from builder_utils.hub.outputs import (
     keep_media_of_kept_configs,
 )
 from builder_utils.hub.plan import ExportPlan
+from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE, PromptAudioOptions
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError, check_output, refuse_overlap
@@ -208,10 +208,8 @@ def _shard_limit(max_shard_size: int | str) -> int:
 
 def _writer_batch_size(dataset: datasets.Dataset, nbytes: int) -> int:
     # The batch size push_to_hub derives (small for media, so a batch of embedded files stays small).
-    try:
-        from datasets.arrow_writer import get_writer_batch_size_from_data_size, get_writer_batch_size_from_features
-    except ImportError:
-        return datasets.config.DEFAULT_MAX_BATCH_SIZE
+    if get_writer_batch_size_from_features is None:
+        return DEFAULT_MAX_BATCH_SIZE
     return get_writer_batch_size_from_features(dataset.features) or get_writer_batch_size_from_data_size(
         len(dataset), nbytes
     )
@@ -405,6 +403,7 @@ def export_builder(
     plan_only: bool = False,
     prompt_style: str = DEFAULT_PROMPT_STYLE,
     given: Callable[[str], Mapping[str, Mapping[str, datasets.Dataset]]] | None = None,
+    prompt_audio_rate: int = DEFAULT_AUDIO_RATE,
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
@@ -420,7 +419,8 @@ def export_builder(
     ``media="shared"`` writes the question configurations without media plus the builder's
     media configuration; ``"conversations"`` among ``configs`` adds that configuration;
     ``"prompts"`` (``prompts_<C>``) adds the RL prompt rows, their system turn chosen by
-    ``prompt_style`` (:data:`builder_utils.prompts.PROMPT_STYLES`);
+    ``prompt_style`` (:data:`builder_utils.prompts.PROMPT_STYLES`), their clips (inline) stored as
+    samples at ``prompt_audio_rate`` Hz (:mod:`builder_utils.hub.prompt_config`);
     ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
     ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
     ``given(cache_dir)`` returns rows of ``prompts`` configurations made elsewhere (config ->
@@ -438,6 +438,10 @@ def export_builder(
     names = _check_configs(builder_cls, configs)
     layout = layout_of(builder_cls)
     check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names, prompt_style)
+    try:
+        PromptAudioOptions(prompt_audio_rate=prompt_audio_rate)
+    except ValueError as exc:
+        raise ExportError(f"--{exc}") from None
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
     _shard_limit(max_shard_size)  # a bad size fails before any build
     out = check_output(Path(out_dir).expanduser(), "--out").absolute()
@@ -491,7 +495,8 @@ def export_builder(
             result.build_seconds += time.perf_counter() - build_started
         if media_feature is None and layout is not None and made:
             media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
-        outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made)
+        outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made,
+                                        audio_rate=prompt_audio_rate)
         if media == "shared" and existing is not None:
             on_card = MetadataConfigs.from_dataset_card_data(existing.data)
             kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
@@ -557,7 +562,8 @@ def export_builder(
             # Question and prompt configurations name their file; conversations hold their media.
             card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
                                                     and (n not in derived or derived[n].kind == PROMPTS)])
-        training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
+        training = (trainer_section(layout, all_configs, media, prompt_style, prompt_audio_rate)
+                    if layout is not None else None)
         if training:
             card = with_section(card, training)
         card = merged_card(card, existing, state)

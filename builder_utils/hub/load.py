@@ -6,10 +6,9 @@ import os
 from pathlib import Path
 
 import datasets
-from datasets.exceptions import ExpectedMoreSplitsError, NonMatchingSplitsSizesError, UnexpectedSplitsError
-from datasets.info import DatasetInfosDict
-from datasets.utils.metadata import MetadataConfigs
 
+from builder_utils.datasets_adapter import (DatasetInfosDict, ExpectedMoreSplitsError, MetadataConfigs,
+                                            NonMatchingSplitsSizesError, UnexpectedSplitsError)
 from builder_utils.hub.card import read_card
 from builder_utils.hub.export import README, ExportError
 

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 
 import datasets
 import pyarrow as pa
-from datasets.table import InMemoryTable, table_cast
 from huggingface_hub import DatasetCard
 
+from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.hub.card import install_hint
 from builder_utils.hub.layout import HubLayout
 from builder_utils.prompts import MEDIA_KINDS, media_kind_of, media_list_of
@@ -103,8 +103,7 @@ def media_rows(
         if len(parts) > 1:
             position_of = {k: i for i, k in enumerate(keys_in_parts)}
             table = table.take(pa.array([position_of[k] for k in order], pa.int64()))
-        table = table_cast(table.combine_chunks(), features.arrow_schema)
-        result[split] = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
+        result[split] = dataset_from_table(table.combine_chunks(), features, split)
     return result
 
 

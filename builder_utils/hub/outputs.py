@@ -7,8 +7,11 @@
   grouped per file, the media in every row in both layouts (see
   :mod:`builder_utils.hub.conversations`);
 - ``prompts``, ``prompts_<C>`` (asked for by name): one RL prompt row per question of the
-  configuration they follow (:mod:`builder_utils.hub.prompt_config`); inline with the media list,
-  shared with the key only (their files then go into the media configuration).
+  configuration they follow (:mod:`builder_utils.hub.prompt_config`); inline with the media list
+  (audio as samples at ``audio_rate``), shared with the key only (their files then go into the
+  media configuration) and without ``verl_prompt``: verl reads the media from the row only, so a
+  shared file handed to it stops on the missing prompt column (``KeyError: 'verl_prompt'``)
+  instead of training on a literal ``<image>`` without pixels.
 """
 
 from __future__ import annotations
@@ -19,14 +22,14 @@ import datasets
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from datasets.table import InMemoryTable, table_cast
 
+from builder_utils.datasets_adapter import dataset_from_table, table_cast
 from builder_utils.hub.conversations import conversations
 from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, PROMPTS, HubLayout
 from builder_utils.hub.media import media_rows, question_columns_only
 from builder_utils.hub.plan import ExportPlan, plan_export
 from builder_utils.hub.prompt_config import prompts
-from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_style
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT, prompt_style
 
 Splits = Mapping[str, datasets.Dataset]
 
@@ -74,11 +77,12 @@ def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str
 
 def assemble(
     names: Sequence[str], built: Mapping[str, Splits], layout: HubLayout | None, media: str,
-    style: str = DEFAULT_PROMPT_STYLE, given: Mapping[str, Splits] | None = None,
+    style: str = DEFAULT_PROMPT_STYLE, given: Mapping[str, Splits] | None = None, audio_rate: int | None = None,
 ) -> tuple[dict[str, Splits], ExportPlan]:
     """The output configurations (name -> split -> rows, media as paths) and the size plan;
-    ``style`` is the prompt style of the ``prompts`` configurations' system turn. ``given``
-    holds ``prompts`` configurations whose rows were made elsewhere (a stream's), used as they are.
+    ``style`` is the prompt style of the ``prompts`` configurations' system turn; inline, their
+    clips are samples at ``audio_rate`` Hz. ``given`` holds ``prompts`` configurations whose rows
+    were made elsewhere (a stream's), used as they are.
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": [None], "question": ["?"]})
@@ -101,7 +105,10 @@ def assemble(
                          "rows carry their own images: export them with --media inline")
     spec = layout.prompt_spec() if wanted_prompts else None
     # Built with their media list: the plan needs both layouts; shared drops the list below.
-    rl = {n: given[n] if n in given else prompts(built[derived[n].source], spec, style) for n in wanted_prompts}
+    # Shared rows drop their media list below: only inline ones are worth decoding.
+    rate = audio_rate if media == "inline" else None
+    rl = {n: given[n] if n in given else prompts(built[derived[n].source], spec, style, audio_rate=rate)
+          for n in wanted_prompts}
     # Shared prompt rows name their files only: the media configuration must hold those too.
     named = {**questions, **{n: built[derived[n].source] for n in wanted_prompts if n not in given}}
     shared_media = media_rows(named, layout) if layout is not None and named else None
@@ -113,7 +120,8 @@ def assemble(
         outputs[layout.media_config] = shared_media
     outputs |= talks
     for name, splits in rl.items():
-        outputs[name] = splits if media == "inline" else {s: d.remove_columns(spec.media_list) for s, d in splits.items()}
+        outputs[name] = splits if media == "inline" else {s: d.remove_columns([spec.media_list, VERL_PROMPT])
+                                                          for s, d in splits.items()}
     return outputs, plan
 
 
@@ -184,7 +192,7 @@ def keep_media_of_kept_configs(
         if split in new:
             table = pa.concat_tables([new[split].data.table, table])
         table = table.sort_by(layout.key).combine_chunks()
-        new[split] = datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
+        new[split] = dataset_from_table(table, features, split)
     missing = wanted - found
     if missing:
         raise ValueError(

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import datasets
+import pyarrow as pa
 
 from builder_utils.hub.layout import HubLayout
 
@@ -155,15 +156,25 @@ def _media_key(value: dict) -> str:
 
 def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: dict[str, int],
                   distinct: dict[str, int]) -> tuple[int, int]:
-    """(bytes of the other columns, bytes of the files) of a configuration holding a media list;
-    each file is also counted once in ``distinct`` (key -> size)."""
+    """(bytes of the other columns, bytes of the files) of a configuration holding a media list
+    (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes);
+    each file or clip is also counted once in ``distinct`` (key -> size)."""
     text = files = 0
     for ds in splits.values():
-        values = ds.data.column(column).combine_chunks().flatten().to_pylist()
         text += _column_bytes(ds, [column])
-        per_value = _sizes(values, sizes)
-        files += sum(per_value)
-        distinct.update((_media_key(value), size) for value, size in zip(values, per_value) if value is not None)
+        stored = ds.data.column(column)
+        if pa.types.is_struct(stored.type.value_type):
+            values = stored.combine_chunks().flatten().to_pylist()
+            per_value = _sizes(values, sizes)
+            files += sum(per_value)
+            distinct.update((_media_key(value), size) for value, size in zip(values, per_value) if value is not None)
+        else:
+            files += stored.nbytes
+            clips = stored.combine_chunks().flatten()  # one 1-D sample array per clip: a clip in 6 rows is one
+            for clip in (clips[i].values for i in range(len(clips)) if clips[i].is_valid):
+                samples = clip.to_numpy(zero_copy_only=False)
+                distinct[hashlib.sha256(memoryview(samples)).hexdigest()] = clip.nbytes
+    return text, files
     return text, files
 
 

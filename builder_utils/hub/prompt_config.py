@@ -4,23 +4,102 @@ as :func:`builder_utils.prompts.prompt_row` makes it.
 Inline, each row carries its media as a one-item list (``images`` / ``audios``), which is what
 TRL's ``GRPOTrainer`` and verl read; shared, a row names its file by the key only and
 :func:`builder_utils.hub.attach_media` adds the list lazily from the media configuration.
+
+Audio, inline, is stored the way verl 0.9.1 hands an ``audios`` item to the processor (it passes
+each item as it is): the clip's samples, a 1-D float32 array (mono), resampled with soxr to
+``--prompt_audio_rate`` Hz (default :data:`DEFAULT_AUDIO_RATE`, the rate of Qwen2-Audio's and
+Whisper's feature extractors). The clips are decoded in batches of :data:`DECODE_BATCH` rows
+(each clip once per batch) by ``Dataset.map`` into an Arrow file beside the builder's cache, as
+``datasets`` caches a map, so the split's samples (64 KB per second of audio and question at
+16 kHz) are memory-mapped, not held in memory.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 
 import datasets
+import numpy as np
 import pyarrow as pa
-from datasets.table import InMemoryTable, table_cast
 
+from builder_utils.builder import list_of
+from builder_utils.datasets_adapter import dataset_from_table
+from builder_utils.options import Integer, check_options, option
 from builder_utils.prompts import PromptSpec, PromptStyle, prompt_features, prompt_row
+
+#: Qwen2-Audio's and Whisper's sampling rate: what the ``prompts`` export resamples clips to by default.
+DEFAULT_AUDIO_RATE = 16_000
+#: Prompt rows whose clips are decoded at once (a question's clip is usually its neighbours').
+DECODE_BATCH = 64
+
+
+@dataclasses.dataclass(frozen=True)
+class PromptAudioOptions:
+    """The export option of the audio ``prompts`` rows (``--prompt_audio_rate``).
+
+    Example:
+        >>> PromptAudioOptions().prompt_audio_rate
+        16000
+        >>> PromptAudioOptions(prompt_audio_rate=4_000)
+        Traceback (most recent call last):
+        ...
+        ValueError: prompt_audio_rate must be an integer in 8000..48000, got 4000
+    """
+
+    prompt_audio_rate: int = option(
+        DEFAULT_AUDIO_RATE, Integer(8_000, maximum=48_000),
+        "sampling rate (Hz) of the clips in the audio prompts configs, stored as samples the way verl hands "
+        "them to the processor: that processor's rate (%(default)s: Qwen2-Audio, Whisper)", group="prompts (RL)")
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+
+def audio_samples_feature():
+    """The feature of an audio ``prompts`` row's ``audios``: a list of 1-D float32 sample arrays.
+
+    Example:
+        >>> audio_samples_feature().feature.feature
+        Value('float32')
+    """
+    return list_of(list_of(datasets.Value("float32")))
+
+
+def decoded_audios(column: pa.Array, sampling_rate: int) -> pa.Array:
+    """The one-item ``audios`` lists of an Audio column (``{"bytes", "path"}`` structs), each clip
+    decoded to mono float32 samples at ``sampling_rate`` (soxr), each distinct file once.
+
+    Example:
+        >>> import io, soundfile
+        >>> wav = io.BytesIO(); soundfile.write(wav, np.zeros(441, dtype="float32"), 44_100, format="WAV")
+        >>> column = pa.array([{"bytes": wav.getvalue(), "path": "a.wav"}] * 2)
+        >>> [len(clips[0]) for clips in decoded_audios(column, 16_000).to_pylist()]
+        [160, 160]
+    """
+    from builder_utils.audio import decode_audio
+
+    values = column.to_pylist()
+    keys = [(v.get("path"), None if v.get("bytes") is None else hash(v["bytes"])) for v in values]
+    distinct = dict(zip(keys, values))
+    # libsndfile and soxr release the GIL: threads decode clips side by side.
+    with ThreadPoolExecutor(max_workers=min(len(distinct), os.cpu_count() or 1) or 1) as pool:
+        decoded = dict(zip(distinct, pool.map(lambda v: decode_audio(v, sampling_rate, mono=True)[0], distinct.values())))
+    arrays = [decoded[key] for key in keys]
+    offsets = np.zeros(len(arrays) + 1, dtype=np.int64)
+    np.cumsum([len(a) for a in arrays], out=offsets[1:])
+    samples = pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(np.concatenate(arrays) if arrays else np.zeros(0, np.float32)))
+    return pa.ListArray.from_arrays(pa.array(range(len(arrays) + 1), pa.int32()), samples)
 
 
 def prompts_split(
-    rows: datasets.Dataset, spec: PromptSpec, style: str | PromptStyle, split: str, *, media: bool = True
+    rows: datasets.Dataset, spec: PromptSpec, style: str | PromptStyle, split: str, *, media: bool = True,
+    audio_rate: int | None = None,
 ) -> datasets.Dataset:
-    """The prompt rows of one split of question rows (media as paths, as built), in their order.
+    """The prompt rows of one split of question rows (media as paths, as built), in their order;
+    with ``audio_rate``, an audio spec's ``audios`` hold the decoded samples (:func:`decoded_audios`).
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"question": ["How many?"], "label": [2], "question_id": ["q0"],
@@ -36,6 +115,7 @@ def prompts_split(
         rows = rows.flatten_indices(keep_in_memory=True)
     source = rows.features
     features = prompt_features(source, spec, media=media)
+    cache = os.path.dirname(rows.cache_files[0]["filename"]) if rows.cache_files else None
     table = rows.data.table
     # Only the text columns go through Python; the media column stays Arrow (paths or bytes).
     questions = table.select(list(spec.source_columns())).to_pylist()
@@ -46,12 +126,43 @@ def prompts_split(
         offsets = pa.array(range(len(rows) + 1), pa.int32())
         column = pa.ListArray.from_arrays(offsets, table.column(spec.media_column).combine_chunks())
         text = text.add_column(list(features).index(spec.media_list), spec.media_list, column)
-    text = table_cast(text, features.arrow_schema)
-    return datasets.Dataset(InMemoryTable(text), info=datasets.DatasetInfo(features=features), split=split)
+    built = dataset_from_table(text, features, split)
+    if media and audio_rate is not None and spec.media_kind == "audio":
+        built = with_samples(built, spec.media_list, audio_rate, cache and os.path.join(cache, f"prompts-{split}.arrow"))
+    return built
+
+
+def with_samples(rows: datasets.Dataset, column: str, sampling_rate: int, cache_file: str | None = None) -> datasets.Dataset:
+    """``rows`` with the one-clip lists of ``column`` decoded to samples (:func:`decoded_audios`),
+    :data:`DECODE_BATCH` rows at a time, written by ``Dataset.map`` to ``cache_file`` (replaced;
+    None: kept in memory).
+
+    Example:
+        >>> import io, soundfile
+        >>> wav = io.BytesIO(); soundfile.write(wav, np.zeros(441, dtype="float32"), 44_100, format="WAV")
+        >>> features = datasets.Features({"audios": list_of(datasets.Audio())})
+        >>> table = pa.table({"audios": [[{"bytes": wav.getvalue(), "path": "a.wav"}]]}, schema=features.arrow_schema)
+        >>> rows = dataset_from_table(table, features, None)
+        >>> len(with_samples(rows, "audios", 16_000)[0]["audios"][0])
+        160
+    """
+    features = rows.features.copy()
+    features[column] = audio_samples_feature()
+    position = list(features).index(column)
+
+    def decode(batch: pa.Table) -> pa.Table:
+        clips = decoded_audios(batch.column(column).combine_chunks().flatten(), sampling_rate)
+        return batch.set_column(position, column, clips)
+
+    decoded = rows.with_format("arrow").map(
+        decode, batched=True, batch_size=DECODE_BATCH, features=features, cache_file_name=cache_file,
+        keep_in_memory=cache_file is None, load_from_cache_file=False, desc=f"decoding clips at {sampling_rate} Hz")
+    return decoded.with_format(None)
 
 
 def prompts(
-    source: Mapping[str, datasets.Dataset], spec: PromptSpec, style: str | PromptStyle, *, media: bool = True
+    source: Mapping[str, datasets.Dataset], spec: PromptSpec, style: str | PromptStyle, *, media: bool = True,
+    audio_rate: int | None = None,
 ) -> dict[str, datasets.Dataset]:
     """A ``prompts`` configuration: :func:`prompts_split` of every split of ``source``.
 
@@ -59,4 +170,5 @@ def prompts(
 
         prompts(built["general"], prompt_spec_of(ClevrMath), "think_answer", media=False)["train"][0]["prompt"]
     """
-    return {split: prompts_split(rows, spec, style, split, media=media) for split, rows in source.items()}
+    return {split: prompts_split(rows, spec, style, split, media=media, audio_rate=audio_rate)
+            for split, rows in source.items()}

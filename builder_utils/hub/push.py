@@ -38,10 +38,9 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from datasets.info import DatasetInfosDict
-from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard
 
+from builder_utils.datasets_adapter import DatasetInfosDict, MetadataConfigs
 from builder_utils.hub.card import merge_metadata, read_card
 from builder_utils.hub.export import COMMAND, README, SHARD, config_dir, split_files
 from builder_utils.ownership import RECORD, Entry, OutputFolder, OwnershipError

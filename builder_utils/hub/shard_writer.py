@@ -32,10 +32,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from datasets.features.features import require_storage_embed
-from datasets.table import embed_array_storage
-from datasets.utils.file_utils import is_local_path
-
+from builder_utils.datasets_adapter import (DEFAULT_CDC_OPTIONS, embed_array_storage, get_parquet_column_options,
+                                            is_local_path, require_storage_embed)
 from builder_utils.media_check import verify_unchanged
 
 __all__ = ["ShardWritten", "WriteStopped", "embed_media", "write_parquet_shard"]
@@ -164,10 +162,7 @@ def _embedded_batch(table: pa.Table, features: datasets.Features,
 
 def _writer_options(features: datasets.Features, schema: pa.Schema) -> tuple[dict, object]:
     # datasets' own choices, where this datasets has them (5.x); older releases wrote defaults.
-    try:
-        from datasets.arrow_writer import get_parquet_column_options
-        from datasets.config import DEFAULT_CDC_OPTIONS
-    except ImportError:
+    if get_parquet_column_options is None:
         return {}, False
     options = dict(get_parquet_column_options(features, schema))
     options.update(use_content_defined_chunking=DEFAULT_CDC_OPTIONS, write_page_index=True)

@@ -2,7 +2,7 @@
 
 One subsection per such configuration of the export: ``SFTTrainer`` on a ``conversations``
 configuration, ``GRPOTrainer`` with the package's rewards on a ``prompts`` configuration (and
-verl's command line for an inline one). Every snippet has two parts, split at
+verl's command line for an inline one, images or audio). Every snippet has two parts, split at
 :data:`TRL_MARKER`: loading (``datasets`` and this package only; the test suite runs it on the
 exported folder) and training (needs TRL; ``make test-train`` runs it).
 """
@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from builder_utils.hub.card import install_hint
 from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout
+from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
 
 #: The line where a snippet starts to need TRL.
@@ -60,7 +61,7 @@ def _snippet(layout: HubLayout, config: str, media: str, kind: str, style: str) 
     return "\n".join(lines)
 
 
-def _notes(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
+def _notes(layout: HubLayout, config: str, media: str, kind: str, audio_rate: int) -> list[str]:
     many = layout.conversation_media
     if kind == CONVERSATIONS:
         notes = [f"`messages` (TRL's conversational format: typed parts, the media placeholder in the first user "
@@ -73,22 +74,44 @@ def _notes(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
              "filter fields) reaches the reward functions as a keyword argument (`GRPOConfig` keeps unused "
              "columns by default)."]
     if many != "images":
-        notes.append("TRL 1.16 has no audio path in `GRPOTrainer`, and verl's RLHF dataset reads images and videos "
-                     "only: the rows are ready for a trainer that takes audio content parts.")
-    elif media == "inline" and layout.rewards:
-        notes.append("verl reads the same files (`data_source`, `reward_model`, `extra_info`), with its prompt "
-                     f"column named: `data.train_files=<export>/{config}/train-00000-of-0000N.parquet "
-                     f"data.prompt_key={VERL_PROMPT} custom_reward_function.path=<{layout.rewards} file> "
-                     "custom_reward_function.name=compute_score`.")
-    elif media == "shared":
-        notes.append("verl reads the media from each row: export with `--media inline` for verl.")
+        notes.append("TRL 1.16 has no audio path in `GRPOTrainer`.")
+    notes += _verl_notes(layout, config, media, audio_rate)
+    return notes
+
+
+def _verl_notes(layout: HubLayout, config: str, media: str, audio_rate: int) -> list[str]:
+    """How verl 0.9.1's ``RLHFDataset`` reads a ``prompts`` configuration (``make test-verl`` runs it)."""
+    if media == "shared":
+        return ["verl reads the media from each row only: export with `--media inline` for verl. These rows have "
+                "no `verl_prompt`, so verl stops on `KeyError: 'verl_prompt'` rather than train without the media."]
+    audio = layout.conversation_media != "images"
+    marker, key = ("<audio>", "audios") if audio else ("<image>", "images")
+    notes = [f"verl reads the same files with its prompt column named, `data.prompt_key={VERL_PROMPT}` (the "
+             f"messages as strings, `{marker}` before the question; its default `prompt` holds typed parts, which "
+             f"verl skips, so every row fails with `AssertionError: {key[:-1]}_offset 0 != len({key}) 1` and the "
+             "dataset is empty):"]
+    flags = [f"data.train_files=<export>/{config}/train-00000-of-0000N.parquet", f"data.prompt_key={VERL_PROMPT}"]
+    if layout.rewards:
+        flags += [f"reward.custom_reward_function.path=<{layout.rewards} file>",
+                  "reward.custom_reward_function.name=compute_score",
+                  "+reward.custom_reward_function.reward_kwargs.format_weight=0.5"]
+    notes[0] += " `" + " ".join(flags) + "`."
+    if audio:
+        notes.append(f"`audios` holds each clip as verl hands it to the processor: mono float32 samples at "
+                     f"{audio_rate:,} Hz (`--prompt_audio_rate`, default {DEFAULT_AUDIO_RATE:,}: Qwen2-Audio, "
+                     "Whisper); export at your processor's rate.")
+    if layout.rewards:
+        notes.append("`compute_score` takes verl's reward kwargs: `format_weight` (the score is accuracy + "
+                     "format_weight x format, returned as a dict with `score`, `accuracy` and `format`, which verl "
+                     "logs), `format_style`; it serves the naive and the batch reward managers.")
     return notes
 
 
 def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
-                    style: str = DEFAULT_PROMPT_STYLE) -> str | None:
+                    style: str = DEFAULT_PROMPT_STYLE, audio_rate: int = DEFAULT_AUDIO_RATE) -> str | None:
     """The card section for the conversation and prompt configurations among ``configs`` (None
-    if there are none), for an export in ``media`` layout with prompt style ``style``.
+    if there are none), for an export in ``media`` layout with prompt style ``style`` (and audio
+    prompts at ``audio_rate`` Hz).
     ``REPO_ID`` stands for the repository, as in the rest of the card.
 
     Example:
@@ -109,7 +132,7 @@ def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
         trainer = "SFT" if kind == CONVERSATIONS else "GRPO"
         parts += [f"### `{name}` ({trainer}; follows `{derived[name].source}`)",
                   f"```python\n{_snippet(layout, name, media, kind, style)}\n```",
-                  *(f"- {note}" for note in _notes(layout, name, media, kind))]
+                  *(f"- {note}" for note in _notes(layout, name, media, kind, audio_rate))]
     return "\n\n".join(parts)
 
 

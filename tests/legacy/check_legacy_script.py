@@ -10,7 +10,9 @@ CLEVR-Math: a tiny synthetic CLEVR world, the ``multihop`` config loaded through
 (the script is copied into a fresh modules cache, exactly as for users); splits, features and
 the multihop rule are checked. Clotho-AQA: a small synthetic release, ``yes_no_majority`` through
 ``load_dataset("clotho_aqa/clotho_aqa.py", ...)``; splits, labels and a decoded clip are
-checked. For both, the rows must equal those of the installed builder class. Exits 0 and prints
+checked. For both, the rows must equal those of the installed builder class. Then every check
+of ``tests/datasets_adapter_checks.py`` (the internals of ``datasets`` the package uses, in
+``builder_utils/datasets_adapter.py``) runs under 3.6. Exits 0 and prints
 ``legacy loading script OK`` on success.
 """
 
@@ -89,6 +91,13 @@ def main(argv: list[str] | None = None) -> int:
             _fail(f"{split}: rows differ between the loading script and the installed builder")
     clevr_sizes = ", ".join(f"{split} {ds.num_rows}" for split, ds in loaded.items())
     clotho_sizes = check_clotho_aqa(datasets, workdir)
+    # The internals of datasets the package uses, one check each (tests/test_datasets_adapter.py under 5.x).
+    sys.path.insert(0, os.path.join(REPO, "tests"))
+    from datasets_adapter_checks import run_all
+
+    failed = run_all()
+    if failed:
+        _fail("builder_utils.datasets_adapter under datasets " + datasets.__version__ + ":\n  " + "\n  ".join(failed))
     print(f"legacy loading script OK (datasets {datasets.__version__}; clevr_math multihop: {clevr_sizes}; "
           f"clotho_aqa yes_no_majority: {clotho_sizes})")
     return 0
