@@ -109,12 +109,14 @@ test-audio: $(AUDIO_STAMP)
 	$(AUDIO_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/test_audio_torchcodec.py tests/test_clotho_aqa_audio.py
 
 # Not part of `make test` (CI): it installs ~2.5 GB; builds the demo export and runs our tasks
-# inside lmms-eval (see builder_utils/evaluation/README.md, "lmms-eval").
+# inside lmms-eval (see builder_utils/evaluation/README.md, "lmms-eval"), among them both datasets'
+# tasks with a deterministic chat model registered through lmms-eval's entry-point group
+# (tests/lmms_eval_plugin: the test installs it as a distribution on PYTHONPATH).
 test-harness: $(HARNESS_STAMP)
 	$(HARNESS_VENV)/bin/clevr-math demo
 	$(HARNESS_VENV)/bin/clotho-aqa demo
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(HARNESS_VENV)/bin/python -m pytest -q -p no:cacheprovider \
-		tests/test_lmms_eval_harness.py tests/test_lmms_eval_tasks.py
+		tests/test_lmms_eval_harness.py tests/test_lmms_eval_tasks.py tests/lmms_eval_plugin
 
 # Not part of `make test` either (~2 GB, offline once installed); `make test` skips tests/train/.
 # TRAIN_PYTEST_ARGS=-s prints each run's per-step loss and rewards (the lines BENCHMARKS.md quotes).

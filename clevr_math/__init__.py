@@ -12,6 +12,11 @@ A stream of fresh problems (synthetic worlds rendered on the fly, or a CLEVR fol
     from clevr_math import Curriculum, stream
     ds = stream(seed=0, curriculum=Curriculum.raising("num_operations", [1, 2, 4, 8], every=100))
 
+A fixed-size problem set (``len(ds)``, ``ds[i]``: the first problems of a one-shard stream)::
+
+    from clevr_math import problems
+    ds = problems(size=1000, seed=0, num_operations=2)
+
 The reference (configurations, columns, options, what differs from the original release) is
 ``README.md`` beside this file.
 """
@@ -29,5 +34,6 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "Curriculum": "clevr_math.difficulty",
     "Difficulty": "clevr_math.difficulty",
     "StreamError": "clevr_math.streaming",
+    "problems": "clevr_math.problem_sets",
     "stream": "clevr_math.streaming",
 })

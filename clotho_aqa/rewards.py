@@ -10,9 +10,10 @@ of predictions is the accuracy ``evaluate`` reports for that labelling. No train
 - Labellings (:func:`make_accuracy_reward`): ``majority`` (default), ``any_of_3`` (right if it
   matches any annotator), ``unanimous`` (only questions whose annotators agree), ``unfiltered``
   (the share of the 3 answers matched).
-- Single words are read like ``evaluate`` reads them. Without a ``vocabulary`` the answer span
-  itself must be the answer (``<answer>rain</answer>``); with one (``evaluate``'s: the train and
-  evaluated answers), the first known answer word of the span counts, as in ``evaluate``.
+- Single words are read exactly as ``evaluate`` and the lmms-eval task read them (one spec):
+  the answer span, else its first word that is one of the release's answers
+  (:data:`clotho_aqa.scoring.ANSWER_VOCABULARY`), so "It is metal." answers ``metal``;
+  ``vocabulary=`` replaces those words (a release with other answers).
 - verl: :func:`compute_score` with ``reward_model.ground_truth`` = the 3 annotator answers
   (majority labelling; ``extra_info={"labelling": "any_of_3"}`` or the reward kwarg
   ``labelling`` to change it), under the naive and the batch reward managers, with reward kwargs
@@ -31,6 +32,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
@@ -72,11 +74,16 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
         >>> reward = make_accuracy_reward("unanimous")
         >>> reward.__name__, reward(["yes", "yes"], answers=[["yes"] * 3, ["yes", "no", "yes"]])
         ('accuracy_reward_unanimous', [1.0, None])
+        >>> accuracy_reward(["It is metal."], answers=[["metal", "metal", "wood"]])
+        [1.0]
     """
     if labelling not in RULES:
         raise ValueError(f"unknown labelling {labelling!r}; valid: {', '.join(RULES)}")
     rule = labelling_of(labelling)
-    words = None if vocabulary is None else frozenset(vocabulary)
+    spec = SPEC
+    if vocabulary is not None:
+        words = dataclasses.replace(SPEC.extractions["single_word"], vocabulary=frozenset(vocabulary))
+        spec = dataclasses.replace(SPEC, extractions={**SPEC.extractions, "single_word": words})
 
     def accuracy_reward(completions: list, answer: list | None = None, answers: list | None = None,
                         answer_type: list | None = None, **kwargs) -> list[float | None]:
@@ -85,7 +92,7 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
         out: list[float | None] = []
         for completion, golds, gold, kind in rows:
             question = _question(golds, gold, kind)
-            out.append(None if question is None else SPEC.reward(question, completion_text(completion), rule, words))
+            out.append(None if question is None else spec.reward(question, completion_text(completion), rule))
         return out
 
     return named(accuracy_reward, name or ("accuracy_reward" if labelling == "majority"

@@ -5,24 +5,48 @@ rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no r
 Example:
     >>> SPEC.reward(aqa_question("q", "Is it raining?", ["yes", "no", "yes"], "yes_no"), "Yes.", labelling("majority"))
     1.0
+    >>> SPEC.reward(aqa_question("q", "What is it made of?", ["metal"] * 3, "single_word"), "It is metal.")
+    1.0
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Labelling, Question, ScoringSpec, Section
 from clotho_aqa.answers import normalize_answer
 
-__all__ = ["CONFIG_LABELLING", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "aqa_question",
-           "headline", "labelling"]
+__all__ = ["ANSWER_VOCABULARY", "CONFIG_LABELLING", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "VOCABULARY_FILE",
+           "aqa_question", "headline", "labelling", "read_vocabulary"]
 
 TYPES = ("yes_no", "single_word")
 TOP_K = 5
 EXTRACTION = ("yes/no: the first yes/no word of the answer span; single word: the span normalised like the "
               "builder's answers (clotho_aqa.answers.normalize_answer), punctuation and a leading article removed, "
-              "else its first known answer word, a digit read as its number word; ranked lists item by item")
+              "else its first word that is an answer of the release (the 828 single-word answers, "
+              "clotho_aqa/answer_vocabulary.txt), else the span if it is one word; a digit read as its number "
+              "word; ranked lists item by item")
+VOCABULARY_FILE = Path(__file__).with_name("answer_vocabulary.txt")
+
+
+def read_vocabulary(path: str | Path = VOCABULARY_FILE) -> frozenset[str]:
+    """The words of a vocabulary file: one per line, ``#`` comment lines and blank lines skipped.
+
+    Example:
+        >>> len(read_vocabulary()), "metal" in read_vocabulary()
+        (828, True)
+    """
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return frozenset(word for word in (line.strip() for line in lines) if word and not word.startswith("#"))
+
+
+#: The answers a single-word prediction is read against, everywhere (``evaluate``, the rewards,
+#: lmms-eval): the official release's single-word answers, the label classes of its
+#: ``single_word`` configurations, shipped with the package, so that a scorer that sees one
+#: question at a time reads "It is metal." as ``metal`` just as ``evaluate`` does.
+ANSWER_VOCABULARY = read_vocabulary()
 
 #: The labellings by their short name (the rewards' ``labelling=``): rule and description.
 RULES = {
@@ -65,15 +89,15 @@ def headline(config: str) -> Labelling:
     return Labelling(name, rule, None if fixed is None else (fixed,), description=description)
 
 
-#: How Clotho-AQA is scored: yes/no and single-word extraction (the builder's spelling rule,
-#: digits as number words, top-5 of ranked lists), every labelling, breakdown by question type,
-#: majority and question-only prior baselines per question type.
+#: How Clotho-AQA is scored: yes/no and single-word extraction (the builder's spelling rule, the
+#: release's answers as the vocabulary, digits as number words, top-5 of ranked lists), every
+#: labelling, breakdown by question type, majority and question-only prior baselines per question type.
 SPEC = ScoringSpec(
     dataset="clotho_aqa",
     title="Clotho-AQA",
     extractions={"yes_no": Extraction("yes_no"),
-                 "single_word": Extraction("word", normalize=normalize_answer, answer_vocabulary=True,
-                                           digit_words=True, top_k=TOP_K)},
+                 "single_word": Extraction("word", ANSWER_VOCABULARY, normalize=normalize_answer,
+                                           unlisted_words=True, digit_words=True, top_k=TOP_K)},
     labellings=tuple(labelling(name, kind) for kind in TYPES for name in RULES),
     headline=headline,
     sections=(Section("by_category", "answer_type", "question type", order=TYPES.index),),

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from builder_utils.clevr.synth import write_clevr_folder
-from builder_utils.hub import export_builder
+from builder_utils.hub import export_builder, load_exported
 from clevr_math import ClevrMath
 from clotho_aqa import ClothoAQA
 from clotho_aqa.synth import write_synthetic_release
@@ -24,3 +24,10 @@ def make_exports(root: Path) -> dict:
                    configs=["questions", "all", "yes_no_unfiltered"], cache_dir=cache, progress=False)
     return {"root": root, "clevr": clevr, "release": release, "cache": cache,
             "hub_clevr": root / "hub_clevr", "hub_clotho": root / "hub_clotho"}
+
+
+def media_free_rows(exports: dict, hub: str, config: str, split: str = "test") -> list[dict]:
+    """The rows of ``split`` of an export (``hub``: ``hub_clevr`` or ``hub_clotho``) without their
+    image or audio column: the scorers never read it."""
+    rows = load_exported(exports[hub], config, cache_dir=exports["cache"])[split]
+    return list(rows.remove_columns([c for c in ("image", "audio") if c in rows.column_names]))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SKIPPED_DIRS = {".git", ".venv", ".venv-legacy", ".venv-audio", ".pytest_cache", "demo_output", "node_modules"}
+SKIPPED_DIRS = {".git", ".venv", ".venv-legacy", ".venv-audio", ".venv-harness", ".pytest_cache", "demo_output", "node_modules"}
 LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
 FENCE = re.compile(r"^(```|~~~)")
 
@@ -18,7 +18,7 @@ FENCE = re.compile(r"^(```|~~~)")
 def markdown_files() -> list[Path]:
     found = []
     for folder, dirs, files in os.walk(ROOT):
-        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.endswith(".egg-info")]
+        dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".venv") and not d.endswith(".egg-info")]
         found.extend(Path(folder) / name for name in files if name.endswith(".md"))
     return sorted(found)
 

@@ -112,20 +112,22 @@ def test_clevr_answer_kinds_follow_the_gold_answer():
         "yes_no", "yes_no", "integer", "color", "shape", "size", "material"]
 
 
-CLOTHO_VOCABULARY = {"water", "rain", "birds", "two", "three", "one", "dog", "street", "metal"}
+#: Read against the spec's own vocabulary (the release's 828 single-word answers), as every scorer reads.
 CLOTHO_WORDS = [
     ("water", "water"), ("Water.", "water"), ("  WATER  ", "water"), ("The rain", "rain"), ("rain!", "rain"),
     ("Answer: birds", "birds"), ("\\boxed{dog}", "dog"), ("Two", "two"), ("2", "two"), ("3.", "three"),
-    ("It sounds like rain falling on a street.", "rain"), ("A dog barking", "dog"),
-    ("I hear a few birds.", "birds"), ("dogs", "dog"),
-    ("thunder", None), ("", None), ("...", None),
+    ("It is rain falling on a street.", "rain"), ("A dog barking", "dog"),
+    ("I hear a few birds.", "birds"), ("dogs", "dog"), ("thunder", "thunder"),
+    # "sounds" is one of the release's answers: the first known word wins (the rule's known limit)
+    ("It sounds like rain.", "sounds"),
+    ("kazoo", "kazoo"), ("I do not know.", None), ("", None), ("...", None),
 ]
 
 
 @pytest.mark.parametrize("text, expected", CLOTHO_WORDS)
 def test_clotho_single_words_are_normalised_like_the_builder(text, expected):
     question = aqa_question("q", "What is heard?", ("water",) * 3, "single_word")
-    assert AQA_SPEC.answers(question, text, CLOTHO_VOCABULARY)[:1] == ([] if expected is None else [expected])
+    assert AQA_SPEC.answers(question, text)[:1] == ([] if expected is None else [expected])
 
 
 def test_clotho_normalisation_is_the_builders_function():

@@ -223,6 +223,34 @@ def test_plan_prints_the_table_every_export_prints_and_writes_nothing(tmp_path, 
     assert "shared*" in shared.out and "warning" not in shared.err
 
 
+@pytest.mark.parametrize("source", ["folder", "stream", "clotho"])
+def test_a_training_only_export_counts_the_media_files_it_embeds(tmp_path, capsys, source):
+    """prompts and conversations embed every image: the plan counts each file once (it printed
+    ``media files: 0, 0 B``), and does not advise --media shared, which moves no media of theirs
+    out (conversations) or leaves their readers without pixels (prompts)."""
+    if source == "folder":
+        folder = write_clevr_folder(tmp_path / "CLEVR_v1.0", 3, seed=0, splits=("train", "val"), progress=False)
+        argv = ["--data_dir", str(folder), "--config", "prompts,conversations"]
+    elif source == "stream":
+        argv = ["--config", "prompts", "--stream_questions", "10", "--stream_seed", "2"]
+    else:  # Clotho-AQA's prompts hold each clip's decoded samples, once per question (6 per clip)
+        release = write_synthetic_release(tmp_path / "release", num_files=3, seed=0).root
+        argv = ["--data_dir", str(release), "--config", "prompts"]
+    out = tmp_path / "out"
+    cli = clotho_aqa_cli if source == "clotho" else clevr_math_cli
+    assert cli(["export", *argv, "--out", str(out), "--cache_dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    printed = capsys.readouterr()
+    embedded = set()
+    column = "audios" if source == "clotho" else "images"
+    for path in out.rglob("*.parquet"):
+        for media in pq.read_table(path, columns=[column]).column(column).to_pylist():
+            embedded.update(item["bytes"] if source != "clotho" else np.asarray(item, np.float32).tobytes()
+                            for item in media)
+    files = int(re.search(r"media files: (\d+), ", printed.out).group(1))
+    assert files == len(embedded) > 0
+    assert "warning" not in printed.err
+
+
 def test_attach_media_on_streams_and_views_reads_media_only_for_rows_read(exports):
     questions = _load(exports, "clevr", "shared", "general")
     images = _load(exports, "clevr", "shared", "images")

@@ -20,6 +20,7 @@ from PIL import Image
 
 from builder_utils.evaluation.lmms import mean_score, task_files
 from builder_utils.hub import load_exported
+from builder_utils.ownership import RECORD
 from clevr_math import evaluate as math_eval
 from clevr_math import lmms_eval as math_tasks
 from clevr_math import rewards as math_rewards
@@ -29,6 +30,7 @@ from clotho_aqa import lmms_eval as aqa_tasks
 from clotho_aqa import rewards as aqa_rewards
 from clotho_aqa.lmms_eval import utils as aqa_utils
 from evaluation_exports import make_exports
+from evaluation_exports import media_free_rows as _rows  # the test rows without their media
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = ROOT / "tests" / "data" / "lmms_eval" / "builtin_tasks_0.7.3.json"
@@ -54,12 +56,6 @@ def _task_configs(package) -> list[dict]:
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     return make_exports(tmp_path_factory.mktemp("lmms"))
-
-
-def _rows(data, hub, config):
-    """The test rows without their media (process_results never reads it)."""
-    split = load_exported(data[hub], config, cache_dir=data["cache"])["test"]
-    return list(split.remove_columns([c for c in ("image", "audio") if c in split.column_names]))
 
 
 # --- names -------------------------------------------------------------------------------
@@ -129,6 +125,9 @@ def test_write_tasks_makes_an_export_path_absolute_and_refuses_a_missing_folder(
 def test_write_tasks_replaces_only_its_own_unchanged_files(tmp_path, package):
     out = tmp_path / "tasks"
     package.write_tasks(out, "someone/first")
+    # what it wrote is in the folder's record, the one the README names
+    assert (out / RECORD).is_file() and not (out / ".write_tasks.json").exists()
+    assert f"`{RECORD}`" in (ROOT / "builder_utils" / "evaluation" / "README.md").read_text(encoding="utf-8")
     package.write_tasks(out, "someone/second")  # its own copy: replaced
     template = out / "_default_template_yaml"
     assert _yaml(template)["dataset_path"] == "someone/second"

@@ -101,10 +101,10 @@ def score_report(spec: ScoringSpec, questions: Sequence[Question], train: Sequen
         (0.5, 0.0, 1)
     """
     notes = list(notes)
-    vocabulary = {a for q in [*train, *questions] if spec.extractions[q.kind].answer_vocabulary for a in q.answers}
 
     def result(predictions: Mapping[str, Prediction]) -> dict:
-        return system_result(spec, questions, predictions, config, vocabulary, seed, resamples)
+        # No vocabulary from the data: the spec's own is the one the rewards and lmms-eval read with.
+        return system_result(spec, questions, predictions, config, None, seed, resamples)
 
     report: dict = {"dataset": spec.dataset, **(header or {}), "predictions": source,
                     "num_questions": len(questions), "extraction": spec.extraction_note}

@@ -54,6 +54,7 @@ _LAST_BOXED = re.compile(r"(?s:.*)\\boxed(\s*+)\{([^{}]*+)\}")  # a literal firs
 _LAST_MARKER = re.compile(r"(?s:.*)answer(?<!\wanswer)\b\s*+(?:is\b|:|=|-(?!\w))\s*+")
 _NUMBER_TOKEN = re.compile(r"(?<![\w.])-?\d{1,3}(?:,\d{3})+(?:\.\d+)?(?![\w])|(?<![\w.])-?\d+(?:\.\d+)?(?![\w])")
 _WORD = re.compile(r"[a-z]+(?:-[a-z]+)*")
+_ONE_WORD = re.compile(r"[\w'-]+")
 _YES_NO = dict.fromkeys(("yes", "yeah", "yep", "true"), "yes") | dict.fromkeys(("no", "nope", "false"), "no")
 _STRIP = " \t\r\n.,;:!?\"'`()[]*_"
 _ARTICLES = ("a ", "an ", "the ")
@@ -203,9 +204,11 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
 
 
 def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms: Mapping[str, str] | None = None,
-                 normalize: Callable[[str], str] | None = None, work: Work | None = None) -> str | None:
+                 normalize: Callable[[str], str] | None = None, work: Work | None = None,
+                 unlisted_words: bool = False) -> str | None:
     """A single-word answer: the normalised span, mapped through ``synonyms``; with a
-    ``vocabulary``, the span itself when it is an answer, else the first answer word in it.
+    ``vocabulary``, the span itself when it is an answer, else the first answer word in it, else
+    (``unlisted_words``) the span when it is one word: an answer the vocabulary lacks.
 
     ``normalize`` is the dataset's own spelling rule (for Clotho-AQA, the one its builder
     applies to the annotators' answers); by default lower case and single spaces.
@@ -215,6 +218,8 @@ def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms:
         ('rain', None)
         >>> extract_word("Two balls.", vocabulary={"sphere", "cube"}, synonyms={"ball": "sphere"})
         'sphere'
+        >>> extract_word("Squeak.", vocabulary={"rain"}), extract_word("Squeak.", vocabulary={"rain"}, unlisted_words=True)
+        (None, 'squeak')
     """
     normalize = normalize or (lambda s: " ".join(s.split()).lower())
     synonyms = synonyms or {}
@@ -232,7 +237,7 @@ def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms:
                 word = synonyms.get(form, form)
                 if word in vocabulary:
                     return word
-    return None
+    return whole if unlisted_words and _ONE_WORD.fullmatch(whole) else None
 
 
 def extract(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
@@ -250,7 +255,7 @@ def extract(prediction: str | Sequence[str] | None, kind: str, vocabulary: Colle
 
 def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
                    synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None,
-                   limit: int | None = None, work: Work | None = None) -> list[str]:
+                   limit: int | None = None, work: Work | None = None, unlisted_words: bool = False) -> list[str]:
     """The answers of a prediction in rank order (a text is a list of one), without repeats
     and without unparseable items, at most ``limit``.
 
@@ -276,7 +281,7 @@ def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary
         elif kind == "yes_no":
             answer = extract_yes_no(item, work)
         else:
-            answer = extract_word(item, vocabulary, synonyms, normalize, work)
+            answer = extract_word(item, vocabulary, synonyms, normalize, work, unlisted_words)
         if answer is not None and answer not in answers:
             answers.append(answer)
             if limit is not None and len(answers) >= limit:

@@ -30,11 +30,12 @@ Rule = Literal["each", "unanimous", "majority", "any"]
 class Extraction:
     """How the prediction of one kind of question is read (see :mod:`builder_utils.evaluation.extract`).
 
-    ``kind`` is ``integer``, ``yes_no`` or ``word``. For words: a fixed ``vocabulary`` (CLEVR's
-    attribute values) or, with ``answer_vocabulary``, the answers of the evaluated and train
-    questions (Clotho-AQA); ``synonyms`` map to the canonical word; ``digit_words`` lets ``2``
-    answer ``two`` when ``two`` is a known answer; ``normalize`` is the builder's spelling rule;
-    ``top_k`` answers of a ranked prediction are kept.
+    ``kind`` is ``integer``, ``yes_no`` or ``word``. For words: a fixed ``vocabulary``, part of
+    the spec so that every scorer reads a prediction against the same words (CLEVR's attribute
+    values; Clotho-AQA's release answers); ``unlisted_words`` reads a one-word span outside it as
+    that word (a dataset whose answers the vocabulary may lack); ``synonyms`` map to the
+    canonical word; ``digit_words`` lets ``2`` answer ``two`` when ``two`` is a known answer;
+    ``normalize`` is the builder's spelling rule; ``top_k`` answers of a ranked prediction are kept.
 
     Example:
         >>> Extraction("word", digit_words=True).answers(["2", "The birds."], {"two", "birds"})
@@ -47,7 +48,7 @@ class Extraction:
     vocabulary: frozenset[str] | None = None
     synonyms: Mapping[str, str] = field(default_factory=dict)
     normalize: Callable[[str], str] | None = None
-    answer_vocabulary: bool = False
+    unlisted_words: bool = False
     digit_words: bool = False
     top_k: int = 1
 
@@ -57,8 +58,8 @@ class Extraction:
 
     def answers(self, prediction: Any, vocabulary: Collection[str] | None = None,
                 work: Work | None = None) -> list[str]:
-        """The prediction's answers in rank order (at most ``top_k``); ``vocabulary`` is the
-        evaluation's answers, used when ``answer_vocabulary`` (or when no fixed one is set).
+        """The prediction's answers in rank order (at most ``top_k``); ``vocabulary``, the known
+        answers when the extraction has no fixed one.
 
         Example:
             >>> Extraction("integer").answers("Answer: twenty-one")
@@ -71,7 +72,8 @@ class Extraction:
         if self.digit_words:
             synonyms |= {str(value): word for word, value in NUMBER_WORDS.items()
                          if word != "none" and (words is None or word in words)}
-        return extract_ranked(prediction, "word", words, synonyms, self.normalize, limit=self.top_k, work=work)
+        return extract_ranked(prediction, "word", words, synonyms, self.normalize, limit=self.top_k, work=work,
+                              unlisted_words=self.unlisted_words)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ they are). ``export --plan`` prints this table and stops; every export prints it
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from collections.abc import Mapping, Sequence
@@ -42,6 +43,9 @@ class ExportPlan:
     configs: list[PlannedConfig] = field(default_factory=list)
     media_files: int = 0
     media_bytes: int = 0
+    #: Whether a question configuration is planned: only those move their media out when shared
+    #: (conversations keep theirs; prompts' readers need it inline), so only then does inline warn.
+    shareable: bool = True
 
     def total(self, layout: str) -> int:
         return sum(getattr(c, layout) or 0 for c in self.configs)
@@ -59,7 +63,8 @@ class ExportPlan:
             >>> plan.warning().split(";")[0]
             'inline would write 4.0 kB, 4.0x the 1.0 kB of the 2 media files'
         """
-        if self.layout != "inline" or not self.media_bytes or self.inline_factor <= INLINE_WARNING_FACTOR:
+        if (self.layout != "inline" or not self.shareable or not self.media_bytes
+                or self.inline_factor <= INLINE_WARNING_FACTOR):
             return None
         return (
             f"inline would write {_size(self.total('inline'))}, {self.inline_factor:.1f}x the "
@@ -144,17 +149,32 @@ def _column_bytes(rows: datasets.Dataset, skip: Sequence[str]) -> int:
     return total
 
 
-def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: dict[str, int]) -> tuple[int, int]:
+def _media_key(value: dict) -> str:
+    """What makes two media values one file: its path, else its bytes (rows made in memory)."""
+    return value.get("path") or hashlib.sha256(value.get("bytes") or b"").hexdigest()
+
+
+def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: dict[str, int],
+                  distinct: dict[str, int]) -> tuple[int, int]:
     """(bytes of the other columns, bytes of the files) of a configuration holding a media list
-    (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes)."""
+    (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes);
+    each file or clip is also counted once in ``distinct`` (key -> size)."""
     text = files = 0
     for ds in splits.values():
         text += _column_bytes(ds, [column])
         stored = ds.data.column(column)
         if pa.types.is_struct(stored.type.value_type):
-            files += sum(_sizes(stored.combine_chunks().flatten().to_pylist(), sizes))
+            values = stored.combine_chunks().flatten().to_pylist()
+            per_value = _sizes(values, sizes)
+            files += sum(per_value)
+            distinct.update((_media_key(value), size) for value, size in zip(values, per_value) if value is not None)
         else:
             files += stored.nbytes
+            clips = stored.combine_chunks().flatten()  # one 1-D sample array per clip: a clip in 6 rows is one
+            for clip in (clips[i].values for i in range(len(clips)) if clips[i].is_valid):
+                samples = clip.to_numpy(zero_copy_only=False)
+                distinct[hashlib.sha256(memoryview(samples)).hexdigest()] = clip.nbytes
+    return text, files
     return text, files
 
 
@@ -204,7 +224,7 @@ def plan_export(
                 if column == media_column:
                     for value, size in zip(values, per_row):
                         if value is not None:
-                            distinct[value.get("path") or id(value)] = size
+                            distinct[_media_key(value)] = size
             inline += _column_bytes(ds, columns) + embedded
             shared += _column_bytes(ds, moved)
         plan.configs.append(PlannedConfig(name, rows, inline, shared if layout else None))
@@ -213,13 +233,14 @@ def plan_export(
         total = sum(_column_bytes(ds, [media_column]) + sum(file_sizes(ds, media_column, sizes)) for ds in media.values())
         plan.configs.append(PlannedConfig(layout.media_config, rows, None, total))
     for name, splits in (conversations or {}).items():
-        text, files = _listed_media(splits, layout.conversation_media, sizes)
+        text, files = _listed_media(splits, layout.conversation_media, sizes, distinct)
         rows = sum(len(ds) for ds in splits.values())
         plan.configs.append(PlannedConfig(name, rows, text + files, text + files))
     for name, splits in (prompts or {}).items():
-        text, files = _listed_media(splits, layout.prompt_spec().media_list, sizes)
+        text, files = _listed_media(splits, layout.prompt_spec().media_list, sizes, distinct)
         rows = sum(len(ds) for ds in splits.values())
         plan.configs.append(PlannedConfig(name, rows, text + files, text))
     plan.media_files = len(distinct)
     plan.media_bytes = sum(distinct.values())
+    plan.shareable = bool(questions)
     return plan

@@ -9,10 +9,10 @@ labelling (a single-word question for the yes/no metrics, no majority) has no ``
 Every metric aggregates with :func:`~builder_utils.evaluation.lmms.mean_score` (right targets
 over targets, as ``evaluate`` counts).
 
-lmms-eval scores one question at a time, so a single-word answer is read as the rewards read it
-without a vocabulary: the normalised answer span itself is the answer (``"Rain."``, ``"The answer
-is rain."``). ``clotho-aqa evaluate`` also takes the first known answer word out of a longer span;
-on such predictions its single-word figures can be higher. Yes/no figures are identical.
+A single-word answer is read as ``clotho-aqa evaluate`` and the rewards read it: the normalised
+answer span, else its first word that is one of the release's answers (the spec's vocabulary,
+shipped with the package, so a question scored alone needs no other question): "It is metal."
+answers ``metal`` in all three.
 
 The audio reaches simple models as ``{"array", "sampling_rate"}`` (the clip's own rate, mono) and
 chat models as an ``{"type": "audio"}`` content part holding the samples at

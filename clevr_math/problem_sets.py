@@ -1,0 +1,92 @@
+"""Fixed-size CLEVR-Math problem sets: :func:`problems`, a map-style ``datasets.Dataset`` of a
+stream's rows (``len(ds)``, ``ds[i]``), as reasoning-gym's ``create_dataset(name, size=, seed=)``.
+
+A problem set is the first ``size`` problems of ``stream(data_dir, seed=seed, split=split,
+num_shards=1, **difficulty)``: the same arguments give the same rows, byte for byte, and a
+smaller set is a prefix of a larger one (one shard: its blocks in order, 4 problems per scene,
+so a set of n problems renders about n / 4 scenes). The rows are held in memory (about 25 kB a
+problem over synthetic worlds, most of it the PNG), hence the bound :data:`MAX_PROBLEMS`;
+nothing is written to disk.
+
+Mixtures are ``datasets.interleave_datasets`` of sets (or of streams), each source with a seed
+of its own so that it draws its own worlds:
+
+>>> import datasets
+>>> one_op = problems(size=7, seed=0, num_operations=1)
+>>> chains = problems(size=3, seed=1, num_operations=3)
+>>> mixed = datasets.interleave_datasets([one_op, chains], probabilities=[0.7, 0.3], seed=0,
+...                                      stopping_strategy="all_exhausted")
+>>> len(one_op), one_op[0]["num_operations"], sorted(set(mixed["num_operations"]))
+(7, 1, [1, 3])
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from itertools import islice
+from typing import Any
+
+import datasets
+import pyarrow as pa
+from datasets.table import InMemoryTable
+
+from builder_utils.options import Integer
+from clevr_math.streaming import StreamError, _row_features, stream, stream_features
+
+__all__ = ["MAX_PROBLEMS", "problems"]
+
+#: The most problems one set holds (in memory: about 2.5 GB over synthetic worlds). Larger pools:
+#: iterate :func:`clevr_math.stream`, or write them with ``clevr-math export --stream_questions``.
+MAX_PROBLEMS = 100_000
+#: Rows turned into Arrow at a time: bounds the Python objects alive while a set is built.
+_CHUNK = 512
+
+
+def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int = 0, split: str = "train",
+             **difficulty: Any) -> datasets.Dataset:
+    """``size`` CLEVR-Math problems (1..:data:`MAX_PROBLEMS`) as a ``datasets.Dataset``: the rows
+    and features of :func:`clevr_math.stream` (``images`` decoded to PIL on access,
+    ``extra_info.index`` = the row's position), from synthetic worlds or the CLEVR folder
+    ``data_dir``; ``difficulty``: the knobs of :class:`clevr_math.Difficulty`. Bad arguments are
+    one-line :class:`clevr_math.StreamError`\\ s.
+
+    >>> ds = problems(size=5, seed=3, num_operations=2)
+    >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
+    (5, 4, 2, (320, 240))
+    >>> ds["question_id"] == problems(size=5, seed=3, num_operations=2)["question_id"]
+    True
+    >>> problems(size=0)
+    Traceback (most recent call last):
+    ...
+    clevr_math.streaming.StreamError: size must be an integer in 1..100000, got 0
+    """
+    try:
+        Integer(1, maximum=MAX_PROBLEMS)("size", size)
+    except ValueError as exc:
+        raise StreamError(str(exc)) from None
+    rows = iter(stream(data_dir, seed=seed, num_questions=size, split=split, num_shards=1, **difficulty).decode(False))
+    # The stream's rows are already in the encoded form of its undecoded features, so they go to
+    # Arrow as they are, chunk by chunk (datasets' from_list would encode them again: twice the
+    # memory at the peak); the stream's own features then decode the images on access (same types).
+    schema = _row_features().arrow_schema
+    chunks = []
+    while chunk := list(islice(rows, _CHUNK)):
+        chunks.append(pa.Table.from_pylist(chunk, schema=schema))
+    table = pa.concat_tables(chunks)
+    info = datasets.DatasetInfo(features=stream_features(), description=f"{size} CLEVR-Math problems "
+                                f"(clevr_math.problems, seed {seed})")
+    return datasets.Dataset(InMemoryTable(table), info=info, split=datasets.NamedSplit(split),
+                            fingerprint=_fingerprint(table))
+
+
+def _fingerprint(table: pa.Table) -> str:
+    # Of the rows themselves, hashed buffer by buffer (no copy): datasets' default would pickle the
+    # whole table to hash it, tripling the memory of a set at its peak.
+    digest = hashlib.blake2b(str(table.schema).encode(), digest_size=16)
+    for column in table.columns:
+        for chunk in column.chunks:
+            for buffer in chunk.buffers():
+                if buffer is not None:
+                    digest.update(memoryview(buffer))
+    return digest.hexdigest()
