@@ -50,6 +50,7 @@ __all__ = [
     "option",
     "option_names",
     "options_from_args",
+    "path_values",
 ]
 
 _KEY = "generator_option"
@@ -205,7 +206,7 @@ Check = Callable[[str, Any], Any]
 
 def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
            requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None,
-           role: str | None = None):
+           role: str | None = None, fallback: Callable[[Any], Any] | None = None):
     """Declare one option (a dataclass field of an options class or a builder config).
 
     ``check(name, value)`` returns the (possibly normalised) value or raises ``ValueError``;
@@ -215,7 +216,8 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     set (truthy); with ``ignored_with`` set, this option is not checked (it is ignored). ``flag``
     adds or overrides argparse keywords. A path option names its ``role`` (one of
     :data:`PATH_ROLES`), so that the data-safety rules can be applied to every path a command
-    declares, defaults included (:func:`declared_paths`).
+    declares, defaults included (:func:`declared_paths`); ``fallback(obj)`` is the path used
+    when the value is ``None`` (the package's own file, or one another option names).
 
     >>> [f.name for f in dataclasses.fields(_Example) if f.metadata[_KEY]["builder"]]
     ['seed', 'size']
@@ -223,7 +225,7 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     if role is not None and role not in PATH_ROLES:
         raise ValueError(f"role must be one of {', '.join(PATH_ROLES)}, got {role!r}")
     meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
-            "ignored_with": ignored_with, "flag": flag or {}, "role": role}
+            "ignored_with": ignored_with, "flag": flag or {}, "role": role, "fallback": fallback}
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
 
@@ -234,6 +236,25 @@ def declared_paths(cls: type) -> tuple[tuple[str, str], ...]:
     (('out', 'output_dir'),)
     """
     return tuple((f.name, f.metadata[_KEY]["role"]) for f in _declared(cls) if f.metadata[_KEY]["role"] is not None)
+
+
+def path_values(obj: Any) -> dict[str, dict[str, Any]]:
+    """role -> ``{"--NAME": path}`` of every path ``obj`` declares, each option's ``fallback``
+    standing in for ``None`` (so that the data-safety rules see the defaults too).
+
+    >>> path_values(_Example(out="o"))
+    {'output_dir': {'--out': 'o'}}
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for f in _declared(type(obj)):
+        meta = f.metadata[_KEY]
+        if meta["role"] is None:
+            continue
+        value = getattr(obj, f.name)
+        if value is None and meta["fallback"] is not None:
+            value = meta["fallback"](obj)
+        found.setdefault(meta["role"], {})[f"--{f.name}"] = value
+    return found
 
 
 def _declared(cls: type) -> list[dataclasses.Field]:

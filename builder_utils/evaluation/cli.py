@@ -16,9 +16,10 @@ from pathlib import Path
 from builder_utils.command import run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
+from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
-from builder_utils.ownership import check_output, refuse_overlap
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
@@ -69,14 +70,18 @@ def run_evaluation(
         report: .../report.md
         0
     """
-    # before any work: the report folder never overlaps an input (the predictions, a local --data)
-    refuse_overlap({"--out": check_output(args.out, "--out")},
-                   {"--predictions": args.predictions, "--data": args.data if os.path.exists(args.data) else None})
-    check_outputs(args.out, chart_files, args.overwrite)
-    report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
-                      seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
-                      **{name: getattr(args, name) for name in extra})
-    write(report, args.out, overwrite=args.overwrite)
+    # the report folder never overlaps an input (the predictions, a local --data, a file option
+    # such as --scenes) nor the cache; its report files are refused before any work
+    inputs = {"--predictions": args.predictions, "--data": args.data if os.path.exists(args.data) else None}
+    inputs.update({f"--{name}": getattr(args, name) for name in extra
+                   if isinstance(getattr(args, name, None), str) and os.path.exists(getattr(args, name))})
+    with OutputFolder.open(Path(args.out).expanduser(), command=REPORT_COMMAND, inputs=inputs,
+                           caches={"--cache_dir": args.cache_dir}, overwrite=args.overwrite) as folder:
+        check_outputs(folder, chart_files)
+        report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
+                          seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
+                          **{name: getattr(args, name) for name in extra})
+        write(report, folder, overwrite=args.overwrite)
     if not args.quiet:
         print(overall_table(report_systems(report)))
         print(f"report: {Path(args.out) / 'report.md'}")
@@ -138,8 +143,7 @@ class EvaluateCommand:
         parser.add_argument("--ignore_extra_ids", action="store_true",
                             help="score a predictions file made for a larger configuration: predictions for "
                                  "questions not in --config/--split are left out (the report counts them)")
-        parser.add_argument("--overwrite", action="store_true",
-                            help="replace report files a previous run wrote in --out")
+        parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
         parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
         for flag, text in self.options:
             parser.add_argument(flag, help=text)
