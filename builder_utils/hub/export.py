@@ -503,72 +503,72 @@ def _export_into(folder, builder_cls, names, layout, template, state, existing, 
         logger.warning("%s", result.plan.warning())
     if plan_only:
         return result
-        # Every shard of every configuration, written by a pool: one big media split would
-        # otherwise leave a core idle.
-        planned: list[tuple[SplitExport, ShardJob]] = []
-        for name, built_splits in outputs.items():
-            splits = ordered_splits(built_splits)
-            result.configs[name] = {}
-            for split in splits:
-                export, jobs = plan_split(built_splits[split], name, split, max_shard_size)
-                result.configs[name][split] = export
-                planned += [(export, job) for job in jobs]
-        rows = sum(export.rows for splits in result.configs.values() for export in splits.values())
-        with tqdm(total=rows, unit=" rows", desc="export", disable=not progress, leave=True) as bar:
-            written = write_shards([job for _, job in planned], staging, audio_format=audio_format,
-                                   workers=num_proc or WRITER_THREADS, bar=bar)
-        hashes = {}
-        for (export, job), shard in zip(planned, written):
-            _add_shard(export, job, shard)
-            hashes[job.name] = shard.sha256
-        for name, built_splits in outputs.items():
-            infos[name] = _dataset_info(name, built_splits, result.configs[name])
-            entries[name] = config_entry(config_dir(name), ordered_splits(built_splits))
-        names = list(outputs)  # with the media configuration
-        del built, outputs
+    # Every shard of every configuration, written by a pool: one big media split would
+    # otherwise leave a core idle.
+    planned: list[tuple[SplitExport, ShardJob]] = []
+    for name, built_splits in outputs.items():
+        splits = ordered_splits(built_splits)
+        result.configs[name] = {}
+        for split in splits:
+            export, jobs = plan_split(built_splits[split], name, split, max_shard_size)
+            result.configs[name][split] = export
+            planned += [(export, job) for job in jobs]
+    rows = sum(export.rows for splits in result.configs.values() for export in splits.values())
+    with tqdm(total=rows, unit=" rows", desc="export", disable=not progress, leave=True) as bar:
+        written = write_shards([job for _, job in planned], staging, audio_format=audio_format,
+                               workers=num_proc or WRITER_THREADS, bar=bar)
+    hashes = {}
+    for (export, job), shard in zip(planned, written):
+        _add_shard(export, job, shard)
+        hashes[job.name] = shard.sha256
+    for name, built_splits in outputs.items():
+        infos[name] = _dataset_info(name, built_splits, result.configs[name])
+        entries[name] = config_entry(config_dir(name), ordered_splits(built_splits))
+    names = list(outputs)  # with the media configuration
+    del built, outputs
 
-        # The configurations of question rows: the card's default and its Usage examples are one of them.
-        derived = layout.derived() if layout is not None else {}
-        question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
-        card_data = merge_metadata(
-            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
-            fallback_default=(question_configs or list(entries))[0],
-        )
-        card_configs = MetadataConfigs.from_dataset_card_data(card_data)
-        all_configs = _display_order(builder_cls, card_configs)
-        stats: dict[str, ConfigStats] = {}
-        plots: dict[str, list[str]] = {}
-        for name in all_configs:
-            root = staging if name in entries else out
-            files = split_files(root, card_configs[name])
-            files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
-            if files:
-                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
-                plots[name] = draw_plots(staging, stats[name], pretty_name)
-        descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
-        descriptions |= added_descriptions(layout)
-        default = card_configs.get_default_config_name()
-        card = render_card(
-            template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
-            usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
-                              media_feature),
-            data_source=data_source,
-        )
-        if media == "shared":
-            # Question and prompt configurations name their file; conversations hold their media.
-            card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
-                                                    and (n not in derived or derived[n].kind == PROMPTS)])
-        training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
-        if training:
-            card = with_section(card, training)
-        card = merged_card(card, existing, state)
-        (staging / README).write_text(str(card), encoding="utf-8")
-        owners = {config_dir(n): n for n in card_configs}
-        owners.update({path: name for name, paths in plots.items() for path in paths})
-        # Stale candidates: every old file of a re-exported configuration, and the old plots of
-        # every configuration whose plots were drawn again.
-        replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
-        _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
+    # The configurations of question rows: the card's default and its Usage examples are one of them.
+    derived = layout.derived() if layout is not None else {}
+    question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
+    card_data = merge_metadata(
+        template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
+        fallback_default=(question_configs or list(entries))[0],
+    )
+    card_configs = MetadataConfigs.from_dataset_card_data(card_data)
+    all_configs = _display_order(builder_cls, card_configs)
+    stats: dict[str, ConfigStats] = {}
+    plots: dict[str, list[str]] = {}
+    for name in all_configs:
+        root = staging if name in entries else out
+        files = split_files(root, card_configs[name])
+        files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
+        if files:
+            stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
+            plots[name] = draw_plots(staging, stats[name], pretty_name)
+    descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
+    descriptions |= added_descriptions(layout)
+    default = card_configs.get_default_config_name()
+    card = render_card(
+        template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
+        usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
+                          media_feature),
+        data_source=data_source,
+    )
+    if media == "shared":
+        # Question and prompt configurations name their file; conversations hold their media.
+        card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
+                                                and (n not in derived or derived[n].kind == PROMPTS)])
+    training = trainer_section(layout, all_configs, media, prompt_style) if layout is not None else None
+    if training:
+        card = with_section(card, training)
+    card = merged_card(card, existing, state)
+    (staging / README).write_text(str(card), encoding="utf-8")
+    owners = {config_dir(n): n for n in card_configs}
+    owners.update({path: name for name, paths in plots.items() for path in paths})
+    # Stale candidates: every old file of a re-exported configuration, and the old plots of
+    # every configuration whose plots were drawn again.
+    replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
+    _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
     return result
 
 
