@@ -45,6 +45,7 @@ __all__ = [
     "builder_fields",
     "builder_kwargs_from_args",
     "check_options",
+    "declared_from_args",
     "declared_paths",
     "generator_settings",
     "option",
@@ -238,23 +239,34 @@ def declared_paths(cls: type) -> tuple[tuple[str, str], ...]:
     return tuple((f.name, f.metadata[_KEY]["role"]) for f in _declared(cls) if f.metadata[_KEY]["role"] is not None)
 
 
-def path_values(obj: Any) -> dict[str, dict[str, Any]]:
-    """role -> ``{"--NAME": path}`` of every path ``obj`` declares, each option's ``fallback``
-    standing in for ``None`` (so that the data-safety rules see the defaults too).
+def path_values(*objs: Any) -> dict[str, dict[str, Any]]:
+    """role -> ``{"--NAME": path}`` of every path the ``objs`` declare, each option's
+    ``fallback`` standing in for ``None`` (so that the data-safety rules see the defaults too).
 
     >>> path_values(_Example(out="o"))
     {'output_dir': {'--out': 'o'}}
     """
     found: dict[str, dict[str, Any]] = {}
-    for f in _declared(type(obj)):
-        meta = f.metadata[_KEY]
-        if meta["role"] is None:
-            continue
-        value = getattr(obj, f.name)
-        if value is None and meta["fallback"] is not None:
-            value = meta["fallback"](obj)
-        found.setdefault(meta["role"], {})[f"--{f.name}"] = value
+    for obj in objs:
+        for f in _declared(type(obj)):
+            meta = f.metadata[_KEY]
+            if meta["role"] is None:
+                continue
+            value = getattr(obj, f.name)
+            if value is None and meta["fallback"] is not None:
+                value = meta["fallback"](obj)
+            found.setdefault(meta["role"], {})[f"--{f.name}"] = value
     return found
+
+
+def declared_from_args(args: argparse.Namespace, cls: type) -> Any:
+    """The declared options ``cls`` of a parsed command line, unchecked beyond their declaration
+    (for path declarations: what :func:`path_values` reads).
+
+    >>> declared_from_args(argparse.Namespace(out="o", seed=1, size=3, verbose=False), _Example).out
+    'o'
+    """
+    return cls(**{f.name: getattr(args, f.name) for f in _declared(cls) if hasattr(args, f.name)})
 
 
 def _declared(cls: type) -> list[dataclasses.Field]:

@@ -468,7 +468,8 @@ class OutputFolder:
     @contextlib.contextmanager
     def open(cls, path: str | os.PathLike, *, command: str, flag: str = "--out",
              inputs: Mapping[str, object] | None = None, caches: Mapping[str, object] | None = None,
-             overwrite: bool = False, file: bool = False, create: bool = True) -> Iterator["OutputFolder"]:
+             declared: Mapping[str, Mapping[str, object]] | None = None, overwrite: bool = False,
+             file: bool = False, create: bool = True) -> Iterator["OutputFolder"]:
         """Open the output ``path`` (a folder; with ``file``, one file, whose folder is opened)
         for the block, the one write protocol of every command:
 
@@ -483,11 +484,19 @@ class OutputFolder:
         4. when the block succeeds, the files are checked (:meth:`check`), journaled in the
            record, moved into place and recorded; when it fails, nothing is left.
 
+        ``declared``: the command's declared paths, role -> flag -> path
+        (:func:`builder_utils.options.path_values`): inputs and caches join ``inputs`` and
+        ``caches``, and every declared output (``path`` among them) is checked against the inputs.
         ``overwrite``: see :data:`OVERWRITE_HELP`.
         """
         path = _check_output(path, flag)
-        caches = {name: cache for name, cache in (caches or {}).items() if cache is not None}
-        _refuse_overlap({flag: path, **caches}, {**_package_files(), **(inputs or {})})
+        declared = declared or {}
+        inputs = {**_package_files(), **declared.get("input", {}), **declared.get("input_dir", {}), **(inputs or {})}
+        caches = {name: cache for name, cache in {**declared.get("cache", {}), **(caches or {})}.items()
+                  if cache is not None}
+        others = {name: _check_output(given, name) for name, given in {**declared.get("output", {}),
+                  **declared.get("output_dir", {})}.items() if given is not None and name != flag}
+        _refuse_overlap({flag: path, **others, **caches}, inputs)
         folder = cls(path.parent if file else path, command, overwrite, create)
         folder._open()
         try:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import time
 
 import datasets
 
-from builder_utils.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.options import FilePath, add_builder_flags, add_option_flags, builder_kwargs_from_args, option
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
 from builder_utils.ownership import OutputFolder
@@ -144,6 +145,15 @@ def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | No
     return loaded
 
 
+@dataclasses.dataclass
+class DemoPaths:
+    """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
+
+    out: str = option(DEFAULT_OUT, FilePath(), f"output folder (default: {DEFAULT_OUT}); the demo writes "
+                      f"{', '.join(DEMO_FOLDERS)} in it and refuses to touch such folders that an earlier demo run "
+                      "did not create", group="inputs and outputs", role="output_dir")
+
+
 def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``clevr-math demo`` on ``parser``; ``args.run(args)`` runs the demo.
 
@@ -151,11 +161,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
         >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_scenes
         30
     """
-    parser.add_argument(
-        "--out", default=DEFAULT_OUT,
-        help=f"output folder (default: {DEFAULT_OUT}); the demo writes {', '.join(DEMO_FOLDERS)} in it and "
-        "refuses to touch such folders that an earlier demo run did not create",
-    )
+    add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
     parser.add_argument("--num_scenes", type=int, default=30, help="synthetic scenes per split (default: 30)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic world (default: 0)")
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import csv
 import io
 import json
@@ -18,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from builder_utils.options import FilePath, add_option_flags, option, path_values
 from builder_utils.ownership import OVERWRITE_HELP
 from builder_utils.command import EXPORT_HELP, PUSH_HELP, Subcommand, run_command, subcommands_parser
 
@@ -27,13 +29,21 @@ SPLITS_COMMAND = "clotho-aqa splits"
 # --- synth -----------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class SynthPaths:
+    """The path of ``clotho-aqa synth``, declared with its role."""
+
+    out: str = option(None, FilePath(), "folder to create (audio_files/ and the official CSV names)",
+                      group="inputs and outputs", role="output_dir", flag={"required": True})
+
+
 def _add_synth(subparsers) -> None:
     p = subparsers.add_parser(
         "synth",
         description="Write a small synthetic Clotho-AQA release (our own questions, generated WAVs) in the "
         "official layout: audio_files/, the three QA CSVs and the metadata CSV.",
     )
-    p.add_argument("--out", required=True, help="folder to create (audio_files/ and the official CSV names)")
+    add_option_flags(p, {"inputs and outputs": p}, cls=SynthPaths)
     p.add_argument("--num_files", type=int, default=10, help="number of clips (at least 3; split about 60/20/20)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     p.add_argument("--duration", type=float, default=0.2, help="seconds of audio per clip")
@@ -67,6 +77,18 @@ def _add_demo(subparsers) -> None:
 
 
 # --- splits ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class SplitsPaths:
+    """The paths of ``clotho-aqa splits``, each declared once with its role."""
+
+    data_dir: str = option(None, FilePath(), "folder with the official QA CSVs", group="inputs and outputs",
+                           role="input_dir", flag={"required": True})
+    out: str = option(None, FilePath(), "CSV file to write: file_name,split", group="inputs and outputs",
+                      role="output", flag={"required": True})
+    report: str | None = option(None, FilePath(), "JSON report file to write (and its Markdown beside it, .md)",
+                                group="inputs and outputs", role="output")
 
 SEARCH_OPTIONS = ("seed", "candidates", "keep", "refine_rounds")
 
@@ -119,6 +141,7 @@ def compute_split_file(
     for path in (out, report):
         if path is not None and os.path.isdir(path):
             raise IsADirectoryError(f"{path} is a folder; give the path of the file to write")
+    declared = path_values(SplitsPaths(data_dir, out, report))
     with contextlib.ExitStack() as stack:
         folders = {}  # one open output folder per parent: the lock, the refusals before the search
         for flag, path in targets.items():
@@ -127,8 +150,7 @@ def compute_split_file(
                 folders[parent].check(Path(path).name)
             else:
                 folders[parent] = stack.enter_context(OutputFolder.open(
-                    path, command=SPLITS_COMMAND, flag=flag, inputs={"--data_dir": data_dir}, overwrite=overwrite,
-                    file=True))
+                    path, command=SPLITS_COMMAND, flag=flag, declared=declared, overwrite=overwrite, file=True))
         return _write_splits(folders, data_dir, out, report, markdown, seed, candidates, keep, progress, refine_rounds)
 
 
@@ -206,9 +228,7 @@ def _add_splits(subparsers) -> None:
         description="Recompute the paper's stratified 60/20/20 split of a release's clips (only the QA CSVs "
         "are read) and write file_name,split rows; the builder's split_strategy='recomputed' uses the same rule.",
     )
-    p.add_argument("--data_dir", required=True, help="folder with the official QA CSVs")
-    p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
-    p.add_argument("--report", help="JSON report file to write")
+    add_option_flags(p, {"inputs and outputs": p}, cls=SplitsPaths)
     from builder_utils.options import add_builder_flags
     from clotho_aqa.options import ClothoAQAOptions
 

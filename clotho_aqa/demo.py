@@ -17,6 +17,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -24,6 +25,7 @@ import sys
 from pathlib import Path
 
 from builder_utils.cli_support import progress_bars
+from builder_utils.options import FilePath, add_option_flags, option
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,15 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
     return sizes
 
 
+@dataclasses.dataclass
+class DemoPaths:
+    """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
+
+    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic) and hub/ (the export that "
+                      "`clotho-aqa push` uploads); such folders that an earlier demo run did not create are never "
+                      "touched", group="inputs and outputs", role="output_dir")
+
+
 def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``clotho-aqa demo`` on ``parser``; ``args.run(args)`` runs the demo.
 
@@ -94,11 +105,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
         >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_files
         10
     """
-    parser.add_argument(
-        "--out", default=str(DEMO_DIR),
-        help="demo folder: release/ (synthetic) and hub/ (the export that `clotho-aqa push` uploads); "
-        "such folders that an earlier demo run did not create are never touched",
-    )
+    add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")

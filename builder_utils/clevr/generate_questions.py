@@ -22,6 +22,7 @@ worker process left behind).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
@@ -37,7 +38,7 @@ from .executor import InvalidProgram, MalformedProgram
 from .generate import GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks
 from .metadata import MetadataError
 from .question_files import GENERATED_BY, check_parquet_folder, write_questions, write_questions_parquet
-from builder_utils.options import add_option_flags, path_values
+from builder_utils.options import FilePath, add_option_flags, declared_from_args, option, path_values
 from builder_utils.options import options_from_args as generator_options_from_args
 from .question_types import QuestionTypeError, parse_question_types
 from .scenes import SceneError, load_scenes
@@ -69,10 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate CLEVR-style questions (with programs, answers and chain-of-thought) for a scene file.",
     )
     io = p.add_argument_group("inputs and outputs")
-    io.add_argument("--input_scene_file", required=True, help="CLEVR scene file ({\"info\", \"scenes\"})")
-    io.add_argument("--output_questions_file", default=None,
-                    help="where to write the questions: a JSON file (default CLEVR_questions.json), or a "
-                         "folder with --output_format parquet (default CLEVR_questions)")
+    add_option_flags(p, {"inputs and outputs": io}, cls=QuestionFiles)
     sel = p.add_argument_group("which scenes")
     sel.add_argument("--scene_start_idx", type=int, default=0, help="first scene (position in the file)")
     sel.add_argument("--num_scenes", type=int, default=0, help="number of scenes; 0 = to the end of the file")
@@ -93,6 +91,19 @@ def build_parser() -> argparse.ArgumentParser:
     # The generator's own options (templates, seed, ...): flags declared once in .options.
     add_option_flags(p, {"inputs and outputs": io, "generation": gen, "running": run}, cls=GeneratorOptions)
     return add_version(p)
+
+
+@dataclasses.dataclass
+class QuestionFiles:
+    """The paths of ``generate-questions`` besides the generator's own (:class:`GeneratorOptions`
+    declares the metadata, synonyms and template folder), each declared once with its role."""
+
+    input_scene_file: str = option(None, FilePath(), 'CLEVR scene file ({"info", "scenes"})',
+                                   group="inputs and outputs", role="input", flag={"required": True})
+    output_questions_file: str | None = option(
+        None, FilePath(), "where to write the questions: a JSON file (default CLEVR_questions.json), or a "
+        "folder with --output_format parquet (default CLEVR_questions)", group="inputs and outputs", role="output",
+        fallback=lambda o: DEFAULT_OUTPUT["json"])
 
 
 def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
@@ -124,15 +135,6 @@ def check_arguments(args: argparse.Namespace) -> None:
                                 "(or use --output_format parquet)")
 
 
-def declared_inputs(args: argparse.Namespace, options: GeneratorOptions) -> dict[str, object]:
-    """Every input of the run, flag -> path: the scene file and the declared paths of the
-    options, the shipped metadata, synonyms and template folder when no flag names them."""
-    inputs = {"--input_scene_file": args.input_scene_file}
-    for paths in path_values(options).values():
-        inputs.update(paths)
-    return inputs
-
-
 def run(args: argparse.Namespace) -> int:
     """Run the command for parsed arguments; returns the number of questions written."""
     if args.output_questions_file is None:
@@ -145,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
     parquet = args.output_format == "parquet"
     with OutputFolder.open(args.output_questions_file, command=PROG, flag="--output_questions_file",
-                           inputs=declared_inputs(args, options), overwrite=args.overwrite, file=not parquet) as out:
+                           declared=path_values(declared_from_args(args, QuestionFiles), options),
+                           overwrite=args.overwrite, file=not parquet) as out:
         if parquet:
             check_parquet_folder(out)  # refused before any work
         tic = time.perf_counter()

@@ -73,6 +73,7 @@ from builder_utils.hub.outputs import (
 from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
+from builder_utils.options import FilePath, option, path_values
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 
@@ -386,6 +387,19 @@ def _check_configs(builder_cls, configs: Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(configs))
 
 
+@dataclass
+class ExportPaths:
+    """The paths ``export`` reads and writes, each declared once with its role (the flags of the
+    ``export`` subcommands come from here; :mod:`builder_utils.ownership` applies the rules)."""
+
+    data_dir: str | None = option(None, FilePath(), "the local release/CLEVR folder the builder reads",
+                                  group="inputs and outputs", role="input_dir")
+    out: str = option(None, FilePath(), "export folder (created; files export did not write, other configs and "
+                      "card edits are kept)", group="inputs and outputs", role="output_dir", flag={"required": True})
+    cache_dir: str | None = option(None, FilePath(), "builder cache to reuse (default: a temporary one, inside "
+                                   "the export's staging)", group="inputs and outputs", role="cache")
+
+
 def export_builder(
     builder_cls: type[datasets.DatasetBuilder],
     out_dir: str | os.PathLike,
@@ -442,8 +456,8 @@ def export_builder(
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
     try:
-        with OutputFolder.open(out, command=COMMAND, inputs={"--data_dir": data_dir},
-                               caches={"--cache_dir": cache_dir}) as folder:
+        paths = path_values(ExportPaths(data_dir, out, cache_dir))
+        with OutputFolder.open(out, command=COMMAND, declared=paths) as folder:
             # The lock first, then what a killed export left (its pending moves are finished), then
             # every refusal about the folder, before any work.
             state = card_state(folder)
