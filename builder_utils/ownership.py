@@ -36,7 +36,7 @@ Guarantees (the README's "Data safety" section states them with the same words):
 
 Public API: :meth:`OutputFolder.open` and, on the folder it yields, ``stage``, ``record``,
 ``add``, ``check``, ``claim``, ``scratch``; :func:`read_record` and :func:`changed` for readers
-(push, a builder); :func:`sha256_of`; :func:`check_relative`; the errors
+(push, a builder); :func:`sha256_of`; the errors
 :class:`OwnershipError` (a ``ValueError``, one line naming the path) and its subclasses
 :class:`PathRuleError`, :class:`RecordError`, :class:`BusyError`.
 
@@ -74,7 +74,7 @@ from builder_utils.atomic import write_atomic
 
 __all__ = [
     "BusyError", "Entry", "OVERWRITE_HELP", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
-    "changed", "check_relative", "read_record", "sha256_of",
+    "changed", "read_record", "sha256_of",
 ]
 
 RECORD = ".ownership.json"
@@ -148,17 +148,9 @@ def _shown(path: object) -> str:
     return os.fspath(path).replace("\n", "\\n").replace("\r", "\\r") if isinstance(path, (str, os.PathLike)) else repr(path)
 
 
-def check_relative(path: object, where: str) -> str:
+def _check_relative(path: object, where: str) -> str:
     """``path`` if it is a legal recorded path: a relative POSIX path, no ``..`` or ``.``
-    part, no empty part, no NUL or newline; else :class:`PathRuleError` naming ``where``.
-
-    Example:
-        >>> check_relative("general/train-00000-of-00001.parquet", "record")
-        'general/train-00000-of-00001.parquet'
-        >>> check_relative("/etc/hostname", "record")
-        Traceback (most recent call last):
-        builder_utils.ownership.PathRuleError: record: '/etc/hostname': an absolute path; only paths relative to the folder are ours
-    """
+    part, no empty part, no NUL or newline; else :class:`PathRuleError` naming ``where``."""
     if not isinstance(path, str) or not path:
         raise PathRuleError(f"{where}: {path!r}: not a path")
     if any(c in path for c in "\0\n\r"):
@@ -173,7 +165,7 @@ def check_relative(path: object, where: str) -> str:
 
 def _inside(root: str | os.PathLike, path: str) -> Path:
     """``root/path`` after the path rules, refusing any part (below ``root``) that is a symlink."""
-    check_relative(path, os.fspath(root))
+    _check_relative(path, os.fspath(root))
     current = Path(root)
     for part in path.split("/"):
         current = current / part
@@ -250,20 +242,20 @@ def _package_files() -> dict[str, Path]:
 
 def _write_error(exc: BaseException, path: str | os.PathLike) -> OwnershipError | None:
     """One line for a failed write (full disk, read-only file system, no permission) naming
-    ``path``; ``None`` when ``exc`` is not such a failure. Also recognises libsndfile's."""
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG):
-        return OwnershipError(f"{_shown(path)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
-    text = str(exc)
-    if type(exc).__name__ == "LibsndfileError" or "No space left" in text:
-        reason = "No space left on device" if "space" in text.lower() or "write" in text.lower() else text.splitlines()[0]
-        return OwnershipError(f"{_shown(path)}: cannot write: {reason}")
-    seen = {id(exc)}
-    cause = exc.__cause__ or exc.__context__  # a library's wrapper around the OSError (datasets, soundfile)
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, OSError) and cause.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EFBIG):
-            return OwnershipError(f"{_shown(path)}: cannot write: {cause.strerror or os.strerror(cause.errno)}")
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
+    ``path``; ``None`` when ``exc`` is not such a failure. Also recognises libsndfile's, and a
+    library's error raised from one (``datasets``' DatasetGenerationError around a full disk)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES,
+                                                      errno.EPERM, errno.EFBIG):
+            return OwnershipError(f"{_shown(path)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
+        if type(exc).__name__ == "LibsndfileError" or "No space left" in text or "Read-only file system" in text:
+            reason = ("Read-only file system" if "Read-only" in text else "No space left on device"
+                      if "space" in text.lower() or "write" in text.lower() else text.splitlines()[0])
+            return OwnershipError(f"{_shown(path)}: cannot write: {reason}")
+        exc = exc.__cause__ or exc.__context__
     return None
 
 
@@ -274,7 +266,7 @@ def _entry(data: object, where: str) -> Entry:
         entry = Entry(**data)
     except TypeError as exc:
         raise RecordError(f"{where}: a malformed entry ({exc}); this record is not ours: move it away") from None
-    check_relative(entry.path, where)
+    _check_relative(entry.path, where)
     if not isinstance(entry.size, int) or not isinstance(entry.sha256, str) or not isinstance(entry.command, str):
         raise RecordError(f"{where}: entry {entry.path!r} has a malformed size, sha256 or command; move the record away")
     return entry
@@ -324,12 +316,12 @@ def read_record(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | Non
         if pending is not None:
             if not isinstance(pending, dict) or not isinstance(pending.get("staging"), str):
                 raise RecordError(f"{where}: a malformed pending commit; {_remedy(folder)}")
-            staging = check_relative(pending["staging"], where)
+            staging = _check_relative(pending["staging"], where)
             if "/" in staging or not staging.startswith(STAGING_PREFIX):
                 raise PathRuleError(f"{where}: {staging!r}: not one of our staging folders")
             pending = {"staging": staging,
                        "files": [_entry(item, where) for item in pending.get("files", [])],
-                       "remove": [check_relative(p, where) for p in pending.get("remove", [])]}
+                       "remove": [_check_relative(p, where) for p in pending.get("remove", [])]}
     except PathRuleError as exc:
         raise RecordError(f"{exc}; the record breaks the path rules, so nothing in it is ours: move it away") from None
     return entries, pending
@@ -592,7 +584,7 @@ class OutputFolder:
         with ``overwrite``, a regular file of someone else's; else :class:`OwnershipError`. A
         symlink, a folder, a symlinked parent or a reserved name is always refused. The commit
         checks every file again; call it before the work to refuse early."""
-        check_relative(path, _shown(self.root))
+        _check_relative(path, _shown(self.root))
         if _reserved(path):
             raise PathRuleError(f"{_shown(self.root / path)}: a name reserved for our record or staging; "
                                 "choose another name")
@@ -655,7 +647,7 @@ class OutputFolder:
     def scratch(self, name: str) -> Path:
         """A folder inside the staging that is never moved into place (a build cache): removed
         with the staging, whatever the end of the block."""
-        path = self.stage / ".scratch" / check_relative(name, "scratch")
+        path = self.stage / ".scratch" / _check_relative(name, "scratch")
         path.mkdir(parents=True, exist_ok=True)
         return path
 
@@ -667,7 +659,7 @@ class OutputFolder:
         output's final path (never the hidden staging name)."""
         try:
             yield
-        except (OSError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - only a write failure is turned into one line
             name = getattr(exc, "filename", None)
             shown = Path(name) if name else self.root
             if self.stage is not None and shown.is_relative_to(self.stage):
