@@ -172,6 +172,17 @@ CASES += [full_cache("clotho-aqa export", ["clotho-aqa", "export", "--data_dir",
           full_cache("clotho-aqa evaluate", ["clotho-aqa", "evaluate", "--data", "in/rel", "--out", "V", "--quiet"])]
 
 
+def unmount_under(root: Path) -> None:
+    """Unmount what a row mounted under ``root`` (also when the row failed before its check)."""
+    with open("/proc/mounts", encoding="utf-8") as fh:
+        points = [line.split()[1] for line in fh]
+    for point in sorted((p for p in points if p.startswith(str(root) + "/")), reverse=True):
+        subprocess.run(["umount", "-l", point], capture_output=True)
+
+
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
 def test_causes(case: Case, tmp_path: Path) -> None:
-    run_case(case, tmp_path)
+    try:
+        run_case(case, tmp_path)
+    finally:
+        unmount_under(tmp_path)

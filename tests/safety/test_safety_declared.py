@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from safety_harness import Case, run_case
+from test_safety_causes import unmount_under
 
 import builder_utils
 from builder_utils.clevr.generate_questions import QuestionFiles
@@ -166,7 +167,10 @@ def _cases() -> list[Case]:
 
 @pytest.mark.parametrize("case", _cases(), ids=lambda c: c.name)
 def test_every_declared_output_is_refused_over_every_declared_input(case: Case, tmp_path: Path) -> None:
-    run_case(case, tmp_path)
+    try:
+        run_case(case, tmp_path)
+    finally:
+        unmount_under(tmp_path)
 
 
 def test_the_default_inputs_are_declared_too():
