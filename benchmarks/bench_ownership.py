@@ -37,8 +37,8 @@ def _timed(name, function):
     return wrapper
 
 
-OutputFolder.commit = _timed("commit", OutputFolder.commit)
-OutputFolder.__enter__ = _timed("open", OutputFolder.__enter__)
+OutputFolder._commit = _timed("commit", OutputFolder._commit)
+OutputFolder._open = _timed("open", OutputFolder._open)
 
 
 def _record_seconds() -> float:
@@ -57,14 +57,13 @@ def synth(root: Path, scenes: int, files: int) -> None:
     record = _record_seconds()
     print(f"synth {scenes:,} scenes: {whole:.1f} s, record {record:.2f} s ({record / whole:.1%})")
     pngs = sorted((world / "images" / "train").iterdir())
-    with OutputFolder(root / "big", "bench") as out:
-        staging = out.staging()
-        (staging / "images").mkdir()
+    with OutputFolder.open(root / "big", command="bench") as out:
+        (out.stage / "images").mkdir()
         for k in range(files):
-            shutil.copyfile(pngs[k % len(pngs)], staging / "images" / f"CLEVR_train_{k:06d}.png")
+            shutil.copyfile(pngs[k % len(pngs)], out.stage / "images" / f"CLEVR_train_{k:06d}.png")
         _record_seconds()
-        out.commit(staging, {f"images/CLEVR_train_{k:06d}.png": None for k in range(files)})
-        record = _record_seconds()
+        out.add([f"images/CLEVR_train_{k:06d}.png" for k in range(files)])
+    record = _record_seconds()
     size = sum(p.stat().st_size for p in pngs) / len(pngs)
     projected = (whole - spent["commit"]) / scenes * files
     print(f"record over {files:,} real PNGs (mean {size / 1024:.1f} KiB): {record:.1f} s; synth of {files:,} scenes "

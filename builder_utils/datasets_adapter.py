@@ -69,10 +69,13 @@ except ImportError:  # 3.6
     get_parquet_column_options = DEFAULT_CDC_OPTIONS = None
 
 
-def dataset_from_table(table, features: datasets.Features, split) -> datasets.Dataset:
-    """An in-memory ``datasets.Dataset`` of a pyarrow table cast to ``features`` as datasets casts."""
+def dataset_from_table(table, features: datasets.Features, split, *, description: str = "",
+                       fingerprint: str | None = None) -> datasets.Dataset:
+    """An in-memory ``datasets.Dataset`` of a pyarrow table cast to ``features`` as datasets casts
+    (the cast is free when the table already has their schema)."""
     table = table_cast(table, features.arrow_schema)
-    return datasets.Dataset(InMemoryTable(table), info=datasets.DatasetInfo(features=features), split=split)
+    info = datasets.DatasetInfo(features=features, description=description)
+    return datasets.Dataset(InMemoryTable(table), info=info, split=split, fingerprint=fingerprint)
 
 
 class StatefulExamples(ExamplesIterable):

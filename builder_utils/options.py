@@ -45,11 +45,13 @@ __all__ = [
     "builder_fields",
     "builder_kwargs_from_args",
     "check_options",
+    "declared_from_args",
     "declared_paths",
     "generator_settings",
     "option",
     "option_names",
     "options_from_args",
+    "path_values",
 ]
 
 _KEY = "generator_option"
@@ -212,7 +214,7 @@ Check = Callable[[str, Any], Any]
 
 def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
            requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None,
-           role: str | None = None):
+           role: str | None = None, fallback: Callable[[Any], Any] | None = None):
     """Declare one option (a dataclass field of an options class or a builder config).
 
     ``check(name, value)`` returns the (possibly normalised) value or raises ``ValueError``;
@@ -222,7 +224,8 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     set (truthy); with ``ignored_with`` set, this option is not checked (it is ignored). ``flag``
     adds or overrides argparse keywords. A path option names its ``role`` (one of
     :data:`PATH_ROLES`), so that the data-safety rules can be applied to every path a command
-    declares, defaults included (:func:`declared_paths`).
+    declares, defaults included (:func:`declared_paths`); ``fallback(obj)`` is the path used
+    when the value is ``None`` (the package's own file, or one another option names).
 
     >>> [f.name for f in dataclasses.fields(_Example) if f.metadata[_KEY]["builder"]]
     ['seed', 'size']
@@ -230,7 +233,7 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     if role is not None and role not in PATH_ROLES:
         raise ValueError(f"role must be one of {', '.join(PATH_ROLES)}, got {role!r}")
     meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
-            "ignored_with": ignored_with, "flag": flag or {}, "role": role}
+            "ignored_with": ignored_with, "flag": flag or {}, "role": role, "fallback": fallback}
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
 
@@ -241,6 +244,36 @@ def declared_paths(cls: type) -> tuple[tuple[str, str], ...]:
     (('out', 'output_dir'),)
     """
     return tuple((f.name, f.metadata[_KEY]["role"]) for f in _declared(cls) if f.metadata[_KEY]["role"] is not None)
+
+
+def path_values(*objs: Any) -> dict[str, dict[str, Any]]:
+    """role -> ``{"--NAME": path}`` of every path the ``objs`` declare, each option's
+    ``fallback`` standing in for ``None`` (so that the data-safety rules see the defaults too).
+
+    >>> path_values(_Example(out="o"))
+    {'output_dir': {'--out': 'o'}}
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for obj in objs:
+        for f in _declared(type(obj)):
+            meta = f.metadata[_KEY]
+            if meta["role"] is None:
+                continue
+            value = getattr(obj, f.name)
+            if value is None and meta["fallback"] is not None:
+                value = meta["fallback"](obj)
+            found.setdefault(meta["role"], {})[f"--{f.name}"] = value
+    return found
+
+
+def declared_from_args(args: argparse.Namespace, cls: type) -> Any:
+    """The declared options ``cls`` of a parsed command line, unchecked beyond their declaration
+    (for path declarations: what :func:`path_values` reads).
+
+    >>> declared_from_args(argparse.Namespace(out="o", seed=1, size=3, verbose=False), _Example).out
+    'o'
+    """
+    return cls(**{f.name: getattr(args, f.name) for f in _declared(cls) if hasattr(args, f.name)})
 
 
 def _declared(cls: type) -> list[dataclasses.Field]:

@@ -2,66 +2,58 @@
 
 Guarantees (the README's "Data safety" section states them with the same words):
 
-1. **A record of what we wrote.** Each output folder holds one record, ``.ownership.json``,
+1. **The record is the only claim.** Each output folder holds one record, ``.ownership.json``,
    listing the files our commands wrote there: relative path, size, sha256, and the command
-   that wrote it. A file is *ours* only while it is in the record and unchanged since we wrote it.
+   that wrote it. A file is *ours* only while it is in the record and unchanged since we wrote
+   it; nothing else (a file's content, its name) makes it ours. The record's name, and our
+   staging names, are reserved in every folder: no output may take them.
 2. **Only our unchanged files are replaced or removed.** A file at one of our names that is
-   not ours is refused (unless the command's ``--overwrite`` says to replace it); a file we
-   wrote that was changed since is never removed. A user's file is never removed because it
-   sits in a folder of ours. A folder is removed only when it is empty after that.
-3. **Staged, then moved into place.** Outputs are written into a hidden staging folder inside
-   the output folder and moved into place at the end; an interruption (Ctrl-C, SIGTERM,
-   ``kill -9``) or a full disk leaves no half-written output, and a staging folder left by a
-   dead process is taken over (finished or removed) by the next run. While the folder is open,
-   every SIGINT / SIGTERM is remembered, and one whose exception Python lost on the way (in a
-   finaliser, an import) is raised again before the commit: an interrupted run never commits.
-4. **Path rules.** Every recorded path and every output flag is checked: relative only, no
-   ``..``, no absolute path, no NUL or newline; inside the folder after resolving, and never
-   through a symlink. A record that breaks a rule is not ours: it is refused, and named.
-5. **Outputs never overlap inputs.** An output that equals, contains or lies inside any input
-   of the same command is refused before any work.
-6. **One writer per output folder.** An advisory lock (``fcntl.flock``) is held on the output
-   folder while a command writes into it; a second writer is refused with a message naming
-   the folder. The lock dies with its process, so a killed run never locks out the next one.
-7. **One-line errors.** A full disk or a read-only file system is one line naming the path.
+   not ours is refused unless ``overwrite`` (see :data:`OVERWRITE_HELP`, the one meaning of
+   every command's ``--overwrite``); a file we wrote that was changed since is never removed.
+   A user's file is never removed because it sits in a folder of ours.
+3. **One call.** ``with OutputFolder.open(path, command=..., inputs=..., overwrite=...) as out:``
+   refuses an output that overlaps an input, takes the folder's lock, finishes what a killed
+   run left (its pending commit, its staging folders), and gives a staging folder
+   (``out.stage``). The block writes there and names its files (``out.add``); when the block
+   succeeds they are moved into place and recorded, when it fails nothing is left. While the
+   folder is open every SIGINT / SIGTERM is remembered, so an interrupted run never commits.
+4. **Moves through folders held open.** Each move goes through directory descriptors opened
+   without following links (``O_NOFOLLOW | O_DIRECTORY``, ``dir_fd``), and each folder on
+   the way is checked at each move to still be the one opened: a folder swapped for a symlink
+   mid-run is refused, never followed. A failed move rolls the commit back, so a folder holds
+   one run's files, never two runs' mixed.
+5. **Path rules.** Every recorded path and every output is checked: relative only, no ``..``,
+   no absolute path, no NUL or newline, never through a symlink. A record that breaks a rule
+   is not ours: it is refused, and named.
+6. **Outputs never overlap inputs, by identity.** An output (or a cache) that is, contains or
+   lies inside an input, compared by device and inode over every ancestor (a bind mount, a hard
+   link or a symlinked parent is the same file), is refused before any work.
+7. **One writer per output folder.** An advisory lock (``fcntl.flock``) is held on the folder
+   while a command writes into it; a second writer is refused with a message naming it. The
+   lock dies with its process, so a killed run never locks out the next one.
+8. **One-line errors.** A full disk or a read-only file system inside the block is one line
+   naming the path (caches included).
 
-The record's format may change: a folder whose record is of an older format (or written by an
-earlier version's own mechanism) is refused with a message saying how to re-create it.
-
-Public API (other modules rely on these names):
-
-- :class:`OutputFolder` ``(root, command, *, create=True, single_file=False)``: a context manager taking the lock;
-  ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry)``,
-  ``.check_target(path, overwrite=False, ours=None)``, ``.staging()``, ``.commit(staging, files,
-  *, remove=(), hashes=None, overwrite=False, allow=(), ours=None)``, ``.write_file(path, data, ...)``,
-  ``.remove(paths)``, ``.user_files()``, ``.adopt(paths, group=None)``, ``.claim_subfolder(name)``,
-  ``.files_under(name)``, ``.writing()`` (a block whose
-  full-disk / read-only errors become one line naming the final path), ``.final_path(path)``;
-- :class:`Entry` ``(path, size, sha256, command, group=None)``;
-- :func:`check_relative` ``(path, where)``, :func:`inside` ``(root, path)``,
-  :func:`check_output` ``(path, flag)``, :func:`refuse_overlap` ``(outputs, inputs)``;
-- :func:`sha256_of` ``(path)``, :func:`write_error` ``(exc, path)``, :func:`read_record_at`
-  ``(folder)``;
-- errors: :class:`OwnershipError` (a ``ValueError``; one line naming the path) and its
-  subclasses :class:`PathRuleError`, :class:`RecordError`, :class:`BusyError`.
+Public API: :meth:`OutputFolder.open` and, on the folder it yields, ``stage``, ``record``,
+``add``, ``check``, ``claim``, ``scratch``; :func:`read_record` and :func:`changed` for readers
+(push, a builder); :func:`sha256_of`; the errors
+:class:`OwnershipError` (a ``ValueError``, one line naming the path) and its subclasses
+:class:`PathRuleError`, :class:`RecordError`, :class:`BusyError`.
 
 Example:
     >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> _ = (root / "notes.txt").write_text("the user's")
-    >>> with OutputFolder(root, "demo") as out:
-    ...     _ = out.write_file("a/report.json", "{}\\n")
-    >>> sorted(OutputFolder(root, "demo").read())
-    ['a/report.json']
-    >>> with OutputFolder(root, "demo") as out:
-    ...     out.write_file("notes.txt", "ours")  # doctest: +ELLIPSIS
+    >>> with OutputFolder.open(root, command="demo") as out:
+    ...     _ = (out.stage / "report.json").write_text("{}\\n")
+    ...     out.add(["report.json"])
+    >>> sorted(read_record(root)[0])
+    ['report.json']
+    >>> with OutputFolder.open(root, command="demo") as out:
+    ...     out.check("notes.txt")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     builder_utils.ownership.OwnershipError: .../notes.txt: exists and was not written by demo; ...
-    >>> check_relative("../v.txt", "index")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    builder_utils.ownership.PathRuleError: index: '../v.txt': ...
 """
 
 from __future__ import annotations
@@ -72,17 +64,17 @@ import fcntl
 import json
 import os
 import shutil
+import stat as stat_kind
 import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder_utils.atomic import write_atomic
 
 __all__ = [
-    "BusyError", "Entry", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
-    "STAGING_PREFIX", "check_output", "check_relative", "inside", "read_record_at", "refuse_overlap",
-    "sha256_of", "write_error",
+    "BusyError", "Entry", "OVERWRITE_HELP", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
+    "changed", "read_record", "sha256_of",
 ]
 
 RECORD = ".ownership.json"
@@ -90,11 +82,17 @@ FORMAT = "builder-utils-ownership"
 VERSION = 1
 STAGING_PREFIX = ".staging-"
 MARKER = ".staging-owner"
+_REPLACED = ".replaced"  # inside a staging folder: the files a commit replaced, until it is done
 # Records of the mechanisms this module replaced: a folder holding one is refused with how to re-create it.
 OLD_RECORDS = (".hub-export-manifest.json", ".clevr-synth.json", ".clotho-aqa-synth.json",
                ".clevr-math-demo.json", ".clotho-aqa-demo.json")
 _HIDDEN = (RECORD, MARKER)
 _CHUNK = 1 << 20
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+OVERWRITE_HELP = ("replace a file at one of this command's output names that its folder's record does not list "
+                  "as ours and unchanged (a user's file, or one of ours edited since); without it such a file is "
+                  "refused. Files at other names, symlinks and folders are never touched")
+"""The one meaning of ``--overwrite``, in every command's help."""
 
 
 class OwnershipError(ValueError):
@@ -125,8 +123,8 @@ class Entry:
     group: str | None = None
 
 
-def sha256_of(path: str | os.PathLike) -> str:
-    """The hex sha256 of a file, read in 1 MiB chunks.
+def sha256_of(path: str | os.PathLike, *, dir_fd: int | None = None) -> str:
+    """The hex sha256 of a file, read in 1 MiB chunks (``dir_fd``: ``path`` relative to it, no link followed).
 
     Example:
         >>> import tempfile
@@ -138,7 +136,8 @@ def sha256_of(path: str | os.PathLike) -> str:
     import hashlib  # here: hashlib loads OpenSSL (~3 ms), which a command that hashes nothing spares
 
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    with open(fd, "rb") as fh:
         while chunk := fh.read(_CHUNK):
             digest.update(chunk)
     return digest.hexdigest()
@@ -149,17 +148,9 @@ def _shown(path: object) -> str:
     return os.fspath(path).replace("\n", "\\n").replace("\r", "\\r") if isinstance(path, (str, os.PathLike)) else repr(path)
 
 
-def check_relative(path: object, where: str) -> str:
+def _check_relative(path: object, where: str) -> str:
     """``path`` if it is a legal recorded path: a relative POSIX path, no ``..`` or ``.``
-    part, no empty part, no NUL or newline; else :class:`PathRuleError` naming ``where``.
-
-    Example:
-        >>> check_relative("general/train-00000-of-00001.parquet", "record")
-        'general/train-00000-of-00001.parquet'
-        >>> check_relative("/etc/hostname", "record")
-        Traceback (most recent call last):
-        builder_utils.ownership.PathRuleError: record: '/etc/hostname': an absolute path; only paths relative to the folder are ours
-    """
+    part, no empty part, no NUL or newline; else :class:`PathRuleError` naming ``where``."""
     if not isinstance(path, str) or not path:
         raise PathRuleError(f"{where}: {path!r}: not a path")
     if any(c in path for c in "\0\n\r"):
@@ -172,20 +163,9 @@ def check_relative(path: object, where: str) -> str:
     return path
 
 
-def inside(root: str | os.PathLike, path: str) -> Path:
-    """``root/path`` after the path rules, refusing any part (below ``root``) that is a symlink.
-
-    Example:
-        >>> import tempfile
-        >>> root = Path(tempfile.mkdtemp()); (root / "link").symlink_to("/etc")
-        >>> inside(root, "a/b.txt") == root / "a" / "b.txt"
-        True
-        >>> inside(root, "link/hostname")  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        ...
-        builder_utils.ownership.PathRuleError: .../link: a symlink; nothing is written or removed through it
-    """
-    check_relative(path, os.fspath(root))
+def _inside(root: str | os.PathLike, path: str) -> Path:
+    """``root/path`` after the path rules, refusing any part (below ``root``) that is a symlink."""
+    _check_relative(path, os.fspath(root))
     current = Path(root)
     for part in path.split("/"):
         current = current / part
@@ -194,51 +174,56 @@ def inside(root: str | os.PathLike, path: str) -> Path:
     return current
 
 
-def check_output(path: str | os.PathLike, flag: str) -> Path:
-    """An output flag's path, checked: no NUL or newline, not a symlink. Returns it as a path.
-
-    Example:
-        >>> check_output("out/q.json", "--out")
-        PosixPath('out/q.json')
-        >>> check_output("a\\nb", "--out")
-        Traceback (most recent call last):
-        builder_utils.ownership.PathRuleError: --out 'a\\nb': holds a NUL or newline character
-    """
+def _check_output(path: str | os.PathLike, flag: str) -> Path:
+    """An output's path, checked: no NUL or newline, not empty, not a symlink, not a reserved name."""
     text = os.fspath(path)
     if any(c in text for c in "\0\n\r"):
         raise PathRuleError(f"{flag} {text!r}: holds a NUL or newline character")
     if not text:
         raise PathRuleError(f"{flag}: an empty path")
     path = Path(text)
+    if path.name == RECORD or path.name.startswith(STAGING_PREFIX):
+        raise PathRuleError(f"{_shown(path)}: {flag} takes a name reserved for our record or staging in every folder; "
+                            "choose another name")
     if path.is_symlink():
         raise PathRuleError(f"{_shown(path)}: {flag} is a symlink; give the real path (nothing is written through a symlink)")
     return path
 
 
-def refuse_overlap(outputs: Mapping[str, str | os.PathLike | None], inputs: Mapping[str, str | os.PathLike | None]) -> None:
-    """Refuse an output that equals, contains or lies inside an input (symlinks resolved).
+def _identities(path: str | os.PathLike) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]:
+    """(device, inode) of ``path`` (None if absent) and of each existing folder above it
+    (symlinks resolved; a bind mount is seen as what it shows)."""
+    current = os.path.realpath(path)
+    own = None
+    with contextlib.suppress(OSError):
+        st = os.stat(current)
+        own = (st.st_dev, st.st_ino)
+    above = []
+    while (parent := os.path.dirname(current)) != current:
+        current = parent
+        with contextlib.suppress(OSError):
+            st = os.stat(current)
+            above.append((st.st_dev, st.st_ino))
+    return own, above
 
-    ``outputs`` and ``inputs`` map a flag (``"--out"``) to its path (``None``: not given).
 
-    Example:
-        >>> refuse_overlap({"--out": "R/x.csv"}, {"--data_dir": "R"})
-        Traceback (most recent call last):
-        builder_utils.ownership.OwnershipError: R/x.csv: --out lies inside --data_dir R; choose an output outside every input
-        >>> refuse_overlap({"--out": "S"}, {"--data_dir": "R"})
-    """
+def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object]) -> None:
+    """Refuse an output that is, contains or lies inside an input, by device and inode."""
     for out_flag, out in outputs.items():
         if out is None:
             continue
-        o = Path(os.path.realpath(out))
+        o_id, o_above = _identities(out)
         for in_flag, given in inputs.items():
             if given is None:
                 continue
-            i = Path(os.path.realpath(given))
-            if o == i:
-                how = "is the same path as"
-            elif i.is_relative_to(o):
+            i_id, i_above = _identities(given)
+            if i_id is None:
+                continue  # a missing input fails where it is read
+            if o_id is not None and o_id == i_id:
+                how = "is the same file as"
+            elif o_id is not None and o_id in i_above:
                 how = "contains"
-            elif o.is_relative_to(i):
+            elif i_id in o_above:
                 how = "lies inside"
             else:
                 continue
@@ -246,20 +231,31 @@ def refuse_overlap(outputs: Mapping[str, str | os.PathLike | None], inputs: Mapp
                                  "choose an output outside every input")
 
 
-def write_error(exc: BaseException, path: str | os.PathLike) -> OwnershipError | None:
-    """One line for a failed write (full disk, read-only file system, no permission) naming
-    ``path``; ``None`` when ``exc`` is not such a failure. Also recognises libsndfile's.
+def _package_files() -> dict[str, Path]:
+    """The folders of this package's own files (its data files, templates, cards): an input of every command."""
+    import sys
 
-    Example:
-        >>> write_error(OSError(errno.ENOSPC, "No space left on device"), "out/a.wav")
-        OwnershipError('out/a.wav: cannot write: No space left on device')
-    """
-    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES, errno.EPERM, errno.EFBIG):
-        return OwnershipError(f"{_shown(path)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
-    text = str(exc)
-    if type(exc).__name__ == "LibsndfileError" or "No space left" in text:
-        reason = "No space left on device" if "space" in text.lower() or "write" in text.lower() else text.splitlines()[0]
-        return OwnershipError(f"{_shown(path)}: cannot write: {reason}")
+    names = [name for name in ("builder_utils", "clevr_math", "clotho_aqa") if name in sys.modules]
+    return {f"the installed package {name}": Path(sys.modules[name].__file__).parent for name in names
+            if getattr(sys.modules[name], "__file__", None)}
+
+
+def _write_error(exc: BaseException, path: str | os.PathLike) -> OwnershipError | None:
+    """One line for a failed write (full disk, read-only file system, no permission) naming
+    ``path``; ``None`` when ``exc`` is not such a failure. Also recognises libsndfile's, and a
+    library's error raised from one (``datasets``' DatasetGenerationError around a full disk)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        text = str(exc)
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES,
+                                                      errno.EPERM, errno.EFBIG):
+            return OwnershipError(f"{_shown(path)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
+        if type(exc).__name__ == "LibsndfileError" or "No space left" in text or "Read-only file system" in text:
+            reason = ("Read-only file system" if "Read-only" in text else "No space left on device"
+                      if "space" in text.lower() or "write" in text.lower() else text.splitlines()[0])
+            return OwnershipError(f"{_shown(path)}: cannot write: {reason}")
+        exc = exc.__cause__ or exc.__context__
     return None
 
 
@@ -270,7 +266,7 @@ def _entry(data: object, where: str) -> Entry:
         entry = Entry(**data)
     except TypeError as exc:
         raise RecordError(f"{where}: a malformed entry ({exc}); this record is not ours: move it away") from None
-    check_relative(entry.path, where)
+    _check_relative(entry.path, where)
     if not isinstance(entry.size, int) or not isinstance(entry.sha256, str) or not isinstance(entry.command, str):
         raise RecordError(f"{where}: entry {entry.path!r} has a malformed size, sha256 or command; move the record away")
     return entry
@@ -281,14 +277,14 @@ def _remedy(folder: Path) -> str:
             "or give a new output folder")
 
 
-def read_record_at(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | None]:
+def read_record(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | None]:
     """The record of ``folder``: (path -> :class:`Entry`, the pending commit or None).
 
     Absent: ``({}, None)``. A symlink, a folder, malformed content, an older format, an old
     mechanism's record, or an entry breaking the path rules: :class:`RecordError` naming it.
 
     Example:
-        >>> read_record_at("/nonexistent")
+        >>> read_record("/nonexistent")
         ({}, None)
     """
     folder = Path(folder)
@@ -320,12 +316,12 @@ def read_record_at(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | 
         if pending is not None:
             if not isinstance(pending, dict) or not isinstance(pending.get("staging"), str):
                 raise RecordError(f"{where}: a malformed pending commit; {_remedy(folder)}")
-            staging = check_relative(pending["staging"], where)
+            staging = _check_relative(pending["staging"], where)
             if "/" in staging or not staging.startswith(STAGING_PREFIX):
                 raise PathRuleError(f"{where}: {staging!r}: not one of our staging folders")
             pending = {"staging": staging,
                        "files": [_entry(item, where) for item in pending.get("files", [])],
-                       "remove": [check_relative(p, where) for p in pending.get("remove", [])]}
+                       "remove": [_check_relative(p, where) for p in pending.get("remove", [])]}
     except PathRuleError as exc:
         raise RecordError(f"{exc}; the record breaks the path rules, so nothing in it is ours: move it away") from None
     return entries, pending
@@ -348,66 +344,172 @@ def _record_text(entries: Iterable[Entry], pending: dict | None = None) -> str:
     return head + ' "files": [\n' + ",\n".join(lines) + "\n]}\n"
 
 
-class OutputFolder:
-    """One output folder of ``command`` (e.g. ``"clevr-math synth"``), locked while open.
+def changed(root: str | os.PathLike, entry: Entry) -> str | None:
+    """Why ``root/entry.path`` is no longer the file we wrote, or None if it still is: the
+    type, the size, then the sha256 decide (the content is always compared).
 
-    ``with OutputFolder(root, command) as out:`` creates ``root`` if needed (removed again at
-    exit if it is still empty), takes the lock (:class:`BusyError` if another command holds
-    it), finishes or removes what a dead run left (its staging folders, a pending commit),
-    and reads the record (:class:`RecordError` if it cannot be trusted). ``root`` must not be
-    a symlink or a file.
+    Example:
+        >>> changed("/nonexistent", Entry("a.txt", 1, "0" * 64, "x"))
+        'missing'
+    """
+    root = Path(root)
+    path = root / entry.path
+    parent = PurePosixPath(entry.path).parent
+    try:
+        if parent != PurePosixPath("."):
+            _inside(root, parent.as_posix())
+    except PathRuleError:
+        return f"inside {parent}/, a symlink"
+    try:
+        stat = path.lstat()
+    except FileNotFoundError:
+        return "missing"
+    if path.is_symlink():
+        real = Path(os.path.realpath(path))
+        if not real.is_relative_to(Path(os.path.realpath(root))):
+            return f"a symlink leaving the folder (to {_shown(real)})"
+        return "a symlink, not the file we wrote"
+    if not path.is_file():
+        return "not a regular file"
+    if stat.st_size != entry.size:
+        return f"size changed since {entry.command} wrote it ({stat.st_size:,} bytes, it wrote {entry.size:,})"
+    if sha256_of(path) != entry.sha256:
+        return f"content changed since {entry.command} wrote it"
+    return None
+
+
+def _reserved(path: str) -> bool:
+    return any(part in _HIDDEN or part.startswith(STAGING_PREFIX) for part in path.split("/"))
+
+
+class _Folders:
+    """The folders below a root, held open without following links; every use checks that each
+    folder on the way is still the one opened (a folder swapped mid-run is refused)."""
+
+    def __init__(self, root: Path, root_fd: int):
+        self.root, self.fds, self._opened = root, {"": root_fd}, []
+
+    def fd(self, rel: str, create: bool = True) -> int:
+        if rel in self.fds:
+            self._check(rel)
+            return self.fds[rel]
+        parent, _, name = rel.rpartition("/")
+        parent_fd = self.fd(parent, create)
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, dir_fd=parent_fd)
+        try:
+            fd = os.open(name, _DIR_FLAGS, dir_fd=parent_fd)
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+                raise
+            raise PathRuleError(f"{_shown(self.root / rel)}: a symlink or a file where a folder goes; nothing is "
+                                "written through it: move it away") from None
+        self.fds[rel] = fd
+        self._opened.append(fd)
+        return fd
+
+    def _check(self, rel: str) -> None:
+        while True:
+            parent, _, name = rel.rpartition("/")
+            try:
+                seen = os.stat(name, dir_fd=self.fds[parent], follow_symlinks=False) if rel else os.lstat(self.root)
+            except OSError:
+                seen = None
+            held = os.fstat(self.fds[rel])
+            if seen is None or (seen.st_dev, seen.st_ino) != (held.st_dev, held.st_ino):
+                raise PathRuleError(f"{_shown(self.root / rel)}: replaced (by a symlink or another folder) while "
+                                    "this command was writing into it; nothing is written through it")
+            if not rel:
+                return
+            rel = parent
+
+    def close(self) -> None:
+        for fd in self._opened:
+            os.close(fd)
+        self._opened.clear()
+
+
+class OutputFolder:
+    """One output folder of ``command`` (e.g. ``"clevr-math synth"``), open through :meth:`open`.
 
     Example:
         >>> import tempfile
         >>> root = Path(tempfile.mkdtemp()) / "out"
-        >>> with OutputFolder(root, "x") as out:
-        ...     staging = out.staging()
-        ...     _ = (staging / "a.txt").write_text("a")
-        ...     _ = out.commit(staging, {"a.txt": None})
-        ...     out.is_ours("a.txt")
-        True
-        >>> with OutputFolder(root, "x") as out:
-        ...     out.remove(["a.txt"])
-        ['a.txt']
+        >>> with OutputFolder.open(root, command="x") as out:
+        ...     _ = (out.stage / "a.txt").write_text("a")
+        ...     out.add(["a.txt"])
+        >>> with OutputFolder.open(root, command="x") as out:
+        ...     out.add([], remove=["a.txt"])
         >>> list(root.iterdir())     # an empty record is removed too
         []
     """
 
-    def __init__(self, root: str | os.PathLike, command: str, *, create: bool = True, single_file: bool = False):
-        self.root = Path(root)
-        self.command = command
-        self.create = create
-        # A single-file output (a question file in the user's folder) whose content marks it as
-        # ours: no record and no folder lock (parallel runs into one folder are usual); each
-        # staging folder is still locked by its own process.
-        self.single_file = single_file
-        self._marker_fds: list[int] = []
+    def __init__(self, root: Path, command: str, overwrite: bool, create: bool):
+        self.root, self.command, self.overwrite, self.create = root, command, overwrite, create
         self.record: dict[str, Entry] = {}
+        self.stage: Path | None = None
         self._fd: int | None = None
         self._created: Path | None = None
-        self._stagings: list[Path] = []
+        self._files: dict[str, tuple[str | None, str | None]] = {}
+        self._remove: set[str] = set()
+        self._trusted: set[str] = set()
         self._signals = contextlib.ExitStack()
+
+    @classmethod
+    @contextlib.contextmanager
+    def open(cls, path: str | os.PathLike, *, command: str, flag: str = "--out",
+             inputs: Mapping[str, object] | None = None, caches: Mapping[str, object] | None = None,
+             declared: Mapping[str, Mapping[str, object]] | None = None, overwrite: bool = False,
+             file: bool = False, create: bool = True) -> Iterator["OutputFolder"]:
+        """Open the output ``path`` (a folder; with ``file``, one file, whose folder is opened)
+        for the block, the one write protocol of every command:
+
+        1. ``path`` is checked (path rules, not a symlink, not a reserved name), and it and each
+           of ``caches`` (flag -> path, None: not given) must not be, hold or lie inside any of
+           ``inputs`` (flag -> path), by device and inode; a cache must not overlap ``path``;
+        2. the folder's lock is taken (:class:`BusyError`), a pending commit of a killed run is
+           rolled forward (its staged files that still match; the rest stays as it was), dead
+           staging folders are removed, and the record is read (:class:`RecordError`);
+        3. the block writes into ``out.stage`` and names its files with :meth:`add`; a full
+           disk or a read-only file system in it is one :class:`OwnershipError` line;
+        4. when the block succeeds, the files are checked (:meth:`check`), journaled in the
+           record, moved into place and recorded; when it fails, nothing is left.
+
+        ``declared``: the command's declared paths, role -> flag -> path
+        (:func:`builder_utils.options.path_values`): inputs and caches join ``inputs`` and
+        ``caches``, and every declared output (``path`` among them) is checked against the inputs.
+        ``overwrite``: see :data:`OVERWRITE_HELP`.
+        """
+        path = _check_output(path, flag)
+        declared = declared or {}
+        inputs = {**_package_files(), **declared.get("input", {}), **declared.get("input_dir", {}), **(inputs or {})}
+        caches = {name: cache for name, cache in {**declared.get("cache", {}), **(caches or {})}.items()
+                  if cache is not None}
+        others = {name: _check_output(given, name) for name, given in {**declared.get("output", {}),
+                  **declared.get("output_dir", {})}.items() if given is not None and name != flag}
+        _refuse_overlap({flag: path, **others, **caches}, inputs)
+        folder = cls(path.parent if file else path, command, overwrite, create)
+        folder._open()
+        try:
+            _refuse_overlap(caches, {flag: path})  # now that the output folder exists
+            _refuse_overlap({flag: path}, caches)
+            if file:
+                folder.check(path.name)
+            with folder._writing():
+                yield folder
+                folder._commit()
+        finally:
+            folder._close()
 
     # -- opening and closing ---------------------------------------------------------------
 
-    def read(self) -> dict[str, Entry]:
-        """The record, read without the lock (for a check before any work, or a reader like push)."""
-        self._check_root()
-        self.record, pending = read_record_at(self.root)
-        if pending is not None:
-            # a commit cut short: what it was moving is not yet known to be ours
-            self.record = dict(self.record)
-        return self.record
-
-    def _check_root(self) -> None:
+    def _open(self) -> None:
         if self.root.is_symlink():
             raise PathRuleError(f"{_shown(self.root)}: the output folder is a symlink; give the real folder "
                                 "(nothing is written through a symlink)")
         if self.root.exists() and not self.root.is_dir():
             raise OwnershipError(f"{_shown(self.root)}: exists and is not a folder; give a folder to write into")
-
-    def __enter__(self) -> "OutputFolder":
-        self._check_root()
         if not self.root.exists():
             if not self.create:
                 raise OwnershipError(f"{_shown(self.root)}: no such folder")
@@ -417,29 +519,33 @@ class OutputFolder:
             try:
                 self.root.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise write_error(exc, self.root) or OwnershipError(
+                raise _write_error(exc, self.root) or OwnershipError(
                     f"{_shown(self.root)}: cannot create the output folder ({exc.strerror or exc})") from None
             self._created = top
         from builder_utils.interrupt import signals_remembered
 
-        self._signals.enter_context(signals_remembered())  # for commit's raise_missed_signal
+        self._signals.enter_context(signals_remembered())  # for the commit's raise_missed_signal
         try:
-            if not self.single_file:
-                self._lock()
-                self.record, pending = read_record_at(self.root)
-            else:
-                pending = None
-            self._take_over(pending)
+            self._lock()
+            self.record, pending = read_record(self.root)
+            if pending is not None:
+                self._move(pending, check_staged=True)
+            for child in sorted(self.root.glob(STAGING_PREFIX + "*")):
+                # we hold the lock: a staging folder with our marker is a dead run's
+                if child.is_dir() and not child.is_symlink() and (child / MARKER).is_file():
+                    _remove_tree(child)
+            self.stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
+            (self.stage / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
+        except OSError as exc:
+            self._close()
+            raise _write_error(exc, self.root) or OwnershipError(
+                f"{_shown(self.root)}: cannot write into the output folder ({exc.strerror or exc})") from None
         except BaseException:
-            self._close(failed=True)
+            self._close()
             raise
-        return self
-
-    def __exit__(self, kind, value, traceback) -> None:
-        self._close(failed=kind is not None)
 
     def _lock(self) -> None:
-        fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(self.root, _DIR_FLAGS)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -450,13 +556,10 @@ class OutputFolder:
             pass  # a file system without flock: the staging and record rules still hold
         self._fd = fd
 
-    def _close(self, failed: bool) -> None:
-        for staging in self._stagings:
-            _remove_tree(staging)
-        self._stagings.clear()
-        for fd in self._marker_fds:
-            os.close(fd)
-        self._marker_fds.clear()
+    def _close(self) -> None:
+        if self.stage is not None:
+            _remove_tree(self.stage)
+            self.stage = None
         if self._created is not None:
             # a folder we created and left empty (a failed or empty run) goes again, up to the
             # first folder that existed before
@@ -474,84 +577,17 @@ class OutputFolder:
             self._fd = None
         self._signals.close()
 
-    def _take_over(self, pending: dict | None) -> None:
-        """A staging folder with our marker whose marker lock is free belongs to a dead run:
-        finish its pending commit (recorded in our record, never read from the staging folder),
-        then remove it. A folder without our marker is someone else's and stays."""
-        if pending is not None:
-            self._roll_forward(pending, check_staged=True)
-        for child in sorted(self.root.glob(STAGING_PREFIX + "*")):
-            marker = child / MARKER
-            if not child.is_dir() or child.is_symlink() or marker.is_symlink() or not marker.is_file():
-                continue
-            try:
-                fd = os.open(marker, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            except OSError:
-                continue
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError:
-                continue  # its process is alive (a parallel single-file run): not ours to remove
-            finally:
-                os.close(fd)
-            _remove_tree(child)
+    # -- what the block calls --------------------------------------------------------------
 
-    # -- what is ours ----------------------------------------------------------------------
-
-    def difference(self, entry: Entry) -> str | None:
-        """Why ``root/entry.path`` is no longer the file we wrote, or None if it still is.
-
-        The type, the size, then the sha256 decide (the content is always compared)."""
-        path = self.root / entry.path
-        parent = PurePosixPath(entry.path).parent
-        try:
-            if parent != PurePosixPath("."):
-                inside(self.root, parent.as_posix())
-        except PathRuleError:
-            return f"inside {parent}/, a symlink"
-        try:
-            stat = path.lstat()
-        except FileNotFoundError:
-            return "missing"
-        if path.is_symlink():
-            real = Path(os.path.realpath(path))
-            if not real.is_relative_to(Path(os.path.realpath(self.root))):
-                return f"a symlink leaving the folder (to {_shown(real)})"
-            return "a symlink, not the file we wrote"
-        if not path.is_file():
-            return "not a regular file"
-        if stat.st_size != entry.size:
-            return f"size changed since {entry.command} wrote it ({stat.st_size:,} bytes, it wrote {entry.size:,})"
-        if sha256_of(path) != entry.sha256:
-            return f"content changed since {entry.command} wrote it"
-        return None
-
-    def is_ours(self, path: str) -> bool:
-        """Whether ``path`` is in the record and unchanged since we wrote it."""
-        entry = self.record.get(path)
-        return entry is not None and self.difference(entry) is None
-
-    def user_files(self) -> list[str]:
-        """Paths (relative, sorted) of files in the folder that are not ours: not in the record,
-        or changed. Our record, lock and staging folders are not counted."""
-        found = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            rel_dir = Path(dirpath).relative_to(self.root)
-            if rel_dir == Path("."):
-                dirnames[:] = [d for d in dirnames if not d.startswith(STAGING_PREFIX)]
-                filenames = [f for f in filenames if f not in _HIDDEN]
-            for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
-                rel = (rel_dir / name).as_posix()
-                if not self.is_ours(rel):
-                    found.append(rel)
-        return sorted(found)
-
-    def check_target(self, path: str, overwrite: bool = False, ours: Callable[[Path], bool] | None = None,
-                     _checked: set | None = None) -> Path:
-        """``root/path`` if we may write it: absent, or ours (recorded and unchanged, or
-        ``ours(path)`` says its content marks it as ours), or (``overwrite``) a regular file of
-        someone else's. A symlink, a folder, or a symlinked parent is always refused."""
-        check_relative(path, _shown(self.root))
+    def check(self, path: str, _checked: set | None = None) -> Path:
+        """``root/path`` if this command may write it: absent, ours (recorded and unchanged), or,
+        with ``overwrite``, a regular file of someone else's; else :class:`OwnershipError`. A
+        symlink, a folder, a symlinked parent or a reserved name is always refused. The commit
+        checks every file again; call it before the work to refuse early."""
+        _check_relative(path, _shown(self.root))
+        if _reserved(path):
+            raise PathRuleError(f"{_shown(self.root / path)}: a name reserved for our record or staging; "
+                                "choose another name")
         parts = path.split("/")
         for depth in range(1, len(parts)):
             parent = "/".join(parts[:depth])
@@ -564,185 +600,177 @@ class OutputFolder:
             if _checked is not None:
                 _checked.add(parent)
         target = self.root / path
-        if not os.path.lexists(os.path.join(self.root, path)):
+        if not os.path.lexists(target):
             return target
         if target.is_symlink() or not target.is_file():
             raise OwnershipError(f"{_shown(target)}: not a regular file (a symlink or a folder); it is left alone: "
                                  "move it away")
-        if self.is_ours(path) or overwrite or (ours is not None and ours(target)):
-            return target
         entry = self.record.get(path)
-        why = (self.difference(entry) if entry is not None else None) or f"was not written by {self.command}"
+        why = changed(self.root, entry) if entry is not None else f"was not written by {self.command}"
+        if why is None or self.overwrite:
+            return target
         raise OwnershipError(f"{_shown(target)}: exists and {why}; it is never replaced without --overwrite: "
                              "move it away, or give another output")
 
-    def claim_subfolder(self, name: str) -> Path:
-        """``root/name`` for a command that writes a sub-folder (a demo's world, cache, export):
-        refused when it exists and is not ours: a symlink or a file, or a folder holding files
-        without a record of ours in it and without files of this folder's record under it."""
-        path = inside(self.root, name)
+    def add(self, files: Mapping[str, str | None] | Iterable[str], *, hashes: Mapping[str, str] | None = None,
+            remove: Iterable[str] = (), checked: bool = False) -> None:
+        """Name staged files (paths relative to ``stage``; a mapping gives each its group) to
+        move into place when the block succeeds; ``remove``: paths of the record to remove then
+        if still ours and not written again (a previous run's stale files); ``hashes``: sha256
+        already computed; ``checked``: the caller checked these targets itself (a card it merged)."""
+        pairs = files.items() if isinstance(files, Mapping) else ((path, None) for path in files)
+        for path, group in pairs:
+            self._files[path] = (group, (hashes or {}).get(path))
+            if checked:
+                self._trusted.add(path)
+        self._remove.update(remove)
+
+    def claim(self, name: str) -> Path:
+        """``root/name`` for a sub-folder another writer fills (a demo's world, its export):
+        refused when it is a symlink or a file, or holds files (our record and staging folders
+        aside) without a record of ours in it, in one of its folders, or of this folder."""
+        path = _inside(self.root, name)
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             raise OwnershipError(f"{_shown(path)} already exists and was not created by {self.command}; it is never "
                                  "replaced: move it away, or choose another --out folder")
-        if path.is_dir() and any(path.iterdir()):
-            # ours when it, or one of its folders (an evaluation per configuration), holds our record
-            recorded = False
+        if path.is_dir() and any(not _reserved(p.name) for p in path.iterdir()):
+            recorded = any(p.startswith(name + "/") for p in self.record)
             for folder in [path, *(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())]:
-                try:
-                    recorded = recorded or bool(read_record_at(folder)[0])
-                except RecordError:
-                    pass
-            if not recorded and not any(p.startswith(name + "/") for p in self.record):
+                with contextlib.suppress(RecordError):
+                    recorded = recorded or bool(read_record(folder)[0])
+            if not recorded:
                 raise OwnershipError(
                     f"{_shown(path)} already exists and was not created by {self.command}; it is never replaced. "
                     "Choose another --out folder (a new or empty one), or move it away")
         return path
 
-    def files_under(self, name: str) -> set[str]:
-        """Relative paths of the files now under the sub-folder ``name`` (for :meth:`adopt`)."""
-        base = inside(self.root, name)
-        return {p.relative_to(self.root).as_posix() for p in base.rglob("*") if p.is_file() and not p.is_symlink()}
-
-    # -- writing ---------------------------------------------------------------------------
-
-    def staging(self) -> Path:
-        """A new staging folder inside the output folder (removed when the folder is closed)."""
-        if self._fd is None and not self.single_file:
-            raise OwnershipError(f"{_shown(self.root)}: open the output folder (with OutputFolder(...)) before staging")
-        try:
-            staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
-            (staging / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
-            # held until the folder is closed: the lock dies with the process, so the next run
-            # can tell a dead run's staging folder from a live one
-            fd = os.open(staging / MARKER, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            self._marker_fds.append(fd)
-        except OSError as exc:
-            raise write_error(exc, self.root) or OwnershipError(
-                f"{_shown(self.root)}: cannot write into the output folder ({exc.strerror or exc})") from None
-        self._stagings.append(staging)
-        return staging
-
-    def final_path(self, path: str | os.PathLike) -> Path:
-        """The path a staged file will have once moved into place (``path`` itself otherwise)."""
-        path = Path(path)
-        for staging in self._stagings:
-            if path.is_relative_to(staging):
-                return self.root / path.relative_to(staging)
+    def scratch(self, name: str) -> Path:
+        """A folder inside the staging that is never moved into place (a build cache): removed
+        with the staging, whatever the end of the block."""
+        path = self.stage / ".scratch" / _check_relative(name, "scratch")
+        path.mkdir(parents=True, exist_ok=True)
         return path
 
+    # -- the commit ------------------------------------------------------------------------
+
     @contextlib.contextmanager
-    def writing(self) -> Iterator[None]:
-        """Turn a full disk, a read-only file system or a denied write inside the block into one
-        :class:`OwnershipError` naming the output's final path (never the hidden staging name)."""
+    def _writing(self) -> Iterator[None]:
+        """A full disk, a read-only file system or a denied write becomes one line naming the
+        output's final path (never the hidden staging name)."""
         try:
             yield
-        except (OSError, RuntimeError) as exc:
-            filename = getattr(exc, "filename", None)
-            error = write_error(exc, self.final_path(filename) if filename else self.root)
+        except Exception as exc:  # noqa: BLE001 - only a write failure is turned into one line
+            name = getattr(exc, "filename", None)
+            shown = Path(name) if name else self.root
+            if self.stage is not None and shown.is_relative_to(self.stage):
+                shown = self.root / shown.relative_to(self.stage)
+            error = _write_error(exc, shown)
             if error is None:
                 raise
             raise error from None
 
     def _write_record(self, entries: Iterable[Entry], pending: dict | None = None) -> None:
-        if self.single_file:
-            return
         entries = list(entries)
         if not entries and pending is None:
             (self.root / RECORD).unlink(missing_ok=True)  # nothing of ours left: no record either
             return
-        text = _record_text(entries, pending)
-        try:
-            write_atomic(self.root / RECORD, text)
-        except OSError as exc:
-            raise write_error(exc, self.root / RECORD) or exc
+        write_atomic(self.root / RECORD, _record_text(entries, pending))
 
-    def commit(
-        self,
-        staging: Path,
-        files: Mapping[str, str | None],
-        *,
-        remove: Iterable[str] = (),
-        hashes: Mapping[str, str] | None = None,
-        overwrite: bool = False,
-        allow: Iterable[str] = (),
-        ours: Callable[[Path], bool] | None = None,
-    ) -> dict[str, Entry]:
-        """Move ``files`` (relative path -> group) from ``staging`` into the folder and record
-        them; remove the paths of ``remove`` that are ours (unchanged), and folders left empty.
-
-        Every target is checked first (:meth:`check_target`; ``allow``: paths the caller
-        checked itself, e.g. a hand-edited card it merged); a refusal changes nothing. The
-        commit is written into the record before the first move, so a run killed in the middle
-        is finished by the next one. ``hashes``: sha256 already computed (path -> hex).
-        Returns the new entries.
-        """
+    def _commit(self) -> None:
         from builder_utils.interrupt import raise_missed_signal, signals_deferred
 
-        allowed = set(allow)
+        if not self._files and not self._remove:
+            return
         checked: set[str] = set()  # parent folders already checked (70,000 images share two)
-        for path in files:
-            if path in allowed:
-                inside(self.root, path)
+        for path in self._files:
+            if path in self._trusted:
+                _inside(self.root, path)
             else:
-                self.check_target(path, overwrite, ours, _checked=checked)
-        hashes = dict(hashes or {})
+                self.check(path, _checked=checked)
         entries = []
-        base = os.fspath(staging)
-        for path, group in sorted(files.items()):
-            source = os.path.join(base, path)
-            size = os.stat(source).st_size
-            sha = hashes.get(path) or ("" if self.single_file else sha256_of(source))
-            entries.append(Entry(path, size, sha, self.command, group))
-        removable = sorted(p for p in set(remove) - set(files) if p in self.record)
-        pending = {"staging": staging.name, "files": entries, "remove": removable}
+        for path, (group, sha) in sorted(self._files.items()):
+            source = self.stage / path
+            if not source.is_file() or source.is_symlink():
+                raise OwnershipError(f"{_shown(self.root / path)}: named as an output but never written")
+            entries.append(Entry(path, source.stat().st_size, sha or sha256_of(source), self.command, group))
+        removable = sorted(p for p in self._remove - set(self._files) if p in self.record)
+        pending = {"staging": self.stage.name, "files": entries, "remove": removable}
         raise_missed_signal()  # the point of no return: a run whose interruption was lost must not commit
         self._write_record(self.record.values(), pending)
         with signals_deferred():
-            self._roll_forward(pending, check_staged=False)
-        return {e.path: e for e in entries}
+            self._move(pending, check_staged=False)
 
-    def _roll_forward(self, pending: dict, check_staged: bool) -> None:
-        """Carry out a pending commit (again, after a cut): move each staged file whose size and
-        sha256 are the pending entry's; remove each path of ``remove`` that is still ours; then
-        record the result. A staged file that does not match is never moved."""
-        staging = self.root / pending["staging"]
+    def _move(self, pending: dict, check_staged: bool) -> None:
+        """Carry out a pending commit: move each staged file (after a cut: whose size and sha256
+        are the pending entry's) into place through folders held open, the file it replaces
+        kept in the staging until the end; remove each path of ``remove`` still ours; record
+        the result. A failed move puts back every file this call moved and replaced."""
+        folders = _Folders(self.root, self._fd)
+        staging = pending["staging"]
         done: dict[str, Entry] = dict(self.record)
-        if staging.is_symlink():
-            staging = self.root / ".staging-not-followed"  # its files are never moved
-        made: set[str] = set()  # folders known to exist and checked (no symlink on the way)
-        for entry in pending["files"]:
-            source = os.path.join(staging, entry.path)
-            target = os.path.join(self.root, entry.path)
-            if os.path.isfile(source) and not os.path.islink(source) and (
-                    not check_staged or (os.stat(source).st_size == entry.size and sha256_of(source) == entry.sha256)):
-                parent = os.path.dirname(entry.path)
-                if parent not in made:
-                    try:
-                        if parent:
-                            inside(self.root, parent)
-                    except PathRuleError:
-                        continue
-                    os.makedirs(os.path.join(self.root, parent), exist_ok=True)
-                    made.add(parent)
-                if os.path.lexists(target) and (os.path.islink(target) or not os.path.isfile(target)):
+        moved: list[tuple[int, int, str, int | None]] = []  # target folder, staged folder, name, folder of the old file
+        try:
+            try:
+                staged_root = folders.fd(staging, create=False)
+            except (OSError, PathRuleError):
+                staged_root = None  # gone, or not a folder of ours: nothing is moved from it
+            for entry in pending["files"]:
+                parent, _, name = entry.path.rpartition("/")
+                source = None
+                if staged_root is not None:
+                    with contextlib.suppress(OSError, PathRuleError):
+                        held = folders.fd(f"{staging}/{parent}".rstrip("/"), create=False)
+                        kind = os.stat(name, dir_fd=held, follow_symlinks=False)
+                        if stat_kind.S_ISREG(kind.st_mode) and (not check_staged or (
+                                kind.st_size == entry.size and sha256_of(name, dir_fd=held) == entry.sha256)):
+                            source = held
+                if source is None:
+                    if check_staged and changed(self.root, entry) is None:
+                        done[entry.path] = entry  # moved before the cut
+                    elif entry.path in done and changed(self.root, done[entry.path]) is not None:
+                        del done[entry.path]  # neither the old nor the new file: not ours any more
                     continue
-                os.replace(source, target)
+                target = folders.fd(parent)
+                try:
+                    old = os.stat(name, dir_fd=target, follow_symlinks=False)
+                except FileNotFoundError:
+                    old = None
+                if old is not None and not stat_kind.S_ISREG(old.st_mode):
+                    raise OwnershipError(f"{_shown(self.root / entry.path)}: not a regular file; it is left alone")
+                kept = None
+                if old is not None:
+                    kept = folders.fd(f"{staging}/{_REPLACED}/{parent}".rstrip("/"))
+                    os.rename(name, name, src_dir_fd=target, dst_dir_fd=kept)
+                moved.append((target, source, name, kept))
+                folders.fd(parent)  # still the folder opened: checked again right before the move
+                os.rename(name, name, src_dir_fd=source, dst_dir_fd=target)
                 done[entry.path] = entry
-            elif check_staged and self.difference(entry) is None:
-                done[entry.path] = entry  # moved before the cut
-            elif entry.path in done and self.difference(done[entry.path]) is not None:
-                del done[entry.path]  # neither the old nor the new file: not ours any more
+        except BaseException as exc:
+            for target, source, name, kept in reversed(moved):
+                with contextlib.suppress(OSError):
+                    os.rename(name, name, src_dir_fd=target, dst_dir_fd=source)
+                if kept is not None:
+                    with contextlib.suppress(OSError):
+                        os.rename(name, name, src_dir_fd=kept, dst_dir_fd=target)
+            if not check_staged:
+                self._write_record(self.record.values())  # the commit did not happen
+            if isinstance(exc, OSError):
+                raise _write_error(exc, self.root) or OwnershipError(
+                    f"{_shown(self.root)}: cannot move the new files into place ({exc.strerror or exc}); "
+                    "nothing was changed") from None
+            raise
+        finally:
+            folders.close()
         for path in pending["remove"]:
             entry = done.get(path)
-            if entry is not None and self.difference(entry) in (None, "missing"):
+            if entry is not None and changed(self.root, entry) in (None, "missing"):
                 self._unlink(path)
                 del done[path]
         self.record = done
         self._write_record(done.values())
 
     def _unlink(self, path: str) -> None:
-        target = inside(self.root, path)
+        target = _inside(self.root, path)
         target.unlink(missing_ok=True)
         folder = target.parent
         while folder != self.root and folder.is_dir() and not folder.is_symlink():
@@ -751,44 +779,6 @@ class OutputFolder:
             except OSError:
                 break
             folder = folder.parent
-
-    def remove(self, paths: Iterable[str]) -> list[str]:
-        """Remove the given paths that are ours (recorded, unchanged) and record it; folders left
-        empty go too. A changed or foreign file stays. Returns the paths removed."""
-        removed = []
-        for path in sorted(set(paths)):
-            entry = self.record.get(path)
-            if entry is not None and self.difference(entry) in (None, "missing"):
-                self._unlink(path)
-                removed.append(path)
-        if removed:
-            self.record = {p: e for p, e in self.record.items() if p not in removed}
-            self._write_record(self.record.values())
-        return removed
-
-    def adopt(self, paths: Iterable[str], group: str | None = None) -> None:
-        """Record files a library wrote in place under the lock (a build cache); files already
-        there before are the caller's to exclude."""
-        for path in paths:
-            target = inside(self.root, path)
-            stat = target.stat()
-            self.record[path] = Entry(path, stat.st_size, sha256_of(target), self.command, group)
-        self._write_record(self.record.values())
-
-    def write_file(self, path: str, data: str | bytes, *, overwrite: bool = False, group: str | None = None) -> Path:
-        """Write one file (text as UTF-8, or bytes) through staging and record it; returns its path."""
-        self.check_target(path, overwrite)
-        staging = self.staging()
-        source = staging / path
-        source.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            source.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
-        except OSError as exc:
-            raise write_error(exc, self.root / path) or exc
-        self.commit(staging, {path: group}, overwrite=overwrite)
-        _remove_tree(staging)
-        self._stagings.remove(staging)
-        return self.root / path
 
 
 def _remove_tree(folder: Path) -> None:

@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import time
 
 import datasets
 
-from builder_utils.options import add_builder_flags, builder_kwargs_from_args
+from builder_utils.options import FilePath, add_builder_flags, add_option_flags, builder_kwargs_from_args, option
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
-from builder_utils.ownership import OutputFolder, check_output
+from builder_utils.ownership import OutputFolder
 from clevr_math.clevr_math import ClevrMath
 from clevr_math.config import ClevrMathConfig
 
@@ -34,7 +35,7 @@ DEMO_CONFIGS = ("general", "multihop")
 DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
 #: The folders the demo writes inside its output folder; it creates them, and it refuses to
 #: touch any that exist without having been created by an earlier demo run.
-DEMO_FOLDERS = ("CLEVR_v1.0", "cache", "hub", "evaluation")  # evaluation: the scores the demo ends with
+DEMO_FOLDERS = ("CLEVR_v1.0", "hub", "evaluation")  # evaluation: the scores the demo ends with
 OWNER = "clevr-math demo"
 
 
@@ -52,8 +53,7 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
 
     final = os.path.join(out_dir, "CLEVR_v1.0")
     # synth's own record decides what is replaced: only its own files, a user's file there stays
-    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False,
-                       overwrite=True)
+    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False)
     return final
 
 
@@ -97,7 +97,7 @@ def run_demo(
     ``stream``: where the transcript goes (default: stdout).
 
     The demo writes only the folders of :data:`DEMO_FOLDERS` inside ``out_dir``, and only when
-    it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``cache`` or ``hub``
+    it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``hub`` or ``evaluation``
     already there is refused with :class:`builder_utils.ownership.OwnershipError` before anything
     is written. Inside them, only files of ours are replaced (:mod:`builder_utils.ownership`).
 
@@ -106,10 +106,10 @@ def run_demo(
         loaded = run_demo("/tmp/demo", num_scenes=10)
         sorted(loaded["multihop"])           # ['test', 'train', 'validation']
     """
-    out_dir = os.path.abspath(check_output(out_dir, "--out"))
-    with OutputFolder(out_dir, OWNER) as folder:
+    out_dir = os.path.abspath(out_dir)
+    with OutputFolder.open(out_dir, command=OWNER) as folder:
         for name in DEMO_FOLDERS:
-            folder.claim_subfolder(name)  # refuses before anything is written
+            folder.claim(name)  # refuses before anything is written
         return _run_demo(folder, out_dir, num_scenes, seed, num_proc, rows, builder_kwargs or {}, stream)
 
 
@@ -118,16 +118,10 @@ def _run_demo(folder: OutputFolder, out_dir: str, num_scenes: int, seed: int, nu
     started = time.perf_counter()
     world = make_world(out_dir, num_scenes, seed)
     logger.info("synthetic CLEVR world: %s (%d scenes per split, seed %d)", world, num_scenes, seed)
-    # A new world is a new cache key; drop the builds of earlier runs (our recorded cache files,
-    # never a user's file there) instead of piling them up, and record the new build's files.
-    folder.remove([path for path in folder.record if path.startswith("cache/")])
-    cache_dir = os.path.join(out_dir, "cache")
-    os.makedirs(cache_dir, exist_ok=True)
-    theirs = folder.files_under("cache")
-    try:
-        loaded = _build_and_show(world, out_dir, cache_dir, num_proc, rows, builder_kwargs, stream)
-    finally:
-        folder.adopt(sorted(folder.files_under("cache") - theirs))
+    # The builds' cache lives in the demo folder's staging and goes with it (as the Clotho-AQA
+    # demo's); a cache/ an earlier version recorded goes too, while unchanged.
+    folder.add([], remove=[path for path in folder.record if path.startswith("cache/")])
+    loaded = _build_and_show(world, out_dir, os.fspath(folder.scratch("cache")), num_proc, rows, builder_kwargs, stream)
     logger.info("demo finished in %.1f s; outputs in %s", time.perf_counter() - started, out_dir)
     return loaded
 
@@ -151,6 +145,15 @@ def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | No
     return loaded
 
 
+@dataclasses.dataclass
+class DemoPaths:
+    """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
+
+    out: str = option(DEFAULT_OUT, FilePath(), f"output folder (default: {DEFAULT_OUT}); the demo writes "
+                      f"{', '.join(DEMO_FOLDERS)} in it and refuses to touch such folders that an earlier demo run "
+                      "did not create", group="inputs and outputs", role="output_dir")
+
+
 def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """The options of ``clevr-math demo`` on ``parser``; ``args.run(args)`` runs the demo.
 
@@ -158,11 +161,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
         >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_scenes
         30
     """
-    parser.add_argument(
-        "--out", default=DEFAULT_OUT,
-        help=f"output folder (default: {DEFAULT_OUT}); the demo writes {', '.join(DEMO_FOLDERS)} in it and "
-        "refuses to touch such folders that an earlier demo run did not create",
-    )
+    add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
     parser.add_argument("--num_scenes", type=int, default=30, help="synthetic scenes per split (default: 30)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic world (default: 0)")
     parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")

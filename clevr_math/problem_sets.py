@@ -29,8 +29,8 @@ from typing import Any
 
 import datasets
 import pyarrow as pa
-from datasets.table import InMemoryTable
 
+from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.options import Integer
 from clevr_math.streaming import StreamError, _row_features, stream, stream_features
 
@@ -74,10 +74,9 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
     while chunk := list(islice(rows, _CHUNK)):
         chunks.append(pa.Table.from_pylist(chunk, schema=schema))
     table = pa.concat_tables(chunks)
-    info = datasets.DatasetInfo(features=stream_features(), description=f"{size} CLEVR-Math problems "
-                                f"(clevr_math.problems, seed {seed})")
-    return datasets.Dataset(InMemoryTable(table), info=info, split=datasets.NamedSplit(split),
-                            fingerprint=_fingerprint(table))
+    return dataset_from_table(table, stream_features(), datasets.NamedSplit(split),
+                              description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed})",
+                              fingerprint=_fingerprint(table))
 
 
 def _fingerprint(table: pa.Table) -> str:

@@ -8,6 +8,8 @@ registers its arguments and sets ``run``; only the subcommand that runs is built
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import csv
 import io
 import json
@@ -17,6 +19,8 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence
 
+from builder_utils.options import FilePath, add_option_flags, option, path_values
+from builder_utils.ownership import OVERWRITE_HELP
 from builder_utils.command import EXPORT_HELP, PUSH_HELP, Subcommand, run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
@@ -25,20 +29,25 @@ SPLITS_COMMAND = "clotho-aqa splits"
 # --- synth -----------------------------------------------------------------------------
 
 
+@dataclasses.dataclass
+class SynthPaths:
+    """The path of ``clotho-aqa synth``, declared with its role."""
+
+    out: str = option(None, FilePath(), "folder to create (audio_files/ and the official CSV names)",
+                      group="inputs and outputs", role="output_dir", flag={"required": True})
+
+
 def _add_synth(subparsers) -> None:
     p = subparsers.add_parser(
         "synth",
         description="Write a small synthetic Clotho-AQA release (our own questions, generated WAVs) in the "
         "official layout: audio_files/, the three QA CSVs and the metadata CSV.",
     )
-    p.add_argument("--out", required=True, help="folder to create (audio_files/ and the official CSV names)")
+    add_option_flags(p, {"inputs and outputs": p}, cls=SynthPaths)
     p.add_argument("--num_files", type=int, default=10, help="number of clips (at least 3; split about 60/20/20)")
     p.add_argument("--seed", type=int, default=0, help="seed of every random choice (default: 0)")
     p.add_argument("--duration", type=float, default=0.2, help="seconds of audio per clip")
-    p.add_argument(
-        "--overwrite", action="store_true",
-        help="replace --out if it is a release this command wrote earlier (any other folder is never replaced)",
-    )
+    p.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     p.add_argument("--quiet", action="store_true", help="no message but warnings")
     p.set_defaults(run=_run_synth)
 
@@ -68,6 +77,18 @@ def _add_demo(subparsers) -> None:
 
 
 # --- splits ----------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class SplitsPaths:
+    """The paths of ``clotho-aqa splits``, each declared once with its role."""
+
+    data_dir: str = option(None, FilePath(), "folder with the official QA CSVs", group="inputs and outputs",
+                           role="input_dir", flag={"required": True})
+    out: str = option(None, FilePath(), "CSV file to write: file_name,split", group="inputs and outputs",
+                      role="output", flag={"required": True})
+    report: str | None = option(None, FilePath(), "JSON report file to write (and its Markdown beside it, .md)",
+                                group="inputs and outputs", role="output")
 
 SEARCH_OPTIONS = ("seed", "candidates", "keep", "refine_rounds")
 
@@ -105,7 +126,7 @@ def compute_split_file(
     from clotho_aqa.options import ClothoAQAOptions
     from clotho_aqa.release import find_release_files
 
-    from builder_utils.ownership import OutputFolder, check_output, refuse_overlap
+    from builder_utils.ownership import OutputFolder
 
     candidates = ClothoAQAOptions.candidates if candidates is None else candidates
     keep = ClothoAQAOptions.keep if keep is None else keep
@@ -113,16 +134,30 @@ def compute_split_file(
     seed = ClothoAQAOptions.seed if seed is None else seed
 
     markdown = None if report is None else os.path.splitext(os.fspath(report))[0] + ".md"
-    outputs = {"--out": check_output(out, "--out"), "--report": None if report is None else check_output(report, "--report")}
-    refuse_overlap(outputs, {"--data_dir": data_dir})
-    if report is not None:
-        refuse_overlap({"--report": report, "the report's Markdown": markdown}, {"--out": out})
+    targets = {flag: path for flag, path in (("--out", out), ("--report", report), ("the report's Markdown", markdown))
+               if path is not None}
+    if len({os.path.abspath(path) for path in targets.values()}) < len(targets):
+        raise ValueError(f"{out}: --out and --report (or its Markdown, .md) name the same file; give two files")
     for path in (out, report):
         if path is not None and os.path.isdir(path):
             raise IsADirectoryError(f"{path} is a folder; give the path of the file to write")
-    for path in filter(None, (out, report, markdown)):  # before the search: a refusal costs nothing
-        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
-            folder.check_target(Path(path).name, overwrite)
+    declared = path_values(SplitsPaths(data_dir, out, report))
+    with contextlib.ExitStack() as stack:
+        folders = {}  # one open output folder per parent: the lock, the refusals before the search
+        for flag, path in targets.items():
+            parent = os.path.abspath(os.path.dirname(os.fspath(path)) or ".")
+            if parent in folders:
+                folders[parent].check(Path(path).name)
+            else:
+                folders[parent] = stack.enter_context(OutputFolder.open(
+                    path, command=SPLITS_COMMAND, flag=flag, declared=declared, overwrite=overwrite, file=True))
+        return _write_splits(folders, data_dir, out, report, markdown, seed, candidates, keep, progress, refine_rounds)
+
+
+def _write_splits(folders, data_dir, out, report, markdown, seed, candidates, keep, progress, refine_rounds) -> dict:
+    from builder_utils.splits.search import LABEL_ERROR_MEASURE
+    from clotho_aqa.release import find_release_files
+
     from clotho_aqa.recompute import official_label_error, recompute_splits
     from clotho_aqa.release import read_questions
 
@@ -152,8 +187,9 @@ def compute_split_file(
         texts[report] = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
         texts[markdown] = split_report_markdown(summary)
     for path, text in texts.items():
-        with OutputFolder(Path(path).parent, SPLITS_COMMAND) as folder:
-            folder.write_file(Path(path).name, text, overwrite=overwrite)
+        folder = folders[os.path.abspath(os.path.dirname(os.fspath(path)) or ".")]
+        (folder.stage / Path(path).name).write_text(text, encoding="utf-8")
+        folder.add([Path(path).name])
     return summary
 
 
@@ -192,17 +228,14 @@ def _add_splits(subparsers) -> None:
         description="Recompute the paper's stratified 60/20/20 split of a release's clips (only the QA CSVs "
         "are read) and write file_name,split rows; the builder's split_strategy='recomputed' uses the same rule.",
     )
-    p.add_argument("--data_dir", required=True, help="folder with the official QA CSVs")
-    p.add_argument("--out", required=True, help="CSV file to write: file_name,split")
-    p.add_argument("--report", help="JSON report file to write")
+    add_option_flags(p, {"inputs and outputs": p}, cls=SplitsPaths)
     from builder_utils.options import add_builder_flags
     from clotho_aqa.options import ClothoAQAOptions
 
     # The search's options are the builder's (split_strategy="recomputed"), declared once there
     # (without datasets: this command builds no dataset).
     add_builder_flags(p, ClothoAQAOptions, "split search options", only=SEARCH_OPTIONS)
-    p.add_argument("--overwrite", action="store_true",
-                   help="replace an existing --out / --report file that this command did not write")
+    p.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     p.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     p.set_defaults(run=_run_splits)
 

@@ -159,11 +159,11 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
             >>> ClothoAQA(config_name="questions").data_source().startswith("Read from the official release")
             True
         """
-        from builder_utils.ownership import RecordError, read_record_at
+        from builder_utils.ownership import RecordError, read_record
         from clotho_aqa.synth import OWNER
 
         try:
-            record = read_record_at(self.config.data_dir)[0] if self.config.data_dir else {}
+            record = read_record(self.config.data_dir)[0] if self.config.data_dir else {}
         except RecordError:
             record = {}  # a record we cannot trust claims nothing
         if any(entry.command == OWNER for entry in record.values()):

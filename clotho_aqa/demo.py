@@ -17,14 +17,15 @@ Example::
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 from builder_utils.cli_support import progress_bars
+from builder_utils.options import FilePath, add_option_flags, option
 
 logger = logging.getLogger(__name__)
 
@@ -49,39 +50,52 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
         run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]   # -> 54
     """
+    from builder_utils.ownership import OutputFolder
+
+    stream = stream or sys.stdout
+    with OutputFolder.open(Path(out).absolute(), command=OWNER) as folder:
+        release_dir, hub, evaluation = (folder.claim(name) for name in DEMO_FOLDERS)  # before any work
+        # the builds' cache lives in the demo folder's staging and goes with it (as the CLEVR-Math demo's)
+        return _run_demo(release_dir, hub, evaluation, os.fspath(folder.scratch("cache")), num_files, seed, stream,
+                         builder_kwargs)
+
+
+def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, builder_kwargs) -> dict[str, dict[str, int]]:
     from builder_utils.hub import export_builder, load_exported
-    from builder_utils.ownership import OutputFolder, check_output
     from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
     from clotho_aqa.synth import write_synthetic_release
 
-    stream = stream or sys.stdout
-    out = check_output(out, "--out").absolute()
-    with OutputFolder(out, OWNER) as folder:
-        release_dir, hub, evaluation = (folder.claim_subfolder(name) for name in DEMO_FOLDERS)  # before any work
-    # the folder's lock is not held on: each step locks the sub-folder it writes
-    release = write_synthetic_release(release_dir, num_files=num_files, seed=seed, overwrite=True)
+    release = write_synthetic_release(release_dir, num_files=num_files, seed=seed)
     logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}
-    with tempfile.TemporaryDirectory(prefix="clotho_demo_cache_") as cache:
-        export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False,
-                       builder_kwargs=builder_kwargs)
-        logger.info("exported every config in the Hub layout: %s", hub)
-        for name in CONFIG_NAMES:
-            loaded = load_exported(hub, name, cache_dir=cache)
-            sizes[name] = {split: len(ds) for split, ds in loaded.items()}
-            first = next(iter(loaded.values()))  # a split without rows is left out by the builder
-            row = without_decoding(first)[0]
-            array, rate = decode_audio(row)
-            shown = {k: v for k, v in row.items() if k not in ("audio", "keywords", "sound_link", "manufacturer")}
-            if "label" in shown:
-                shown["label"] = f"{row['label']} ({first.features['label'].int2str(row['label'])})"
-            print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
-            print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
-            print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
-        from clotho_aqa.evaluate import evaluate_demo
+    export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False,
+                   builder_kwargs=builder_kwargs)
+    logger.info("exported every config in the Hub layout: %s", hub)
+    for name in CONFIG_NAMES:
+        loaded = load_exported(hub, name, cache_dir=cache)
+        sizes[name] = {split: len(ds) for split, ds in loaded.items()}
+        first = next(iter(loaded.values()))  # a split without rows is left out by the builder
+        row = without_decoding(first)[0]
+        array, rate = decode_audio(row)
+        shown = {k: v for k, v in row.items() if k not in ("audio", "keywords", "sound_link", "manufacturer")}
+        if "label" in shown:
+            shown["label"] = f"{row['label']} ({first.features['label'].int2str(row['label'])})"
+        print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
+        print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
+        print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
+    from clotho_aqa.evaluate import evaluate_demo
 
-        evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
+    evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
     return sizes
+
+
+@dataclasses.dataclass
+class DemoPaths:
+    """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
+
+    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic) and hub/ (the export that "
+                      "`clotho-aqa push` uploads); such folders that an earlier demo run did not create are never "
+                      "touched", group="inputs and outputs", role="output_dir")
 
 
 def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -91,11 +105,7 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
         >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_files
         10
     """
-    parser.add_argument(
-        "--out", default=str(DEMO_DIR),
-        help="demo folder: release/ (synthetic) and hub/ (the export that `clotho-aqa push` uploads); "
-        "such folders that an earlier demo run did not create are never touched",
-    )
+    add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
     parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")

@@ -13,6 +13,7 @@ asked twice about one clip, capitalised confidences and a mojibake question text
 from __future__ import annotations
 
 import csv
+import errno
 import os
 import random
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
-from builder_utils.ownership import OutputFolder, check_output, write_error
+from builder_utils.ownership import OutputFolder
 from clotho_aqa.release import AUDIO_DIR, METADATA_COLUMNS, METADATA_CSV, QA_COLUMNS, SAMPLING_RATE, SPLIT_CSVS
 
 OWNER = "clotho-aqa synth"
@@ -122,8 +123,8 @@ def _write_wav(path: Path, seed: int, duration: float, shown: Path) -> None:
     tone = 0.3 * np.sin(2 * np.pi * noise.uniform(110, 1760) * t) + 0.02 * noise.standard_normal(t.size)
     try:
         soundfile.write(path, tone.astype(np.float32), SAMPLING_RATE, subtype="PCM_16", format="WAV")
-    except (soundfile.LibsndfileError, OSError) as exc:  # a full disk is libsndfile's "error while writing"
-        raise (write_error(exc, shown) or exc) from None
+    except soundfile.LibsndfileError as exc:  # a full disk is libsndfile's "error while writing": named by its file
+        raise OSError(errno.ENOSPC if "writ" in str(exc).lower() else errno.EIO, str(exc), str(shown)) from None
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list]) -> None:
@@ -150,9 +151,9 @@ def write_synthetic_release(
     (single-word) all-different cases. The same arguments give byte-identical files. The
     release goes through :mod:`builder_utils.ownership`: staged inside ``out_dir`` and moved into
     place at the end, so a failure (a full disk is one line naming the file) leaves nothing
-    half-written. An existing non-empty ``out_dir`` needs ``overwrite=True``, and then only the
-    files this command wrote there (the folder's record) are replaced or removed: a user's file
-    in the folder stays, and one at a release name is refused.
+    half-written. Only the files this command wrote there (the folder's record) are replaced or
+    removed: a user's file in the folder stays, and one at a release name is refused unless
+    ``overwrite``.
 
     Example:
         >>> import os, tempfile
@@ -162,7 +163,7 @@ def write_synthetic_release(
     """
     if num_files < 3:
         raise ValueError(f"num_files must be at least 3 (one clip per split), got {num_files}")
-    out = check_output(out_dir, "--out")
+    out = Path(out_dir)
     rng = random.Random(seed)
     sizes = _split_sizes(num_files)
     names, on_disk, quirk_names = _clip_names(num_files, sizes["train"], rng, quirks)
@@ -170,74 +171,68 @@ def write_synthetic_release(
     files["validation"] = names[sizes["train"] : sizes["train"] + sizes["validation"]]
     files["test"] = names[sizes["train"] + sizes["validation"] :]
 
-    with OutputFolder(out, OWNER) as folder:
-        if (folder.user_files() or folder.record) and not overwrite:
-            raise FileExistsError(f"{out} exists and is not empty; pass overwrite=True (--overwrite) to replace "
-                                  "what this command wrote there")
-        tmp = folder.staging()
-        with folder.writing():
-            (tmp / AUDIO_DIR).mkdir()
-            train_words: list[str] = []
-            num_rows, num_questions = {}, {}
-            style_cycle = 0
-            for split, split_files in files.items():
-                rows = []
-                for clip in split_files:
-                    pool = list(_WORDS) if split == "train" else sorted(set(train_words))
-                    kinds = ["yes_no"] * 4 + ["single_word"] * 2
-                    rng.shuffle(kinds)
-                    things = rng.sample(_THINGS, 4)
-                    yes_no_texts = [template.format(thing) for template, thing in zip(rng.sample(_YES_NO, 4), things)]
-                    single_texts = rng.sample(_SINGLE_WORD, 2)
-                    if quirks and clip == quirk_names.get("apostrophe_entity"):
-                        # The official quirk: one clip asks the same yes/no question twice in a row.
-                        kinds = ["yes_no", "yes_no", "yes_no", "yes_no", "single_word", "single_word"]
-                        yes_no_texts[1] = yes_no_texts[0] = DUPLICATED_QUESTION
-                    if quirks and clip == quirk_names.get("ampersand_entity"):
-                        single_texts[0] = MOJIBAKE_QUESTION
-                    for kind in kinds:
-                        text = yes_no_texts.pop() if kind == "yes_no" else single_texts.pop()
-                        style = style_cycle % (2 if kind == "yes_no" else 3)
-                        style_cycle += 1
-                        answers = _answers(rng, pool, kind, style)
-                        if split == "train" and kind == "single_word":
-                            train_words.extend(answers)
-                        rows.extend([clip, text, answer, _confidence(rng)] for answer in answers)
-                _write_csv(tmp / SPLIT_CSVS[split], list(QA_COLUMNS), rows)
-                num_rows[split] = len(rows)
-                num_questions[split] = len(rows) // 3
+    with OutputFolder.open(out, command=OWNER, overwrite=overwrite) as folder:
+        tmp = folder.stage
+        (tmp / AUDIO_DIR).mkdir()
+        train_words: list[str] = []
+        num_rows, num_questions = {}, {}
+        style_cycle = 0
+        for split, split_files in files.items():
+            rows = []
+            for clip in split_files:
+                pool = list(_WORDS) if split == "train" else sorted(set(train_words))
+                kinds = ["yes_no"] * 4 + ["single_word"] * 2
+                rng.shuffle(kinds)
+                things = rng.sample(_THINGS, 4)
+                yes_no_texts = [template.format(thing) for template, thing in zip(rng.sample(_YES_NO, 4), things)]
+                single_texts = rng.sample(_SINGLE_WORD, 2)
+                if quirks and clip == quirk_names.get("apostrophe_entity"):
+                    # The official quirk: one clip asks the same yes/no question twice in a row.
+                    kinds = ["yes_no", "yes_no", "yes_no", "yes_no", "single_word", "single_word"]
+                    yes_no_texts[1] = yes_no_texts[0] = DUPLICATED_QUESTION
+                if quirks and clip == quirk_names.get("ampersand_entity"):
+                    single_texts[0] = MOJIBAKE_QUESTION
+                for kind in kinds:
+                    text = yes_no_texts.pop() if kind == "yes_no" else single_texts.pop()
+                    style = style_cycle % (2 if kind == "yes_no" else 3)
+                    style_cycle += 1
+                    answers = _answers(rng, pool, kind, style)
+                    if split == "train" and kind == "single_word":
+                        train_words.extend(answers)
+                    rows.extend([clip, text, answer, _confidence(rng)] for answer in answers)
+            _write_csv(tmp / SPLIT_CSVS[split], list(QA_COLUMNS), rows)
+            num_rows[split] = len(rows)
+            num_questions[split] = len(rows) // 3
 
-            # One clip more than the tables use, as in the official zip.
-            disk_names = [on_disk[n] for n in names] + [f"Unused clip {seed}.wav"]
-            for index, disk_name in enumerate(disk_names):
-                _write_wav(tmp / AUDIO_DIR / disk_name, seed * 100_003 + index, duration, out / AUDIO_DIR / disk_name)
+        # One clip more than the tables use, as in the official zip.
+        disk_names = [on_disk[n] for n in names] + [f"Unused clip {seed}.wav"]
+        for index, disk_name in enumerate(disk_names):
+            _write_wav(tmp / AUDIO_DIR / disk_name, seed * 100_003 + index, duration, out / AUDIO_DIR / disk_name)
 
-            if metadata:
-                meta_rows = []
-                for index, name in enumerate(names):
-                    meta_name = name
-                    if quirks and name == quirk_names.get("metadata_underscore"):
-                        meta_name = name.replace("07.15", "07_15")
-                    length = int(rng.uniform(20, 30) * SAMPLING_RATE)
-                    start = rng.randrange(0, 5 * SAMPLING_RATE)
-                    start_end = "" if index % 3 == 2 else f"[{start}, {start + length}]"
-                    license_ = "" if index == len(names) - 1 else rng.choice(LICENSES)
-                    user = f"recordist{rng.randrange(100):02d}"
-                    meta_rows.append([
-                        index,
-                        meta_name,
-                        ";".join(rng.sample([w for w in _WORDS if len(w) > 3] + ["field-recording", "ambience"], 3)),
-                        f"https://freesound.org/people/{user}/sounds/{100000 + index}/",
-                        start_end,
-                        rng.choice(("Zoom H4n", "Tascam DR-40", "", "Sony PCM-M10")),
-                        license_,
-                    ])
-                # the official table's first column is an unnamed index
-                _write_csv(tmp / METADATA_CSV, ["", *METADATA_COLUMNS], meta_rows)
+        if metadata:
+            meta_rows = []
+            for index, name in enumerate(names):
+                meta_name = name
+                if quirks and name == quirk_names.get("metadata_underscore"):
+                    meta_name = name.replace("07.15", "07_15")
+                length = int(rng.uniform(20, 30) * SAMPLING_RATE)
+                start = rng.randrange(0, 5 * SAMPLING_RATE)
+                start_end = "" if index % 3 == 2 else f"[{start}, {start + length}]"
+                license_ = "" if index == len(names) - 1 else rng.choice(LICENSES)
+                user = f"recordist{rng.randrange(100):02d}"
+                meta_rows.append([
+                    index,
+                    meta_name,
+                    ";".join(rng.sample([w for w in _WORDS if len(w) > 3] + ["field-recording", "ambience"], 3)),
+                    f"https://freesound.org/people/{user}/sounds/{100000 + index}/",
+                    start_end,
+                    rng.choice(("Zoom H4n", "Tascam DR-40", "", "Sony PCM-M10")),
+                    license_,
+                ])
+            # the official table's first column is an unnamed index
+            _write_csv(tmp / METADATA_CSV, ["", *METADATA_COLUMNS], meta_rows)
 
-        written = {path.relative_to(tmp).as_posix(): None for path in sorted(tmp.rglob("*"))
-                   if path.is_file() and not path.name.startswith(".")}
-        for path in written:
-            folder.check_target(path)
-        folder.commit(tmp, written, remove=[p for p, e in folder.record.items() if e.command == OWNER])
+        written = [path.relative_to(tmp).as_posix() for path in sorted(tmp.rglob("*"))
+                   if path.is_file() and not path.name.startswith(".")]
+        folder.add(written, remove=[p for p, e in folder.record.items() if e.command == OWNER])
     return SyntheticRelease(root=out, files=files, num_rows=num_rows, num_questions=num_questions, quirk_names=quirk_names)

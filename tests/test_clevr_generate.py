@@ -811,7 +811,7 @@ def test_cli_writes_the_file_and_workers_do_not_change_it(tmp_path, scenes):
     doc = json.loads(outputs[1])
     assert doc["info"]["split"] == "val"
     assert [q["question_index"] for q in doc["questions"]] == list(range(len(doc["questions"])))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["q1.json", "q2.json", "scenes.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".ownership.json", "q1.json", "q2.json", "scenes.json"]
 
 
 def test_cli_slices_at_window_boundaries_concatenate(tmp_path, scenes):

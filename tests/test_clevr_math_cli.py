@@ -65,7 +65,7 @@ def test_demo_exports_and_reloads_both_configs(tmp_path, capsys):
         assert report["baselines"]["oracle"]["overall"]["accuracy"] == 1.0
     assert "| oracle | 100.0% |" in printed
     # No temporary folders are left behind.
-    assert sorted(p.name for p in out.iterdir()) == [".ownership.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "evaluation", "hub"]
 
 
 def test_demo_rerun_replaces_its_outputs(tmp_path):
@@ -74,7 +74,7 @@ def test_demo_rerun_replaces_its_outputs(tmp_path):
     assert main(["demo", "--out", str(out), "--num_scenes", "3", "--rows", "0"]) == 0
     reloaded = datasets.load_dataset(str(out / "hub"), "general", cache_dir=str(tmp_path / "hf"))
     assert len(set(reloaded["train"]["image_filename"])) == 3
-    assert sorted(p.name for p in out.iterdir()) == [".ownership.json", "CLEVR_v1.0", "cache", "evaluation", "hub"]
+    assert sorted(p.name for p in out.iterdir()) == ["CLEVR_v1.0", "evaluation", "hub"]
 
 
 def test_synth_warns_about_a_split_the_builder_needs(tmp_path, capsys):

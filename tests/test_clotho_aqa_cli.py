@@ -48,20 +48,23 @@ def test_synth_is_deterministic(tmp_path):
     assert a != c
 
 
-def test_synth_refuses_to_overwrite(tmp_path, capsys):
+def test_synth_replaces_only_its_own_files(tmp_path, capsys):
+    """--overwrite has one meaning: a file at one of our names that the record does not list."""
     out = tmp_path / "rel"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
+    (out / "clotho_aqa_train.csv").write_text("the user's table")
     assert main(["synth", "--out", str(out), "--num_files", "5"]) == 2
-    assert "overwrite" in capsys.readouterr().err
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert "--overwrite" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["clotho_aqa_train.csv", "keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["rel"]  # no temporary folder left behind
-    # --overwrite writes beside the user's file, which stays (only our files are ever replaced)
-    assert main(["synth", "--out", str(out), "--num_files", "5", "--overwrite"]) == 0
+    (out / "clotho_aqa_train.csv").unlink()
+    # a file beside ours stays (only our files are ever replaced)
+    assert main(["synth", "--out", str(out), "--num_files", "5"]) == 0
     assert (out / "keep.txt").read_text() == "mine" and (out / AUDIO_DIR).is_dir()
     ours = tmp_path / "ours"
     assert main(["synth", "--out", str(ours), "--num_files", "5"]) == 0
-    assert main(["synth", "--out", str(ours), "--num_files", "6", "--overwrite"]) == 0
+    assert main(["synth", "--out", str(ours), "--num_files", "6"]) == 0
     assert len(list((ours / AUDIO_DIR).iterdir())) == 6 + 1
 
 

@@ -121,8 +121,12 @@ def test_report_files_are_written_whole_and_never_over_a_users_file(tmp_path):
     assert sorted(p.name for p in paths) == ["acc.png", "report.json", "report.md"]
     assert json.loads((out / "report.json").read_text())["overall"]["accuracy"] == 1.0
     assert Image.open(out / "acc.png").size[0] > 500
-    with pytest.raises(EvaluationError, match="already holds acc.png, report.md, report.json; pass --overwrite"):
+    write_report(out, report, "# again", charts)  # ours, unchanged: replaced
+    assert (out / "report.md").read_text() == "# again\n"
+    (out / "report.md").write_text("# edited by hand\n")
+    with pytest.raises(EvaluationError, match="report.md: exists and .*changed since evaluate wrote it.*--overwrite"):
         write_report(out, report, "# r", charts)
+    assert (out / "report.md").read_text() == "# edited by hand\n"
     write_report(out, report, "# again", charts, overwrite=True)
     assert (out / "report.md").read_text() == "# again\n"
     (tmp_path / "file").write_text("mine")

@@ -43,7 +43,7 @@ from builder_utils.hub import (
 )
 from builder_utils.hub.card import config_entry, merge_metadata
 from builder_utils.hub.export import write_split
-from builder_utils.ownership import RECORD, read_record_at
+from builder_utils.ownership import RECORD, read_record
 from builder_utils.hub.cli import _config_list
 from builder_utils.hub.plots import SPLIT_COLOURS, axis_ticks, bar_chart
 from builder_utils.hub import push as push_module
@@ -434,7 +434,7 @@ def test_push_commits_in_batches_card_and_deletions_last_and_resumes(exported, m
     monkeypatch.setattr(push_module, "COMMIT_FILES", 4)
 
     result = push_folder(folder, "me/x", token="hf_x", create_pr=True, num_workers=2)
-    manifest = read_record_at(folder)[0]
+    manifest = read_record(folder)[0]
     assert (result.uploaded, result.unchanged, result.deleted) == (len(manifest), 0, ["general/train-00007-of-00009.parquet"])
     uploaded = [path for commit in remote.commits for path in commit["add"]]
     assert sorted(uploaded) == sorted(manifest) and "general/notes.md" not in uploaded

@@ -133,13 +133,13 @@ def test_write_tasks_replaces_only_its_own_unchanged_files(tmp_path, package):
     assert _yaml(template)["dataset_path"] == "someone/second"
     # a file edited since, or one it never wrote: refused, nothing written
     template.write_text(template.read_text() + "# my edit\n")
-    with pytest.raises(ValueError, match="_default_template_yaml: not written by write_tasks, or changed since"):
+    with pytest.raises(ValueError, match="_default_template_yaml: exists and .*changed since write_tasks wrote it"):
         package.write_tasks(out, "someone/third")
     assert template.read_text().endswith("# my edit\n")
     other = tmp_path / "mine"
     other.mkdir()
     (other / "utils.py").write_text("# my own utils\n")
-    with pytest.raises(ValueError, match="utils.py: not written by write_tasks"):
+    with pytest.raises(ValueError, match="utils.py: exists and was not written by write_tasks"):
         package.write_tasks(other, "someone/third")
     assert sorted(p.name for p in other.iterdir()) == ["utils.py"]
     assert (other / "utils.py").read_text() == "# my own utils\n"

@@ -27,7 +27,8 @@ def script(name: str) -> str:
 
 # Light but not needed by a plain JSON run in one process (together ~12 ms of its start-up):
 # Dask's task ids (uuid, which loads platform), package-resource readers (zipfile), secrets.
-LAZY = ("uuid", "platform", "importlib.resources", "zipfile", "secrets", "hashlib")
+# (hashlib is needed: the output folder's record holds the sha256 of the file written.)
+LAZY = ("uuid", "platform", "importlib.resources", "zipfile", "secrets")
 
 
 def imported(argv: list[str], cwd: Path) -> set[str]:

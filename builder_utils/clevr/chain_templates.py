@@ -25,9 +25,13 @@ Semantics that keep every step exact with the counting functions of the CLEVR la
 
 Answers may exceed 10; the generator's ``max_answer`` option decides which are kept.
 
-Regenerate the committed set (the default, k = 2..5; ``--check`` only compares) with::
+Compare the committed set with what would be written (the default, k = 2..5) with::
 
-    python -m builder_utils.clevr.chain_templates
+    python -m builder_utils.clevr.chain_templates --check
+
+Nothing is ever written inside the installed package (its files are an input of every
+command): to regenerate the shipped set, write it into a new folder and replace the shipped
+folder's files with its ``chain_*.json``.
 
 or write longer chains elsewhere and use them with ``generate-questions --template_dir DIR``::
 
@@ -47,8 +51,9 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from builder_utils.atomic import write_atomic
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
+COMMAND = "chain_templates"
 DEFAULT_MAX_OPERATIONS = 5
 MIN_OPERATIONS = 2
 DEFAULT_MAX_INSERT = 3
@@ -275,18 +280,14 @@ def write_chain_set(
     return _write_files(Path(output_dir), chain_files(max_operations, max_insert))
 
 
-def _write_files(out: Path, files: dict[str, str]) -> list[Path]:
-    """Write ``files`` into ``out`` and remove the stale ``chain_*.json`` files."""
-    out.mkdir(parents=True, exist_ok=True)
-    written = []
-    for name, text in files.items():
-        write_atomic(out / name, text)
-        written.append(out / name)
-    for pattern in ("chain_*.json", f"{SAME_SIGN_FAMILY}_*.json"):
-        for stale in out.glob(pattern):
-            if stale.name not in files:
-                stale.unlink()
-    return written
+def _write_files(out: Path, files: dict[str, str], overwrite: bool = False) -> list[Path]:
+    """Write ``files`` into ``out`` through :mod:`builder_utils.ownership` and remove the stale
+    chain files of our previous run there (the folder's record says which, while unchanged)."""
+    with OutputFolder.open(out, command=COMMAND, flag="--output-dir", overwrite=overwrite) as folder:
+        for name, text in files.items():
+            (folder.stage / name).write_text(text, encoding="utf-8")
+        folder.add(list(files), remove=[path for path, entry in folder.record.items() if entry.command == COMMAND])
+    return [out / name for name in files]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -303,6 +304,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--long", action="store_true",
                         help=f"write the stream's set: alternating and same-sign chains of {MIN_OPERATIONS}.."
                              f"{MAX_OPERATIONS} operations (default folder: {LONG_CHAINS_DIR.name})")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 if the folder differs from what would be written")
     args = parser.parse_args(argv)
@@ -322,7 +324,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
             return 1
         return 0
-    for path in _write_files(out, files):
+    try:
+        written = _write_files(out, files, args.overwrite)
+    except (OSError, ValueError) as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    for path in written:
         print(path)
     return 0
 

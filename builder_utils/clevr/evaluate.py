@@ -31,7 +31,9 @@ from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import positive_int
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction, given_predictions
+from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 from builder_utils.json_input import load_json
 
@@ -226,13 +228,16 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES)
     parser.add_argument("--ignore_extra_ids", action="store_true", help="leave out predictions for other questions")
-    parser.add_argument("--overwrite", action="store_true")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
 
     def run(args: argparse.Namespace) -> int:
-        check_outputs(args.out, [chart.filename for chart in clevr_spec().charts], args.overwrite)
-        report = evaluate_questions(args.questions, args.predictions, args.train_questions, args.scenes,
-                                    args.seed, args.bootstrap, args.ignore_extra_ids)
-        engine.write_evaluation(clevr_spec(), report, args.out, overwrite=args.overwrite)
+        inputs = {"--questions": args.questions, "--predictions": args.predictions,
+                  "--train_questions": args.train_questions, "--scenes": args.scenes}
+        with OutputFolder.open(args.out, command=REPORT_COMMAND, inputs=inputs, overwrite=args.overwrite) as folder:
+            check_outputs(folder, [chart.filename for chart in clevr_spec().charts])
+            report = evaluate_questions(args.questions, args.predictions, args.train_questions, args.scenes,
+                                        args.seed, args.bootstrap, args.ignore_extra_ids)
+            engine.write_evaluation(clevr_spec(), report, folder)
         print(overall_table(report_systems(report)))
         return 0
 

@@ -10,9 +10,8 @@ folder of Parquet shards with ``--output_format parquet``) goes through
 :mod:`builder_utils.ownership`: staged and moved into place only when complete. Before any
 work the command refuses an output that equals, contains or lies inside one of its inputs
 (scene, metadata, synonyms and template files), and checks that the output location is
-writable. An existing output is replaced without asking only when our generator wrote it (the
-JSON file's ``info`` says so; a Parquet folder's record lists it); anything else needs
-``--overwrite``.
+writable. An existing output is replaced without asking only when the record of its folder
+(``.ownership.json``) lists it as ours and unchanged; anything else needs ``--overwrite``.
 
 Exit status: 0 on success; 1 when the run wrote no question at all (with a warning); 2 on
 bad input or arguments (one line ``generate-questions: error: ...`` naming the file and the
@@ -23,24 +22,23 @@ worker process left behind).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
 from builder_utils.cli_support import add_version, progress_wanted, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.ownership import check_output, refuse_overlap
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 from .distributed import DaskUnavailable
 from .executor import InvalidProgram, MalformedProgram
 from .generate import GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks
 from .metadata import MetadataError
-from .question_files import GENERATED_BY, check_parquet_folder, written_by_generator, write_questions, write_questions_parquet
-from builder_utils.options import add_option_flags
+from .question_files import GENERATED_BY, check_parquet_folder, write_questions, write_questions_parquet
+from builder_utils.options import FilePath, add_option_flags, declared_from_args, option, path_values
 from builder_utils.options import options_from_args as generator_options_from_args
 from .question_types import QuestionTypeError, parse_question_types
 from .scenes import SceneError, load_scenes
@@ -72,10 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate CLEVR-style questions (with programs, answers and chain-of-thought) for a scene file.",
     )
     io = p.add_argument_group("inputs and outputs")
-    io.add_argument("--input_scene_file", required=True, help="CLEVR scene file ({\"info\", \"scenes\"})")
-    io.add_argument("--output_questions_file", default=None,
-                    help="where to write the questions: a JSON file (default CLEVR_questions.json), or a "
-                         "folder with --output_format parquet (default CLEVR_questions)")
+    add_option_flags(p, {"inputs and outputs": io}, cls=QuestionFiles)
     sel = p.add_argument_group("which scenes")
     sel.add_argument("--scene_start_idx", type=int, default=0, help="first scene (position in the file)")
     sel.add_argument("--num_scenes", type=int, default=0, help="number of scenes; 0 = to the end of the file")
@@ -90,14 +85,25 @@ def build_parser() -> argparse.ArgumentParser:
                      help="json: one CLEVR question file (default); parquet: a folder of Parquet shards and index.json")
     run.add_argument("--scenes_per_shard", type=int, default=DEFAULT_SCENES_PER_SHARD,
                      help=f"parquet: scenes per shard, rounded up to whole balancing windows ({DEFAULT_SCENES_PER_SHARD})")
-    io.add_argument("--overwrite", action="store_true",
-                    help="replace an existing output that this generator did not write (one it wrote is replaced "
-                         "without asking, as the original generator does)")
+    io.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")
     run.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings and errors")
     # The generator's own options (templates, seed, ...): flags declared once in .options.
     add_option_flags(p, {"inputs and outputs": io, "generation": gen, "running": run}, cls=GeneratorOptions)
     return add_version(p)
+
+
+@dataclasses.dataclass
+class QuestionFiles:
+    """The paths of ``generate-questions`` besides the generator's own (:class:`GeneratorOptions`
+    declares the metadata, synonyms and template folder), each declared once with its role."""
+
+    input_scene_file: str = option(None, FilePath(), 'CLEVR scene file ({"info", "scenes"})',
+                                   group="inputs and outputs", role="input", flag={"required": True})
+    output_questions_file: str | None = option(
+        None, FilePath(), "where to write the questions: a JSON file (default CLEVR_questions.json), or a "
+        "folder with --output_format parquet (default CLEVR_questions)", group="inputs and outputs", role="output",
+        fallback=lambda o: DEFAULT_OUTPUT["json"])
 
 
 def options_from_args(args: argparse.Namespace) -> GeneratorOptions:
@@ -124,37 +130,9 @@ def check_arguments(args: argparse.Namespace) -> None:
     if args.dask is not None and not args.dask.strip():
         raise ValueError("--dask needs 'local' or a scheduler address such as tcp://host:8786")
     out = args.output_questions_file
-    check_output(out, "--output_questions_file")
-    inputs = {"--input_scene_file": args.input_scene_file, "--metadata_file": args.metadata_file,
-              "--synonyms_json": args.synonyms_json, "--template_dir": args.template_dir}
-    refuse_overlap({"--output_questions_file": out}, inputs)
-    if args.output_format == "parquet":
-        check_parquet_folder(out, args.overwrite)
-        _check_writable(out, Path(out))
-    else:
-        if os.path.isdir(out):
-            raise IsADirectoryError(f"{out}: is a directory; --output_questions_file names a file "
-                                    "(or use --output_format parquet)")
-        _check_writable(out, Path(out).parent)
-        if os.path.lexists(out) and not args.overwrite and not written_by_generator(out):
-            raise FileExistsError(f"{out}: exists and was not written by {PROG}; pass --overwrite to replace it, "
-                                  "or choose another output")
-
-
-def _check_writable(out: str, folder: Path) -> None:
-    """Create and remove a temporary file where the output will go (the only sure test: as
-    root, permission bits say nothing about a read-only file system)."""
-    existing = folder.absolute()
-    while not existing.exists():
-        existing = existing.parent
-    if not existing.is_dir():
-        raise NotADirectoryError(f"{out}: cannot write there: {existing} is not a folder")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".probe-", suffix=".tmp", dir=existing)  # short: any legal name works
-    except OSError as exc:
-        raise PermissionError(f"{out}: cannot write there ({exc.strerror or exc})") from None
-    os.close(fd)
-    os.unlink(probe)
+    if args.output_format == "json" and os.path.isdir(out):
+        raise IsADirectoryError(f"{out}: is a directory; --output_questions_file names a file "
+                                "(or use --output_format parquet)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -167,7 +145,28 @@ def run(args: argparse.Namespace) -> int:
 
         require_dask()
     options = options_from_args(args)
-    tic = time.perf_counter()
+    parquet = args.output_format == "parquet"
+    with OutputFolder.open(args.output_questions_file, command=PROG, flag="--output_questions_file",
+                           declared=path_values(declared_from_args(args, QuestionFiles), options),
+                           overwrite=args.overwrite, file=not parquet) as out:
+        if parquet:
+            check_parquet_folder(out)  # refused before any work
+        tic = time.perf_counter()
+        count, start, stop = _generate(args, options, out)
+    # One success line, as every command prints (--quiet drops it); --verbose adds the speed.
+    took = time.perf_counter() - tic
+    speed = f" in {took:.2f} s ({count / took if took else 0:.0f} questions/s)" if args.verbose else ""
+    if count:
+        logger.info("wrote %d questions for %d scenes to %s%s", count, stop - start, args.output_questions_file, speed)
+    if count == 0:
+        logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
+                       "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
+                       args.output_questions_file)
+    return count
+
+
+def _generate(args: argparse.Namespace, options: GeneratorOptions, out) -> tuple[int, int, int]:
+    """Generate and stage the questions in the open output folder ``out``: (count, first, stop)."""
     generator = QuestionGenerator(options)  # validates metadata, synonyms, templates, types
     scenes = load_scenes(args.input_scene_file, metadata=generator.metadata)
     start = args.scene_start_idx
@@ -180,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
     tasks = window_tasks(start, stop, every, min_scenes=task_scenes(stop - start, workers),
                          cuts=[a for a, _ in shards])
     output = "arrow" if args.output_format == "parquet" else "json"
-    info = {**scenes.info, "generated_by": GENERATED_BY}  # how a later run knows the output is ours
+    info = {**scenes.info, "generated_by": GENERATED_BY}  # provenance only: the record is the claim
     with _progress_bar(stop - start, progress_wanted(args.quiet)) as bar:
         results = generate_windows(options, scenes, tasks, num_workers=args.num_workers, dask=args.dask,
                                    output=output, generator=generator)
@@ -192,22 +191,11 @@ def run(args: argparse.Namespace) -> int:
 
         if args.output_format == "parquet":
             count = write_questions_parquet(args.output_questions_file, info,
-                                            _shard_tables(counted(results), shards), len(shards),
-                                            overwrite=args.overwrite)
+                                            _shard_tables(counted(results), shards), len(shards), out=out)
         else:
             count = write_questions(args.output_questions_file, info,
-                                    (q for _, questions in counted(results) for q in questions),
-                                    overwrite=args.overwrite)
-    # One success line, as every command prints (--quiet drops it); --verbose adds the speed.
-    took = time.perf_counter() - tic
-    speed = f" in {took:.2f} s ({count / took if took else 0:.0f} questions/s)" if args.verbose else ""
-    if count:
-        logger.info("wrote %d questions for %d scenes to %s%s", count, stop - start, args.output_questions_file, speed)
-    if count == 0:
-        logger.warning("no question generated for the %d scene(s) of %s (scenes %d to %d); wrote %s with "
-                       "no question, exit status 1", stop - start, args.input_scene_file, start, stop,
-                       args.output_questions_file)
-    return count
+                                    (q for _, questions in counted(results) for q in questions), out=out)
+    return count, start, stop
 
 
 class _NoBar:

@@ -21,7 +21,9 @@ import os
 from builder_utils.options import Choice, FilePath, Flag, Integer, Words, check_options, option, option_names
 
 from .question_types import COARSE_TYPES
-from .templates import SHIPPED_TEMPLATE_SETS
+from .templates import SHIPPED_TEMPLATE_SETS, SYNONYMS_FILE, template_set_dir
+
+METADATA_FILE = SYNONYMS_FILE.with_name("metadata.json")
 
 __all__ = ["DEFAULT_SEARCH_BUDGET", "GeneratorOptions"]
 
@@ -52,11 +54,14 @@ class GeneratorOptions:
         "clevr", Choice(SHIPPED_TEMPLATE_SETS), "shipped template set (default: %(default)s, the nine CLEVR families)",
         group="inputs and outputs", ignored_with="template_dir")
     template_dir: str | os.PathLike | None = option(
-        None, FilePath(), "folder of template *.json files (overrides --templates)", group="inputs and outputs")
+        None, FilePath(), "folder of template *.json files (overrides --templates)", group="inputs and outputs",
+        role="input_dir", fallback=lambda o: template_set_dir(o.templates))
     metadata_file: str | os.PathLike | None = option(
-        None, FilePath(), "functional-language metadata (default: the shipped one)", group="inputs and outputs")
+        None, FilePath(), "functional-language metadata (default: the shipped one)", group="inputs and outputs",
+        role="input", fallback=lambda o: METADATA_FILE)
     synonyms_json: str | os.PathLike | None = option(
-        None, FilePath(), "value and word synonyms (default: the shipped one)", group="inputs and outputs")
+        None, FilePath(), "value and word synonyms (default: the shipped one)", group="inputs and outputs",
+        role="input", fallback=lambda o: SYNONYMS_FILE)
     seed: int = option(
         0, Integer(0), "random seed (%(default)s); same inputs and seed = same questions", builder=True)
     templates_per_image: int = option(

@@ -219,7 +219,7 @@ def load_template_set(
         name = directory.name
     if not directory.is_dir():
         raise TemplateError(f"{directory}: template folder not found")
-    files = sorted(p for p in directory.iterdir() if p.suffix == ".json" and p.is_file())
+    files = sorted(p for p in directory.iterdir() if p.suffix == ".json" and p.is_file() and not p.name.startswith("."))
     if not files:
         raise TemplateError(f"{directory}: no *.json template files")
     templates: list[Template] = []

@@ -7,7 +7,7 @@ Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and 
 from __future__ import annotations
 
 import argparse
-import os
+import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -16,9 +16,11 @@ from pathlib import Path
 from builder_utils.command import run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
+from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
-from builder_utils.ownership import check_output, refuse_overlap
+from builder_utils.options import FilePath, add_option_flags, declared_from_args, option, path_values
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
@@ -69,18 +71,36 @@ def run_evaluation(
         report: .../report.md
         0
     """
-    # before any work: the report folder never overlaps an input (the predictions, a local --data)
-    refuse_overlap({"--out": check_output(args.out, "--out")},
-                   {"--predictions": args.predictions, "--data": args.data if os.path.exists(args.data) else None})
-    check_outputs(args.out, chart_files, args.overwrite)
-    report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
-                      seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
-                      **{name: getattr(args, name) for name in extra})
-    write(report, args.out, overwrite=args.overwrite)
+    # the report folder never overlaps an input (the predictions, a local --data, a file option
+    # such as --scenes) nor the cache; its report files are refused before any work
+    inputs = {f"--{name}": getattr(args, name) for name in extra if isinstance(getattr(args, name, None), str)}
+    with OutputFolder.open(Path(args.out).expanduser(), command=REPORT_COMMAND, inputs=inputs,
+                           declared=path_values(declared_from_args(args, EvaluatePaths)),
+                           overwrite=args.overwrite) as folder:
+        check_outputs(folder, chart_files)
+        report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
+                          seed=args.seed, resamples=args.bootstrap, cache_dir=args.cache_dir,
+                          **{name: getattr(args, name) for name in extra})
+        write(report, folder, overwrite=args.overwrite)
     if not args.quiet:
         print(overall_table(report_systems(report)))
         print(f"report: {Path(args.out) / 'report.md'}")
     return 0
+
+
+@dataclasses.dataclass
+class EvaluatePaths:
+    """The paths of every ``evaluate`` subcommand, each declared once with its role (a command's
+    extra options, such as ``--scenes``, are inputs too)."""
+
+    data: str = option(None, FilePath(), "an exported folder, a Hub repository id (owner/name) or the builder's "
+                       "data_dir", group="inputs and outputs", role="input_dir", flag={"required": True})
+    predictions: str | None = option(None, FilePath(), "JSONL, CSV or Parquet rows of question_id, prediction; "
+                                     "without it only the baselines", group="inputs and outputs", role="input")
+    out: str = option(None, FilePath(), "folder for report.json, report.md and the PNG charts",
+                      group="inputs and outputs", role="output_dir", flag={"required": True})
+    cache_dir: str | None = option(None, FilePath(), "datasets cache for loading or building --data",
+                                   group="inputs and outputs", role="cache")
 
 
 @dataclass(frozen=True)
@@ -122,24 +142,18 @@ class EvaluateCommand:
             'questions'
         """
         config = self.default_config
-        parser.add_argument("--data", required=True,
-                            help="an exported folder, a Hub repository id (owner/name) or the builder's data_dir")
+        add_option_flags(parser, {"inputs and outputs": parser}, cls=EvaluatePaths)  # --data, --predictions, --out, --cache_dir
         parser.add_argument("--config", default=config, help=f"configuration (default: {config})")
         parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
-        parser.add_argument("--predictions",
-                            help="JSONL, CSV or Parquet rows of question_id, prediction; without it only the baselines")
-        parser.add_argument("--out", required=True, help="folder for report.json, report.md and the PNG charts")
         parser.add_argument("--train_split", default="train",
                             help="split the baselines count answers on (default: train)")
         parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
         parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
                             help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
-        parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
         parser.add_argument("--ignore_extra_ids", action="store_true",
                             help="score a predictions file made for a larger configuration: predictions for "
                                  "questions not in --config/--split are left out (the report counts them)")
-        parser.add_argument("--overwrite", action="store_true",
-                            help="replace report files a previous run wrote in --out")
+        parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
         parser.add_argument("--quiet", action="store_true", help="do not print the overall table")
         for flag, text in self.options:
             parser.add_argument(flag, help=text)

@@ -260,13 +260,13 @@ def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike,
 
 def write_demo(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, stream=None) -> Mapping:
     """The demo's last step for one baselines-only ``report``: write it into ``out`` (replacing
-    the previous run's), print where, and its labelling table (or overall table). Returns ``report``.
+    the previous run's while unchanged), print where, and its labelling table (or overall table). Returns ``report``.
 
     Example::
 
         write_demo(SPEC, evaluate("demo_output/clevr_math/hub", "general"), "evaluation/general")
     """
-    write_evaluation(spec, report, out, overwrite=True)
+    write_evaluation(spec, report, out)  # a re-run replaces our unchanged report, never an edited one
     systems = report_systems(report)
     print(f"\nbaselines on {report['config']}/{report['split']} ({report['num_questions']} questions), "
           f"report in {out}:", file=stream)

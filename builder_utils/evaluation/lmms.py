@@ -68,9 +68,9 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
         write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")
         # -> PosixPath('my_tasks')
     """
-    from builder_utils.ownership import OutputFolder, OwnershipError, check_output
+    from builder_utils.ownership import OutputFolder
 
-    out = check_output(out_dir, "out_dir")
+    out = Path(out_dir)
     local = Path(dataset_path).expanduser()
     if local.is_dir():
         target = str(local.resolve())
@@ -84,21 +84,14 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
     sources = task_files(task_dir)
     # JSON strings are YAML strings: a path with ': ' or '#' stays one value.
     line = f"dataset_path: {json.dumps(target)}"
-    with OutputFolder(out, COMMAND) as folder:
+    with OutputFolder.open(out, command=COMMAND, flag="out_dir", inputs={"task_dir": task_dir}) as folder:
         for source in sources:
-            if not folder.is_ours(source.name) and os.path.lexists(out / source.name):
-                raise ValueError(f"{out / source.name}: not written by write_tasks, or changed since; move it away or "
-                                 "choose another out_dir")
-        staging = folder.staging()
-        for source in sources:
+            folder.check(source.name)  # not written by write_tasks, or changed since: nothing is written
             text = source.read_text(encoding="utf-8")
             if source.name != "utils.py":
                 text = _DATASET_PATH.sub(lambda _: line, text)
-            (staging / source.name).write_text(text, encoding="utf-8")
-        try:
-            folder.commit(staging, dict.fromkeys(source.name for source in sources))
-        except OwnershipError as exc:
-            raise ValueError(str(exc)) from None
+            (folder.stage / source.name).write_text(text, encoding="utf-8")
+        folder.add([source.name for source in sources])
     return out
 
 

@@ -167,52 +167,49 @@ def accuracy_chart(path: str | os.PathLike, title: str, rows: Sequence[tuple[str
                      axis_label="accuracy", ticks=range(0, 101, 20), number_format="{:.0f}%")
 
 
-def check_outputs(out: str | os.PathLike, chart_names: Sequence[str], overwrite: bool = False) -> Path:
-    """Fail early (before any work) when ``out`` cannot take the report: it is a file, or it
-    holds report files and ``overwrite`` is off, or one of them is a symlink or a folder (left
-    alone even with ``overwrite``). Returns ``out`` as a path.
+def check_outputs(out: OutputFolder, chart_names: Sequence[str]) -> OutputFolder:
+    """Refuse early (before any work) a report file in the open folder ``out`` that is not ours
+    (unless its ``overwrite``), a symlink or a folder. Returns ``out``.
 
     Example:
         >>> import tempfile
-        >>> check_outputs(tempfile.mkdtemp(), ["a.png"]).is_dir()
+        >>> with OutputFolder.open(tempfile.mkdtemp(), command=COMMAND) as out:
+        ...     check_outputs(out, ["a.png"]) is out
         True
     """
-    out = Path(out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise EvaluationError(f"{out}: exists and is not a folder; --out names the folder to write the report into")
-    targets = [out / name for name in chart_names] + [out / REPORT_MD, out / REPORT_JSON]
-    existing = [p.name for p in targets if p.exists() or p.is_symlink()]
-    if existing and not overwrite:
-        raise EvaluationError(f"{out}: already holds {', '.join(existing)}; pass --overwrite to replace them")
-    for path in targets:
-        if path.is_symlink() or (path.exists() and not path.is_file()):
-            raise EvaluationError(f"{path}: not a regular file; it is left alone")
+    for name in [*chart_names, REPORT_MD, REPORT_JSON]:
+        try:
+            out.check(name)
+        except OwnershipError as exc:
+            raise EvaluationError(str(exc)) from None
     return out
 
 
 def write_report(
-    out: str | os.PathLike, report: Mapping, markdown: str, charts: Sequence[Chart] = (), overwrite: bool = False
+    out: str | os.PathLike | OutputFolder, report: Mapping, markdown: str, charts: Sequence[Chart] = (),
+    overwrite: bool = False,
 ) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and the charts into ``out``; return the paths.
+    """Write ``report.json``, ``report.md`` and the charts into ``out`` (a folder, or one the
+    caller opened with :meth:`OutputFolder.open`, then written when its block ends); return the paths.
 
     Example:
         >>> import tempfile
         >>> [p.name for p in write_report(tempfile.mkdtemp(), {"overall": None}, "# Report\\n")]
         ['report.md', 'report.json']
     """
-    out = check_outputs(out, [chart.filename for chart in charts], overwrite)
     names = [chart.filename for chart in charts] + [REPORT_MD, REPORT_JSON]
+    if not isinstance(out, OutputFolder):
+        try:
+            with OutputFolder.open(Path(out).expanduser(), command=COMMAND, overwrite=overwrite) as folder:
+                return write_report(folder, report, markdown, charts)
+        except OwnershipError as exc:
+            raise EvaluationError(str(exc)) from None
+    check_outputs(out, [chart.filename for chart in charts])
     text = json.dumps(report, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    try:
-        with OutputFolder(out, COMMAND) as folder:
-            staging = folder.staging()
-            with folder.writing():
-                for chart in charts:
-                    accuracy_chart(staging / chart.filename, chart.title, chart.rows, chart.systems,
-                                   subtitle=chart.subtitle, value_label=chart.value_label)
-                (staging / REPORT_MD).write_text(markdown if markdown.endswith("\n") else markdown + "\n", encoding="utf-8")
-                (staging / REPORT_JSON).write_text(text, encoding="utf-8")
-            folder.commit(staging, dict.fromkeys(names), overwrite=overwrite)
-    except OwnershipError as exc:
-        raise EvaluationError(str(exc)) from None
-    return [out / name for name in names]
+    for chart in charts:
+        accuracy_chart(out.stage / chart.filename, chart.title, chart.rows, chart.systems,
+                       subtitle=chart.subtitle, value_label=chart.value_label)
+    (out.stage / REPORT_MD).write_text(markdown if markdown.endswith("\n") else markdown + "\n", encoding="utf-8")
+    (out.stage / REPORT_JSON).write_text(text, encoding="utf-8")
+    out.add(names)
+    return [out.root / name for name in names]

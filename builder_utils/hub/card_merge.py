@@ -48,7 +48,7 @@ from huggingface_hub import DatasetCard
 from huggingface_hub.repocard import REGEX_YAML_BLOCK
 
 from builder_utils.hub.card import CardError, CardTemplate
-from builder_utils.ownership import RECORD, OutputFolder
+from builder_utils.ownership import RECORD, OutputFolder, changed
 
 README = "README.md"
 ABSENT, OURS, EDITED = "absent", "ours", "edited"
@@ -63,7 +63,9 @@ def card_state(folder: OutputFolder) -> str:
     is not in the folder's record (a user's own card: export never rewrote it).
 
     Example:
-        >>> card_state(OutputFolder("/nonexistent", "export"))
+        >>> import tempfile
+        >>> with OutputFolder.open(tempfile.mkdtemp(), command="export") as folder:
+        ...     card_state(folder)
         'absent'
     """
     path = folder.root / README
@@ -82,7 +84,7 @@ def card_state(folder: OutputFolder) -> str:
             f"{path}: not written by export (not in {folder.root / RECORD}); export does not rewrite a card it "
             "did not write: move it away, or export to another folder"
         )
-    return OURS if folder.difference(entry) is None else EDITED
+    return OURS if changed(folder.root, entry) is None else EDITED
 
 
 def mark_generated(body: str) -> str:

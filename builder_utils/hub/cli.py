@@ -50,14 +50,11 @@ def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
 
 
 def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None) -> argparse.ArgumentParser:
-    from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE
+    from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, ExportPaths
 
     names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS)
-    parser.add_argument("--data_dir", required=source is None, help="the local release/CLEVR folder the builder reads")
-    parser.add_argument(
-        "--out", required=True,
-        help="export folder (created; files export did not write, other configs and card edits are kept)",
-    )
+    add_option_flags(parser, {"inputs and outputs": parser}, cls=ExportPaths)  # --data_dir, --out, --cache_dir
+    parser._option_string_actions["--data_dir"].required = source is None
     parser.add_argument(
         # extend + nargs: `--config a b`, `--config a --config b` and `--config a,b` all work
         "--config", action="extend", nargs="+", metavar="NAME",
@@ -70,7 +67,6 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None)
         help="target size of one shard: its rows with the images/audio embedded, counted as push_to_hub "
         f"counts them (Arrow bytes), e.g. 200MB, 1GB (default: {DEFAULT_MAX_SHARD_SIZE})",
     )
-    parser.add_argument("--cache_dir", default=None, help="builder cache to reuse (default: a temporary one)")
     parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     add_media_arguments(parser)
     if source is not None:

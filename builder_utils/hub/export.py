@@ -25,13 +25,11 @@ Configurations already in ``OUT`` are kept, and so is a card edited by hand
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import importlib.metadata
 import logging
 import os
 import re
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -75,7 +73,8 @@ from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE, PromptAudioOptions
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
-from builder_utils.ownership import Entry, OutputFolder, OwnershipError, check_output, refuse_overlap
+from builder_utils.options import FilePath, option, path_values
+from builder_utils.ownership import Entry, OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 
 logger = logging.getLogger(__name__)
@@ -386,6 +385,19 @@ def _check_configs(builder_cls, configs: Sequence[str] | None) -> list[str]:
     return list(dict.fromkeys(configs))
 
 
+@dataclass
+class ExportPaths:
+    """The paths ``export`` reads and writes, each declared once with its role (the flags of the
+    ``export`` subcommands come from here; :mod:`builder_utils.ownership` applies the rules)."""
+
+    data_dir: str | None = option(None, FilePath(), "the local release/CLEVR folder the builder reads",
+                                  group="inputs and outputs", role="input_dir")
+    out: str = option(None, FilePath(), "export folder (created; files export did not write, other configs and "
+                      "card edits are kept)", group="inputs and outputs", role="output_dir", flag={"required": True})
+    cache_dir: str | None = option(None, FilePath(), "builder cache to reuse (default: a temporary one, inside "
+                                   "the export's staging)", group="inputs and outputs", role="cache")
+
+
 def export_builder(
     builder_cls: type[datasets.DatasetBuilder],
     out_dir: str | os.PathLike,
@@ -444,139 +456,139 @@ def export_builder(
         raise ExportError(f"--{exc}") from None
     template = card_template if isinstance(card_template, CardTemplate) else load_card_template(card_template)
     _shard_limit(max_shard_size)  # a bad size fails before any build
-    out = check_output(Path(out_dir).expanduser(), "--out").absolute()
+    out = Path(out_dir).expanduser().absolute()
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
-    refuse_overlap({"--out": out}, {"--data_dir": data_dir})
-    folder = OutputFolder(out, COMMAND)
-    handlers = contextlib.ExitStack()
     try:
-        # The lock first, then what a killed export left (its pending moves are finished), then
-        # every refusal about the folder, before any work.
-        handlers.enter_context(folder)
-        state = card_state(folder)
-        existing = read_card(out / README)
-        _check_folders(folder, [config_dir(n) for n in names] + [ASSETS_DIR])
-        staging = folder.staging()
-    except OSError as exc:
-        handlers.close()
-        # Named as the user's folder: the hidden staging name would only confuse.
-        raise ExportError(f"{out}: cannot write into the export folder ({exc.strerror or exc})") from None
-    except BaseException:
-        handlers.close()
-        raise
+        paths = path_values(ExportPaths(data_dir, out, cache_dir))
+        with OutputFolder.open(out, command=COMMAND, declared=paths) as folder:
+            # The lock first, then what a killed export left (its pending moves are finished), then
+            # every refusal about the folder, before any work.
+            state = card_state(folder)
+            existing = read_card(out / README)
+            _check_folders(folder, [config_dir(n) for n in names] + [ASSETS_DIR])
+            result = _export_into(folder, builder_cls, names, layout, template, state, existing, data_dir, configs,
+                                  num_proc, max_shard_size, cache_dir, builder_kwargs, progress, media, audio_format,
+                                  plan_only, prompt_style, given, prompt_audio_rate)
+    except OwnershipError as exc:
+        raise ExportError(str(exc)) from None
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _export_into(folder, builder_cls, names, layout, template, state, existing, data_dir, configs, num_proc,
+                 max_shard_size, cache_dir, builder_kwargs, progress, media, audio_format, plan_only, prompt_style,
+                 given, prompt_audio_rate) -> ExportResult:
+    """The export's work inside its open output folder (see :func:`export_builder`)."""
+    out, staging = folder.root, folder.stage
     manifest = folder.record
     result = ExportResult(folder=out)
     if cache_dir is None:
-        cache_dir = tempfile.mkdtemp(prefix=".cache-", dir=staging)
+        cache_dir = folder.scratch("cache")
     hand_set = set(existing.data.to_dict()) if existing is not None and state == "edited" else set()
     pretty_name = existing.data.get("pretty_name") if "pretty_name" in hand_set else template.metadata.get("pretty_name")
     template = marked_template(template, hand_set)
-    try:
-        infos: dict[str, datasets.DatasetInfo] = {}
-        entries: dict[str, dict] = {}
-        built: dict[str, datasets.DatasetDict] = {}
-        data_source, media_feature = "", None
-        made = dict(given(os.fspath(cache_dir))) if given is not None else {}
-        for name in configs_to_build([n for n in names if n not in made], layout):
-            build_started = time.perf_counter()
-            builder = builder_cls(
-                config_name=name,
-                data_dir=None if data_dir is None else os.fspath(data_dir),
-                cache_dir=os.fspath(cache_dir),
-                **dict(builder_kwargs or {}),
-            )
-            builder.download_and_prepare(num_proc=num_proc)
-            built[name] = builder.as_dataset()
-            # What the rows were made from, for the card (a builder without data_source() says nothing).
-            data_source = data_source or getattr(builder, "data_source", lambda: "")()
-            if media_feature is None and layout is not None:
-                media_feature = next(iter(built[name].values())).features.get(layout.media_column)
-            result.build_seconds += time.perf_counter() - build_started
-        if media_feature is None and layout is not None and made:
-            media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
-        outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made,
-                                        audio_rate=prompt_audio_rate)
-        if media == "shared" and existing is not None:
-            on_card = MetadataConfigs.from_dataset_card_data(existing.data)
-            kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
-            old_media = split_files(out, on_card[layout.media_config]) if layout.media_config in on_card else {}
-            keep_media_of_kept_configs(outputs, layout, kept, old_media)
-        logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
-        if result.plan.warning():
-            logger.warning("%s", result.plan.warning())
-        if plan_only:
-            return result
-        # Every shard of every configuration, written by a pool: one big media split would
-        # otherwise leave a core idle.
-        planned: list[tuple[SplitExport, ShardJob]] = []
-        for name, built_splits in outputs.items():
-            splits = ordered_splits(built_splits)
-            result.configs[name] = {}
-            for split in splits:
-                export, jobs = plan_split(built_splits[split], name, split, max_shard_size)
-                result.configs[name][split] = export
-                planned += [(export, job) for job in jobs]
-        rows = sum(export.rows for splits in result.configs.values() for export in splits.values())
-        with tqdm(total=rows, unit=" rows", desc="export", disable=not progress, leave=True) as bar:
-            written = write_shards([job for _, job in planned], staging, audio_format=audio_format,
-                                   workers=num_proc or WRITER_THREADS, bar=bar)
-        hashes = {}
-        for (export, job), shard in zip(planned, written):
-            _add_shard(export, job, shard)
-            hashes[job.name] = shard.sha256
-        for name, built_splits in outputs.items():
-            infos[name] = _dataset_info(name, built_splits, result.configs[name])
-            entries[name] = config_entry(config_dir(name), ordered_splits(built_splits))
-        names = list(outputs)  # with the media configuration
-        del built, outputs
+    infos: dict[str, datasets.DatasetInfo] = {}
+    entries: dict[str, dict] = {}
+    built: dict[str, datasets.DatasetDict] = {}
+    data_source, media_feature = "", None
+    made = dict(given(os.fspath(cache_dir))) if given is not None else {}
+    for name in configs_to_build([n for n in names if n not in made], layout):
+        build_started = time.perf_counter()
+        builder = builder_cls(
+            config_name=name,
+            data_dir=None if data_dir is None else os.fspath(data_dir),
+            cache_dir=os.fspath(cache_dir),
+            **dict(builder_kwargs or {}),
+        )
+        builder.download_and_prepare(num_proc=num_proc)
+        built[name] = builder.as_dataset()
+        # What the rows were made from, for the card (a builder without data_source() says nothing).
+        data_source = data_source or getattr(builder, "data_source", lambda: "")()
+        if media_feature is None and layout is not None:
+            media_feature = next(iter(built[name].values())).features.get(layout.media_column)
+        result.build_seconds += time.perf_counter() - build_started
+    if media_feature is None and layout is not None and made:
+        media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
+    outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made,
+                                    audio_rate=prompt_audio_rate)
+    if media == "shared" and existing is not None:
+        on_card = MetadataConfigs.from_dataset_card_data(existing.data)
+        kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
+        old_media = split_files(out, on_card[layout.media_config]) if layout.media_config in on_card else {}
+        keep_media_of_kept_configs(outputs, layout, kept, old_media)
+    logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
+    if result.plan.warning():
+        logger.warning("%s", result.plan.warning())
+    if plan_only:
+        return result
+    # Every shard of every configuration, written by a pool: one big media split would
+    # otherwise leave a core idle.
+    planned: list[tuple[SplitExport, ShardJob]] = []
+    for name, built_splits in outputs.items():
+        splits = ordered_splits(built_splits)
+        result.configs[name] = {}
+        for split in splits:
+            export, jobs = plan_split(built_splits[split], name, split, max_shard_size)
+            result.configs[name][split] = export
+            planned += [(export, job) for job in jobs]
+    rows = sum(export.rows for splits in result.configs.values() for export in splits.values())
+    with tqdm(total=rows, unit=" rows", desc="export", disable=not progress, leave=True) as bar:
+        written = write_shards([job for _, job in planned], staging, audio_format=audio_format,
+                               workers=num_proc or WRITER_THREADS, bar=bar)
+    hashes = {}
+    for (export, job), shard in zip(planned, written):
+        _add_shard(export, job, shard)
+        hashes[job.name] = shard.sha256
+    for name, built_splits in outputs.items():
+        infos[name] = _dataset_info(name, built_splits, result.configs[name])
+        entries[name] = config_entry(config_dir(name), ordered_splits(built_splits))
+    names = list(outputs)  # with the media configuration
+    del built, outputs
 
-        # The configurations of question rows: the card's default and its Usage examples are one of them.
-        derived = layout.derived() if layout is not None else {}
-        question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
-        card_data = merge_metadata(
-            template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
-            fallback_default=(question_configs or list(entries))[0],
-        )
-        card_configs = MetadataConfigs.from_dataset_card_data(card_data)
-        all_configs = _display_order(builder_cls, card_configs)
-        stats: dict[str, ConfigStats] = {}
-        plots: dict[str, list[str]] = {}
-        for name in all_configs:
-            root = staging if name in entries else out
-            files = split_files(root, card_configs[name])
-            files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
-            if files:
-                stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
-                plots[name] = draw_plots(staging, stats[name], pretty_name)
-        descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
-        descriptions |= added_descriptions(layout)
-        default = card_configs.get_default_config_name()
-        card = render_card(
-            template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
-            usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
-                              media_feature),
-            data_source=data_source,
-        )
-        if media == "shared":
-            # Question and prompt configurations name their file; conversations hold their media.
-            card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
-                                                    and (n not in derived or derived[n].kind == PROMPTS)])
-        training = (trainer_section(layout, all_configs, media, prompt_style, prompt_audio_rate)
-                    if layout is not None else None)
-        if training:
-            card = with_section(card, training)
-        card = merged_card(card, existing, state)
-        (staging / README).write_text(str(card), encoding="utf-8")
-        owners = {config_dir(n): n for n in card_configs}
-        owners.update({path: name for name, paths in plots.items() for path in paths})
-        # Stale candidates: every old file of a re-exported configuration, and the old plots of
-        # every configuration whose plots were drawn again.
-        replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
-        _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
-    finally:
-        handlers.close()  # staging removed, a folder this export created and left empty removed, lock released
-    result.seconds = time.perf_counter() - started
+    # The configurations of question rows: the card's default and its Usage examples are one of them.
+    derived = layout.derived() if layout is not None else {}
+    question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
+    card_data = merge_metadata(
+        template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
+        fallback_default=(question_configs or list(entries))[0],
+    )
+    card_configs = MetadataConfigs.from_dataset_card_data(card_data)
+    all_configs = _display_order(builder_cls, card_configs)
+    stats: dict[str, ConfigStats] = {}
+    plots: dict[str, list[str]] = {}
+    for name in all_configs:
+        root = staging if name in entries else out
+        files = split_files(root, card_configs[name])
+        files = {s: f for s, f in files.items() if f and all(p.endswith(".parquet") for p in f)}
+        if files:
+            stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
+            plots[name] = draw_plots(staging, stats[name], pretty_name)
+    descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
+    descriptions |= added_descriptions(layout)
+    default = card_configs.get_default_config_name()
+    card = render_card(
+        template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
+        usage=_card_usage(layout, media, default if default in question_configs else (question_configs or [default])[0],
+                          media_feature),
+        data_source=data_source,
+    )
+    if media == "shared":
+        # Question and prompt configurations name their file; conversations hold their media.
+        card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
+                                                and (n not in derived or derived[n].kind == PROMPTS)])
+    training = (trainer_section(layout, all_configs, media, prompt_style, prompt_audio_rate)
+                if layout is not None else None)
+    if training:
+        card = with_section(card, training)
+    card = merged_card(card, existing, state)
+    (staging / README).write_text(str(card), encoding="utf-8")
+    owners = {config_dir(n): n for n in card_configs}
+    owners.update({path: name for name, paths in plots.items() for path in paths})
+    # Stale candidates: every old file of a re-exported configuration, and the old plots of
+    # every configuration whose plots were drawn again.
+    replaced = set(entries) | {(ASSETS_DIR, name) for name in plots}
+    _commit(folder, staging, _staged_files(staging, owners), hashes, replaced, state)
     return result
 
 
@@ -625,7 +637,7 @@ def _check_folders(folder: OutputFolder, folders: Sequence[str]) -> None:
             # a foreign file at a shard name is refused now; one of ours edited since is checked
             # by the commit only if this export writes that very name (else it stays, unremoved)
             if SHARD.match(f"{name}/{item.name}") and f"{name}/{item.name}" not in folder.record:
-                folder.check_target(f"{name}/{item.name}")
+                folder.check(f"{name}/{item.name}")
 
 
 def _commit(
@@ -647,8 +659,6 @@ def _commit(
             entry.group in replaced or (entry.path.split("/")[0], entry.group) in replaced)
 
     stale = [path for path, entry in folder.record.items() if path not in written and is_replaced(entry)]
-    allow = [README] if state == EDITED else []
-    try:
-        folder.commit(staging, written, remove=stale, hashes=hashes, allow=allow)
-    except OwnershipError as exc:
-        raise ExportError(str(exc)) from None
+    merged = {README: written[README]} if state == EDITED and README in written else {}
+    folder.add({p: g for p, g in written.items() if p not in merged}, hashes=hashes, remove=stale)
+    folder.add(merged, checked=True)

@@ -43,7 +43,7 @@ from huggingface_hub import DatasetCard
 from builder_utils.datasets_adapter import DatasetInfosDict, MetadataConfigs
 from builder_utils.hub.card import merge_metadata, read_card
 from builder_utils.hub.export import COMMAND, README, SHARD, config_dir, split_files
-from builder_utils.ownership import RECORD, Entry, OutputFolder, OwnershipError
+from builder_utils.ownership import RECORD, Entry, OwnershipError, changed, read_record
 
 logger = logging.getLogger(__name__)
 
@@ -284,9 +284,8 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
                 f"{readme}: config {name!r} names data files that are not in the folder "
                 f"(split(s) {', '.join(empty) or 'all'}); re-export it or remove it from the card"
             )
-    folder = OutputFolder(root, "push", create=False)
     try:
-        records = {path: entry for path, entry in folder.read().items() if entry.command == COMMAND}
+        records = {path: entry for path, entry in read_record(root)[0].items() if entry.command == COMMAND}
     except OwnershipError as exc:
         raise PushError(str(exc)) from None
     if not records:
@@ -298,11 +297,11 @@ def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> Upload
                 f"{foreign[0]}: named by config {name!r} of the card but not written by export, so push would "
                 "not upload it; remove the config from the card, or re-export it"
             )
-    changed = [(path, reason) for path in sorted(records) if path != README
-               for reason in [folder.difference(records[path])] if reason is not None]
-    if changed:
-        more = f" (and {len(changed) - 1} more)" if len(changed) > 1 else ""
-        path, reason = changed[0]
+    edited = [(path, reason) for path in sorted(records) if path != README
+               for reason in [changed(root, records[path])] if reason is not None]
+    if edited:
+        more = f" (and {len(edited) - 1} more)" if len(edited) > 1 else ""
+        path, reason = edited[0]
         raise PushError(
             f"{root / path}: {reason}{more}; push uploads only the files export wrote, unchanged: re-export the folder"
         )

@@ -178,7 +178,7 @@ def _demo_rerun_with_user_files(command):
 
         argv = [command, "demo", "--out", str(tmp / "D"), *DEMO_ARGS[command]]
         subprocess.run([script(command), *argv[1:]], check=True, capture_output=True, cwd=tmp)
-        names = ("CLEVR_v1.0", "cache", "hub") if command == "clevr-math" else ("release", "hub")
+        names = ("CLEVR_v1.0", "hub") if command == "clevr-math" else ("release", "hub")
         for name in names:
             (tmp / "D" / name / "mine.txt").write_text("the user's own file")
         return argv
@@ -206,9 +206,15 @@ CASES = [
              setup=lambda tmp, command=command, name=name: (
                  _user_folder(tmp, "D", name), [command, "demo", "--out", str(tmp / "D"), *DEMO_ARGS[command]])[1],
              exit_code=2, stderr_has=NOT_OURS, protected=[f"D/{name}"])
-        for command, names in (("clevr-math", ("CLEVR_v1.0", "cache", "hub")), ("clotho-aqa", ("release", "hub", "evaluation")))
+        for command, names in (("clevr-math", ("CLEVR_v1.0", "hub", "evaluation")),
+                               ("clotho-aqa", ("release", "hub", "evaluation")))
         for name in names
     ],
+    # issue 29: the demos keep their builds' cache in their staging; a user's D/cache is not theirs
+    Case("clevr-math demo --out D beside the user's D/cache",
+         setup=lambda tmp: (_user_folder(tmp, "D", "cache"), ["clevr-math", "demo", "--out", str(tmp / "D"),
+                                                               *DEMO_ARGS["clevr-math"]])[1],
+         exit_code=0, protected=["D/cache"]),
     # a record behind a symlink, or one that cannot be read, claims nothing
     Case("clevr-math demo with a manifest that is a symlink claiming the user's D/CLEVR_v1.0",
          setup=_demo_manifest_links_to_a_claim,
@@ -228,11 +234,11 @@ CASES = [
          exit_code=0, protected=["R/mine.txt"]),
     *[Case(f"{command} demo re-run keeps the user's files inside our folders",
            setup=_demo_rerun_with_user_files(command), protected=[f"D/{name}/mine.txt" for name in names])
-      for command, names in (("clevr-math", ("CLEVR_v1.0", "cache", "hub")), ("clotho-aqa", ("release", "hub")))],
+      for command, names in (("clevr-math", ("CLEVR_v1.0", "hub")), ("clotho-aqa", ("release", "hub")))],
     Case("clotho-aqa splits --out the release's own CSV is refused", setup=_splits_over_release,
          exit_code=2, stderr_has="lies inside --data_dir", protected=["rel"]),
     Case("clotho-aqa splits --out X --report X is refused", setup=_splits_same_out_and_report,
-         exit_code=2, stderr_has="--report is the same path as --out", protected=["rel", "X"]),
+         exit_code=2, stderr_has="name the same file", protected=["rel", "X"]),
     Case("clotho-aqa synth --overwrite onto the user's folder with a marker that is a symlink",
          setup=_marker_links_to_a_claim, exit_code=2, stderr_has="written by an earlier version",
          protected=["R", "claims.json"]),

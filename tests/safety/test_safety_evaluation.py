@@ -124,7 +124,7 @@ CASES = [
     Case("--out is a user's file", _out_is_a_file, exit_code=2, stderr_has="is not a folder",
          protected=["eval", "notes.txt"]),
     Case("--out holds report files, no --overwrite", _reports_in_out, exit_code=2,
-         stderr_has="already holds report.json; pass --overwrite", protected=["eval", "notes.txt"]),
+         stderr_has="report.json: exists and was not written by evaluate; it is never replaced without --overwrite", protected=["eval", "notes.txt"]),
     Case("--overwrite replaces only the report files", _overwrite_keeps_other_files, exit_code=0,
          protected=["eval/keep.txt", "notes.txt", "release"], check=_check_overwritten),
     Case("report.json is a symlink to a secret, even with --overwrite", _report_is_a_symlink, exit_code=2,

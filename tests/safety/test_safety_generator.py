@@ -125,7 +125,7 @@ LONG = "q" * 245 + ".json"  # a legal 250-byte name: the temporary names must st
 
 
 def _long_name(tmp: Path, done) -> None:
-    assert (tmp / LONG).is_file() and not list(tmp.glob(".*"))
+    assert (tmp / LONG).is_file() and [p.name for p in tmp.glob(".*")] == [".ownership.json"]
 
 
 def _generator_file_replaced(tmp: Path) -> list[str]:
@@ -135,6 +135,15 @@ def _generator_file_replaced(tmp: Path) -> list[str]:
                            "q.json", "--quiet"], cwd=tmp, capture_output=True)
     assert done.returncode == 0
     return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--seed", "3", "--quiet")
+
+
+def _generator_file_corrected(tmp: Path) -> list[str]:
+    """Our question file, then corrected by hand (its info still says our generator wrote it)."""
+    _generator_file_replaced(tmp)
+    doc = json.loads((tmp / "q.json").read_text())
+    doc["questions"][0]["answer"] = "corrected by hand"
+    (tmp / "q.json").write_text(json.dumps(doc))
+    return gq("--input_scene_file", "s.json", "--output_questions_file", "q.json", "--quiet")
 
 
 GENERATOR_CASES = [
@@ -149,22 +158,25 @@ GENERATOR_CASES = [
                                                   LONG, "--quiet"), check=_long_name),
     # issue 24 item 3: our own output is replaced without asking, anything else needs --overwrite
     Case("a question file our generator wrote is replaced without --overwrite", _generator_file_replaced),
+    # issue 29 cause 2: the record is the only claim; a file corrected by hand is not ours any more
+    Case("a question file corrected by hand is not replaced without --overwrite", _generator_file_corrected,
+         exit_code=2, stderr_has="changed since generate-questions wrote it", protected=["q.json"]),
     Case("a user's file at the output name needs --overwrite",
          lambda tmp: ((tmp / "q.json").write_text("{}"), gq("--input_scene_file", scene_file(tmp),
                                                            "--output_questions_file", "q.json"))[1],
-         exit_code=2, stderr_has="pass --overwrite", protected=["q.json"]),
+         exit_code=2, stderr_has="without --overwrite", protected=["q.json"]),
     Case("input and output are the same file",
          lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file", tmp / "s.json"),
-         exit_code=2, stderr_has="is the same path as --input_scene_file", protected=["s.json"]),
+         exit_code=2, stderr_has="is the same file as --input_scene_file", protected=["s.json"]),
     Case("output is the input through a symlink", _symlinked_output,
          exit_code=2, stderr_has="is a symlink", protected=["s.json", "link.json"]),
     Case("output is the input through a relative path",
          lambda tmp: [*gq("--input_scene_file", scene_file(tmp), "--output_questions_file", "./sub/../s.json")],
-         exit_code=2, stderr_has="same path", protected=["s.json"]),
+         exit_code=2, stderr_has="same file", protected=["s.json"]),
     Case("output is a directory", _directory_output,
          exit_code=2, stderr_has="out: is a directory", protected=["out", "s.json"], check=_no_tmp_name),
     Case("output folder is a file", _output_under_a_file,
-         exit_code=2, stderr_has="notes/q.json: cannot write there", protected=["notes"], check=_no_tmp_name),
+         exit_code=2, stderr_has="notes: exists and is not a folder", protected=["notes"], check=_no_tmp_name),
     Case("parquet output into a folder of the user's", _parquet_into_user_folder,
          exit_code=0, protected=["out/notes.txt"]),
     Case("a repeated image_index",
@@ -229,7 +241,7 @@ def _user_folder(tmp: Path) -> list[str]:
 def _users_clevr(tmp: Path) -> list[str]:
     (tmp / "CLEVR_v1.0" / "scenes").mkdir(parents=True)
     (tmp / "CLEVR_v1.0" / "scenes" / "CLEVR_val_scenes.json").write_text('{"info": {}, "scenes": []}')
-    return synth("--out", "CLEVR_v1.0", "--num_scenes", "2", "--splits", "val", "--overwrite")
+    return synth("--out", "CLEVR_v1.0", "--num_scenes", "2", "--splits", "val")
 
 
 def _users_clevr_claimed_through_a_symlink(tmp: Path) -> list[str]:
@@ -295,9 +307,9 @@ SYNTH_CASES = [
          stderr_has="symlink", protected=["photos"]),
     Case("synth --out a 250-byte name", lambda tmp: synth("--out", "w" * 250, "--num_scenes", "val=1"),
          check=lambda tmp, done: (tmp / ("w" * 250) / "scenes" / "CLEVR_val_scenes.json").is_file()),
-    Case("synth into a non-empty folder", _user_folder,
-         exit_code=2, stderr_has="world: the folder is not empty; pass --overwrite", protected=["world"]),
-    Case("synth --overwrite onto a CLEVR folder it did not write", _users_clevr,
+    Case("synth into a folder of the user's writes beside their file", _user_folder,
+         exit_code=0, protected=["world/notes.txt"]),
+    Case("synth onto a CLEVR folder it did not write", _users_clevr,
          exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by clevr-math synth", protected=["CLEVR_v1.0"]),
     # a manifest behind a symlink, or one that cannot be read, claims nothing
     Case("synth --overwrite with a manifest that is a symlink claiming the user's scenes",

@@ -20,13 +20,13 @@ from pathlib import Path
 import pytest
 from safety_harness import Case, run_case, script
 
-from builder_utils.ownership import MARKER, RECORD, read_record_at, sha256_of
+from builder_utils.ownership import MARKER, RECORD, read_record, sha256_of
 
 MANIFEST = RECORD
 
 
 def read_manifest(folder):
-    return read_record_at(folder)[0]
+    return read_record(folder)[0]
 
 
 def _write_record(folder: Path, paths: dict) -> None:

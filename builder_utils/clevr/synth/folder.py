@@ -13,11 +13,11 @@ images depend only on (seed, split, index), so the output is byte-identical for 
 ``num_proc`` is, and on a Dask cluster (``dask="local"`` or a scheduler address: the workers
 write the images, so ``out_dir`` must be on storage they share).
 
-Data safety: a non-empty ``out_dir`` is refused unless ``overwrite=True``; then only what synth
-wrote there before (the folder's record: every file, with its size and sha256) is replaced. A
-file at one of our paths that is not ours is never replaced, even with ``overwrite``; nothing
-is written through a symlinked sub-folder; files of our earlier run that the new one does not
-write are removed while unchanged, nothing else.
+Data safety: only what synth wrote there before (the folder's record: every file, with its
+size and sha256) is replaced; a file at one of our paths that is not ours is refused unless
+``overwrite`` (:data:`builder_utils.ownership.OVERWRITE_HELP`); nothing is written through a
+symlinked sub-folder; files of our earlier run that the new one does not write are removed
+while unchanged, nothing else.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.ownership import OutputFolder, check_output
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
 from .render import render_scene
@@ -120,17 +120,6 @@ def _planned_files(counts: Mapping[str, int], render: bool) -> list[str]:
     return paths
 
 
-def _check_out_dir(out: OutputFolder, planned: list[str], overwrite: bool) -> None:
-    """Refuse a folder with files that are not ours unless ``overwrite``, and (always) a file
-    at one of our paths that is not ours or a symlinked folder on the way to one."""
-    theirs = out.user_files()
-    if (theirs or out.record) and not overwrite:
-        raise FileExistsError(f"{out.root}: the folder is not empty; pass --overwrite (overwrite=True) to replace "
-                              "what synth wrote there before, or give a new folder")
-    for rel in planned:
-        out.check_target(rel)
-
-
 def write_clevr_folder(
     out_dir: str | os.PathLike,
     num_scenes: int | Mapping[str, int],
@@ -148,8 +137,9 @@ def write_clevr_folder(
     ``num_scenes`` is either one count for every split in ``splits`` or a dict split -> count
     (then its keys are the splits written). ``render=False`` writes only the scene files.
     ``num_proc`` worker processes, or ``dask`` (``"local"``: a LocalCluster of ``num_proc``
-    processes; or a scheduler address) render in parallel with the same bytes. A non-empty
-    ``out_dir`` needs ``overwrite=True``, which replaces only what synth wrote there.
+    processes; or a scheduler address) render in parallel with the same bytes. Only what synth
+    wrote there (the folder's record) is replaced without ``overwrite``; a user's file beside
+    ours stays.
 
     Example:
         >>> import tempfile
@@ -165,20 +155,21 @@ def write_clevr_folder(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
         raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
-    root = check_output(out_dir, "--out")
+    root = Path(out_dir)
     if dask is not None:
         require_dask()  # before anything is written
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
     planned = _planned_files(counts, render)
-    with OutputFolder(root, COMMAND) as out:
-        _check_out_dir(out, planned, overwrite)
-        staging = out.staging()
+    with OutputFolder.open(root, command=COMMAND, overwrite=overwrite) as out:
+        for rel in planned:
+            out.check(rel)  # refused before any work
+        staging = out.stage
         (staging / "scenes").mkdir()
         bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress,
                    desc="synthetic CLEVR")
         try:
-            with out.writing(), ExitStack() as stack:
+            with ExitStack() as stack:
                 # one cluster for every split
                 client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
                 for split, count in counts.items():
@@ -192,7 +183,7 @@ def write_clevr_folder(
         finally:
             bar.close()
         stale = [path for path, entry in out.record.items() if entry.command == COMMAND]
-        out.commit(staging, dict.fromkeys(planned), remove=stale)
+        out.add(planned, remove=stale)
     return root
 
 
@@ -233,8 +224,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--dask", default=None, metavar="ADDRESS",
                         help="render on Dask: 'local' (a LocalCluster of --num_proc processes) or a scheduler address "
                              "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="write into a non-empty --out, replacing only what synth wrote there before")
+    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     return add_version(parser)
 
