@@ -152,9 +152,10 @@ def shards(questions: list[Question], files_per_shard: int = FILES_PER_SHARD) ->
 
 def warn_unlabelled(config: ClothoAQAConfig, split: str, questions: list[Question], label_of: dict[str, int]) -> None:
     """Log how many single-word answers of a split are outside the train vocabulary (label -1)."""
-    if not config.rows.labelled or config.rows.classes is not None:
+    rows = config.rows
+    if not rows.labelled or rows.classes is not None:
         return
-    unknown = sorted({a for q in questions if q.answer_type in config.rows.answer_types for a in q.answers} - set(label_of))
+    unknown = sorted({a for q in questions if q.answer_type in rows.answer_types for a in q.answers} - set(label_of))
     if unknown:
         logger.warning(
             "%s: %d single-word answer(s) of the %s split never occur in train and get label -1, e.g. %r",

@@ -1,11 +1,9 @@
 """The configurations of the Clotho-AQA builder: one per labelling in use, with typed options.
 
-Each configuration carries what its rows are (:class:`Rows`: the answer types it holds, one row
-per annotator answer or per question, its labelling); the features, the rows, the descriptions
-and the scoring read that, so a new configuration is one entry in :data:`BUILDER_CONFIGS`.
-Every option is checked in ``__post_init__`` and again by :meth:`ClothoAQAConfig.validate`
-after ``datasets`` has set keyword overrides with ``setattr`` (see
-:class:`builder_utils.builder.CheckedConfigBuilder`).
+Each carries what its rows are (:class:`Rows`), which the features, rows, descriptions and scoring
+read: a new configuration is one entry in :data:`BUILDER_CONFIGS`. Every option is checked in
+``__post_init__`` and again by :meth:`ClothoAQAConfig.validate` after ``datasets`` has set keyword
+overrides with ``setattr`` (see :class:`builder_utils.builder.CheckedConfigBuilder`).
 """
 
 from __future__ import annotations
@@ -15,7 +13,7 @@ from dataclasses import InitVar, asdict, dataclass
 import datasets
 
 from builder_utils.builder import ConfigError
-from builder_utils.options import check_options
+from builder_utils.options import Choice, check_options
 from clotho_aqa.options import CONTENT_FIELDS, SPLIT_STRATEGIES, ClothoAQAOptions
 from clotho_aqa.release import YES_NO
 from clotho_aqa.scoring import RULES, TYPES
@@ -27,32 +25,19 @@ __all__ = ["ANSWER", "BUILDER_CONFIGS", "CONFIG_NAMES", "CONTENT_FIELDS", "DEFAU
 ANSWER, QUESTION = "answer", "question"
 #: The labellings that keep one answer per question (the majority's), and the questions they keep.
 _ONE_ANSWER = {"unanimous": lambda q: q.unanimous, "majority": lambda q: q.majority_answer is not None}
-#: Label classes fixed by the answer type; the others' are the answers of the train split.
-_FIXED_CLASSES = {"yes_no": YES_NO}
 
 
 @dataclass(frozen=True)
 class Rows:
-    """What the rows of a configuration are.
-
-    Args:
-        answer_types: the question types it holds, of :data:`clotho_aqa.scoring.TYPES`; with
-            both, the rows say theirs in ``answer_type``.
-        unit: ``"answer"`` (one row per annotator answer) or ``"question"`` (one row per question).
-        labelling: a key of :data:`clotho_aqa.scoring.RULES`: its report's headline and which
-            questions are rows (``unanimous``: the 3 annotators agree, ``majority``: at least 2).
-            One row per answer is ``unfiltered``.
-
-    With one answer type, a row holding one answer (an annotator's, or the majority's) has a
-    ``label``; its classes are yes/no, or the train split's single-word answers.
+    """What the rows of a configuration are: the ``answer_types`` it holds (of
+    :data:`~clotho_aqa.scoring.TYPES`; with both, an ``answer_type`` column), one row per annotator
+    ``"answer"`` or per ``"question"`` (``unit``), and its ``labelling`` (a key of
+    :data:`~clotho_aqa.scoring.RULES`): its report's headline, and which questions are rows. Rows
+    of one answer type holding one answer each have a ``label``.
 
     Example:
         >>> Rows(("yes_no",), QUESTION, "majority").classes
         ('yes', 'no')
-        >>> Rows(TYPES, ANSWER, "majority")
-        Traceback (most recent call last):
-        ...
-        builder_utils.builder.ConfigError: one row per annotator answer needs labelling 'unfiltered', got 'majority'
     """
 
     answer_types: tuple[str, ...]
@@ -60,15 +45,13 @@ class Rows:
     labelling: str
 
     def __post_init__(self):
-        types = self.answer_types
-        if not types or len(set(types)) != len(types) or not set(types) <= set(TYPES):
-            raise ConfigError(f"answer_types must be distinct ones of {', '.join(TYPES)}, got {types!r}")
-        if self.unit not in (ANSWER, QUESTION):
-            raise ConfigError(f"unit must be {ANSWER!r} or {QUESTION!r}, got {self.unit!r}")
-        if self.labelling not in RULES:
-            raise ConfigError(f"labelling must be one of {', '.join(RULES)}, got {self.labelling!r}")
-        if self.unit == ANSWER and self.labelling != "unfiltered":
-            raise ConfigError(f"one row per annotator answer needs labelling 'unfiltered', got {self.labelling!r}")
+        if not self.answer_types or len(set(self.answer_types)) < len(self.answer_types):
+            raise ConfigError(f"answer_types must be distinct ones of {', '.join(TYPES)}, got {self.answer_types!r}")
+        for kind in self.answer_types:
+            Choice(TYPES)("answer_types", kind)
+        Choice((ANSWER, QUESTION))("unit", self.unit)
+        # One row per annotator answer: each answer is a row and a target.
+        Choice(tuple(RULES) if self.unit == QUESTION else ("unfiltered",))("labelling", self.labelling)
 
     @property
     def labelled(self) -> bool:
@@ -78,7 +61,7 @@ class Rows:
     @property
     def classes(self) -> tuple[str, ...] | None:
         """The label's classes when the answer type fixes them (yes/no); None: the train answers."""
-        return _FIXED_CLASSES.get(self.answer_types[0]) if self.labelled else None
+        return YES_NO if self.labelled and self.answer_types == ("yes_no",) else None
 
     def keeps(self, question) -> bool:
         """Whether a :class:`~clotho_aqa.release.Question` has rows here: its type, and a target."""
@@ -88,12 +71,10 @@ class Rows:
 
 @dataclass
 class ClothoAQAConfig(ClothoAQAOptions, datasets.BuilderConfig):
-    """A configuration of the Clotho-AQA builder: a name, its :class:`Rows` and the options of
-    :class:`clotho_aqa.options.ClothoAQAOptions`. Without ``rows``, the name must be one of
-    :data:`BUILDER_CONFIGS`, whose rows it takes.
-
-    ``rows`` is what the configuration is, not an option: it is no field (no keyword override,
-    no flag), and the cache key holds it through :meth:`content`.
+    """A configuration of the Clotho-AQA builder: a name, its :class:`Rows` (without them, those of
+    the :data:`BUILDER_CONFIGS` entry of that name) and the options of
+    :class:`clotho_aqa.options.ClothoAQAOptions`. ``rows`` is what the configuration is, not an
+    option: no field, so no keyword override and no flag; :meth:`content` keys the cache with it.
 
     Example:
         >>> ClothoAQAConfig(name="questions", split_strategy="recomputed", seed=3).seed
@@ -150,7 +131,7 @@ def _config(name: str, answer_types: tuple[str, ...], unit: str, labelling: str,
 
 
 _YES_NO, _SINGLE_WORD = ("yes_no",), ("single_word",)
-#: The configurations, with what one row is (their README table and the card's come from these).
+#: The configurations and what their rows are (the Hub card's table of configurations reads the descriptions).
 BUILDER_CONFIGS = [
     _config("all", TYPES, ANSWER, "unfiltered",
             "One row per annotator answer (3 per question), both question types."),
