@@ -15,7 +15,18 @@ Example:
 
 from __future__ import annotations
 
-__all__ = ["normalize_answer"]
+__all__ = ["RULES", "TYPES", "normalize_answer"]
+
+#: The answer types of the release's questions.
+TYPES = ("yes_no", "single_word")
+
+#: The labellings by their short name (the rewards' ``labelling=``): rule and description.
+RULES = {
+    "unfiltered": ("each", "every annotator answer is a target"),
+    "unanimous": ("unanimous", "questions whose 3 annotators agree"),
+    "majority": ("majority", "the majority vote (>= 2 of 3 agree)"),
+    "any_of_3": ("any", "right if it matches any annotator's answer"),
+}
 
 
 def normalize_answer(text: str) -> str:

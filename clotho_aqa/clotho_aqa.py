@@ -35,6 +35,7 @@ from clotho_aqa.columns import (
     FILES_PER_SHARD,
     config_features,
     config_rows,
+    label_names,
     metadata_columns,
     shards,
     single_word_vocabulary,
@@ -48,7 +49,6 @@ from clotho_aqa.release import (
     CHECKSUMS_FILE,
     METADATA_CSV,
     SPLIT_CSVS,
-    YES_NO,
     ZENODO_URL,
     find_release_files,
     load_release,
@@ -84,7 +84,7 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
     ``data_dir`` holds the official CSV names and ``audio_files/`` (or ``audio_files.zip``);
     without it the Zenodo record is downloaded (about 3.1 GB). Splits: train, validation,
     test; see :class:`~clotho_aqa.config.ClothoAQAConfig` for the options and
-    ``CONFIG_DESCRIPTIONS`` for the configs. Any option can be passed as a keyword argument.
+    ``BUILDER_CONFIGS`` for the configs. Any option can be passed as a keyword argument.
 
     Example::
 
@@ -212,18 +212,19 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
                 )
             questions = [replace(q, split=assignment[q.file_name]) for q in questions]
         vocabulary = single_word_vocabulary(questions, "train")
-        self.info.features = config_features(self.config.name, release.metadata is not None, vocabulary)
-        label_of = {w: i for i, w in enumerate(YES_NO if self.config.name.startswith("yes_no") else vocabulary)}
+        rows = self.config.rows
+        self.info.features = config_features(rows, release.metadata is not None, vocabulary)
+        label_of = {w: i for i, w in enumerate(label_names(rows, vocabulary))}
         # The shards carry the questions to the workers; the release goes without them.
         slim = replace(release, questions=[])
         generators = []
         for split in SPLIT_CSVS:
             split_questions = [q for q in questions if q.split == split]
-            if not any(config_rows(self.config.name, q, label_of) for q in split_questions):
+            if not any(config_rows(rows, q, label_of) for q in split_questions):
                 # datasets cannot read back a split of zero rows, so an empty one is left out.
                 logger.warning("config %s: the %s split has no rows and is left out", self.config.name, split)
                 continue
-            warn_unlabelled(self.config.name, split, split_questions, label_of)
+            warn_unlabelled(self.config, split, split_questions, label_of)
             generators.append(
                 datasets.SplitGenerator(
                     name=split,
@@ -250,7 +251,7 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
                     "question": q.question,
                 }
                 extra = metadata_columns(release.metadata.get(q.file_name)) if with_metadata else {}
-                for row in config_rows(self.config.name, q, label_of):
+                for row in config_rows(self.config.rows, q, label_of):
                     rows.append(common | row | extra)
             table = pa.Table.from_pylist(rows, schema=schema)
             key = key_class(shard_index, 0) if key_class else shard_index

@@ -1,7 +1,7 @@
-"""What one Clotho-AQA row is in each configuration: features, row mapping, label vocabulary.
+"""What one Clotho-AQA row is in a configuration: features, row mapping, label vocabulary.
 
-Plain functions of the release's :class:`~clotho_aqa.release.Question` records, so the builder
-only reads, splits and writes.
+Plain functions of a configuration's :class:`~clotho_aqa.config.Rows` and the release's
+:class:`~clotho_aqa.release.Question` records, so the builder only reads, splits and writes.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from typing import Any, Iterable
 import datasets
 
 from builder_utils.builder import list_of
-from clotho_aqa.release import SAMPLING_RATE, YES_NO, ClipMetadata, Question
+from clotho_aqa.config import ANSWER, ClothoAQAConfig, Rows, registered
+from clotho_aqa.release import SAMPLING_RATE, ClipMetadata, Question
 
 logger = logging.getLogger(__name__)
 
@@ -20,11 +21,21 @@ logger = logging.getLogger(__name__)
 FILES_PER_SHARD = 256
 
 
-def config_features(config_name: str, with_metadata: bool, vocabulary: Iterable[str] = ()) -> datasets.Features:
-    """The features of one config; ``vocabulary`` names the classes of the single_word configs.
+def label_names(rows: Rows, vocabulary: Iterable[str] = ()) -> list[str]:
+    """The classes of a config's ``label``: yes/no, or ``vocabulary`` (the train single-word answers).
 
     Example:
-        >>> list(config_features("yes_no_majority", with_metadata=False)["label"].names)
+        >>> label_names(registered("yes_no_majority"), ["rain"]), label_names(registered("single_word"), ["rain"])
+        (['yes', 'no'], ['rain'])
+    """
+    return list(vocabulary if rows.classes is None else rows.classes)
+
+
+def config_features(rows: Rows, with_metadata: bool, vocabulary: Iterable[str] = ()) -> datasets.Features:
+    """The features of a config with these rows; ``vocabulary`` names the single-word classes.
+
+    Example:
+        >>> list(config_features(registered("yes_no_majority"), with_metadata=False)["label"].names)
         ['yes', 'no']
     """
     string = datasets.Value("string")
@@ -35,24 +46,18 @@ def config_features(config_name: str, with_metadata: bool, vocabulary: Iterable[
         "question_id": string,
         "question": string,
     }
-    per_answer = {"confidence": string, "annotator": datasets.Value("int8")}
-    per_question = {"answers": strings, "confidences": strings}
-    yes_no = datasets.ClassLabel(names=list(YES_NO))
-    words = datasets.ClassLabel(names=list(vocabulary))
-    columns |= {
-        "all": {"answer": string, **per_answer, "answer_type": string},
-        "questions": {
-            **per_question,
-            "majority_answer": string,
-            "unanimous": datasets.Value("bool"),
-            "answer_type": string,
-        },
-        "yes_no_unfiltered": {"label": yes_no, **per_answer},
-        "yes_no_unanimous": {"label": yes_no, **per_question},
-        "yes_no_majority": {"label": yes_no, **per_question},
-        "single_word": {"label": words, "answer": string, **per_answer},
-        "single_word_majority": {"label": words, **per_question},
-    }[config_name]
+    if rows.labelled:
+        columns["label"] = datasets.ClassLabel(names=label_names(rows, vocabulary))
+    if rows.unit == ANSWER:
+        if rows.classes is None:  # a yes/no label is the answer; a word outside the classes is label -1
+            columns["answer"] = string
+        columns |= {"confidence": string, "annotator": datasets.Value("int8")}
+    else:
+        columns |= {"answers": strings, "confidences": strings}
+        if not rows.labelled:
+            columns |= {"majority_answer": string, "unanimous": datasets.Value("bool")}
+    if len(rows.answer_types) > 1:
+        columns["answer_type"] = string
     if with_metadata:
         columns |= {
             "keywords": strings,
@@ -64,7 +69,7 @@ def config_features(config_name: str, with_metadata: bool, vocabulary: Iterable[
     return datasets.Features(columns)
 
 
-def config_rows(config_name: str, question: Question, label_of: dict[str, int]) -> list[dict[str, Any]]:
+def config_rows(rows: Rows, question: Question, label_of: dict[str, int]) -> list[dict[str, Any]]:
     """The config-specific columns of the rows one question contributes (possibly none).
 
     ``label_of`` maps an answer to its class index (yes/no or the single-word vocabulary);
@@ -72,37 +77,28 @@ def config_rows(config_name: str, question: Question, label_of: dict[str, int]) 
 
     Example:
         >>> q = Question("a.wav", 0, "Any rain?", ("yes", "no", "yes"), ("yes", "yes", "maybe"), "train", 2)
-        >>> config_rows("yes_no_majority", q, {"yes": 0, "no": 1})[0]["label"]
+        >>> config_rows(registered("yes_no_majority"), q, {"yes": 0, "no": 1})[0]["label"]
         0
     """
-    lists = {"answers": list(question.answers), "confidences": list(question.confidences)}
-    per_answer = [
-        {"answer": a, "confidence": c, "annotator": k}
-        for k, (a, c) in enumerate(zip(question.answers, question.confidences))
-    ]
-    kind = question.answer_type
-    if config_name == "all":
-        return [row | {"answer_type": kind} for row in per_answer]
-    if config_name == "questions":
-        return [
-            lists
-            | {"majority_answer": question.majority_answer, "unanimous": question.unanimous, "answer_type": kind}
-        ]
-    wanted = "yes_no" if config_name.startswith("yes_no") else "single_word"
-    if kind != wanted:
+    if not rows.keeps(question):
         return []
-    if config_name in ("yes_no_unfiltered", "single_word"):
-        rows = [row | {"label": label_of.get(row["answer"], -1)} for row in per_answer]
-        if config_name == "yes_no_unfiltered":
-            for row in rows:
+    if rows.unit == ANSWER:
+        out = [{"answer": a, "confidence": c, "annotator": k}
+               for k, (a, c) in enumerate(zip(question.answers, question.confidences))]
+        if rows.labelled:
+            out = [row | {"label": label_of.get(row["answer"], -1)} for row in out]
+        if rows.classes is not None:  # the label is the answer (no column of its own)
+            for row in out:
                 del row["answer"]
-        return rows
-    if config_name == "yes_no_unanimous" and not question.unanimous:
-        return []
-    majority = question.majority_answer
-    if majority is None:
-        return []
-    return [lists | {"label": label_of.get(majority, -1)}]
+    else:
+        lists = {"answers": list(question.answers), "confidences": list(question.confidences)}
+        if rows.labelled:
+            out = [lists | {"label": label_of.get(question.majority_answer, -1)}]
+        else:
+            out = [lists | {"majority_answer": question.majority_answer, "unanimous": question.unanimous}]
+    if len(rows.answer_types) > 1:
+        out = [row | {"answer_type": question.answer_type} for row in out]
+    return out
 
 
 def metadata_columns(meta: ClipMetadata | None) -> dict[str, Any]:
@@ -154,13 +150,14 @@ def shards(questions: list[Question], files_per_shard: int = FILES_PER_SHARD) ->
     return runs
 
 
-def warn_unlabelled(config_name: str, split: str, questions: list[Question], label_of: dict[str, int]) -> None:
+def warn_unlabelled(config: ClothoAQAConfig, split: str, questions: list[Question], label_of: dict[str, int]) -> None:
     """Log how many single-word answers of a split are outside the train vocabulary (label -1)."""
-    if not config_name.startswith("single_word"):
+    rows = config.rows
+    if not rows.labelled or rows.classes is not None:
         return
-    unknown = sorted({a for q in questions if q.answer_type == "single_word" for a in q.answers} - set(label_of))
+    unknown = sorted({a for q in questions if q.answer_type in rows.answer_types for a in q.answers} - set(label_of))
     if unknown:
         logger.warning(
             "%s: %d single-word answer(s) of the %s split never occur in train and get label -1, e.g. %r",
-            config_name, len(unknown), split, unknown[:5],
+            config.name, len(unknown), split, unknown[:5],
         )

@@ -27,9 +27,9 @@ from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
-from clotho_aqa.scoring import CONFIG_LABELLING, SPEC, TYPES, aqa_question
+from clotho_aqa.scoring import SPEC, TYPES, aqa_question
 
-__all__ = ["CONFIG_LABELLING", "SPEC", "TYPES", "aqa_question", "evaluate", "evaluate_demo", "main", "read_questions",
+__all__ = ["SPEC", "TYPES", "aqa_question", "evaluate", "evaluate_demo", "main", "read_questions",
            "write_evaluation"]
 
 COLUMNS = ("question_id", "question", "answers", "answer", "label", "answer_type", "annotator")
@@ -46,8 +46,11 @@ def read_questions(dataset, config: str) -> list[Question]:
         read_questions(load_exported("hub", "questions")["test"], "questions")[0].kind
         # -> 'yes_no'
     """
+    from clotho_aqa.config import registered  # the dataset is read: datasets is imported already
+
     columns = dataset.column_names
-    fixed_type = next((kind for kind in TYPES if config.startswith(kind)), None)
+    rows = registered(config)
+    fixed_type = rows.answer_types[0] if rows is not None and len(rows.answer_types) == 1 else None
     label_names = dataset.features["label"].names if "label" in columns else None
     grouped: dict[str, dict] = {}
     for row in dataset:
@@ -62,7 +65,7 @@ def read_questions(dataset, config: str) -> list[Question]:
     if not grouped:
         return []
     if any(entry["type"] is None for entry in grouped.values()):
-        raise EvaluationError(f"config {config!r} has no answer_type column and is not a yes_no/single_word config")
+        raise EvaluationError(f"config {config!r} has no answer_type column and is no configuration of one answer type")
     return [aqa_question(qid, e["question"], [normalize_answer(a) for a in e["answers"]], e["type"])
             for qid, e in grouped.items()]
 

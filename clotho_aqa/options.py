@@ -1,6 +1,6 @@
 """The options of the Clotho-AQA builder, declared once and importable without ``datasets``.
 
-The configuration names, the split strategies and the options (default, check and help, with
+The split strategies and the options (default, check and help, with
 :func:`builder_utils.options.option`) live here; :mod:`clotho_aqa.config` makes them a
 ``datasets.BuilderConfig``. Commands that build no dataset (``clotho-aqa splits``) take their
 flags from here and so start in a tenth of a second.
@@ -13,17 +13,6 @@ from dataclasses import dataclass
 from builder_utils.options import Choice, Flag, Integer, option
 from builder_utils.splits.settings import ANNEAL_ROUNDS
 
-#: Config name -> what one row is. The names are fixed; they are the labellings in use.
-CONFIG_DESCRIPTIONS: dict[str, str] = {
-    "all": "One row per annotator answer (3 per question), both question types.",
-    "questions": "One row per question: its 3 answers and confidences, the majority answer, unanimity.",
-    "yes_no_unfiltered": "Yes/no questions, one row per annotator answer (the paper's unfiltered setting).",
-    "yes_no_unanimous": "Yes/no questions whose 3 annotators agree, one row per question.",
-    "yes_no_majority": "Yes/no questions, one row per question labelled by majority vote.",
-    "single_word": "Single-word questions, one row per annotator answer (the authors' multiclass baseline).",
-    "single_word_majority": "Single-word questions where at least 2 of 3 annotators agree, one row per question.",
-}
-CONFIG_NAMES = tuple(CONFIG_DESCRIPTIONS)
 SPLIT_STRATEGIES = ("official", "recomputed")
 #: The fields that decide the rows (they key the cache).
 CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "refine_rounds", "skip_missing_audio")

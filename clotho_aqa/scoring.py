@@ -16,12 +16,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Labelling, Question, ScoringSpec, Section
-from clotho_aqa.answers import normalize_answer
+from clotho_aqa.answers import RULES, TYPES, normalize_answer
 
-__all__ = ["ANSWER_VOCABULARY", "CONFIG_LABELLING", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "VOCABULARY_FILE",
+__all__ = ["ANSWER_VOCABULARY", "EXTRACTION", "RULES", "SPEC", "TOP_K", "TYPES", "VOCABULARY_FILE",
            "aqa_question", "headline", "labelling", "read_vocabulary"]
 
-TYPES = ("yes_no", "single_word")
 TOP_K = 5
 EXTRACTION = ("yes/no: the first yes/no word of the answer span; single word: the span normalised like the "
               "builder's answers (clotho_aqa.answers.normalize_answer), punctuation and a leading article removed, "
@@ -48,19 +47,6 @@ def read_vocabulary(path: str | Path = VOCABULARY_FILE) -> frozenset[str]:
 #: question at a time reads "It is metal." as ``metal`` just as ``evaluate`` does.
 ANSWER_VOCABULARY = read_vocabulary()
 
-#: The labellings by their short name (the rewards' ``labelling=``): rule and description.
-RULES = {
-    "unfiltered": ("each", "every annotator answer is a target"),
-    "unanimous": ("unanimous", "questions whose 3 annotators agree"),
-    "majority": ("majority", "the majority vote (>= 2 of 3 agree)"),
-    "any_of_3": ("any", "right if it matches any annotator's answer"),
-}
-#: Each configuration's own labelling: the headline (``overall``) of its report.
-CONFIG_LABELLING = {"all": "unfiltered", "questions": "unfiltered", "yes_no_unfiltered": "unfiltered",
-                    "yes_no_unanimous": "unanimous", "yes_no_majority": "majority", "single_word": "unfiltered",
-                    "single_word_majority": "majority"}
-
-
 def labelling(name: str, kind: str | None = None) -> Labelling:
     """The labelling ``name`` (a key of :data:`RULES`), over one question type or both.
 
@@ -77,16 +63,21 @@ def labelling(name: str, kind: str | None = None) -> Labelling:
 
 
 def headline(config: str) -> Labelling:
-    """The labelling of ``overall`` for ``config``: its own (majority for ``yes_no_majority`` ...).
+    """The labelling of ``overall`` for the configuration called ``config``: its own, over its
+    answer types (:class:`clotho_aqa.config.Rows`); unfiltered over both for no configuration.
 
     Example:
-        >>> headline("yes_no_majority").name, headline("questions").name
-        ('majority', 'unfiltered')
+        >>> headline("yes_no_majority").name, headline("yes_no_majority").kinds, headline("questions").name
+        ('majority', ('yes_no',), 'unfiltered')
     """
-    name = CONFIG_LABELLING.get(config, "unfiltered")
-    fixed = next((kind for kind in TYPES if config.startswith(kind)), None)
+    rows = None
+    if config:
+        from clotho_aqa.config import registered  # here: the configurations import datasets, the spec does not
+
+        rows = registered(config)
+    name = "unfiltered" if rows is None else rows.labelling
     rule, description = RULES[name]
-    return Labelling(name, rule, None if fixed is None else (fixed,), description=description)
+    return Labelling(name, rule, None if rows is None else rows.answer_types, description=description)
 
 
 #: How Clotho-AQA is scored: yes/no and single-word extraction (the builder's spelling rule, the

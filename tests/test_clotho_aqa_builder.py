@@ -6,6 +6,7 @@ import csv
 import importlib.util
 import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -422,3 +423,57 @@ def test_answers_are_normalised_with_a_warning(release, tmp_path, caplog, spelli
     rows_of_question = [r for r in dsets["validation"].remove_columns("audio")
                         if (r["file_name"], r["question"]) == (rows[first][0], rows[first][1])]
     assert [r["answers"] for r in rows_of_question] == [[word] * 3]
+
+
+NEW_ENTRY = '''    _config("single_word_unanimous", ("single_word",), QUESTION, "unanimous",
+            "Single-word questions whose 3 annotators agree, one row per question."),
+'''
+NEW_CONFIG = """
+import json, sys
+from builder_utils.hub import export_builder, load_exported
+from clotho_aqa import CONFIG_NAMES, ClothoAQA, evaluate
+release, out = sys.argv[1:]
+export_builder(ClothoAQA, out + "/hub", card_template="clotho_aqa", data_dir=release,
+               configs=["single_word_unanimous"], cache_dir=out + "/cache", progress=False)
+splits = load_exported(out + "/hub", "single_word_unanimous", cache_dir=out + "/cache")
+label = splits["train"].features["label"]
+report = evaluate.evaluate(out + "/hub", "single_word_unanimous", "train", cache_dir=out + "/cache")
+print(json.dumps({
+    "package": evaluate.__file__, "names": CONFIG_NAMES, "columns": list(splits["train"].features),
+    "classes": label.names, "card": open(out + "/hub/README.md").read(),
+    "rows": {s: [[label.int2str(r["label"]), r["answers"]] for r in d.remove_columns("audio")]
+             for s, d in splits.items()},
+    "headline": report["labelling"]["name"], "questions": report["baselines"]["majority"]["overall"]["questions"],
+}))
+"""
+
+
+def test_a_new_configuration_is_one_entry_in_builder_configs(release, tmp_path):
+    """Issue 31: a copy of the package with one more entry in BUILDER_CONFIGS, and nothing else
+    changed, builds, exports (with its description in the card) and evaluates (under its own
+    labelling) the new configuration, in a fresh interpreter."""
+    root = Path(__file__).resolve().parent.parent
+    copy = tmp_path / "package"
+    shutil.copytree(root / "clotho_aqa", copy / "clotho_aqa", ignore=shutil.ignore_patterns("__pycache__"))
+    config = copy / "clotho_aqa" / "config.py"
+    source = config.read_text(encoding="utf-8")
+    end = source.index("\n]\nCONFIG_NAMES") + 1
+    config.write_text(source[:end] + NEW_ENTRY + source[end:], encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(copy), str(root)])}
+    done = subprocess.run([sys.executable, "-c", NEW_CONFIG, str(release.root), str(tmp_path / "out")],
+                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    assert found["package"].startswith(str(copy)) and found["names"][-1] == "single_word_unanimous"
+    assert found["columns"] == BASE + ["label", "answers", "confidences"] + METADATA
+    groups = csv_groups(release.root)
+    expected = {split: [(answers[0], answers) for _, _, answers, _ in items
+                        if not set(answers) <= {"yes", "no"} and len(set(answers)) == 1]
+                for split, items in groups.items()}
+    assert expected["train"] and len(expected["train"]) < sum(not set(g[2]) <= {"yes", "no"} for g in groups["train"])
+    found_rows = {split: [tuple(row) for row in rows] for split, rows in found["rows"].items()}
+    assert found_rows == {split: rows for split, rows in expected.items() if rows}  # an empty split is left out
+    assert found["classes"] == sorted({a for _, _, answers, _ in groups["train"] if not set(answers) <= {"yes", "no"}
+                                       for a in answers})
+    assert "Single-word questions whose 3 annotators agree, one row per question." in found["card"]
+    assert found["headline"] == "unanimous" and found["questions"] == len(expected["train"])

@@ -24,6 +24,7 @@ from clevr_math import rewards as math_rewards
 from clotho_aqa import ClothoAQA
 from clotho_aqa import evaluate as aqa_eval
 from clotho_aqa import rewards as aqa_rewards
+from clotho_aqa.config import registered
 from clotho_aqa.synth import write_synthetic_release
 
 CONFIGS = ["questions", "all", "yes_no_unfiltered", "yes_no_unanimous", "yes_no_majority", "single_word",
@@ -69,12 +70,13 @@ def test_clotho_headline_is_the_configs_own_labelling(data, config):
     full = aqa_eval.evaluate(data["clotho"], "questions", predictions=predictions, cache_dir=data["cache"])
     report = aqa_eval.evaluate(data["clotho"], config, predictions=predictions, cache_dir=data["cache"],
                                ignore_extra_ids=True)
-    name = aqa_eval.CONFIG_LABELLING[config]
+    rows = registered(config)
+    name = rows.labelling
     assert report["labelling"]["name"] == report["overall"]["labelling"] == name
     known = {q.question_id for q in aqa_eval.read_questions(
         load_exported(data["clotho"], config, cache_dir=data["cache"])["test"].remove_columns("audio"), config)}
     assert report["ignored_ids"] == len(predictions) - len(known)
-    kinds = [k for k in aqa_eval.TYPES if config.startswith(k)] or list(aqa_eval.TYPES)
+    kinds = list(rows.answer_types)
     expected = [full["by_labelling"][f"{k}/{name}"] for k in kinds]
     assert report["overall"]["correct"] == sum(s["correct"] for s in expected)
     assert report["overall"]["total"] == sum(s["total"] for s in expected)
