@@ -23,7 +23,6 @@ from collections.abc import Callable, Sequence
 
 from builder_utils.cli_support import report_error
 from builder_utils.command import EXPORT_HELP, PUSH_HELP
-from builder_utils.hub.prompt_config import PromptAudioOptions
 from builder_utils.options import add_builder_flags, add_option_flags, builder_kwargs_from_args
 from builder_utils.interrupt import exit_status, stop_on_signals
 
@@ -248,6 +247,8 @@ def add_media_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
         help="answer-format instruction in the system turn of the prompts configs (RL): think_answer "
         "(<think>..</think><answer>..</answer>), boxed (\\boxed{}) or plain (no system turn)",
     )
+    from builder_utils.hub.prompt_config import PromptAudioOptions  # with the export's modules: numpy, datasets
+
     add_option_flags(parser, cls=PromptAudioOptions)
     return parser
 
