@@ -215,6 +215,15 @@ def test_card_states_the_data_source_and_how_to_install(exports, name):
         assert "pip install ./clevr-clotho-qa" in text
 
 
+def test_card_names_the_renderer_of_a_synthetic_world(exports):
+    # The CLEVR-Math fixtures are Pillow-rendered worlds: the card says which renderer drew the
+    # images and that its look is stylised, not CLEVR's, in a paragraph of its own.
+    for name in (n for n in EXPORTS if "clevr" in n):
+        text = (exports / name / "README.md").read_text(encoding="utf-8")
+        assert "drawn by this package's Pillow renderer, a stylised look" in text
+        assert "\n\n**Which renderer made the images.**" in text
+
+
 def test_data_source_of_the_real_inputs_is_the_release(tmp_path):
     # Without data_dir the builders read the real releases, and say so.
     assert ClevrMath(config_name="general").data_source().startswith("Scenes and images are CLEVR v1.0")
