@@ -7,6 +7,7 @@ checkouts (no index pass) print what they have.
 """
 import argparse
 import os
+import resource
 import shutil
 import tempfile
 import time
@@ -71,6 +72,7 @@ def main():
         )
     finally:
         shutil.rmtree(out)
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
 
 
 if __name__ == "__main__":

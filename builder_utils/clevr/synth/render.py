@@ -149,15 +149,20 @@ def _sphere_sprite(camera: Camera, base: tuple[int, int, int], metal: bool) -> I
     return Image.fromarray(rgba, "RGBA")
 
 
-def _srgb(linear: float) -> int:
-    """A linear intensity (0..1, clipped) as an 8-bit sRGB value (the sRGB transfer curve)."""
-    c = min(1.0, max(0.0, linear))
-    return int(255.0 * (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055) + 0.5)
-
-
 def _srgb_array(linear: np.ndarray) -> np.ndarray:
+    """Linear intensities (0..1, clipped) as sRGB values 0..255 (the sRGB transfer curve)."""
     c = np.clip(linear, 0.0, 1.0)
     return 255.0 * np.where(c <= 0.0031308, 12.92 * c, 1.055 * c ** (1 / 2.4) - 0.055)
+
+
+# the curve tabulated: a face's colour is one look-up per channel, not a power
+_SRGB_STEPS = 8192
+_SRGB_TABLE = (_srgb_array(np.arange(_SRGB_STEPS + 1) / _SRGB_STEPS) + 0.5).astype(int).tolist()
+
+
+def _srgb(linear: float) -> int:
+    """A linear intensity (0..1, clipped) as an 8-bit sRGB value."""
+    return _SRGB_TABLE[int(min(1.0, max(0.0, linear)) * _SRGB_STEPS + 0.5)]
 
 
 def _linear(name: str) -> tuple[float, float, float]:
@@ -213,9 +218,9 @@ def _check_object(scene: dict, i: int, obj) -> tuple:
 
 
 def _screen(camera: Camera, points, scale: int) -> list[tuple[float, float]]:
-    if len(points) < 6:
+    if len(points) <= 16:
         return [(px * scale, py * scale) for px, py, _ in map(camera.project_point, points)]
-    # one numpy projection costs about as much as five pure-Python ones
+    # one numpy projection costs about as much as a dozen pure-Python ones
     return [tuple(p) for p in (camera.project(np.asarray(points))[:, :2] * scale).tolist()]
 
 
@@ -311,8 +316,8 @@ def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, f
 def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, flat) -> None:
     n = CYLINDER_SEGMENTS
     bottom = [(x + r * ca, y + r * sa, 0.0) for ca, sa in _CYLINDER_RING]
-    top = [(bx, by, 2 * r) for bx, by, _ in bottom]
-    sb, st = _screen(camera, bottom, scale), _screen(camera, top, scale)
+    rings = _screen(camera, bottom + [(bx, by, 2 * r) for bx, by, _ in bottom], scale)  # one projection
+    sb, st = rings[:n], rings[n:]
     if flat is not None:
         # the visible side strips and the lid tile the outline of both rings: both rings and the
         # band between their leftmost and rightmost points (the camera has no roll, so upright
