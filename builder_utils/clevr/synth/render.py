@@ -322,23 +322,31 @@ def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, flat) -> No
         # the visible side strips and the lid tile the outline of both rings: both rings and the
         # band between their leftmost and rightmost points (the camera has no roll, so upright
         # edges stay near upright: these are the tangent points to within a fraction of a pixel)
-        left = min(range(n), key=lambda k: sb[k][0] + st[k][0])
-        right = max(range(n), key=lambda k: sb[k][0] + st[k][0])
+        xs = [b[0] + t[0] for b, t in zip(sb, st)]
+        left, right = xs.index(min(xs)), xs.index(max(xs))
         for poly in (sb, st, [sb[left], sb[right], st[right], st[left]]):
             draw.polygon(poly, fill=flat, outline=flat)
         return
     cx, cy, _ = camera.location
+    matte = None if metal else _matte_side_colours(base, light)
     for k, (nx, ny) in enumerate(_CYLINDER_NORMALS):
         centre = (x + r * nx, y + r * ny, r)
         if nx * (cx - centre[0]) + ny * (cy - centre[1]) <= 0:
             continue
-        colour = _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.35)
+        colour = matte[k] if matte else _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.35)
         j = (k + 1) % n
         draw.polygon([sb[k], sb[j], st[j], st[k]], fill=colour, outline=colour)
     top_colour = _face_colour(base, (0.0, 0.0, 1.0), (x, y, 2 * r), light, camera, metal, glint=0.08)
     draw.polygon(st, fill=top_colour, outline=top_colour)
     if metal:
         _outline(draw, st, _tone(base, 0.9, 0.06), scale)
+
+
+@lru_cache(maxsize=64)
+def _matte_side_colours(base: tuple[float, float, float], light: tuple[float, float, float]) -> list[tuple]:
+    # a rubber strip's colour depends on its normal alone, and the strips' normals are fixed
+    return [_tone(base, RUBBER_AMBIENT + RUBBER_DIFFUSE * max(0.0, nx * light[0] + ny * light[1]))
+            for nx, ny in _CYLINDER_NORMALS]
 
 
 _SHADOW_RING = [(math.cos(2 * math.pi * k / 16), math.sin(2 * math.pi * k / 16)) for k in range(16)]
@@ -427,8 +435,12 @@ def visible_pixels(scene: dict, camera: Camera = DEFAULT_CAMERA) -> list[int]:
         >>> min(visible_pixels(generate_scene(0, "val", 0))) >= 200
         True
     """
+    index_map = object_index_map(scene, camera)
+    box = index_map.getbbox()  # the objects' part of the image: counting it alone halves the cost
+    if box is None:
+        return [0] * len(scene["objects"])
     # Pillow's histogram of an L image counts every value at once, ~20 times faster than numpy
-    return object_index_map(scene, camera).histogram()[1:len(scene["objects"]) + 1]
+    return index_map.crop(box).histogram()[1:len(scene["objects"]) + 1]
 
 
 def render_scene(scene: dict, path_or_file: str | os.PathLike | BinaryIO, camera: Camera = DEFAULT_CAMERA) -> None:
