@@ -79,8 +79,8 @@ _LICENSE = "CC BY 4.0 (CLEVR images and scenes)"
 
 #: How a card names the renderer a synthetic world's scene files record (``info.renderer``).
 _RENDERED_BY = {
-    "pillow": "drawn by this package's Pillow renderer, a stylised look (flat-shaded solids, soft blob "
-              "shadows, highlights instead of reflections), not CLEVR's",
+    "pillow": "drawn by this package's Pillow renderer in a stylised look: flat-shaded solids, soft blob "
+              "shadows, highlights instead of reflections, not CLEVR's path-traced images",
     "blender": "path-traced by Blender's Cycles in a CLEVR-like studio (`--renderer blender`)",
 }
 
@@ -183,9 +183,9 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
                     renderers.add(named.group(1).decode() if named else "pillow")
         if synthetic:
             drawn = "; ".join(_RENDERED_BY.get(name, f"rendered by the `{name}` renderer") for name in sorted(renderers))
-            scenes = ("Scenes and images come from a synthetic CLEVR-style world written by `clevr-math synth` "
-                      f"(scene graphs drawn from a seed; images {drawn}), not from CLEVR v1.0: "
-                      "use it to try the pipeline, not to report results.")
+            scenes = ("Scenes and images come from a synthetic CLEVR-style world written by `clevr-math synth`, "
+                      f"not from CLEVR v1.0: scene graphs drawn from a seed, images {drawn}. Use it to try the "
+                      "pipeline, not to report results.")
         else:
             scenes = ("Scenes and images are CLEVR v1.0 (train and validation scenes for the train and validation "
                       "splits; the test split uses newly rendered scenes when they are given).")

@@ -143,10 +143,10 @@ def _counted(chunks: Iterator[list[dict]], bar: tqdm) -> Iterator[dict]:
         yield from chunk
 
 
-def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
+def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
     # streamed scene by scene so that 70,000 scenes never sit in memory at once; the bytes equal
     # json.dumps({"info": ..., "scenes": [...]}) with the default separators
-    head = json.dumps({"info": scene_file_info(split), "scenes": []})[: -len("[]}")]
+    head = json.dumps({"info": scene_file_info(split, renderer), "scenes": []})[: -len("[]}")]
     with atomic_output(path) as fh:
         fh.write(head + "[")
         for i, scene in enumerate(scenes):
