@@ -3,15 +3,16 @@ answer, chain of thought, order) for each shipped template set under flags that 
 different code paths (answer bounds and post prompts, several instances per template with
 small balancing windows, a small search budget with many templates per image).
 
+All were pinned again (issue 28) when the synthetic scenes they are asked about changed, not
+the generator: scenes are now 480x320 (``pixel_coords`` in CLEVR v1.0's frame), and a scene
+where an object shows fewer than CLEVR's 200 pixels is placed again, so some of the 16 differ.
+
 The ``clevr`` digests were computed with the generator as it was before its speed-up (issue
 24), so they also prove that the faster search, texts and chains of thought consume the
 random stream exactly as before. The CLEVR-Math sets' were pinned again once, when a filter's
 ``OUT_RANGE`` became part of its options (``Step.sizes``): the search no longer draws empty
 keys and too small selections that the range refused one by one, which changes the random
-stream, not what can be asked (tests/test_clevr_search_replay.py). All were pinned again (issue 28)
-when the synthetic scenes they are asked about changed, not the generator: scenes are now
-480x320 (``pixel_coords`` in CLEVR v1.0's frame) and a scene where an object shows fewer than
-CLEVR's 200 pixels is placed again, so some of the 16 scenes differ. A change that is meant to
+stream, not what can be asked (tests/test_clevr_search_replay.py). A change that is meant to
 alter questions updates them, and says so. ``benchmarks/compare_generate.py`` makes the same comparison against another checkout,
 on real scene files, through the command line.
 """
