@@ -23,6 +23,7 @@ while unchanged, nothing else.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -36,11 +37,14 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
+from builder_utils.options import Integer, add_option_flags, check_options, option, options_from_args
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
+from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
+from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT
 
 logger = logging.getLogger(__name__)
 
@@ -50,16 +54,52 @@ VERSION = "1.0"
 DATE = "synthetic"
 CHUNK_SIZE = 64
 COMMAND = "clevr-math synth"
+#: The renderer that draws the images of a synthetic world, named in its scene files' ``info``.
+RENDERER = "pillow"
+# bounds of the image options: 4096 px a side keeps an image (and its 2x working copy) far below
+# Pillow's decompression-bomb limit; a floor above a whole image's pixels could never be met
+MAX_IMAGE_SIDE = 4096
+MAX_MIN_PIXELS_PER_OBJECT = 480 * 320
 
 
-def scene_file_info(split: str) -> dict[str, str]:
-    """The ``info`` block of a synthetic scene file.
+@dataclasses.dataclass(frozen=True)
+class ImageOptions:
+    """The images of a synthetic world: their size and CLEVR's visibility floor.
 
     Example:
-        >>> scene_file_info("val")["split"]
-        'val'
+        >>> ImageOptions().width, ImageOptions().height, ImageOptions().min_pixels_per_object
+        (480, 320, 200)
+        >>> ImageOptions(width=5)
+        Traceback (most recent call last):
+        ...
+        ValueError: width must be an integer in 16..4096, got 5
     """
-    return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE}
+
+    width: int = option(IMAGE_WIDTH, Integer(16, maximum=MAX_IMAGE_SIDE),
+                        "image width in pixels (default %(default)s, CLEVR v1.0's)", group="images")
+    height: int = option(IMAGE_HEIGHT, Integer(16, maximum=MAX_IMAGE_SIDE),
+                         "image height in pixels (default %(default)s, CLEVR v1.0's)", group="images")
+    min_pixels_per_object: int = option(
+        DEFAULT_MIN_PIXELS_PER_OBJECT, Integer(0, maximum=MAX_MIN_PIXELS_PER_OBJECT),
+        "CLEVR's visibility floor: a scene where an object shows fewer pixels (counted at 480x320, scaled to the "
+        "image's area) is placed again; 0: no check (default %(default)s, CLEVR's)", group="images")
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+    def camera(self) -> Camera:
+        """The camera that draws images of this size."""
+        return Camera(width=self.width, height=self.height)
+
+
+def scene_file_info(split: str, renderer: str = RENDERER) -> dict[str, str]:
+    """The ``info`` block of a synthetic scene file: it names the renderer of the images.
+
+    Example:
+        >>> scene_file_info("val")["split"], scene_file_info("val")["renderer"]
+        ('val', 'pillow')
+    """
+    return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE, "renderer": renderer}
 
 
 def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[str, int]:
@@ -78,19 +118,23 @@ def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[
     return counts
 
 
-def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None) -> list[dict]:
+def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None,
+                images: ImageOptions) -> list[dict]:
+    camera = images.camera()
     scenes = []
     for index in range(start, stop):
-        scene = generate_scene(seed, split, index)
+        # the scene graph is kept only once every object shows enough pixels, with or without images
+        scene = generate_scene(seed, split, index, camera, min_pixels_per_object=images.min_pixels_per_object)
         if image_dir is not None:
-            render_scene(scene, Path(image_dir) / scene["image_filename"])
+            render_scene(scene, Path(image_dir) / scene["image_filename"], camera)
         scenes.append(scene)
     return scenes
 
 
-def _chunks(seed: int, split: str, count: int, image_dir: Path | None) -> list[tuple]:
+def _chunks(seed: int, split: str, count: int, image_dir: Path | None, images: ImageOptions) -> list[tuple]:
     where = None if image_dir is None else str(image_dir)
-    return [(seed, split, start, min(start + CHUNK_SIZE, count), where) for start in range(0, count, CHUNK_SIZE)]
+    return [(seed, split, start, min(start + CHUNK_SIZE, count), where, images)
+            for start in range(0, count, CHUNK_SIZE)]
 
 
 def _counted(chunks: Iterator[list[dict]], bar: tqdm) -> Iterator[dict]:
@@ -99,10 +143,10 @@ def _counted(chunks: Iterator[list[dict]], bar: tqdm) -> Iterator[dict]:
         yield from chunk
 
 
-def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
+def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
     # streamed scene by scene so that 70,000 scenes never sit in memory at once; the bytes equal
     # json.dumps({"info": ..., "scenes": [...]}) with the default separators
-    head = json.dumps({"info": scene_file_info(split), "scenes": []})[: -len("[]}")]
+    head = json.dumps({"info": scene_file_info(split, renderer), "scenes": []})[: -len("[]}")]
     with atomic_output(path) as fh:
         fh.write(head + "[")
         for i, scene in enumerate(scenes):
@@ -131,6 +175,7 @@ def write_clevr_folder(
     *,
     overwrite: bool = False,
     dask: str | None = None,
+    images: ImageOptions | None = None,
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
@@ -139,7 +184,8 @@ def write_clevr_folder(
     ``num_proc`` worker processes, or ``dask`` (``"local"``: a LocalCluster of ``num_proc``
     processes; or a scheduler address) render in parallel with the same bytes. Only what synth
     wrote there (the folder's record) is replaced without ``overwrite``; a user's file beside
-    ours stays.
+    ours stays. ``images``: the image size and the visibility floor (:class:`ImageOptions`; by default
+    CLEVR's 480x320 and 200 pixels); the scene graphs depend on them, not on ``render``.
 
     Example:
         >>> import tempfile
@@ -151,6 +197,9 @@ def write_clevr_folder(
         ['CLEVR_val_000000.png']
     """
     counts = _counts(num_scenes, splits)
+    images = ImageOptions() if images is None else images
+    if not isinstance(images, ImageOptions):
+        raise ValueError(f"images must be an ImageOptions, got {type(images).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
@@ -177,7 +226,7 @@ def write_clevr_folder(
                     if image_dir is not None:
                         image_dir.mkdir(parents=True, exist_ok=True)
                     # results come back in task order, so the file does not depend on scheduling
-                    results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
+                    results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir, images), num_workers=num_proc,
                                           client=client)
                     _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
         finally:
@@ -226,6 +275,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                              "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
+    add_option_flags(parser, cls=ImageOptions)
     return add_version(parser)
 
 
@@ -253,6 +303,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
         if split not in SPLITS:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
     try:
+        images = options_from_args(args, ImageOptions)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
             missing = [split for split in required_splits if split not in named]
             if missing:
@@ -271,6 +325,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 num_proc=args.num_proc,
                 overwrite=args.overwrite,
                 dask=args.dask,
+                images=images,
             )
             logger.info("wrote synthetic CLEVR to %s", root)
     except (ValueError, OSError, DaskUnavailable) as exc:
