@@ -30,7 +30,7 @@ earlier version's own mechanism) is refused with a message saying how to re-crea
 
 Public API (other modules rely on these names):
 
-- :class:`OutputFolder` ``(root, command, *, create=True, single_file=False)``: a context manager taking the lock;
+- :class:`OutputFolder` ``(root, command, *, create=True, single_file=False, resume=None)``: a context manager taking the lock;
   ``.record`` (path -> :class:`Entry`), ``.is_ours(path)``, ``.difference(entry)``,
   ``.check_target(path, overwrite=False, ours=None)``, ``.staging()``, ``.commit(staging, files,
   *, remove=(), hashes=None, overwrite=False, allow=(), ours=None)``, ``.write_file(path, data, ...)``,
@@ -373,10 +373,17 @@ class OutputFolder:
         []
     """
 
-    def __init__(self, root: str | os.PathLike, command: str, *, create: bool = True, single_file: bool = False):
+    def __init__(self, root: str | os.PathLike, command: str, *, create: bool = True, single_file: bool = False,
+                 resume: str | None = None):
         self.root = Path(root)
         self.command = command
         self.create = create
+        # A run that can be resumed (a long render) names its staging folder by ``resume``, a key
+        # of what it makes: a failed or killed run leaves that folder, and the next run with the
+        # same key takes it up (its finished files are kept); another key's is removed as usual.
+        if resume is not None and (not resume or not all(c.isalnum() or c == "-" for c in resume)):
+            raise ValueError(f"resume must be letters, digits and '-', got {resume!r}")
+        self.resume = resume
         # A single-file output (a question file in the user's folder) whose content marks it as
         # ours: no record and no folder lock (parallel runs into one folder are usual); each
         # staging folder is still locked by its own process.
@@ -452,7 +459,8 @@ class OutputFolder:
 
     def _close(self, failed: bool) -> None:
         for staging in self._stagings:
-            _remove_tree(staging)
+            if not (failed and staging.name == self._resume_name()):
+                _remove_tree(staging)
         self._stagings.clear()
         for fd in self._marker_fds:
             os.close(fd)
@@ -481,6 +489,8 @@ class OutputFolder:
         if pending is not None:
             self._roll_forward(pending, check_staged=True)
         for child in sorted(self.root.glob(STAGING_PREFIX + "*")):
+            if child.name == self._resume_name():
+                continue  # taken up by staging()
             marker = child / MARKER
             if not child.is_dir() or child.is_symlink() or marker.is_symlink() or not marker.is_file():
                 continue
@@ -605,12 +615,26 @@ class OutputFolder:
 
     # -- writing ---------------------------------------------------------------------------
 
+    def _resume_name(self) -> str | None:
+        return None if self.resume is None else f"{STAGING_PREFIX}resume-{self.resume}"
+
     def staging(self) -> Path:
-        """A new staging folder inside the output folder (removed when the folder is closed)."""
+        """A new staging folder inside the output folder (removed when the folder is closed).
+
+        With ``resume``, the first one is the resumable folder: what a failed run with the same
+        key left there (under our marker) is kept, and it stays when this run fails too."""
         if self._fd is None and not self.single_file:
             raise OwnershipError(f"{_shown(self.root)}: open the output folder (with OutputFolder(...)) before staging")
+        name = self._resume_name()
         try:
-            staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
+            if name is not None and not any(s.name == name for s in self._stagings):
+                staging = self.root / name
+                if staging.is_symlink() or (os.path.lexists(staging) and not (
+                        staging.is_dir() and (staging / MARKER).is_file() and not (staging / MARKER).is_symlink())):
+                    raise OwnershipError(f"{_shown(staging)}: not a staging folder of ours; move it away")
+                staging.mkdir(exist_ok=True)
+            else:
+                staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
             (staging / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
             # held until the folder is closed: the lock dies with the process, so the next run
             # can tell a dead run's staging folder from a live one

@@ -23,6 +23,7 @@ write are removed while unchanged, nothing else.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -36,11 +37,16 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
+from builder_utils.options import add_option_flags, options_from_args
 from builder_utils.ownership import OutputFolder, check_output
 
-from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
+from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
+from .blender import FAILED, BlenderJob, BlenderRenderer, BlenderSettings, BlenderUnavailable, SceneRenderFailed, \
+    find_blender, render_chunk, renderer_for
+from .options import SynthOptions
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
+from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +55,7 @@ VERSION = "1.0"
 # a fixed stamp rather than today's date, so that one seed always gives the same bytes
 DATE = "synthetic"
 CHUNK_SIZE = 64
+BLENDER_CHUNK_SIZE = 4
 COMMAND = "clevr-math synth"
 
 
@@ -93,10 +100,38 @@ def _chunks(seed: int, split: str, count: int, image_dir: Path | None) -> list[t
     return [(seed, split, start, min(start + CHUNK_SIZE, count), where) for start in range(0, count, CHUNK_SIZE)]
 
 
-def _counted(chunks: Iterator[list[dict]], bar: tqdm) -> Iterator[dict]:
+def _blender_chunks(seed: int, split: str, count: int, image_dir: Path, progress_dir: Path,
+                    job: BlenderJob) -> list[tuple]:
+    # a few scenes a task: Blender takes seconds a scene, and a task is what a re-run resumes
+    size = BLENDER_CHUNK_SIZE
+    return [(seed, split, start, min(start + size, count), str(image_dir), str(progress_dir), job)
+            for start in range(0, count, size)]
+
+
+def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None = None) -> Iterator[dict]:
     for chunk in chunks:
         bar.update(len(chunk))
-        yield from chunk
+        for scene in chunk:
+            if FAILED in scene:
+                failed.append(scene[FAILED])
+            else:
+                yield scene
+
+
+def _blender_job(options: SynthOptions, num_workers: int, dask: str | None, min_pixels_per_object: int) -> BlenderJob:
+    """The Blender run's settings, its interpreter found and started once here, before anything is
+    written, so that a missing or wrong one is one line (:class:`BlenderUnavailable`)."""
+    command = tuple(find_blender(options.blender))
+    local = dask is None or dask == "local"
+    # the cores of this machine shared between its workers; on a remote cluster, Blender's choice
+    threads = max(1, (os.cpu_count() or 1) // num_workers) if local and num_workers > 1 else 0
+    settings = BlenderSettings(samples=options.samples, device=options.device, threads=threads)
+    if in_this_process(2, num_workers=num_workers, dask=dask):
+        renderer_for(command, settings).start()  # kept: this process renders
+    else:
+        with BlenderRenderer(command, settings) as probe:
+            probe.start()
+    return BlenderJob(command, settings, min_pixels_per_object)
 
 
 def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
@@ -142,6 +177,10 @@ def write_clevr_folder(
     *,
     overwrite: bool = False,
     dask: str | None = None,
+    renderer: str = "pillow",
+    samples: int = 8,
+    device: str = "cpu",
+    blender: str | os.PathLike | None = None,
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
@@ -150,6 +189,12 @@ def write_clevr_folder(
     ``num_proc`` worker processes, or ``dask`` (``"local"``: a LocalCluster of ``num_proc``
     processes; or a scheduler address) render in parallel with the same bytes. A non-empty
     ``out_dir`` needs ``overwrite=True``, which replaces only what synth wrote there.
+
+    ``renderer="blender"`` renders with Blender's Cycles in CLEVR's look (``samples``,
+    ``device`` ``"cpu"``/``"gpu"``, ``blender``: the interpreter, see
+    :func:`~builder_utils.clevr.synth.blender.find_blender`), one Blender process per worker.
+    Such a run that fails or is killed is resumed by the same call: the images it finished are
+    kept; a scene that fails every attempt is named (:class:`SceneRenderFailed`).
 
     Example:
         >>> import tempfile
@@ -165,16 +210,22 @@ def write_clevr_folder(
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
         raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
+    options = SynthOptions(renderer=renderer, samples=samples, device=device,
+                           blender=None if blender is None else os.fspath(blender))
     root = check_output(out_dir, "--out")
     if dask is not None:
         require_dask()  # before anything is written
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
     planned = _planned_files(counts, render)
-    with OutputFolder(root, COMMAND) as out:
+    job = None
+    if render and options.renderer == "blender":
+        job = _blender_job(options, num_proc, dask, DEFAULT_MIN_PIXELS_PER_OBJECT)
+    failed: list[str] = []
+    with OutputFolder(root, COMMAND, resume=None if job is None else job.resume_key(seed)) as out:
         _check_out_dir(out, planned, overwrite)
         staging = out.staging()
-        (staging / "scenes").mkdir()
+        (staging / "scenes").mkdir(exist_ok=True)
         bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress,
                    desc="synthetic CLEVR")
         try:
@@ -185,12 +236,22 @@ def write_clevr_folder(
                     image_dir = staging / "images" / split if render else None
                     if image_dir is not None:
                         image_dir.mkdir(parents=True, exist_ok=True)
+                    if job is None:
+                        fn, tasks = _make_chunk, _chunks(seed, split, count, image_dir)
+                    else:
+                        progress_dir = staging / "progress" / split  # the scenes finished, for a re-run
+                        progress_dir.mkdir(parents=True, exist_ok=True)
+                        fn, tasks = render_chunk, _blender_chunks(seed, split, count, image_dir, progress_dir, job)
                     # results come back in task order, so the file does not depend on scheduling
-                    results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
-                                          client=client)
-                    _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+                    results = ordered_map(fn, tasks, num_workers=num_proc, client=client)
+                    _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split,
+                                      _counted(results, bar, failed))
         finally:
             bar.close()
+        if failed:
+            shown = "; ".join(failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+            raise SceneRenderFailed(f"{len(failed)} scene(s) not rendered: {shown}. Run the same command again: "
+                                    "the images finished are kept and only the rest is rendered")
         stale = [path for path, entry in out.record.items() if entry.command == COMMAND]
         out.commit(staging, dict.fromkeys(planned), remove=stale)
     return root
@@ -236,6 +297,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--overwrite", action="store_true",
                         help="write into a non-empty --out, replacing only what synth wrote there before")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
+    add_option_flags(parser, cls=SynthOptions)
     return add_version(parser)
 
 
@@ -281,9 +343,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 num_proc=args.num_proc,
                 overwrite=args.overwrite,
                 dask=args.dask,
+                **dataclasses.asdict(options_from_args(args, SynthOptions)),
             )
             logger.info("wrote synthetic CLEVR to %s", root)
-    except (ValueError, OSError, DaskUnavailable) as exc:
+    except (ValueError, OSError, DaskUnavailable, SceneRenderFailed) as exc:
         return report_error(parser.prog, exc)  # one line: the arguments parsed fine
     except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)
