@@ -31,12 +31,19 @@ TRAIN_TRANSFORMERS ?= transformers==5.24.0
 # lmms-eval requirement) does not import beside that torch and breaks transformers' import;
 # nothing lmms-eval runs here needs it, so it is removed. No torchcodec: the Clotho-AQA task
 # decodes its clips with soundfile.
+# A sixth, optional environment for the Blender renderer (tests/render/): Python 3.11 with bpy
+# 5.0.x (each bpy wheel serves one Python; 5.1 and later need 3.13), about 1 GB. The package
+# never imports bpy: the tests run Blender's studio script with this venv's Python.
+RENDER_VENV := .venv-render
+RENDER_STAMP := $(RENDER_VENV)/.installed
+RENDER_PYTHON ?= $(shell command -v python3.11 || echo /root/.pyenv/versions/3.11.7/bin/python)
+RENDER_BPY ?= bpy==5.0.1
 HARNESS_VENV := .venv-harness
 HARNESS_STAMP := $(HARNESS_VENV)/.installed
 HARNESS_TORCH ?= $(AUDIO_TORCH)
 HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
 
-.PHONY: demo test test-legacy test-audio test-train test-harness clean bytecode
+.PHONY: demo test test-legacy test-audio test-train test-harness test-render clean bytecode
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +80,12 @@ $(HARNESS_STAMP): setup.cfg pyproject.toml
 	$(HARNESS_VENV)/bin/python -m pip uninstall --quiet --yes torchvision
 	touch $(HARNESS_STAMP)
 
+$(RENDER_STAMP): setup.cfg pyproject.toml
+	$(RENDER_PYTHON) -m venv $(RENDER_VENV)
+	$(RENDER_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RENDER_VENV)/bin/python -m pip install --quiet '$(RENDER_BPY)' -e '.[test,dask]'
+	touch $(RENDER_STAMP)
+
 # The package's modules compiled ahead (0.07 s when up to date): an editable install leaves
 # that to the first import, and with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every
 # command would compile them again, about 0.09 s of each start-up.
@@ -107,5 +120,11 @@ test-harness: $(HARNESS_STAMP)
 test-train: $(TRAIN_STAMP)
 	HF_HUB_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 $(TRAIN_VENV)/bin/python -m pytest -q -p no:cacheprovider $(TRAIN_PYTEST_ARGS) tests/train
 
+# Not part of `make test` either (~1 GB; tests/render/ skips itself there): renders small scenes
+# with Blender's Cycles on the CPU, a few minutes on 2 cores.
+test-render: $(RENDER_STAMP)
+	CLEVR_RENDER_TESTS=1 CLEVR_BLENDER=$(RENDER_VENV)/bin/python $(RENDER_VENV)/bin/python -m pytest -q \
+		-p no:cacheprovider tests/render tests/test_clevr_blender_driver.py
+
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(RENDER_VENV) demo_output .pytest_cache

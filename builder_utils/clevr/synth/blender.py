@@ -73,6 +73,8 @@ LIGHTS = {
     "fill": {"location": (-4.7, -4.0, 3.0), "size": 2.0, "power": 40.0},
     "back": {"location": (-1.2, 5.7, 5.8), "size": 1.5, "power": 150.0},
 }
+# the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS
+INDEX_LEVELS = 16
 _STUDIO_STREAM = 0x57D10  # the spawn key of the studio's stream, beside the scene's own
 
 
@@ -198,7 +200,7 @@ class _BlenderProcess:
         self.command = command
         self.tail: deque[str] = deque(maxlen=20)
         reply_read, reply_write = os.pipe()
-        studio_settings = {**asdict(settings), "colours": COLOR_RGB}
+        studio_settings = {**asdict(settings), "colours": COLOR_RGB, "index_levels": INDEX_LEVELS}
         try:
             self.process = subprocess.Popen(
                 [*command, "--reply-fd", str(reply_write), "--settings", json.dumps(studio_settings)],
@@ -334,22 +336,28 @@ class BlenderRenderer:
                 raise
         raise SceneRenderFailed(f"{what}: failed {ATTEMPTS} times; last: {failures[-1]}")
 
-    def index_pass(self, scene: dict, studio: dict, scratch: Path) -> tuple[list[int], list[list]]:
-        """Each object's visible pixels on the flat-colour pass, and its ``pixel_coords``."""
+    def index_map(self, scene: dict, studio: dict, scratch: Path) -> tuple[np.ndarray, list[list]]:
+        """The flat-colour pass as a map of object indices (0: the studio, k + 1: object k), and
+        each object's ``pixel_coords`` from Blender's camera. ``scratch``: a folder for the pass's
+        image, removed again."""
         from PIL import Image
 
-        from .visibility import count_visible_pixels
-
         path = scratch / f".index-{os.getpid()}.png"
-        reply = self._pass({"op": "index", "scene": scene, "studio": studio, "png": str(path)},
+        reply = self._pass({"op": "index", "scene": _plain(scene), "studio": studio, "png": str(path)},
                            f"scene {scene['image_filename']} (object-index pass)")
         try:
             with Image.open(path) as image:
-                red = np.asarray(image.convert("RGB"))[..., 0].astype(np.int32)
+                red = np.asarray(image.convert("RGB"))[..., 0].astype(np.float64)
         finally:
             path.unlink(missing_ok=True)
-        labels = np.rint(red * (16 / 255.0)).astype(np.int64)
-        return count_visible_pixels(labels, len(scene["objects"])), reply["pixel_coords"]
+        return np.rint(red * (INDEX_LEVELS / 255.0)).astype(np.int64), reply["pixel_coords"]
+
+    def index_pass(self, scene: dict, studio: dict, scratch: Path) -> tuple[list[int], list[list]]:
+        """Each object's visible pixels on the flat-colour pass, and its ``pixel_coords``."""
+        from .visibility import count_visible_pixels
+
+        labels, coords = self.index_map(scene, studio, scratch)
+        return count_visible_pixels(labels, len(scene["objects"])), coords
 
     def scene_for(self, seed: int, split: str, image_index: int, *, min_pixels_per_object: int,
                   scratch: Path, max_objects: int | None = None) -> dict:

@@ -12,7 +12,7 @@ then reads one JSON request a line on stdin and answers one JSON line each on th
 descriptor (Blender and Cycles print their own chatter on stdout, which is not the protocol):
 
 - ``{"op": "index", "scene": ..., "studio": ..., "png": path}``: a 1-sample flat-colour pass, one
-  shade of red per object (object k in ``R = (k + 1) / 16``, the studio black), written to
+  shade of red per object (object k in ``R = (k + 1) / index_levels``, the studio black), written to
   ``png``; answers ``{"pixel_coords": [[x, y, depth], ...]}`` from Blender's camera projection.
 - ``{"op": "render", "scene": ..., "studio": ..., "png": path, "seed": n}``: the Cycles image.
 
@@ -33,9 +33,6 @@ import bmesh  # noqa: E402
 from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
 
-# The object-index pass encodes object k (0-based) as red (k + 1) / INDEX_LEVELS, linear,
-# written untouched (view transform "Raw", no dither); the driver decodes round(R / 255 * 16).
-INDEX_LEVELS = 16
 # Where the floor bends up into the backdrop: distance beyond the origin away from the camera,
 # and the radius of the bend (a seamless sweep, as in a photo studio).
 BACKDROP_DISTANCE = 9.0
@@ -85,8 +82,9 @@ def _object_material(colour: str, rgb, material_kind: str):
     return material
 
 
-def _index_material():
-    """Emission of red = object index / INDEX_LEVELS (the studio has index 0: black)."""
+def _index_material(levels: int):
+    """Emission of red = object index / ``levels``, linear (the studio has index 0: black),
+    written untouched (view transform "Raw", no dither): the driver decodes round(R / 255 * levels)."""
     material = _new_material("object-index")
     tree = material.node_tree
     for node in list(tree.nodes):
@@ -96,7 +94,7 @@ def _index_material():
     info = tree.nodes.new("ShaderNodeObjectInfo")
     divide = tree.nodes.new("ShaderNodeMath")
     divide.operation = "DIVIDE"
-    divide.inputs[1].default_value = float(INDEX_LEVELS)
+    divide.inputs[1].default_value = float(levels)
     combine = tree.nodes.new("ShaderNodeCombineColor")
     emission = tree.nodes.new("ShaderNodeEmission")
     emission.inputs["Strength"].default_value = 1.0
@@ -185,7 +183,7 @@ class Studio:
         self.meshes = {"cube": _cube_mesh(), "sphere": _sphere_mesh(), "cylinder": _cylinder_mesh()}
         self.materials = {(c, m): _object_material(c, rgb, m) for c, rgb in self.colours.items()
                           for m in ("metal", "rubber")}
-        self.index_material = _index_material()
+        self.index_material = _index_material(settings["index_levels"])
         self.objects = []
         self.scene_key = None
 

@@ -241,6 +241,10 @@ def write_clevr_folder(
                     else:
                         progress_dir = staging / "progress" / split  # the scenes finished, for a re-run
                         progress_dir.mkdir(parents=True, exist_ok=True)
+                        kept = sum(1 for _ in progress_dir.glob("*.json"))
+                        if kept:
+                            logger.info("%s: %d image(s) a stopped run finished are kept, not rendered again",
+                                        split, kept)
                         fn, tasks = render_chunk, _blender_chunks(seed, split, count, image_dir, progress_dir, job)
                     # results come back in task order, so the file does not depend on scheduling
                     results = ordered_map(fn, tasks, num_workers=num_proc, client=client)
