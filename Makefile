@@ -123,7 +123,7 @@ test-train: $(TRAIN_STAMP)
 # Not part of `make test` either (~1 GB; tests/render/ skips itself there): renders small scenes
 # with Blender's Cycles on the CPU, a few minutes on 2 cores.
 test-render: $(RENDER_STAMP)
-	CLEVR_RENDER_TESTS=1 CLEVR_BLENDER=$(RENDER_VENV)/bin/python $(RENDER_VENV)/bin/python -m pytest -q \
+	CLEVR_RENDER_TESTS=1 CLEVR_BLENDER=$(CURDIR)/$(RENDER_VENV)/bin/python $(RENDER_VENV)/bin/python -m pytest -q \
 		-p no:cacheprovider tests/render tests/test_clevr_blender_driver.py
 
 clean:

@@ -118,11 +118,11 @@ def test_options_are_bounded_and_the_blender_path_is_an_input():
 
 
 def test_the_resume_key_follows_what_the_images_are():
-    job = BlenderJob(("blender",), BlenderSettings(), 200)
-    same_picture = BlenderJob(("other",), BlenderSettings(device="gpu", threads=4), 200)
+    job = BlenderJob("/b/blender", BlenderSettings(), 200)
+    same_picture = BlenderJob("/other/blender", BlenderSettings(device="gpu", threads=4), 200)
     assert job.resume_key(0) == same_picture.resume_key(0)
-    assert job.resume_key(0) != BlenderJob(("blender",), BlenderSettings(samples=16), 200).resume_key(0)
-    assert job.resume_key(0) != BlenderJob(("blender",), BlenderSettings(), 100).resume_key(0)
+    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(samples=16), 200).resume_key(0)
+    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(), 100).resume_key(0)
 
 
 def test_blender_command_forms():

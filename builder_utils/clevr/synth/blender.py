@@ -157,7 +157,8 @@ def find_blender(path: str | os.PathLike | None = None) -> list[str]:
                                                                 os.path.isfile(given) else None)
     if resolved is None:
         raise BlenderUnavailable(f"{where} {given}: no such executable; {INSTALL}")
-    return blender_command(resolved)
+    # absolute, not resolved through symlinks: a venv's python must stay the venv's
+    return blender_command(os.path.abspath(resolved))
 
 
 def studio_for(seed: int, split: str, image_index: int) -> dict:
@@ -218,8 +219,11 @@ class _BlenderProcess:
         self._drain.start()
         ready = self._read(START_TIMEOUT_S)
         if ready is None or not ready.get("ready"):
+            alive = self.process.poll() is None
+            self.process.kill()
             self.close()
-            why = (ready or {}).get("error") or self.last_output() or "it exited without a word"
+            why = (ready or {}).get("error") or self.last_output() or (
+                f"no answer within {START_TIMEOUT_S:.0f} s" if alive else "it exited without a word")
             raise BlenderUnavailable(f"{command[0]}: not a Blender that runs the CLEVR studio ({why}); {INSTALL}")
         self.version = ready.get("blender")
 
@@ -368,17 +372,17 @@ class BlenderRenderer:
 
         studio = studio_for(seed, split, image_index)
         camera = studio_camera(studio, self.settings)
-        seen: dict[int, list] = {}
+        last: list = [None, None]  # the scene counted last, and its pixel_coords
 
         def count_pixels(scene: dict) -> list[int]:
-            counts, coords = self.index_pass(scene, studio, scratch)
-            seen[id(scene)] = coords
+            counts, last[1] = self.index_pass(scene, studio, scratch)
+            last[0] = scene
             return counts
 
         scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects or MAX_OBJECTS,
                                min_pixels_per_object=min_pixels_per_object, count_pixels=count_pixels)
-        coords = seen.get(id(scene))
-        if coords is None:  # no floor: nothing was counted, so ask Blender for the projection alone
+        coords = last[1]
+        if last[0] is not scene:  # no floor: nothing was counted, so ask Blender for the projection alone
             _, coords = self.index_pass(scene, studio, scratch)
         for obj, pixel in zip(scene["objects"], coords):
             obj["pixel_coords"] = pixel
@@ -445,7 +449,7 @@ def _close_renderers() -> None:
 class BlenderJob:
     """What every task of one ``--renderer blender`` run shares (picklable, for any worker)."""
 
-    command: tuple[str, ...]
+    executable: str  # an absolute path: the command line is made on the worker, with its own script path
     settings: BlenderSettings
     min_pixels_per_object: int
 
@@ -455,7 +459,7 @@ class BlenderJob:
         the script). A re-run with the same key keeps the images a failed run finished.
 
         Example:
-            >>> job = BlenderJob(("blender",), BlenderSettings(), 200)
+            >>> job = BlenderJob("/usr/bin/blender", BlenderSettings(), 200)
             >>> job.resume_key(0) == job.resume_key(0) != job.resume_key(1)
             True
         """
@@ -486,7 +490,7 @@ def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str, p
     from .visibility import VisibilityError
 
     images, progress = Path(image_dir), Path(progress_dir)
-    renderer = renderer_for(job.command, job.settings)
+    renderer = renderer_for(blender_command(job.executable), job.settings)
     scenes = []
     for index in range(start, stop):
         name = image_filename(split, index)

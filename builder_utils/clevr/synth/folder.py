@@ -55,7 +55,7 @@ VERSION = "1.0"
 # a fixed stamp rather than today's date, so that one seed always gives the same bytes
 DATE = "synthetic"
 CHUNK_SIZE = 64
-BLENDER_CHUNK_SIZE = 4
+BLENDER_CHUNK_SIZE = 2
 COMMAND = "clevr-math synth"
 
 
@@ -121,7 +121,7 @@ def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None =
 def _blender_job(options: SynthOptions, num_workers: int, dask: str | None, min_pixels_per_object: int) -> BlenderJob:
     """The Blender run's settings, its interpreter found and started once here, before anything is
     written, so that a missing or wrong one is one line (:class:`BlenderUnavailable`)."""
-    command = tuple(find_blender(options.blender))
+    command = find_blender(options.blender)
     local = dask is None or dask == "local"
     # the cores of this machine shared between its workers; on a remote cluster, Blender's choice
     threads = max(1, (os.cpu_count() or 1) // num_workers) if local and num_workers > 1 else 0
@@ -131,7 +131,7 @@ def _blender_job(options: SynthOptions, num_workers: int, dask: str | None, min_
     else:
         with BlenderRenderer(command, settings) as probe:
             probe.start()
-    return BlenderJob(command, settings, min_pixels_per_object)
+    return BlenderJob(command[0], settings, min_pixels_per_object)
 
 
 def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
