@@ -21,6 +21,7 @@ from pathlib import Path
 
 from builder_utils.clevr.synth import render_scene, write_clevr_folder
 from builder_utils.clevr.synth.blender import BlenderRenderer, BlenderSettings, find_blender
+from builder_utils.clevr.synth.folder import ImageOptions
 
 SAMPLES = (8, 16, 32, 64)
 
@@ -94,8 +95,9 @@ def main() -> None:
 
     for workers in (1, 2) if args.dask_scenes else ():
         before_wall, before_cpu = time.perf_counter(), children_cpu() + time.process_time()
-        write_clevr_folder(work / f"dask-{workers}", {"val": args.dask_scenes}, seed=1, renderer="blender",
-                           blender=args.blender, dask="local", num_proc=workers, progress=False)
+        write_clevr_folder(work / f"dask-{workers}", {"val": args.dask_scenes}, seed=1,
+                           images=ImageOptions(renderer="blender", blender=args.blender), dask="local",
+                           num_proc=workers, progress=False)
         wall = time.perf_counter() - before_wall
         cpu = children_cpu() + time.process_time() - before_cpu
         print(f"| Dask LocalCluster, {workers} worker(s), {args.dask_scenes} scenes | wall {wall / args.dask_scenes:.1f} s "

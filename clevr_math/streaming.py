@@ -541,7 +541,7 @@ def stream(
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
     >>> row["num_operations"], row["category"], row["images"][0].size
-    (6, 5, (320, 240))
+    (6, 5, (480, 320))
     >>> stream(colour="red")
     Traceback (most recent call last):
     ...

@@ -15,7 +15,7 @@ import pytest
 from builder_utils.clevr.synth.blender import (
     BLENDER_ENV, BlenderJob, BlenderSettings, BlenderUnavailable, SCRIPT, blender_command, find_blender, studio_for,
 )
-from builder_utils.clevr.synth.options import SynthOptions
+from builder_utils.clevr.synth.folder import ImageOptions
 from builder_utils.options import declared_paths
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,10 +109,10 @@ def test_the_studio_jitter_is_clevrs_and_a_function_of_the_scene():
 
 
 def test_options_are_bounded_and_the_blender_path_is_an_input():
-    assert ("blender", "input") in declared_paths(SynthOptions)
+    assert ("blender", "input") in declared_paths(ImageOptions)
     for bad in ({"samples": 0}, {"samples": 5000}, {"device": "tpu"}, {"renderer": "povray"}):
         with pytest.raises(ValueError):
-            SynthOptions(**bad)
+            ImageOptions(**bad)
     with pytest.raises(ValueError, match="device"):
         BlenderSettings(device="tpu")
 

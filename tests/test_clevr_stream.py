@@ -8,21 +8,25 @@ operations), confounded worlds, and one-line errors."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections import Counter
 from itertools import islice
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from datasets.distributed import split_dataset_by_node
+from PIL import Image
 
 import clevr_math
 from builder_utils.clevr import SceneIndex, load_scenes
 from builder_utils.clevr import scenes as scene_checks
-from builder_utils.clevr.synth import draw_scene, write_clevr_folder
+from builder_utils.clevr.synth import DEFAULT_MIN_PIXELS_PER_OBJECT, draw_scene, write_clevr_folder
 from builder_utils.clevr.synth.scenes import MAX_WORLD_OBJECTS, generate_scene
 from clevr_math import Curriculum, Difficulty, StreamError, stream
+from pixels_shown import shown_pixels
 from test_clevr_executor import reference_execute
 
 
@@ -247,12 +251,29 @@ def test_crowded_worlds_render_and_pass_the_scene_checks(tmp_path):
     scenes = [generate_scene(0, "train", index, max_objects=MAX_WORLD_OBJECTS) for index in range(5)]
     for scene in scenes:
         SceneIndex(scene)  # validated
-        assert draw_scene(scene).size == (320, 240)
+        assert draw_scene(scene).size == (480, 320)  # CLEVR v1.0's size
     path = tmp_path / "CLEVR_train_scenes.json"
     path.write_text(json.dumps({"info": {"split": "train"}, "scenes": scenes}))
     assert [s["objects"] for s in load_scenes(path)] == [s["objects"] for s in scenes]
     counts = [len(generate_scene(0, "train", i, max_objects=MAX_WORLD_OBJECTS)["objects"]) for i in range(40)]
     assert max(counts) > 10
+
+
+def test_every_object_of_the_streams_worlds_shows_the_floor_on_the_image():
+    # the on-the-fly worlds keep CLEVR's visibility floor too, measured on the rows' own PNGs:
+    # 80 worlds of 3-10 objects and 40 crowded ones (up to 14), one problem each
+    seen = 0
+    for difficulty, count in (({}, 80), ({"max_objects": MAX_WORLD_OBJECTS, "max_answer": 14}, 40)):
+        ds = stream(seed=4, num_questions=count, num_shards=1, questions_per_image=1, **difficulty)
+        for row in ds.decode(False):
+            scene = json.loads(row["scene"])
+            with Image.open(io.BytesIO(row["images"][0]["bytes"])) as im:
+                pixels = np.asarray(im.convert("RGB"))
+            assert pixels.shape == (320, 480, 3)
+            shown = shown_pixels(scene, image=pixels)
+            assert min(shown) >= DEFAULT_MIN_PIXELS_PER_OBJECT, (row["question_id"], shown)
+            seen += 1
+    assert seen == 120
 
 
 # -- confounder -----------------------------------------------------------------------------

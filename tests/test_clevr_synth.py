@@ -21,15 +21,24 @@ from PIL import Image
 
 from builder_utils.clevr import SceneError, load_scenes, validate_scene
 from builder_utils.clevr.synth import (
+    DEFAULT_MIN_PIXELS_PER_OBJECT,
+    ImageOptions,
     RenderError,
+    VisibilityError,
     draw_scene,
     generate_scene,
     generate_scenes,
     main,
+    min_pixels_for,
     render_scene,
+    scene_candidates,
+    visible_pixels,
     write_clevr_folder,
 )
+from builder_utils.clevr.synth.scenes import MAX_WORLD_OBJECTS
+from builder_utils.clevr.synth.visibility import MAX_VISIBILITY_RETRIES
 from builder_utils.clevr.synth.vocabulary import COLOR_RGB, SIZE_RADIUS
+from pixels_shown import shown_pixels
 
 RELATIONS = ("left", "right", "front", "behind")
 
@@ -70,7 +79,7 @@ def test_scene_format_matches_clevr(scenes):
             assert z == SIZE_RADIUS[obj["size"]]
             assert 0 <= obj["rotation"] < 360
             px, py, depth = obj["pixel_coords"]
-            assert type(px) is int and type(py) is int and 0 <= px < 320 and 0 <= py < 240
+            assert type(px) is int and type(py) is int and 0 <= px < 480 and 0 <= py < 320  # CLEVR v1.0's frame
             assert depth > 0
 
 
@@ -171,13 +180,13 @@ def test_generate_scenes_rejects_bad_arguments(kwargs, message):
 # ---------------------------------------------------------------- rendering
 
 
-def test_renders_decode_as_320x240_and_differ(scenes, tmp_path):
+def test_renders_decode_as_480x320_and_differ(scenes, tmp_path):
     digests = set()
     for scene in scenes[:6]:
         path = tmp_path / scene["image_filename"]
         render_scene(scene, path)
         with Image.open(path) as im:
-            assert im.format == "PNG" and im.size == (320, 240) and im.mode == "RGB"
+            assert im.format == "PNG" and im.size == (480, 320) and im.mode == "RGB"  # CLEVR v1.0's size
             digests.add(hashlib.sha256(im.tobytes()).hexdigest())
     assert len(digests) == 6
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # no temp files left
@@ -199,7 +208,13 @@ def test_object_centre_shows_its_clevr_colour(color):
     def cosine(a, b):
         return float(np.dot(a, b) / (np.linalg.norm(a) * np.linalg.norm(b)))
 
-    nearest = max(COLOR_RGB, key=lambda c: cosine(seen, np.asarray(COLOR_RGB[c], dtype=float)))
+    # CLEVR's properties.json colours are linear RGB; Blender shows them through the sRGB curve,
+    # and so does the renderer since it takes them as Blender does (before: used as sRGB)
+    def shown(c):
+        linear = np.asarray(COLOR_RGB[c], dtype=float) / 255
+        return np.where(linear <= 0.0031308, 12.92 * linear, 1.055 * linear ** (1 / 2.4) - 0.055)
+
+    nearest = max(COLOR_RGB, key=lambda c: cosine(seen, shown(c)))
     assert nearest == color
 
 
@@ -280,7 +295,8 @@ def test_folder_layout_and_scene_files(tmp_path):
         path = root / "scenes" / f"CLEVR_{split}_scenes.json"
         loaded = load_scenes(path)
         assert len(loaded) == count
-        assert loaded.info == {"split": split, "license": loaded.info["license"], "version": "1.0", "date": "synthetic"}
+        assert loaded.info == {"split": split, "license": loaded.info["license"], "version": "1.0", "date": "synthetic",
+                               "renderer": "pillow"}  # which renderer made the images
         assert list(loaded) == generate_scenes(count, seed=4, split=split)
         for scene in loaded:
             assert (root / "images" / split / scene["image_filename"]).is_file()
@@ -358,3 +374,92 @@ def test_python_dash_m_runs_the_command(tmp_path):
     assert "wrote synthetic CLEVR to" in done.stderr and "scene/s" not in done.stderr
     assert len(load_scenes(tmp_path / "scenes" / "CLEVR_val_scenes.json")) == 2
     assert len(list((tmp_path / "images" / "val").glob("*.png"))) == 2
+
+
+# ---------------------------------------------------------------- visibility (CLEVR's floor)
+
+
+def test_every_object_of_a_synth_world_shows_the_floor_on_the_image(tmp_path):
+    # 150 scenes written by synth: each PNG is what draw_scene draws, and on those pixels every
+    # object shows at least CLEVR's 200 pixels (480x320); the old circle test let objects of 0
+    # pixels through (22 of 3,979 objects under the floor over 600 scenes)
+    root = write_clevr_folder(tmp_path / "w", {"val": 150}, seed=13, progress=False, num_proc=2)
+    scenes = load_scenes(root / "scenes" / "CLEVR_val_scenes.json")
+    for scene in scenes:
+        with Image.open(root / "images" / "val" / scene["image_filename"]) as im:
+            pixels = np.asarray(im.convert("RGB"))
+        assert pixels.shape == (320, 480, 3)
+        assert np.array_equal(pixels, np.asarray(draw_scene(scene)))
+        shown = shown_pixels(scene, image=pixels)
+        assert min(shown) >= DEFAULT_MIN_PIXELS_PER_OBJECT, (scene["image_filename"], shown)
+
+
+def test_the_floor_scales_with_the_image_size(tmp_path):
+    images = ImageOptions(width=320, height=240)
+    root = write_clevr_folder(tmp_path / "w", {"train": 20}, seed=2, progress=False, images=images)
+    camera = images.camera()
+    floor = min_pixels_for(320, 240)
+    assert floor == 100
+    for scene in load_scenes(root / "scenes" / "CLEVR_train_scenes.json"):
+        with Image.open(root / "images" / "train" / scene["image_filename"]) as im:
+            assert im.size == (320, 240)
+        assert min(shown_pixels(scene, camera)) >= floor
+        assert max(o["pixel_coords"][0] for o in scene["objects"]) < 320
+
+
+def test_a_hidden_object_makes_the_scene_be_placed_again_from_its_own_generator():
+    # find scenes whose first placement leaves an object under the floor on the image
+    replaced = []
+    for index in range(60):
+        first = next(scene_candidates(21, "train", index, max_objects=MAX_WORLD_OBJECTS))
+        kept = generate_scene(21, "train", index, max_objects=MAX_WORLD_OBJECTS)
+        if kept != first:
+            replaced.append((index, first, kept))
+    assert replaced, "no crowded scene needed a second placement: pick another seed"
+    for index, first, kept in replaced[:3]:
+        assert min(shown_pixels(first)) < DEFAULT_MIN_PIXELS_PER_OBJECT  # rejected for a reason
+        assert min(shown_pixels(kept)) >= DEFAULT_MIN_PIXELS_PER_OBJECT
+        # the kept scene is the first candidate of the same stream that passes, with as many objects
+        candidates = scene_candidates(21, "train", index, max_objects=MAX_WORLD_OBJECTS)
+        passing = next(c for c in candidates if min(visible_pixels(c)) >= DEFAULT_MIN_PIXELS_PER_OBJECT)
+        assert passing == kept and len(kept["objects"]) == len(first["objects"])
+
+
+def test_the_retry_loop_is_deterministic_and_bounded():
+    calls = []
+
+    def counter(scene):
+        calls.append(scene["objects"][0]["3d_coords"])
+        return visible_pixels(scene)
+
+    a = generate_scene(3, "val", 7, count_pixels=counter)
+    first_run = list(calls)
+    assert generate_scene(3, "val", 7, count_pixels=counter) == a == generate_scene(3, "val", 7)
+    assert calls == first_run + first_run  # the same candidates, in the same order
+    # a floor no placement can meet: exactly 1 + MAX_VISIBILITY_RETRIES placements, then one error
+    calls.clear()
+    with pytest.raises(VisibilityError, match=r"scene val/7 \(seed 3\): no placement in 51 left every object"):
+        generate_scene(3, "val", 7, count_pixels=lambda s: calls.append(1) or [0] * len(s["objects"]))
+    assert len(calls) == 1 + MAX_VISIBILITY_RETRIES == 51
+    # 0 turns the check off, as in CLEVR: the first placement, nothing counted
+    calls.clear()
+    assert generate_scene(3, "val", 7, min_pixels_per_object=0, count_pixels=counter) == next(scene_candidates(3, "val", 7))
+    assert calls == []
+
+
+def test_the_index_pass_follows_the_image_outlines():
+    # the flat pass and the shaded image agree pixel for pixel up to anti-aliased edges
+    for scene in generate_scenes(30, seed=8, split="train"):
+        for counted, shown in zip(visible_pixels(scene), shown_pixels(scene)):
+            assert 0.97 * counted <= shown <= 1.2 * counted + 20
+
+
+def test_image_options_are_bounded_and_reach_the_command(tmp_path, capsys):
+    for bad in (["--width", "0"], ["--height", "5000"], ["--min_pixels_per_object", "-1"]):
+        with pytest.raises(SystemExit):
+            main(["--out", str(tmp_path / "x"), "--num_scenes", "1", *bad])
+        assert "must be an integer in" in capsys.readouterr().err
+    assert main(["--out", str(tmp_path / "y"), "--num_scenes", "val=1", "--width", "240", "--height", "160",
+                 "--quiet"]) == 0
+    with Image.open(tmp_path / "y" / "images" / "val" / "CLEVR_val_000000.png") as im:
+        assert im.size == (240, 160)

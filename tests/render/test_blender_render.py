@@ -16,6 +16,7 @@ import pytest
 from PIL import Image
 
 from builder_utils.clevr.synth import write_clevr_folder
+from builder_utils.clevr.synth.folder import ImageOptions
 from builder_utils.clevr.synth.blender import BlenderRenderer, BlenderSettings, find_blender, studio_for
 from builder_utils.clevr.synth.visibility import count_visible_pixels, min_pixels_for
 from builder_utils.clevr.synth.vocabulary import COLOR_RGB
@@ -54,8 +55,8 @@ def hand_rendered(renderer, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
-    return write_clevr_folder(tmp_path_factory.mktemp("world") / "out", WORLD, seed=SEED, renderer="blender",
-                              progress=False)
+    return write_clevr_folder(tmp_path_factory.mktemp("world") / "out", WORLD, seed=SEED,
+                              images=ImageOptions(renderer="blender"), progress=False)
 
 
 def _linear(srgb: np.ndarray) -> np.ndarray:
@@ -124,10 +125,15 @@ def test_every_object_of_a_world_meets_the_floor_on_the_index_pass(world, render
 
 def test_the_same_seed_gives_the_same_scene_graphs_whatever_the_workers(world, tmp_path):
     # the scene graph depends on the object-index pass only, not on the samples of the image
-    again = write_clevr_folder(tmp_path / "again", WORLD, seed=SEED, renderer="blender", samples=1, num_proc=2,
-                               progress=False)
+    again = write_clevr_folder(tmp_path / "again", WORLD, seed=SEED, images=ImageOptions(renderer="blender", samples=1),
+                               num_proc=2, progress=False)
     name = "scenes/CLEVR_val_scenes.json"
     assert (again / name).read_bytes() == (world / name).read_bytes()
+    assert json.loads((world / name).read_text())["info"]["renderer"] == "blender"
+    # without images, the same scene graphs (placed by the same object-index passes)
+    alone = write_clevr_folder(tmp_path / "alone", WORLD, seed=SEED, images=ImageOptions(renderer="blender"),
+                               render=False, progress=False)
+    assert (alone / name).read_bytes() == (world / name).read_bytes()
 
 
 def _staged(out: Path) -> list[Path]:

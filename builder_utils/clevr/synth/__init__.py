@@ -6,26 +6,35 @@ Example:
     >>> from builder_utils.clevr.synth import generate_scenes, draw_scene
     >>> scene = generate_scenes(1, seed=0, split="val")[0]
     >>> draw_scene(scene).size
-    (320, 240)
+    (480, 320)
 """
 
 from .camera import DEFAULT_CAMERA, IMAGE_HEIGHT, IMAGE_WIDTH, Camera
-from .folder import main, write_clevr_folder
-from .render import RenderError, draw_scene, render_scene
-from .scenes import SPLITS, compute_relationships, generate_scene, generate_scenes
+from .folder import ImageOptions, main, write_clevr_folder
+from .render import RenderError, draw_scene, object_index_map, render_scene, visible_pixels
+from .scenes import SPLITS, compute_relationships, generate_scene, generate_scenes, scene_candidates
+from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, VisibilityError, min_pixels_for, place_visible
 
 __all__ = [
     "Camera",
     "DEFAULT_CAMERA",
+    "DEFAULT_MIN_PIXELS_PER_OBJECT",
     "IMAGE_HEIGHT",
     "IMAGE_WIDTH",
+    "ImageOptions",
     "RenderError",
     "SPLITS",
     "compute_relationships",
     "draw_scene",
     "generate_scene",
     "generate_scenes",
+    "VisibilityError",
     "main",
+    "min_pixels_for",
+    "object_index_map",
+    "place_visible",
     "render_scene",
+    "scene_candidates",
+    "visible_pixels",
     "write_clevr_folder",
 ]

@@ -477,9 +477,10 @@ FAILED = "_failed"
 """Key of the placeholder :func:`render_chunk` returns for a scene that failed: its message."""
 
 
-def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str, progress_dir: str,
+def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None, progress_dir: str,
                  job: BlenderJob) -> list[dict]:
-    """Scenes ``start..stop-1`` of a split, rendered into ``image_dir`` by this process's Blender.
+    """Scenes ``start..stop-1`` of a split, rendered into ``image_dir`` by this process's Blender
+    (``None``: the scene graphs alone, placed by the object-index pass).
 
     A scene already finished (its PNG, then its scene graph in ``progress_dir``, both in place)
     is read back, not rendered again. A scene that failed every attempt comes back as
@@ -489,24 +490,26 @@ def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str, p
     from .scenes import image_filename
     from .visibility import VisibilityError
 
-    images, progress = Path(image_dir), Path(progress_dir)
+    images, progress = None if image_dir is None else Path(image_dir), Path(progress_dir)
     renderer = renderer_for(blender_command(job.executable), job.settings)
     scenes = []
     for index in range(start, stop):
         name = image_filename(split, index)
         done = progress / (name[: -len(".png")] + ".json")
-        if done.is_file() and (images / name).is_file():
+        if images is not None and done.is_file() and (images / name).is_file():
             scenes.append(json.loads(done.read_text(encoding="utf-8")))
             continue
         try:
             scene = renderer.scene_for(seed, split, index, min_pixels_per_object=job.min_pixels_per_object,
                                        scratch=progress)
-            renderer.render(scene, images / name)
+            if images is not None:
+                renderer.render(scene, images / name)
         except (SceneRenderFailed, VisibilityError) as exc:
             scenes.append({FAILED: str(exc)})
             continue
         scene = _plain(scene)
-        _write_then_rename(done, json.dumps(scene, allow_nan=False))
+        if images is not None:
+            _write_then_rename(done, json.dumps(scene, allow_nan=False))
         scenes.append(scene)
     return scenes
 

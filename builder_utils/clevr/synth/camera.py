@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-IMAGE_WIDTH = 320
-IMAGE_HEIGHT = 240
+# CLEVR v1.0's image size (its real scenes' pixel_coords are in this frame)
+IMAGE_WIDTH = 480
+IMAGE_HEIGHT = 320
 
 # CLEVR's un-jittered Blender camera location; it looks at the origin.
 CLEVR_CAMERA_LOCATION = (7.3589, -6.9258, 4.9583)
@@ -34,13 +35,15 @@ class Camera:
         >>> cam = Camera()
         >>> px, py, depth = cam.project_point((0.0, 0.0, 0.0))
         >>> (round(px), round(py))
-        (160, 120)
+        (240, 160)
+        >>> Camera(width=320, height=240).focal_px      # the lens fills the width, as in Blender
+        350.0
     """
 
     location: tuple[float, float, float] = CLEVR_CAMERA_LOCATION
     width: int = IMAGE_WIDTH
     height: int = IMAGE_HEIGHT
-    focal_px: float = IMAGE_WIDTH * LENS_MM / SENSOR_WIDTH_MM
+    focal_px: float | None = None  # None: width * LENS_MM / SENSOR_WIDTH_MM
     forward: np.ndarray = field(init=False, repr=False, compare=False)
     right: np.ndarray = field(init=False, repr=False, compare=False)
     up: np.ndarray = field(init=False, repr=False, compare=False)
@@ -50,6 +53,8 @@ class Camera:
         loc = np.asarray(self.location, dtype=np.float64)
         if loc.shape != (3,) or not np.all(np.isfinite(loc)) or loc[2] <= 0:
             raise ValueError(f"camera location must be 3 finite numbers above the ground, got {self.location!r}")
+        if self.focal_px is None and self.width > 0:
+            object.__setattr__(self, "focal_px", self.width * LENS_MM / SENSOR_WIDTH_MM)
         if self.width <= 0 or self.height <= 0 or self.focal_px <= 0:
             raise ValueError("camera width, height and focal length must be positive")
         forward = -loc / np.linalg.norm(loc)

@@ -37,13 +37,13 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.options import add_option_flags, options_from_args
+from builder_utils.options import Choice, FilePath, Integer, add_option_flags, check_options, option, options_from_args
 from builder_utils.ownership import OutputFolder, check_output
 
 from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
-from .blender import FAILED, BlenderJob, BlenderRenderer, BlenderSettings, BlenderUnavailable, SceneRenderFailed, \
+from .blender import BLENDER_ENV, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
     find_blender, render_chunk, renderer_for
-from .options import SynthOptions
+from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
 from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT
@@ -57,16 +57,72 @@ DATE = "synthetic"
 CHUNK_SIZE = 64
 BLENDER_CHUNK_SIZE = 2
 COMMAND = "clevr-math synth"
+#: The renderer that draws the images of a synthetic world, named in its scene files' ``info``.
+RENDERER = "pillow"
+RENDERERS = ("pillow", "blender")
+MAX_SAMPLES = 4096
+# bounds of the image options: 4096 px a side keeps an image (and its 2x working copy) far below
+# Pillow's decompression-bomb limit; a floor above a whole image's pixels could never be met
+MAX_IMAGE_SIDE = 4096
+MAX_MIN_PIXELS_PER_OBJECT = 480 * 320
 
 
-def scene_file_info(split: str) -> dict[str, str]:
-    """The ``info`` block of a synthetic scene file.
+@dataclasses.dataclass(frozen=True)
+class ImageOptions:
+    """The images of a synthetic world: their size, CLEVR's visibility floor and the renderer
+    (``renderer="blender"``: Blender's Cycles with ``samples``, on ``device``, run by the
+    interpreter ``blender``; see :mod:`builder_utils.clevr.synth.blender`).
 
     Example:
-        >>> scene_file_info("val")["split"]
-        'val'
+        >>> ImageOptions().width, ImageOptions().height, ImageOptions().min_pixels_per_object
+        (480, 320, 200)
+        >>> ImageOptions(width=5)
+        Traceback (most recent call last):
+        ...
+        ValueError: width must be an integer in 16..4096, got 5
     """
-    return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE}
+
+    width: int = option(IMAGE_WIDTH, Integer(16, maximum=MAX_IMAGE_SIDE),
+                        "image width in pixels (default %(default)s, CLEVR v1.0's)", group="images")
+    height: int = option(IMAGE_HEIGHT, Integer(16, maximum=MAX_IMAGE_SIDE),
+                         "image height in pixels (default %(default)s, CLEVR v1.0's)", group="images")
+    min_pixels_per_object: int = option(
+        DEFAULT_MIN_PIXELS_PER_OBJECT, Integer(0, maximum=MAX_MIN_PIXELS_PER_OBJECT),
+        "CLEVR's visibility floor: a scene where an object shows fewer pixels (counted at 480x320, scaled to the "
+        "image's area) is placed again; 0: no check (default %(default)s, CLEVR's)", group="images")
+    renderer: str = option(
+        RENDERER, Choice(RENDERERS),
+        "pillow: the fast stylised renderer (milliseconds an image); blender: Blender's Cycles in CLEVR's "
+        "own look (seconds an image; needs Blender, see --blender) (default: %(default)s)", group="rendering")
+    samples: int = option(
+        8, Integer(1, maximum=MAX_SAMPLES),
+        "--renderer blender: Cycles samples per pixel; 8 with OpenImageDenoise looks like 64 (default: %(default)s)",
+        group="rendering")
+    device: str = option(
+        "cpu", Choice(DEVICES),
+        "--renderer blender: render on the CPU or the GPU (OptiX, CUDA or HIP, whichever Cycles finds) "
+        "(default: %(default)s)", group="rendering")
+    blender: str | None = option(
+        None, FilePath(),
+        f"--renderer blender: a Blender executable, or a Python that imports bpy (default: ${BLENDER_ENV}, "
+        "else `blender` on PATH)", group="rendering", role="input", flag={"metavar": "PATH"})
+
+    def __post_init__(self) -> None:
+        check_options(self)
+
+    def camera(self) -> Camera:
+        """The camera that draws images of this size."""
+        return Camera(width=self.width, height=self.height)
+
+
+def scene_file_info(split: str, renderer: str = RENDERER) -> dict[str, str]:
+    """The ``info`` block of a synthetic scene file: it names the renderer of the images.
+
+    Example:
+        >>> scene_file_info("val")["split"], scene_file_info("val")["renderer"]
+        ('val', 'pillow')
+    """
+    return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE, "renderer": renderer}
 
 
 def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[str, int]:
@@ -85,26 +141,31 @@ def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[
     return counts
 
 
-def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None) -> list[dict]:
+def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None,
+                images: ImageOptions) -> list[dict]:
+    camera = images.camera()
     scenes = []
     for index in range(start, stop):
-        scene = generate_scene(seed, split, index)
+        # the scene graph is kept only once every object shows enough pixels, with or without images
+        scene = generate_scene(seed, split, index, camera, min_pixels_per_object=images.min_pixels_per_object)
         if image_dir is not None:
-            render_scene(scene, Path(image_dir) / scene["image_filename"])
+            render_scene(scene, Path(image_dir) / scene["image_filename"], camera)
         scenes.append(scene)
     return scenes
 
 
-def _chunks(seed: int, split: str, count: int, image_dir: Path | None) -> list[tuple]:
+def _chunks(seed: int, split: str, count: int, image_dir: Path | None, images: ImageOptions) -> list[tuple]:
     where = None if image_dir is None else str(image_dir)
-    return [(seed, split, start, min(start + CHUNK_SIZE, count), where) for start in range(0, count, CHUNK_SIZE)]
+    return [(seed, split, start, min(start + CHUNK_SIZE, count), where, images)
+            for start in range(0, count, CHUNK_SIZE)]
 
 
-def _blender_chunks(seed: int, split: str, count: int, image_dir: Path, progress_dir: Path,
+def _blender_chunks(seed: int, split: str, count: int, image_dir: Path | None, progress_dir: Path,
                     job: BlenderJob) -> list[tuple]:
     # a few scenes a task: Blender takes seconds a scene, and a task is what a re-run resumes
     size = BLENDER_CHUNK_SIZE
-    return [(seed, split, start, min(start + size, count), str(image_dir), str(progress_dir), job)
+    where = None if image_dir is None else str(image_dir)
+    return [(seed, split, start, min(start + size, count), where, str(progress_dir), job)
             for start in range(0, count, size)]
 
 
@@ -118,26 +179,27 @@ def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None =
                 yield scene
 
 
-def _blender_job(options: SynthOptions, num_workers: int, dask: str | None, min_pixels_per_object: int) -> BlenderJob:
+def _blender_job(images: ImageOptions, num_workers: int, dask: str | None) -> BlenderJob:
     """The Blender run's settings, its interpreter found and started once here, before anything is
     written, so that a missing or wrong one is one line (:class:`BlenderUnavailable`)."""
-    command = find_blender(options.blender)
+    command = find_blender(images.blender)
     local = dask is None or dask == "local"
     # the cores of this machine shared between its workers; on a remote cluster, Blender's choice
     threads = max(1, (os.cpu_count() or 1) // num_workers) if local and num_workers > 1 else 0
-    settings = BlenderSettings(samples=options.samples, device=options.device, threads=threads)
+    settings = BlenderSettings(width=images.width, height=images.height, samples=images.samples,
+                               device=images.device, threads=threads)
     if in_this_process(2, num_workers=num_workers, dask=dask):
         renderer_for(command, settings).start()  # kept: this process renders
     else:
         with BlenderRenderer(command, settings) as probe:
             probe.start()
-    return BlenderJob(command[0], settings, min_pixels_per_object)
+    return BlenderJob(command[0], settings, images.min_pixels_per_object)
 
 
-def _write_scene_file(path: Path, split: str, scenes: Iterator[dict]) -> None:
+def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
     # streamed scene by scene so that 70,000 scenes never sit in memory at once; the bytes equal
     # json.dumps({"info": ..., "scenes": [...]}) with the default separators
-    head = json.dumps({"info": scene_file_info(split), "scenes": []})[: -len("[]}")]
+    head = json.dumps({"info": scene_file_info(split, renderer), "scenes": []})[: -len("[]}")]
     with atomic_output(path) as fh:
         fh.write(head + "[")
         for i, scene in enumerate(scenes):
@@ -177,10 +239,7 @@ def write_clevr_folder(
     *,
     overwrite: bool = False,
     dask: str | None = None,
-    renderer: str = "pillow",
-    samples: int = 8,
-    device: str = "cpu",
-    blender: str | os.PathLike | None = None,
+    images: ImageOptions | None = None,
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
@@ -189,12 +248,15 @@ def write_clevr_folder(
     ``num_proc`` worker processes, or ``dask`` (``"local"``: a LocalCluster of ``num_proc``
     processes; or a scheduler address) render in parallel with the same bytes. A non-empty
     ``out_dir`` needs ``overwrite=True``, which replaces only what synth wrote there.
+    ``images``: the image size and the visibility floor (:class:`ImageOptions`; by default
+    CLEVR's 480x320 and 200 pixels); the scene graphs depend on them, not on ``render``.
 
-    ``renderer="blender"`` renders with Blender's Cycles in CLEVR's look (``samples``,
-    ``device`` ``"cpu"``/``"gpu"``, ``blender``: the interpreter, see
-    :func:`~builder_utils.clevr.synth.blender.find_blender`), one Blender process per worker.
-    Such a run that fails or is killed is resumed by the same call: the images it finished are
-    kept; a scene that fails every attempt is named (:class:`SceneRenderFailed`).
+    ``images=ImageOptions(renderer="blender")`` renders with Blender's Cycles in CLEVR's look
+    (``samples``, ``device`` ``"cpu"``/``"gpu"``, ``blender``: the interpreter, see
+    :func:`~builder_utils.clevr.synth.blender.find_blender`), one Blender process per worker;
+    its object-index pass places the scenes, so they depend on the renderer. Such a run that
+    fails or is killed is resumed by the same call: the images it finished are kept; a scene
+    that fails every attempt is named (:class:`SceneRenderFailed`).
 
     Example:
         >>> import tempfile
@@ -206,23 +268,23 @@ def write_clevr_folder(
         ['CLEVR_val_000000.png']
     """
     counts = _counts(num_scenes, splits)
+    images = ImageOptions() if images is None else images
+    if not isinstance(images, ImageOptions):
+        raise ValueError(f"images must be an ImageOptions, got {type(images).__name__}")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
         raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
-    options = SynthOptions(renderer=renderer, samples=samples, device=device,
-                           blender=None if blender is None else os.fspath(blender))
     root = check_output(out_dir, "--out")
     if dask is not None:
         require_dask()  # before anything is written
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
     planned = _planned_files(counts, render)
-    job = None
-    if render and options.renderer == "blender":
-        job = _blender_job(options, num_proc, dask, DEFAULT_MIN_PIXELS_PER_OBJECT)
+    job = _blender_job(images, num_proc, dask) if images.renderer == "blender" else None
     failed: list[str] = []
-    with OutputFolder(root, COMMAND, resume=None if job is None else job.resume_key(seed)) as out:
+    resume = job.resume_key(seed) if job is not None and render else None
+    with OutputFolder(root, COMMAND, resume=resume) as out:
         _check_out_dir(out, planned, overwrite)
         staging = out.staging()
         (staging / "scenes").mkdir(exist_ok=True)
@@ -237,9 +299,10 @@ def write_clevr_folder(
                     if image_dir is not None:
                         image_dir.mkdir(parents=True, exist_ok=True)
                     if job is None:
-                        fn, tasks = _make_chunk, _chunks(seed, split, count, image_dir)
+                        fn, tasks = _make_chunk, _chunks(seed, split, count, image_dir, images)
                     else:
-                        progress_dir = staging / "progress" / split  # the scenes finished, for a re-run
+                        # the scenes finished, for a re-run (also the index pass's scratch folder)
+                        progress_dir = staging / "progress" / split
                         progress_dir.mkdir(parents=True, exist_ok=True)
                         kept = sum(1 for _ in progress_dir.glob("*.json"))
                         if kept:
@@ -249,7 +312,7 @@ def write_clevr_folder(
                     # results come back in task order, so the file does not depend on scheduling
                     results = ordered_map(fn, tasks, num_workers=num_proc, client=client)
                     _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split,
-                                      _counted(results, bar, failed))
+                                      _counted(results, bar, failed), images.renderer)
         finally:
             bar.close()
         if failed:
@@ -301,7 +364,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--overwrite", action="store_true",
                         help="write into a non-empty --out, replacing only what synth wrote there before")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
-    add_option_flags(parser, cls=SynthOptions)
+    add_option_flags(parser, cls=ImageOptions)
     return add_version(parser)
 
 
@@ -329,6 +392,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
         if split not in SPLITS:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
     try:
+        images = options_from_args(args, ImageOptions)
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
             missing = [split for split in required_splits if split not in named]
             if missing:
@@ -347,7 +414,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 num_proc=args.num_proc,
                 overwrite=args.overwrite,
                 dask=args.dask,
-                **dataclasses.asdict(options_from_args(args, SynthOptions)),
+                images=images,
             )
             logger.info("wrote synthetic CLEVR to %s", root)
     except (ValueError, OSError, DaskUnavailable, SceneRenderFailed) as exc:

@@ -1,11 +1,16 @@
 """A fast Pillow renderer for CLEVR-format scenes (no Blender, no GPU).
 
-It draws what matters for visual question answering, recognisably and in a few milliseconds:
-CLEVR's colours, shapes whose outline follows the camera projection (so size shrinks with
-distance and cubes show their rotation), objects painted back to front, soft contact shadows,
-and two materials: rubber is matte and flat, metal has high-contrast shading, a specular
-highlight and a bright rim. The image is drawn at twice the size and box-filtered down, which
-smooths the edges.
+It draws what matters for visual question answering, recognisably and in a few milliseconds,
+in a stylised look (not CLEVR's path-traced one): CLEVR's colours, taken as the linear RGB they
+are in CLEVR's ``properties.json`` and shown in sRGB as Blender's view transform shows them;
+shapes whose outline follows the camera projection (so size shrinks with distance and cubes
+show their rotation), objects painted back to front, soft contact shadows, and two materials:
+rubber is matte and flat, metal has high-contrast shading, a specular highlight and a bright
+rim. The image is drawn at twice the size and box-filtered down, which smooths the edges.
+
+:func:`visible_pixels` draws the same outlines, in the same order, as flat object indices
+(CLEVR's flat-colour pass) and counts what each object shows: the visibility rule of
+:mod:`builder_utils.clevr.synth.visibility` is measured on the image's own pixels.
 """
 
 from __future__ import annotations
@@ -28,6 +33,9 @@ from .camera import DEFAULT_CAMERA, Camera
 from .vocabulary import COLOR_RGB, MATERIALS, SHAPES, SIZE_RADIUS
 
 SUPERSAMPLE = 2
+# shading in linear light: the share of a colour an unlit face keeps, and what direct light adds
+RUBBER_AMBIENT, RUBBER_DIFFUSE = 0.12, 0.72
+METAL_AMBIENT, METAL_DIFFUSE = 0.04, 0.72
 CYLINDER_SEGMENTS = 32
 SPRITE_SIZE = 160  # pixels; about the largest ball drawn at the 2x working resolution
 # where the studio floor meets the backdrop, as a distance beyond the origin along "behind"
@@ -76,7 +84,8 @@ def _lighting(camera: Camera) -> tuple[tuple[float, float, float], tuple[float, 
 
 @lru_cache(maxsize=4)
 def _background(camera: Camera, scale: int) -> Image.Image:
-    """The empty studio: a grey floor lit near the centre, a lighter backdrop above its far edge."""
+    """The empty studio: a grey floor lit near the centre, which bends up into a backdrop beyond
+    its far edge with no visible seam (as CLEVR's curved backdrop does)."""
     w, h, f = camera.width * scale, camera.height * scale, camera.focal_px * scale
     u = (np.arange(w) + 0.5 - w / 2) / f
     v = (np.arange(h) + 0.5 - h / 2) / f
@@ -93,11 +102,19 @@ def _background(camera: Camera, scale: int) -> Image.Image:
     with np.errstate(invalid="ignore"):
         on_floor = down & (hit[..., 0] * behind[0] + hit[..., 1] * behind[1] < FLOOR_DEPTH)
         dist = np.nan_to_num(np.hypot(hit[..., 0], hit[..., 1]), nan=30.0, posinf=30.0)
-    floor = 170.0 - 5.0 * np.minimum(dist, 30.0)
-    rows = np.linspace(0.0, 1.0, h)[:, None] * np.ones((1, w))
-    wall = 196.0 - 36.0 * rows
+    floor = 132.0 - 2.5 * np.minimum(dist, 30.0)
+    # the backdrop carries on from the floor's far edge and lightens a little towards the top
+    seam_row = int(np.argmax(on_floor.any(axis=1)))
+    seam = floor[seam_row][None, :] if on_floor[seam_row].any() else np.full((1, w), 130.0)
+    rows = np.clip((seam_row - np.arange(h))[:, None] / max(1.0, h / 2), 0.0, 1.0)
+    wall = seam + 12.0 * rows
     grey = np.where(on_floor, floor, wall)
-    rgb = np.clip(np.stack([grey, grey, grey * 1.02], axis=-1), 0, 255).astype(np.uint8)
+    # a vertical blur over a tenth of the height turns the bend into a soft curve
+    band = max(1, h // 10)
+    padded = np.pad(grey, ((band, band), (0, 0)), mode="edge")
+    summed = np.cumsum(padded, axis=0)
+    grey = (summed[2 * band:] - np.vstack([np.zeros((1, w)), summed[:-2 * band - 1]]))[:h] / (2 * band + 1)
+    rgb = np.clip(np.stack([grey, grey, grey * 1.02], axis=-1) + 0.5, 0, 255).astype(np.uint8)
     return Image.fromarray(rgb, "RGB")
 
 
@@ -114,32 +131,49 @@ def _sphere_sprite(camera: Camera, base: tuple[int, int, int], metal: bool) -> I
     nx, ny = np.meshgrid(c, -c)
     rr = nx * nx + ny * ny
     nz = np.sqrt(np.clip(1.0 - rr, 0.0, 1.0))
-    diffuse = np.clip(nx * lx + ny * ly + nz * lz, 0.0, 1.0)
-    colour = np.asarray(base, dtype=np.float64)[None, None, :]
+    diffuse = np.clip(nx * lx + ny * ly + nz * lz, 0.0, 1.0)[..., None]
+    colour = np.asarray(base, dtype=np.float64)[None, None, :]  # linear RGB, 0..1
     if metal:
         hx, hy, hz = _unit((lx, ly, lz + 1.0))  # Blinn half vector, viewer on +z
-        spec = np.clip(nx * hx + ny * hy + nz * hz, 0.0, 1.0) ** 60
-        rim = (1.0 - nz) ** 3
+        spec = np.clip(nx * hx + ny * hy + nz * hz, 0.0, 1.0)[..., None] ** 60
+        rim = (1.0 - nz[..., None]) ** 3
         # a darker core and a bright sky reflection make metal read as mirror-like
         sky = np.clip(ny, 0.0, 1.0)[..., None]
-        rgb = colour * (0.18 + 0.7 * diffuse[..., None]) + 70.0 * sky * diffuse[..., None]
-        rgb = rgb + 255.0 * (0.95 * spec[..., None]) + (0.55 * colour + 110.0) * rim[..., None]
+        lin = colour * (METAL_AMBIENT + METAL_DIFFUSE * diffuse) + 0.05 * sky * diffuse
+        lin = lin + 0.9 * spec + (0.5 * colour + 0.12) * rim
     else:
-        rgb = colour * (0.42 + 0.6 * diffuse[..., None])
+        lin = colour * (RUBBER_AMBIENT + RUBBER_DIFFUSE * diffuse)
     # a one-pixel soft edge, so the ball is anti-aliased once downscaled
     alpha = np.clip((1.0 - np.sqrt(rr)) * n / 2.0 + 0.5, 0.0, 1.0) * 255.0
-    rgba = np.dstack([np.clip(rgb, 0, 255), alpha]).astype(np.uint8)
+    rgba = np.dstack([_srgb_array(lin) + 0.5, alpha]).astype(np.uint8)
     return Image.fromarray(rgba, "RGBA")
 
 
-def _tone(base: tuple[int, int, int], gain: float, white: float = 0.0) -> tuple[int, int, int]:
-    return tuple(int(min(255.0, c * gain + 255.0 * white)) for c in base)
+def _srgb(linear: float) -> int:
+    """A linear intensity (0..1, clipped) as an 8-bit sRGB value (the sRGB transfer curve)."""
+    c = min(1.0, max(0.0, linear))
+    return int(255.0 * (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055) + 0.5)
+
+
+def _srgb_array(linear: np.ndarray) -> np.ndarray:
+    c = np.clip(linear, 0.0, 1.0)
+    return 255.0 * np.where(c <= 0.0031308, 12.92 * c, 1.055 * c ** (1 / 2.4) - 0.055)
+
+
+def _linear(name: str) -> tuple[float, float, float]:
+    """A CLEVR colour as linear RGB (0..1): ``properties.json``'s 0-255 values divided by 255."""
+    return tuple(c / 255.0 for c in COLOR_RGB[name])
+
+
+def _tone(base: tuple[float, float, float], gain: float, white: float = 0.0) -> tuple[int, int, int]:
+    # shading is done in linear light, as a renderer does, then shown in sRGB
+    return tuple(_srgb(c * gain + white) for c in base)
 
 
 def _face_colour(base, normal, centre, light, camera: Camera, metal: bool, glint: float) -> tuple[int, int, int]:
     diffuse = max(0.0, _dot(normal, light))
     if not metal:
-        return _tone(base, 0.42 + 0.6 * diffuse)
+        return _tone(base, RUBBER_AMBIENT + RUBBER_DIFFUSE * diffuse)
     view = _unit(tuple(c - p for c, p in zip(camera.location, centre)))
     half = tuple(a + b for a, b in zip(light, view))
     if abs(normal[2]) < 1e-9:
@@ -147,7 +181,7 @@ def _face_colour(base, normal, centre, light, camera: Camera, metal: bool, glint
         # vector gives the familiar vertical glint on metal cylinders and cube sides instead
         half = (half[0], half[1], 0.0)
     spec = max(0.0, _dot(normal, _unit(half))) ** 24
-    return _tone(base, 0.22 + 0.95 * diffuse, glint * spec)
+    return _tone(base, METAL_AMBIENT + METAL_DIFFUSE * diffuse, glint * spec)
 
 
 def _check_object(scene: dict, i: int, obj) -> tuple:
@@ -169,7 +203,7 @@ def _check_object(scene: dict, i: int, obj) -> tuple:
         raise RenderError(f"{where}: 'rotation' must be a finite number of degrees, got {rotation!r}")
     return (
         obj["shape"],
-        COLOR_RGB[obj["color"]],
+        _linear(obj["color"]),
         SIZE_RADIUS[obj["size"]],
         obj["material"] == "metal",
         float(coords[0]),
@@ -179,11 +213,10 @@ def _check_object(scene: dict, i: int, obj) -> tuple:
 
 
 def _screen(camera: Camera, points, scale: int) -> list[tuple[float, float]]:
-    out = []
-    for p in points:
-        px, py, _ = camera.project_point(p)
-        out.append((px * scale, py * scale))
-    return out
+    if len(points) < 6:
+        return [(px * scale, py * scale) for px, py, _ in map(camera.project_point, points)]
+    # one numpy projection costs about as much as five pure-Python ones
+    return [tuple(p) for p in (camera.project(np.asarray(points))[:, :2] * scale).tolist()]
 
 
 def _draw_shadow(draw, camera, x, y, r, scale, shadow_dir) -> None:
@@ -192,34 +225,64 @@ def _draw_shadow(draw, camera, x, y, r, scale, shadow_dir) -> None:
     draw.polygon(_screen(camera, ring, scale), fill=(20, 20, 25, 70))
 
 
+def _convex_hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The convex hull of 2-D points, counter-clockwise (Andrew's monotone chain): the outline of
+    a convex solid's projection, which is what a flat pass needs of a cube or a cylinder."""
+    pts = sorted(set(points))
+    if len(pts) < 3:
+        return pts
+
+    def half(seq):
+        chain: list[tuple[float, float]] = []
+        for p in seq:
+            while len(chain) >= 2 and ((chain[-1][0] - chain[-2][0]) * (p[1] - chain[-2][1])
+                                       - (chain[-1][1] - chain[-2][1]) * (p[0] - chain[-2][0])) <= 0:
+                chain.pop()
+            chain.append(p)
+        return chain[:-1]
+
+    return half(pts) + half(reversed(pts))
+
+
 def _outline(draw, poly, colour, width) -> None:
     # ImageDraw.polygon(width > 1) builds a full-image mask per call; a closed line does not
     draw.line(poly + poly[:1], fill=colour, width=width)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=2048)
 def _sized_sphere(camera: Camera, base: tuple[int, int, int], metal: bool, size: int) -> Image.Image:
     # resizing an RGBA sprite costs more than drawing a whole cube, and ball sizes repeat a lot
     return _sphere_sprite(camera, base, metal).resize((size, size), Image.Resampling.BILINEAR)
 
 
-def _draw_sphere(image, camera, base, x, y, r, metal, scale) -> None:
+def _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, flat) -> None:
     px, py, depth = camera.project_point((x, y, r))
     rad = camera.focal_px * r / depth * scale
     size = max(2, int(round(2 * rad)))
+    left, top = int(round(px * scale - size / 2)), int(round(py * scale - size / 2))
+    if flat is not None:
+        # the sprite's disc: its soft edge is half opaque on the circle through the box's sides
+        draw.ellipse((left, top, left + size - 1, top + size - 1), fill=flat)
+        return
     sprite = _sized_sphere(camera, base, metal, size)
-    image.paste(sprite, (int(round(px * scale - size / 2)), int(round(py * scale - size / 2))), sprite)
+    image.paste(sprite, (left, top), sprite)
 
 
-def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light) -> None:
-    half = r / math.sqrt(2.0)  # CLEVR shrinks cubes so their corners reach the object's radius
+def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, flat) -> None:
+    # half a side is the object's radius, so the centre stands at z = r as in CLEVR v1.0's scene
+    # graphs (today's public render_images.py divides a cube's size by sqrt(2); v1.0 did not)
+    half = r
     a = math.radians(rotation_deg)
     ca, sa = math.cos(a), math.sin(a)
     ground = [(x + ca * u - sa * v, y + sa * u + ca * v) for u, v in ((-half, -half), (half, -half), (half, half), (-half, half))]
     verts = [(gx, gy, 0.0) for gx, gy in ground] + [(gx, gy, 2 * half) for gx, gy in ground]
     screen = _screen(camera, verts, scale)
+    if flat is not None:
+        # the visible faces tile the outline of the eight corners: one convex polygon
+        draw.polygon(_convex_hull(screen), fill=flat, outline=flat)
+        return
     cam = camera.location
-    edge = _tone(base, 0.95, 0.4) if metal else None
+    edge = _tone(base, 0.9, 0.06) if metal else None
     for face in _CUBE_FACES:
         if face == _CUBE_FACES[0]:
             normal = (0.0, 0.0, 1.0)
@@ -230,14 +293,14 @@ def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light) -
         if _dot(normal, tuple(c - p for c, p in zip(cam, centre))) <= 0:
             continue
         # a whole cube face turning white would hide the colour, hence the weak glint
-        colour = _face_colour(base, normal, centre, light, camera, metal, glint=0.3)
+        colour = _face_colour(base, normal, centre, light, camera, metal, glint=0.03)
         poly = [screen[i] for i in face]
         draw.polygon(poly, fill=colour, outline=colour)
-        if edge:
+        if edge is not None:
             _outline(draw, poly, edge, scale)
         if metal and face == _CUBE_FACES[0]:
             # a glint on the lid, towards the light, so metal cubes read as shiny from any angle
-            for near, gain, white in ((0.7, 1.05, 0.25), (0.6, 0.35, 0.7)):
+            for near, gain, white in ((0.7, 1.0, 0.06), (0.6, 0.3, 0.5)):
                 inner = [
                     (near * screen[i][0] + (1 - near) * screen[j][0], near * screen[i][1] + (1 - near) * screen[j][1])
                     for i, j in zip(face, face[2:] + face[:2])
@@ -245,23 +308,32 @@ def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light) -
                 draw.polygon(inner, fill=_tone(base, gain, white))
 
 
-def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light) -> None:
+def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, flat) -> None:
     n = CYLINDER_SEGMENTS
     bottom = [(x + r * ca, y + r * sa, 0.0) for ca, sa in _CYLINDER_RING]
     top = [(bx, by, 2 * r) for bx, by, _ in bottom]
     sb, st = _screen(camera, bottom, scale), _screen(camera, top, scale)
+    if flat is not None:
+        # the visible side strips and the lid tile the outline of both rings: both rings and the
+        # band between their leftmost and rightmost points (the camera has no roll, so upright
+        # edges stay near upright: these are the tangent points to within a fraction of a pixel)
+        left = min(range(n), key=lambda k: sb[k][0] + st[k][0])
+        right = max(range(n), key=lambda k: sb[k][0] + st[k][0])
+        for poly in (sb, st, [sb[left], sb[right], st[right], st[left]]):
+            draw.polygon(poly, fill=flat, outline=flat)
+        return
     cx, cy, _ = camera.location
     for k, (nx, ny) in enumerate(_CYLINDER_NORMALS):
         centre = (x + r * nx, y + r * ny, r)
         if nx * (cx - centre[0]) + ny * (cy - centre[1]) <= 0:
             continue
-        colour = _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.75)
+        colour = _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.35)
         j = (k + 1) % n
         draw.polygon([sb[k], sb[j], st[j], st[k]], fill=colour, outline=colour)
-    top_colour = _face_colour(base, (0.0, 0.0, 1.0), (x, y, 2 * r), light, camera, metal, glint=0.3)
+    top_colour = _face_colour(base, (0.0, 0.0, 1.0), (x, y, 2 * r), light, camera, metal, glint=0.08)
     draw.polygon(st, fill=top_colour, outline=top_colour)
     if metal:
-        _outline(draw, st, _tone(base, 0.95, 0.4), scale)
+        _outline(draw, st, _tone(base, 0.9, 0.06), scale)
 
 
 _SHADOW_RING = [(math.cos(2 * math.pi * k / 16), math.sin(2 * math.pi * k / 16)) for k in range(16)]
@@ -275,8 +347,32 @@ _CYLINDER_NORMALS = [
 ]
 
 
+def _checked_objects(scene) -> list[tuple]:
+    if not isinstance(scene, dict) or not isinstance(scene.get("objects"), list):
+        name = scene.get("image_filename", "?") if isinstance(scene, dict) else repr(scene)[:40]
+        raise RenderError(f"scene {name}: expected a dict with an 'objects' list")
+    return [_check_object(scene, i, obj) for i, obj in enumerate(scene["objects"])]
+
+
+def _draw_objects(image: Image.Image, camera: Camera, objects: list[tuple], scale: int, flat: bool) -> None:
+    """Paint the objects far to near: shaded, or (``flat``) each as its index + 1 in an L image."""
+    light, _, _ = _lighting(camera)
+    draw = ImageDraw.Draw(image)
+    depth = [camera.project_point((x, y, r))[2] for _, _, r, _, x, y, _ in objects]
+    for i in sorted(range(len(objects)), key=lambda i: -depth[i]):  # far to near
+        shape, base, r, metal, x, y, rotation = objects[i]
+        index = i + 1 if flat else None
+        if shape == "sphere":
+            _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, index)
+        elif shape == "cube":
+            _draw_cube(draw, camera, base, x, y, r, rotation, metal, scale, light, index)
+        else:
+            _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, index)
+
+
 def draw_scene(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
-    """Render a CLEVR-format scene to a new RGB Pillow image (320x240 with the default camera).
+    """Render a CLEVR-format scene to a new RGB Pillow image (480x320, CLEVR v1.0's size, with
+    the default camera).
 
     Objects are placed from their ``3d_coords`` (and ``rotation``) through ``camera``; the
     scene's own ``pixel_coords`` are not needed, so real CLEVR scenes render too.
@@ -284,29 +380,50 @@ def draw_scene(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
     Example:
         >>> from builder_utils.clevr.synth import generate_scenes
         >>> draw_scene(generate_scenes(1, seed=0)[0]).size
-        (320, 240)
+        (480, 320)
     """
-    if not isinstance(scene, dict) or not isinstance(scene.get("objects"), list):
-        name = scene.get("image_filename", "?") if isinstance(scene, dict) else repr(scene)[:40]
-        raise RenderError(f"scene {name}: expected a dict with an 'objects' list")
-    objects = [_check_object(scene, i, obj) for i, obj in enumerate(scene["objects"])]
+    objects = _checked_objects(scene)
     scale = SUPERSAMPLE
-    light, _, shadow_dir = _lighting(camera)
+    _, _, shadow_dir = _lighting(camera)
     image = _background(camera, scale).copy()
     shadows = ImageDraw.Draw(image, "RGBA")
     for _, _, r, _, x, y, _ in objects:
         _draw_shadow(shadows, camera, x, y, r, scale, shadow_dir)
-    draw = ImageDraw.Draw(image)
-    depth = [camera.project_point((x, y, r))[2] for _, _, r, _, x, y, _ in objects]
-    for i in sorted(range(len(objects)), key=lambda i: -depth[i]):  # far to near
-        shape, base, r, metal, x, y, rotation = objects[i]
-        if shape == "sphere":
-            _draw_sphere(image, camera, base, x, y, r, metal, scale)
-        elif shape == "cube":
-            _draw_cube(draw, camera, base, x, y, r, rotation, metal, scale, light)
-        else:
-            _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light)
+    _draw_objects(image, camera, objects, scale, flat=False)
     return image.reduce(scale) if scale > 1 else image
+
+
+def object_index_map(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
+    """CLEVR's flat-colour pass: an L image of the camera's size where each pixel holds the
+    index + 1 of the object :func:`draw_scene` shows there (the same outlines, painted in the
+    same order), 0 where the floor shows. Shadows and highlights are not objects.
+
+    Example:
+        >>> import numpy as np
+        >>> scene = {"objects": [{"color": "red", "size": "large", "material": "rubber",
+        ...                       "shape": "cube", "3d_coords": [0, 0, 0.7], "rotation": 0}]}
+        >>> sorted(np.unique(np.asarray(object_index_map(scene))).tolist())
+        [0, 1]
+    """
+    objects = _checked_objects(scene)
+    if len(objects) > 255:
+        raise RenderError(f"scene {scene.get('image_filename', '?')}: {len(objects)} objects; an index map holds 255")
+    image = Image.new("L", (camera.width, camera.height), 0)
+    _draw_objects(image, camera, objects, 1, flat=True)
+    return image
+
+
+def visible_pixels(scene: dict, camera: Camera = DEFAULT_CAMERA) -> list[int]:
+    """How many pixels of the image each object of ``scene`` shows (:func:`object_index_map`),
+    in the scene's order: the counter of the visibility rule for this renderer.
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> min(visible_pixels(generate_scene(0, "val", 0))) >= 200
+        True
+    """
+    # Pillow's histogram of an L image counts every value at once, ~20 times faster than numpy
+    return object_index_map(scene, camera).histogram()[1:len(scene["objects"]) + 1]
 
 
 def render_scene(scene: dict, path_or_file: str | os.PathLike | BinaryIO, camera: Camera = DEFAULT_CAMERA) -> None:

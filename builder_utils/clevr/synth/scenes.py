@@ -4,7 +4,8 @@ Placement follows the rules CLEVR's renderer used: 3 to 10 objects (up to
 ``MAX_WORLD_OBJECTS`` on request, placed a little closer) on the ground plane within
 [-3, 3] x [-3, 3], at least ``MIN_GAP`` between object surfaces, and at least ``MARGIN`` apart
 along the left/right and front/behind axes so that every spatial relation is unambiguous. A
-scene whose objects cannot be placed (or where a near object hides a far one) is redrawn.
+scene whose objects cannot be placed is redrawn, and so is one where an object shows fewer
+pixels than CLEVR's visibility floor (:mod:`builder_utils.clevr.synth.visibility`).
 
 Every scene draws from its own generator, seeded from ``(seed, split, image_index)``, so scene
 k is the same whatever the number of scenes asked for and whichever worker process makes it.
@@ -12,12 +13,13 @@ k is the same whatever the number of scenes asked for and whichever worker proce
 
 from __future__ import annotations
 
-import math
 import zlib
+from collections.abc import Iterator
 
 import numpy as np
 
 from .camera import CARDINAL_DIRECTIONS, DEFAULT_CAMERA, Camera
+from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, PixelCounter, min_pixels_for, place_visible
 from .vocabulary import SIZE_RADIUS, load_vocabulary
 
 SPLITS = ("train", "val", "test")
@@ -38,8 +40,6 @@ MARGIN = 0.4  # minimum offset along each cardinal axis, so relations are never 
 RELATION_EPS = 0.2  # CLEVR: j is <dir> of i when dot(c_j - c_i, dir) > 0.2
 MAX_PLACEMENT_TRIES = 50
 MAX_SCENE_TRIES = 1000
-# A far object counts as hidden when its central half lies inside a nearer object's screen disc.
-HIDDEN_CORE = 0.5
 
 
 def check_split(split: str) -> str:
@@ -124,20 +124,89 @@ def _place(rng: np.random.Generator, radii: list[float], axes: np.ndarray) -> li
     return [(float(x), float(y), r) for (x, y), r in zip(placed, radii)]
 
 
-def _someone_hidden(pixels: list[tuple[float, float, float]], radii: list[float], camera: Camera) -> bool:
-    discs = [(px, py, depth, camera.focal_px * r / depth) for (px, py, depth), r in zip(pixels, radii)]
-    for ax, ay, ad, ar in discs:
-        for bx, by, bd, br in discs:
-            if bd > ad and math.hypot(ax - bx, ay - by) + HIDDEN_CORE * br <= ar:
-                return True
-    return False
+def scene_candidates(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA, *,
+                     max_objects: int = MAX_OBJECTS, colour_of_shape: dict[str, str] | None = None) -> Iterator[dict]:
+    """Successive placements of one scene, endless, all drawn from the scene's own generator:
+    the object count is drawn once, then each candidate draws sizes, positions (free spots on
+    the floor, redrawn until they fit), colours, materials, shapes and rotations. The
+    visibility rule (:func:`~builder_utils.clevr.synth.visibility.place_visible`) keeps the
+    first one whose every object shows enough pixels.
+
+    Example:
+        >>> from itertools import islice
+        >>> first, second = islice(scene_candidates(0, "val", 5), 2)
+        >>> len(first["objects"]) == len(second["objects"]), first["objects"] != second["objects"]
+        (True, True)
+    """
+    check_split(split)
+    _check_count("seed", seed)
+    _check_count("image_index", image_index)
+    if isinstance(max_objects, bool) or not isinstance(max_objects, int) or not MIN_OBJECTS <= max_objects <= MAX_WORLD_OBJECTS:
+        raise ValueError(f"max_objects must be an integer in {MIN_OBJECTS}..{MAX_WORLD_OBJECTS}, got {max_objects!r}")
+    return _candidates(int(seed), split, int(image_index), camera, max_objects, colour_of_shape)
+
+
+def _candidates(seed: int, split: str, image_index: int, camera: Camera, max_objects: int,
+                colour_of_shape: dict[str, str] | None) -> Iterator[dict]:
+    vocab = load_vocabulary()
+    rng = scene_rng(seed, split, image_index)
+    directions = camera.directions()
+    axes = np.array([directions[name][:2] for name in ("right", "behind")])
+
+    # the object count is drawn once, as CLEVR does, so redraws do not bias it towards few objects
+    count = int(rng.integers(MIN_OBJECTS, max_objects + 1))
+    while True:
+        for _ in range(MAX_SCENE_TRIES):
+            sizes = [vocab.sizes[int(i)] for i in rng.integers(len(vocab.sizes), size=count)]
+            radii = [SIZE_RADIUS[s] for s in sizes]
+            placed = _place(rng, radii, axes)
+            if placed is not None:
+                break
+        else:  # practically unreachable: a 10-object scene fits with high probability
+            raise RuntimeError(f"could not place objects for scene {split}/{image_index} (seed {seed})")
+
+        objects = []
+        for size, (x, y, r) in zip(sizes, placed):
+            px, py, depth = camera.project_point((x, y, r))
+            color = vocab.colors[int(rng.integers(len(vocab.colors)))]
+            material = vocab.materials[int(rng.integers(len(vocab.materials)))]
+            shape = vocab.shapes[int(rng.integers(len(vocab.shapes)))]
+            objects.append(
+                {
+                    "color": colour_of_shape[shape] if colour_of_shape else color,
+                    "size": size,
+                    "material": material,
+                    "shape": shape,
+                    # every shape's centre at its radius above the floor, cubes too, as in
+                    # CLEVR v1.0's released scene graphs
+                    "3d_coords": [x, y, r],
+                    "rotation": float(rng.uniform(0.0, 360.0)),
+                    "pixel_coords": [int(round(px)), int(round(py)), float(depth)],
+                }
+            )
+        yield {
+            "image_index": image_index,
+            "image_filename": image_filename(split, image_index),
+            "split": split,
+            "objects": objects,
+            "relationships": compute_relationships([o["3d_coords"] for o in objects], directions),
+            "directions": directions,
+        }
 
 
 def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA, *,
-                   max_objects: int = MAX_OBJECTS, colour_of_shape: dict[str, str] | None = None) -> dict:
+                   max_objects: int = MAX_OBJECTS, colour_of_shape: dict[str, str] | None = None,
+                   min_pixels_per_object: int = DEFAULT_MIN_PIXELS_PER_OBJECT,
+                   count_pixels: PixelCounter | None = None) -> dict:
     """One random scene in the official CLEVR scene format: ``MIN_OBJECTS`` to ``max_objects``
-    objects (at most :data:`MAX_WORLD_OBJECTS`). ``colour_of_shape`` paints every object of a
-    shape in one colour (a confounder); the random draws are the same with or without it.
+    objects (at most :data:`MAX_WORLD_OBJECTS`), every one showing at least
+    ``min_pixels_per_object`` pixels (in the 480x320 frame, scaled to ``camera``'s image; 0: no
+    check), as CLEVR's renderer required. ``count_pixels`` (``scene -> visible pixels per
+    object``) measures them; by default the Pillow renderer's object-index pass through
+    ``camera``. A scene that fails is placed again from its own generator (at most
+    :data:`~builder_utils.clevr.synth.visibility.MAX_VISIBILITY_RETRIES` times).
+    ``colour_of_shape`` paints every object of a shape in one colour (a confounder); the random
+    draws are the same with or without it.
 
     Example:
         >>> scene = generate_scene(0, "val", 5)
@@ -146,55 +215,16 @@ def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEF
         >>> generate_scene(0, "val", 5, max_objects=10) == scene
         True
     """
-    check_split(split)
-    _check_count("seed", seed)
-    _check_count("image_index", image_index)
-    if isinstance(max_objects, bool) or not isinstance(max_objects, int) or not MIN_OBJECTS <= max_objects <= MAX_WORLD_OBJECTS:
-        raise ValueError(f"max_objects must be an integer in {MIN_OBJECTS}..{MAX_WORLD_OBJECTS}, got {max_objects!r}")
-    vocab = load_vocabulary()
-    rng = scene_rng(int(seed), split, int(image_index))
-    directions = camera.directions()
-    axes = np.array([directions[name][:2] for name in ("right", "behind")])
+    candidates = scene_candidates(seed, split, image_index, camera, max_objects=max_objects,
+                                  colour_of_shape=colour_of_shape)
+    if count_pixels is None:
+        from .render import visible_pixels  # the renderer draws scenes; scenes need it only here
 
-    # the object count is drawn once, as CLEVR does, so redraws do not bias it towards few objects
-    count = int(rng.integers(MIN_OBJECTS, max_objects + 1))
-    for _ in range(MAX_SCENE_TRIES):
-        sizes = [vocab.sizes[int(i)] for i in rng.integers(len(vocab.sizes), size=count)]
-        radii = [SIZE_RADIUS[s] for s in sizes]
-        placed = _place(rng, radii, axes)
-        if placed is None:
-            continue
-        pixels = [camera.project_point((x, y, r)) for x, y, r in placed]
-        if _someone_hidden(pixels, radii, camera):
-            continue
-        break
-    else:  # practically unreachable: a 10-object scene fits with high probability
-        raise RuntimeError(f"could not place objects for scene {split}/{image_index} (seed {seed})")
+        def count_pixels(scene: dict) -> list[int]:
+            return visible_pixels(scene, camera)
 
-    objects = []
-    for size, (x, y, r), (px, py, depth) in zip(sizes, placed, pixels):
-        color = vocab.colors[int(rng.integers(len(vocab.colors)))]
-        material = vocab.materials[int(rng.integers(len(vocab.materials)))]
-        shape = vocab.shapes[int(rng.integers(len(vocab.shapes)))]
-        objects.append(
-            {
-                "color": colour_of_shape[shape] if colour_of_shape else color,
-                "size": size,
-                "material": material,
-                "shape": shape,
-                "3d_coords": [x, y, r],
-                "rotation": float(rng.uniform(0.0, 360.0)),
-                "pixel_coords": [int(round(px)), int(round(py)), float(depth)],
-            }
-        )
-    return {
-        "image_index": int(image_index),
-        "image_filename": image_filename(split, int(image_index)),
-        "split": split,
-        "objects": objects,
-        "relationships": compute_relationships([o["3d_coords"] for o in objects], directions),
-        "directions": directions,
-    }
+    floor = min_pixels_for(camera.width, camera.height, min_pixels_per_object)
+    return place_visible(candidates, count_pixels, floor, name=f"scene {split}/{image_index} (seed {seed})")
 
 
 def generate_scenes(num_scenes: int, seed: int, split: str = "train", start_index: int = 0) -> list[dict]:
