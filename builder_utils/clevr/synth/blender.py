@@ -65,12 +65,13 @@ PASS_TIMEOUT_PER_SAMPLE_S = 6.0
 # uniform in +-jitter along each axis.
 CAMERA_JITTER = 0.5
 LIGHT_JITTER = 1.0
-# The studio's lights: location (world units), disc size and power (W), tuned by eye so that
-# shadows are as deep as CLEVR's: a key light high on the camera's right, a weaker fill on its
-# left, a back light behind the scene that rims the objects.
+# The studio's lights: location (world units), disc size and power (W), tuned by eye so that the
+# floor is CLEVR's mid grey and shadows are as deep as CLEVR's: a key light high on the camera's
+# right (shadows fall to the left and back), a weak fill on its left, a back light behind the
+# scene that rims the objects.
 LIGHTS = {
-    "key": {"location": (6.4, -2.9, 6.2), "size": 1.0, "power": 800.0},
-    "fill": {"location": (-4.7, -4.0, 3.0), "size": 2.0, "power": 40.0},
+    "key": {"location": (6.4, -2.9, 6.2), "size": 1.0, "power": 550.0},
+    "fill": {"location": (-4.7, -4.0, 3.0), "size": 2.0, "power": 25.0},
     "back": {"location": (-1.2, 5.7, 5.8), "size": 1.5, "power": 150.0},
 }
 # the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS

@@ -216,6 +216,9 @@ class Studio:
         cycles.caustics_reflective = False
         cycles.caustics_refractive = False
         cycles.blur_glossy = 1.0
+        # three lights need no light tree: without it a sample costs about a fifth less, for about
+        # 1 dB less PSNR against 64 samples (measured on this studio)
+        cycles.use_light_tree = False
         scene.view_settings.view_transform = "Standard"  # the look of CLEVR's Blender 2.7x renders
         scene.view_settings.look = "None"
         scene.view_settings.exposure = 0.0
