@@ -128,3 +128,27 @@ def test_the_resume_key_follows_what_the_images_are():
 def test_blender_command_forms():
     assert blender_command("/x/python3.11") == ["/x/python3.11", str(SCRIPT)]
     assert blender_command("/x/blender")[-2:] == [str(SCRIPT), "--"]
+
+
+CRASHING_BLENDER = """#!{python}
+# stands in for a Blender that starts, then dies on every pass (as a segfault in Cycles would)
+import json, os, sys
+fd = int(sys.argv[sys.argv.index("--reply-fd") + 1])
+os.write(fd, (json.dumps({{"ready": True, "blender": "crashing"}}) + "\\n").encode())
+sys.stdin.readline()
+print("Segmentation fault in the render", flush=True)
+os._exit(139)
+"""
+
+
+def test_a_scene_whose_pass_crashes_every_time_is_retried_then_named_in_one_line(tmp_path):
+    fake = tmp_path / "python-crashing"
+    fake.write_text(CRASHING_BLENDER.format(python=sys.executable))
+    fake.chmod(0o755)
+    done = _synth(tmp_path, "--blender", str(fake))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert "2 scene(s) not rendered" in lines[0] and "CLEVR_val_000000.png" in lines[0]
+    assert "failed 3 times" in lines[0] and "Segmentation fault in the render" in lines[0]
+    assert not (tmp_path / "out" / "images").exists()  # nothing moved into place
