@@ -72,6 +72,12 @@ def check_png(path: str | os.PathLike) -> tuple[int, int]:
 
     if os.path.getsize(path) == 0:
         raise MediaError(path, "not a readable PNG image (the file is empty)")
+    with open(path, "rb") as fh:
+        signature = fh.read(8)
+    if signature != b"\x89PNG\r\n\x1a\n":
+        # before Pillow opens it: another format's header (a GIF's, say) may declare a size that
+        # Pillow refuses as a decompression bomb, which would hide what is wrong with the file
+        raise MediaError(path, f"not a PNG image (it starts with {signature[:6]!r})")
     _check_pixels(path, Image.MAX_IMAGE_PIXELS)
     try:
         with Image.open(path) as image:

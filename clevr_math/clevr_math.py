@@ -77,6 +77,14 @@ _HOMEPAGE = "https://arxiv.org/abs/2208.05358"
 _LICENSE = "CC BY 4.0 (CLEVR images and scenes)"
 
 
+#: How a card names the renderer a synthetic world's scene files record (``info.renderer``).
+_RENDERED_BY = {
+    "pillow": "drawn by this package's Pillow renderer in a stylised look: flat-shaded solids, soft blob "
+              "shadows, highlights instead of reflections, not CLEVR's path-traced images",
+    "blender": "path-traced by Blender's Cycles in a CLEVR-like studio (`--renderer blender`)",
+}
+
+
 class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     """CLEVR-Math, regenerated from CLEVR scenes (configs ``general``, ``multihop``, ``chains``).
 
@@ -161,6 +169,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             True
         """
         synthetic = False
+        renderers = set()
         if self.config.data_dir:
             root = clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir)))
             for split in ("train", "val", "test"):
@@ -169,10 +178,14 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
                     with open(path, "rb") as handle:
                         head = handle.read(4096)
                     synthetic = synthetic or re.search(rb'"date":\s*"synthetic"', head) is not None
+                    # the info block names the renderer of the images (worlds before it did: Pillow)
+                    named = re.search(rb'"renderer":\s*"([A-Za-z0-9_.-]{1,40})"', head)
+                    renderers.add(named.group(1).decode() if named else "pillow")
         if synthetic:
-            scenes = ("Scenes and images come from a synthetic CLEVR-style world written by `clevr-math synth` "
-                      "(scene graphs drawn from a seed and rendered by this package), not from CLEVR v1.0: "
-                      "use it to try the pipeline, not to report results.")
+            drawn = "; ".join(_RENDERED_BY.get(name, f"rendered by the `{name}` renderer") for name in sorted(renderers))
+            scenes = ("Scenes and images come from a synthetic CLEVR-style world written by `clevr-math synth`, "
+                      f"not from CLEVR v1.0: scene graphs drawn from a seed, images {drawn}. Use it to try the "
+                      "pipeline, not to report results.")
         else:
             scenes = ("Scenes and images are CLEVR v1.0 (train and validation scenes for the train and validation "
                       "splits; the test split uses newly rendered scenes when they are given).")

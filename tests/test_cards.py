@@ -215,6 +215,25 @@ def test_card_states_the_data_source_and_how_to_install(exports, name):
         assert "pip install ./clevr-clotho-qa" in text
 
 
+def test_card_names_the_renderer_of_a_synthetic_world(exports):
+    # The CLEVR-Math fixtures are Pillow-rendered worlds: the card says which renderer drew the
+    # images and that its look is stylised, not CLEVR's, in a paragraph of its own.
+    for name in (n for n in EXPORTS if "clevr" in n):
+        text = (exports / name / "README.md").read_text(encoding="utf-8")
+        assert "drawn by this package's Pillow renderer in a stylised look" in text
+        assert "\n\n**Which renderer made the images.**" in text
+
+
+def test_data_source_names_each_renderer_a_world_records(tmp_path):
+    root = write_clevr_folder(tmp_path / "w", {"train": 1, "val": 1}, seed=0, render=False, progress=False)
+    assert "images drawn by this package's Pillow renderer in a stylised look" in \
+        ClevrMath(config_name="general", data_dir=str(root)).data_source()
+    path = root / "scenes" / "CLEVR_val_scenes.json"
+    path.write_text(path.read_text().replace('"renderer": "pillow"', '"renderer": "blender"', 1))
+    both = ClevrMath(config_name="general", data_dir=str(root)).data_source()
+    assert "path-traced by Blender's Cycles" in both and "Pillow renderer" in both
+
+
 def test_data_source_of_the_real_inputs_is_the_release(tmp_path):
     # Without data_dir the builders read the real releases, and say so.
     assert ClevrMath(config_name="general").data_source().startswith("Scenes and images are CLEVR v1.0")

@@ -96,7 +96,7 @@ def test_features_and_types(built):
     assert set(node) == {"function", "inputs", "value_inputs"}
 
     row = built["general"]["train"][0]
-    assert row["image"].size == (320, 240)
+    assert row["image"].size == (480, 320)  # synthetic images are CLEVR v1.0's size
     assert row["id"] == row["image_filename"] == "CLEVR_train_000000.png"
     assert row["question_id"] == "train_000000_0"
     assert isinstance(row["label"], int) and 0 <= row["label"] <= 10

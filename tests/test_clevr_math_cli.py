@@ -57,7 +57,7 @@ def test_demo_exports_and_reloads_both_configs(tmp_path, capsys):
     for png in (world / "images" / "test").iterdir():
         png.unlink()
     reloaded = datasets.load_dataset(str(hub), "multihop", cache_dir=str(tmp_path / "hf2"))
-    assert reloaded["test"][0]["image"].size == (320, 240)
+    assert reloaded["test"][0]["image"].size == (480, 320)  # synthetic images are CLEVR v1.0's size
     # The demo ends with the baselines (and the program oracle, 100 %) on each test split.
     for config in ("general", "multihop"):
         assert f"baselines on {config}/test" in printed

@@ -132,7 +132,7 @@ def test_every_config_loads_back_with_the_builders_rows_after_sources_are_delete
 
 def test_media_are_embedded_bytes(exported):
     row = load_exported(exported["out"]["clevr"], "general", cache_dir=exported["cache"])["train"][0]
-    assert row["image"].size == (320, 240)  # decoded from the Parquet bytes; the PNGs are gone
+    assert row["image"].size == (480, 320)  # decoded from the Parquet bytes; the PNGs are gone
     clotho = load_exported(exported["out"]["clotho"], "questions", cache_dir=exported["cache"])["test"]
     audio = clotho.cast_column("audio", datasets.Audio(decode=False))[0]["audio"]
     assert audio["bytes"][:4] == b"RIFF" and "/" not in audio["path"]

@@ -240,7 +240,7 @@ def test_attach_media_on_streams_and_views_reads_media_only_for_rows_read(export
     lazy = attach_media(questions["train"], partial)
     first_ids = set(questions["train"].filter(lambda name: name == first, input_columns="image_filename")["question_id"])
     others = lazy.filter(lambda qid: qid not in first_ids, input_columns="question_id").select([0])
-    assert others[0]["image_filename"] != first and others[0]["image"].size == (320, 240)
+    assert others[0]["image_filename"] != first and others[0]["image"].size == (480, 320)
     with pytest.raises(MediaJoinError, match=re.escape(f"image_filename {first!r} is not in the media table")):
         lazy[0]
     with pytest.raises(MediaJoinError, match="media must be a map-style Dataset"):

@@ -56,7 +56,7 @@ def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp
     prompts = _unique_questions(clevr_export.load("prompts"))  # filtered before the join: no media read
     rows = attach_media(prompts, clevr_export.load("images"))
     first = rows[0]
-    assert is_conversational(first) and [image.size for image in first["images"]] == [(320, 240)]
+    assert is_conversational(first) and [image.size for image in first["images"]] == [(480, 320)]
     kit = tiny_llava(tmp_path / "model", tokenizer_texts(clevr_export.load("prompts")))
     reward_funcs = [accuracy_reward, format_reward]
     trainer = GRPOTrainer(model=str(kit.folder), processing_class=kit.processor, reward_funcs=reward_funcs,

@@ -218,9 +218,12 @@ class _BlenderProcess:
         self._buffer = b""
         self._drain = threading.Thread(target=self._keep_tail, daemon=True)
         self._drain.start()
-        ready = self._read(START_TIMEOUT_S)
+        alive = True
+        try:
+            ready = self._read(START_TIMEOUT_S)
+        except EOFError:
+            ready, alive = None, False
         if ready is None or not ready.get("ready"):
-            alive = self.process.poll() is None
             self.process.kill()
             self.close()
             why = (ready or {}).get("error") or self.last_output() or (
@@ -243,6 +246,7 @@ class _BlenderProcess:
         return ""
 
     def _read(self, timeout: float) -> dict | None:
+        """The next reply; None after ``timeout`` seconds; ``EOFError`` when the process is gone."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
             left = deadline - time.monotonic()
@@ -253,7 +257,7 @@ class _BlenderProcess:
                 return None
             chunk = os.read(self._replies, 1 << 16)
             if not chunk:
-                return None  # the process is gone
+                raise EOFError
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return json.loads(line)
@@ -265,12 +269,16 @@ class _BlenderProcess:
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise RuntimeError(f"Blender exited ({self.last_output() or 'no message'})") from None
-        reply = self._read(timeout)
+        try:
+            reply = self._read(timeout)
+        except EOFError:
+            try:
+                status = self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                status = "unknown"
+            raise RuntimeError(f"Blender exited with status {status} ({self.last_output() or 'no message'})") from None
         if reply is None:
-            if self.process.poll() is None:
-                raise RuntimeError(f"Blender gave no answer within {timeout:.0f} s")
-            raise RuntimeError(f"Blender exited with status {self.process.returncode} "
-                               f"({self.last_output() or 'no message'})")
+            raise RuntimeError(f"Blender gave no answer within {timeout:.0f} s")
         if "error" in reply:
             raise RuntimeError(f"Blender: {reply['error']}")
         return reply

@@ -149,15 +149,20 @@ def _sphere_sprite(camera: Camera, base: tuple[int, int, int], metal: bool) -> I
     return Image.fromarray(rgba, "RGBA")
 
 
-def _srgb(linear: float) -> int:
-    """A linear intensity (0..1, clipped) as an 8-bit sRGB value (the sRGB transfer curve)."""
-    c = min(1.0, max(0.0, linear))
-    return int(255.0 * (12.92 * c if c <= 0.0031308 else 1.055 * c ** (1 / 2.4) - 0.055) + 0.5)
-
-
 def _srgb_array(linear: np.ndarray) -> np.ndarray:
+    """Linear intensities (0..1, clipped) as sRGB values 0..255 (the sRGB transfer curve)."""
     c = np.clip(linear, 0.0, 1.0)
     return 255.0 * np.where(c <= 0.0031308, 12.92 * c, 1.055 * c ** (1 / 2.4) - 0.055)
+
+
+# the curve tabulated: a face's colour is one look-up per channel, not a power
+_SRGB_STEPS = 8192
+_SRGB_TABLE = (_srgb_array(np.arange(_SRGB_STEPS + 1) / _SRGB_STEPS) + 0.5).astype(int).tolist()
+
+
+def _srgb(linear: float) -> int:
+    """A linear intensity (0..1, clipped) as an 8-bit sRGB value."""
+    return _SRGB_TABLE[int(min(1.0, max(0.0, linear)) * _SRGB_STEPS + 0.5)]
 
 
 def _linear(name: str) -> tuple[float, float, float]:
@@ -213,9 +218,9 @@ def _check_object(scene: dict, i: int, obj) -> tuple:
 
 
 def _screen(camera: Camera, points, scale: int) -> list[tuple[float, float]]:
-    if len(points) < 6:
+    if len(points) <= 16:
         return [(px * scale, py * scale) for px, py, _ in map(camera.project_point, points)]
-    # one numpy projection costs about as much as five pure-Python ones
+    # one numpy projection costs about as much as a dozen pure-Python ones
     return [tuple(p) for p in (camera.project(np.asarray(points))[:, :2] * scale).tolist()]
 
 
@@ -311,29 +316,37 @@ def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, f
 def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, flat) -> None:
     n = CYLINDER_SEGMENTS
     bottom = [(x + r * ca, y + r * sa, 0.0) for ca, sa in _CYLINDER_RING]
-    top = [(bx, by, 2 * r) for bx, by, _ in bottom]
-    sb, st = _screen(camera, bottom, scale), _screen(camera, top, scale)
+    rings = _screen(camera, bottom + [(bx, by, 2 * r) for bx, by, _ in bottom], scale)  # one projection
+    sb, st = rings[:n], rings[n:]
     if flat is not None:
         # the visible side strips and the lid tile the outline of both rings: both rings and the
         # band between their leftmost and rightmost points (the camera has no roll, so upright
         # edges stay near upright: these are the tangent points to within a fraction of a pixel)
-        left = min(range(n), key=lambda k: sb[k][0] + st[k][0])
-        right = max(range(n), key=lambda k: sb[k][0] + st[k][0])
+        xs = [b[0] + t[0] for b, t in zip(sb, st)]
+        left, right = xs.index(min(xs)), xs.index(max(xs))
         for poly in (sb, st, [sb[left], sb[right], st[right], st[left]]):
             draw.polygon(poly, fill=flat, outline=flat)
         return
     cx, cy, _ = camera.location
+    matte = None if metal else _matte_side_colours(base, light)
     for k, (nx, ny) in enumerate(_CYLINDER_NORMALS):
         centre = (x + r * nx, y + r * ny, r)
         if nx * (cx - centre[0]) + ny * (cy - centre[1]) <= 0:
             continue
-        colour = _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.35)
+        colour = matte[k] if matte else _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.35)
         j = (k + 1) % n
         draw.polygon([sb[k], sb[j], st[j], st[k]], fill=colour, outline=colour)
     top_colour = _face_colour(base, (0.0, 0.0, 1.0), (x, y, 2 * r), light, camera, metal, glint=0.08)
     draw.polygon(st, fill=top_colour, outline=top_colour)
     if metal:
         _outline(draw, st, _tone(base, 0.9, 0.06), scale)
+
+
+@lru_cache(maxsize=64)
+def _matte_side_colours(base: tuple[float, float, float], light: tuple[float, float, float]) -> list[tuple]:
+    # a rubber strip's colour depends on its normal alone, and the strips' normals are fixed
+    return [_tone(base, RUBBER_AMBIENT + RUBBER_DIFFUSE * max(0.0, nx * light[0] + ny * light[1]))
+            for nx, ny in _CYLINDER_NORMALS]
 
 
 _SHADOW_RING = [(math.cos(2 * math.pi * k / 16), math.sin(2 * math.pi * k / 16)) for k in range(16)]
@@ -422,8 +435,12 @@ def visible_pixels(scene: dict, camera: Camera = DEFAULT_CAMERA) -> list[int]:
         >>> min(visible_pixels(generate_scene(0, "val", 0))) >= 200
         True
     """
+    index_map = object_index_map(scene, camera)
+    box = index_map.getbbox()  # the objects' part of the image: counting it alone halves the cost
+    if box is None:
+        return [0] * len(scene["objects"])
     # Pillow's histogram of an L image counts every value at once, ~20 times faster than numpy
-    return object_index_map(scene, camera).histogram()[1:len(scene["objects"]) + 1]
+    return index_map.crop(box).histogram()[1:len(scene["objects"]) + 1]
 
 
 def render_scene(scene: dict, path_or_file: str | os.PathLike | BinaryIO, camera: Camera = DEFAULT_CAMERA) -> None:

@@ -13,6 +13,7 @@ k is the same whatever the number of scenes asked for and whichever worker proce
 
 from __future__ import annotations
 
+import math
 import zlib
 from collections.abc import Iterator
 
@@ -106,22 +107,28 @@ def compute_relationships(coords: list[list[float]], directions: dict[str, list[
 
 def _place(rng: np.random.Generator, radii: list[float], axes: np.ndarray) -> list[tuple[float, float, float]] | None:
     """Positions for objects of the given radii, or None when one finds no free spot."""
-    placed = np.empty((len(radii), 2))
-    placed_r = np.asarray(radii, dtype=np.float64)
     crowded = len(radii) > MAX_OBJECTS
     gap, margin = (CROWDED_GAP, CROWDED_MARGIN) if crowded else (MIN_GAP, MARGIN)
     tries = CROWDED_PLACEMENT_TRIES if crowded else MAX_PLACEMENT_TRIES
-    for k, r in enumerate(radii):
-        # all candidate spots for this object are drawn in one call; the first free one wins
-        cand = rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(tries, 2))
-        diff = cand[:, None, :] - placed[None, :k, :]
-        gap_ok = np.hypot(diff[..., 0], diff[..., 1]) - (r + placed_r[:k]) >= gap
-        axis_ok = (np.abs(diff @ axes.T) >= margin).all(axis=-1)
-        free = (gap_ok & axis_ok).all(axis=1).nonzero()[0]
-        if free.size == 0:
+    (a0, a1), (b0, b1) = axes.tolist()
+    hypot = math.hypot
+    placed: list[tuple[float, float, float]] = []
+    for r in radii:
+        # all candidate spots for this object are drawn in one call; the first free one wins.
+        # Checked in plain Python, stopping at the first free spot: usually one of the first few,
+        # so about 3 times faster than testing all of them with numpy (the same spot is chosen)
+        for x, y in rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(tries, 2)).tolist():
+            for px, py, pr in placed:
+                dx, dy = x - px, y - py
+                if (hypot(dx, dy) - (r + pr) < gap or abs(dx * a0 + dy * a1) < margin
+                        or abs(dx * b0 + dy * b1) < margin):
+                    break
+            else:
+                placed.append((x, y, r))
+                break
+        else:
             return None
-        placed[k] = cand[free[0]]
-    return [(float(x), float(y), r) for (x, y), r in zip(placed, radii)]
+    return placed
 
 
 def scene_candidates(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA, *,
