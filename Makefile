@@ -31,6 +31,13 @@ TRAIN_TRANSFORMERS ?= transformers==5.24.0
 # lmms-eval requirement) does not import beside that torch and breaks transformers' import;
 # nothing lmms-eval runs here needs it, so it is removed. No torchcodec: the Clotho-AQA task
 # decodes its clips with soundfile.
+# A sixth, optional environment for the Blender renderer (tests/render/): Python 3.11 with bpy
+# 5.0.x (each bpy wheel serves one Python; 5.1 and later need 3.13), about 1 GB. The package
+# never imports bpy: the tests run Blender's studio script with this venv's Python.
+RENDER_VENV := .venv-render
+RENDER_STAMP := $(RENDER_VENV)/.installed
+RENDER_PYTHON ?= $(shell command -v python3.11 || echo /root/.pyenv/versions/3.11.7/bin/python)
+RENDER_BPY ?= bpy==5.0.1
 HARNESS_VENV := .venv-harness
 HARNESS_STAMP := $(HARNESS_VENV)/.installed
 HARNESS_TORCH ?= $(AUDIO_TORCH)
@@ -44,7 +51,7 @@ VERL_STAMP := $(VERL_VENV)/.installed
 VERL_TORCH ?= $(TRAIN_TORCH)
 VERL_VERL ?= verl==0.9.1
 
-.PHONY: demo test test-legacy test-audio test-train test-harness test-verl clean bytecode
+.PHONY: demo test test-legacy test-audio test-train test-harness test-verl test-render clean bytecode
 
 $(STAMP): setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -87,6 +94,12 @@ $(VERL_STAMP): setup.cfg pyproject.toml
 	$(VERL_VENV)/bin/python -m pip install --quiet '$(VERL_TORCH)' '$(VERL_VERL)' -e '.[test]'
 	touch $(VERL_STAMP)
 
+$(RENDER_STAMP): setup.cfg pyproject.toml
+	$(RENDER_PYTHON) -m venv $(RENDER_VENV)
+	$(RENDER_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(RENDER_VENV)/bin/python -m pip install --quiet '$(RENDER_BPY)' -e '.[test,dask]'
+	touch $(RENDER_STAMP)
+
 # The package's modules compiled ahead (0.07 s when up to date): an editable install leaves
 # that to the first import, and with PYTHONDONTWRITEBYTECODE set (as on some CI machines) every
 # command would compile them again, about 0.09 s of each start-up.
@@ -128,5 +141,11 @@ test-train: $(TRAIN_STAMP)
 test-verl: $(VERL_STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VERL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/verl_train
 
+# Not part of `make test` either (~1 GB; tests/render/ skips itself there): renders small scenes
+# with Blender's Cycles on the CPU, a few minutes on 2 cores.
+test-render: $(RENDER_STAMP)
+	CLEVR_RENDER_TESTS=1 CLEVR_BLENDER=$(CURDIR)/$(RENDER_VENV)/bin/python $(RENDER_VENV)/bin/python -m pytest -q \
+		-p no:cacheprovider tests/render tests/test_clevr_blender_driver.py
+
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(VERL_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(VERL_VENV) $(RENDER_VENV) demo_output .pytest_cache

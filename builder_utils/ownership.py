@@ -445,8 +445,10 @@ class OutputFolder:
         []
     """
 
-    def __init__(self, root: Path, command: str, overwrite: bool, create: bool):
+    def __init__(self, root: Path, command: str, overwrite: bool, create: bool, resume: str | None = None):
         self.root, self.command, self.overwrite, self.create = root, command, overwrite, create
+        self.resume = resume
+        self._committed = False
         self.record: dict[str, Entry] = {}
         self.stage: Path | None = None
         self._fd: int | None = None
@@ -461,7 +463,7 @@ class OutputFolder:
     def open(cls, path: str | os.PathLike, *, command: str, flag: str = "--out",
              inputs: Mapping[str, object] | None = None, caches: Mapping[str, object] | None = None,
              declared: Mapping[str, Mapping[str, object]] | None = None, overwrite: bool = False,
-             file: bool = False, create: bool = True) -> Iterator["OutputFolder"]:
+             file: bool = False, create: bool = True, resume: str | None = None) -> Iterator["OutputFolder"]:
         """Open the output ``path`` (a folder; with ``file``, one file, whose folder is opened)
         for the block, the one write protocol of every command:
 
@@ -479,8 +481,12 @@ class OutputFolder:
         ``declared``: the command's declared paths, role -> flag -> path
         (:func:`builder_utils.options.path_values`): inputs and caches join ``inputs`` and
         ``caches``, and every declared output (``path`` among them) is checked against the inputs.
-        ``overwrite``: see :data:`OVERWRITE_HELP`.
+        ``overwrite``: see :data:`OVERWRITE_HELP`. ``resume`` (letters, digits and ``-``: a key of
+        what the run makes, for long renders) names the staging folder: a failed or killed run
+        leaves it, and the next run with the same key takes it up with its finished files.
         """
+        if resume is not None and (not resume or not all(c.isalnum() or c == "-" for c in resume)):
+            raise ValueError(f"resume must be letters, digits and '-', got {resume!r}")
         path = _check_output(path, flag)
         declared = declared or {}
         inputs = {**_package_files(), **declared.get("input", {}), **declared.get("input_dir", {}), **(inputs or {})}
@@ -489,7 +495,7 @@ class OutputFolder:
         others = {name: _check_output(given, name) for name, given in {**declared.get("output", {}),
                   **declared.get("output_dir", {})}.items() if given is not None and name != flag}
         _refuse_overlap({flag: path, **others, **caches}, inputs)
-        folder = cls(path.parent if file else path, command, overwrite, create)
+        folder = cls(path.parent if file else path, command, overwrite, create, resume)
         folder._open()
         try:
             _refuse_overlap(caches, {flag: path})  # now that the output folder exists
@@ -499,6 +505,7 @@ class OutputFolder:
             with folder._writing():
                 yield folder
                 folder._commit()
+                folder._committed = True
         finally:
             folder._close()
 
@@ -530,11 +537,20 @@ class OutputFolder:
             self.record, pending = read_record(self.root)
             if pending is not None:
                 self._move(pending, check_staged=True)
+            kept = None if self.resume is None else self.root / f"{STAGING_PREFIX}resume-{self.resume}"
             for child in sorted(self.root.glob(STAGING_PREFIX + "*")):
                 # we hold the lock: a staging folder with our marker is a dead run's
-                if child.is_dir() and not child.is_symlink() and (child / MARKER).is_file():
+                ours = child.is_dir() and not child.is_symlink() and (child / MARKER).is_file() \
+                    and not (child / MARKER).is_symlink()
+                if child == kept and not ours:
+                    raise OwnershipError(f"{_shown(child)}: not a staging folder of ours; move it away")
+                if ours and child != kept:
                     _remove_tree(child)
-            self.stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
+            if kept is not None:
+                kept.mkdir(exist_ok=True)  # the same key's finished files are taken up
+                self.stage = kept
+            else:
+                self.stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
             (self.stage / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
         except OSError as exc:
             self._close()
@@ -558,7 +574,8 @@ class OutputFolder:
 
     def _close(self) -> None:
         if self.stage is not None:
-            _remove_tree(self.stage)
+            if self.resume is None or self._committed:
+                _remove_tree(self.stage)  # a resumable run's staging outlives its failure
             self.stage = None
         if self._created is not None:
             # a folder we created and left empty (a failed or empty run) goes again, up to the

@@ -18,6 +18,7 @@ FENCE = re.compile(r"^(```|~~~)")
 def markdown_files() -> list[Path]:
     found = []
     for folder, dirs, files in os.walk(ROOT):
+        # every .venv-* of the Makefile's optional environments (their packages' own Markdown)
         dirs[:] = [d for d in dirs if d not in SKIPPED_DIRS and not d.startswith(".venv") and not d.endswith(".egg-info")]
         found.extend(Path(folder) / name for name in files if name.endswith(".md"))
     return sorted(found)

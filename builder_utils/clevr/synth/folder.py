@@ -37,10 +37,12 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.options import Integer, add_option_flags, check_options, option, options_from_args
+from builder_utils.options import Choice, FilePath, Integer, add_option_flags, check_options, option, options_from_args
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
-from ..distributed import DaskUnavailable, dask_client, ordered_map, require_dask
+from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
+from .blender import BLENDER_ENV, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
+    find_blender, render_chunk, renderer_for
 from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
@@ -53,9 +55,12 @@ VERSION = "1.0"
 # a fixed stamp rather than today's date, so that one seed always gives the same bytes
 DATE = "synthetic"
 CHUNK_SIZE = 64
+BLENDER_CHUNK_SIZE = 2
 COMMAND = "clevr-math synth"
 #: The renderer that draws the images of a synthetic world, named in its scene files' ``info``.
 RENDERER = "pillow"
+RENDERERS = ("pillow", "blender")
+MAX_SAMPLES = 4096
 # bounds of the image options: 4096 px a side keeps an image (and its 2x working copy) far below
 # Pillow's decompression-bomb limit; a floor above a whole image's pixels could never be met
 MAX_IMAGE_SIDE = 4096
@@ -64,7 +69,9 @@ MAX_MIN_PIXELS_PER_OBJECT = 480 * 320
 
 @dataclasses.dataclass(frozen=True)
 class ImageOptions:
-    """The images of a synthetic world: their size and CLEVR's visibility floor.
+    """The images of a synthetic world: their size, CLEVR's visibility floor and the renderer
+    (``renderer="blender"``: Blender's Cycles with ``samples``, on ``device``, run by the
+    interpreter ``blender``; see :mod:`builder_utils.clevr.synth.blender`).
 
     Example:
         >>> ImageOptions().width, ImageOptions().height, ImageOptions().min_pixels_per_object
@@ -83,6 +90,22 @@ class ImageOptions:
         DEFAULT_MIN_PIXELS_PER_OBJECT, Integer(0, maximum=MAX_MIN_PIXELS_PER_OBJECT),
         "CLEVR's visibility floor: a scene where an object shows fewer pixels (counted at 480x320, scaled to the "
         "image's area) is placed again; 0: no check (default %(default)s, CLEVR's)", group="images")
+    renderer: str = option(
+        RENDERER, Choice(RENDERERS),
+        "pillow: the fast stylised renderer (milliseconds an image); blender: Blender's Cycles in CLEVR's "
+        "own look (seconds an image; needs Blender, see --blender) (default: %(default)s)", group="rendering")
+    samples: int = option(
+        8, Integer(1, maximum=MAX_SAMPLES),
+        "--renderer blender: Cycles samples per pixel; 8 with OpenImageDenoise looks like 64 (default: %(default)s)",
+        group="rendering")
+    device: str = option(
+        "cpu", Choice(DEVICES),
+        "--renderer blender: render on the CPU or the GPU (OptiX, CUDA or HIP, whichever Cycles finds) "
+        "(default: %(default)s)", group="rendering")
+    blender: str | None = option(
+        None, FilePath(),
+        f"--renderer blender: a Blender executable, or a Python that imports bpy (default: ${BLENDER_ENV}, "
+        "else `blender` on PATH)", group="rendering", role="input", flag={"metavar": "PATH"})
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -137,10 +160,40 @@ def _chunks(seed: int, split: str, count: int, image_dir: Path | None, images: I
             for start in range(0, count, CHUNK_SIZE)]
 
 
-def _counted(chunks: Iterator[list[dict]], bar: tqdm) -> Iterator[dict]:
+def _blender_chunks(seed: int, split: str, count: int, image_dir: Path | None, progress_dir: Path,
+                    job: BlenderJob) -> list[tuple]:
+    # a few scenes a task: Blender takes seconds a scene, and a task is what a re-run resumes
+    size = BLENDER_CHUNK_SIZE
+    where = None if image_dir is None else str(image_dir)
+    return [(seed, split, start, min(start + size, count), where, str(progress_dir), job)
+            for start in range(0, count, size)]
+
+
+def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None = None) -> Iterator[dict]:
     for chunk in chunks:
         bar.update(len(chunk))
-        yield from chunk
+        for scene in chunk:
+            if FAILED in scene:
+                failed.append(scene[FAILED])
+            else:
+                yield scene
+
+
+def _blender_job(images: ImageOptions, num_workers: int, dask: str | None) -> BlenderJob:
+    """The Blender run's settings, its interpreter found and started once here, before anything is
+    written, so that a missing or wrong one is one line (:class:`BlenderUnavailable`)."""
+    command = find_blender(images.blender)
+    local = dask is None or dask == "local"
+    # the cores of this machine shared between its workers; on a remote cluster, Blender's choice
+    threads = max(1, (os.cpu_count() or 1) // num_workers) if local and num_workers > 1 else 0
+    settings = BlenderSettings(width=images.width, height=images.height, samples=images.samples,
+                               device=images.device, threads=threads)
+    if in_this_process(2, num_workers=num_workers, dask=dask):
+        renderer_for(command, settings).start()  # kept: this process renders
+    else:
+        with BlenderRenderer(command, settings) as probe:
+            probe.start()
+    return BlenderJob(command[0], settings, images.min_pixels_per_object)
 
 
 def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
@@ -187,6 +240,13 @@ def write_clevr_folder(
     ours stays. ``images``: the image size and the visibility floor (:class:`ImageOptions`; by default
     CLEVR's 480x320 and 200 pixels); the scene graphs depend on them, not on ``render``.
 
+    ``images=ImageOptions(renderer="blender")`` renders with Blender's Cycles in CLEVR's look
+    (``samples``, ``device`` ``"cpu"``/``"gpu"``, ``blender``: the interpreter, see
+    :func:`~builder_utils.clevr.synth.blender.find_blender`), one Blender process per worker;
+    its object-index pass places the scenes, so they depend on the renderer. Such a run that
+    fails or is killed is resumed by the same call: the images it finished are kept; a scene
+    that fails every attempt is named (:class:`SceneRenderFailed`).
+
     Example:
         >>> import tempfile
         >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 2}, seed=0, progress=False)
@@ -210,11 +270,14 @@ def write_clevr_folder(
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
     planned = _planned_files(counts, render)
-    with OutputFolder.open(root, command=COMMAND, overwrite=overwrite) as out:
+    job = _blender_job(images, num_proc, dask) if images.renderer == "blender" else None
+    failed: list[str] = []
+    resume = job.resume_key(seed) if job is not None and render else None
+    with OutputFolder.open(root, command=COMMAND, overwrite=overwrite, resume=resume) as out:
         for rel in planned:
             out.check(rel)  # refused before any work
         staging = out.stage
-        (staging / "scenes").mkdir()
+        (staging / "scenes").mkdir(exist_ok=True)
         bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress,
                    desc="synthetic CLEVR")
         try:
@@ -225,12 +288,27 @@ def write_clevr_folder(
                     image_dir = staging / "images" / split if render else None
                     if image_dir is not None:
                         image_dir.mkdir(parents=True, exist_ok=True)
+                    if job is None:
+                        fn, tasks = _make_chunk, _chunks(seed, split, count, image_dir, images)
+                    else:
+                        # the scenes finished, for a re-run (also the index pass's scratch folder)
+                        progress_dir = staging / "progress" / split
+                        progress_dir.mkdir(parents=True, exist_ok=True)
+                        kept = sum(1 for _ in progress_dir.glob("*.json"))
+                        if kept:
+                            logger.info("%s: %d image(s) a stopped run finished are kept, not rendered again",
+                                        split, kept)
+                        fn, tasks = render_chunk, _blender_chunks(seed, split, count, image_dir, progress_dir, job)
                     # results come back in task order, so the file does not depend on scheduling
-                    results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir, images), num_workers=num_proc,
-                                          client=client)
-                    _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
+                    results = ordered_map(fn, tasks, num_workers=num_proc, client=client)
+                    _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split,
+                                      _counted(results, bar, failed), images.renderer)
         finally:
             bar.close()
+        if failed:
+            shown = "; ".join(failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+            raise SceneRenderFailed(f"{len(failed)} scene(s) not rendered: {shown}. Run the same command again: "
+                                    "the images finished are kept and only the rest is rendered")
         stale = [path for path, entry in out.record.items() if entry.command == COMMAND]
         out.add(planned, remove=stale)
     return root
@@ -328,7 +406,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 images=images,
             )
             logger.info("wrote synthetic CLEVR to %s", root)
-    except (ValueError, OSError, DaskUnavailable) as exc:
+    except (ValueError, OSError, DaskUnavailable, SceneRenderFailed) as exc:
         return report_error(parser.prog, exc)  # one line: the arguments parsed fine
     except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)

@@ -1,0 +1,532 @@
+"""Render synthetic CLEVR scenes with Blender's Cycles, in CLEVR's own look, without importing ``bpy``.
+
+``bpy`` is GPL-3 and each of its wheels serves one Python only, so the package never imports it:
+the studio lives in a separate program, ``blender_script.py`` (beside this module), run by a
+Blender interpreter in its own long-lived process. This module finds that interpreter, starts one
+process per worker and sends it one JSON line per pass (scene in; PNG out, with the objects'
+``pixel_coords`` from Blender's camera projection): no start-up cost per image.
+
+**Which Blender.** ``--blender PATH`` (``blender=`` in Python), else the environment variable
+``CLEVR_BLENDER``, else ``blender`` on ``PATH``. The path is either a Blender executable (run as
+``blender --background --python blender_script.py -- ...``) or a Python interpreter that imports
+``bpy`` (its file name starts with ``python``; ``pip install bpy==5.0.1`` on Python 3.11). A
+missing or wrong interpreter is one :class:`BlenderUnavailable` line saying what to install.
+
+**Per scene.** The camera and the key / fill / back lights are jittered as CLEVR's renderer
+did (camera +-0.5, lights +-1.0 along each axis), drawn from a stream of the scene's own seed,
+so the scene graph (whose ``directions`` follow the jittered camera) depends on (seed, split,
+index, settings) only. A 1-sample flat-colour object-index pass counts each object's visible
+pixels; a scene with an object under the floor is placed again
+(:func:`builder_utils.clevr.synth.scenes.generate_scene`), then the Cycles image is rendered
+(``samples`` with OpenImageDenoise by default) into a hidden file renamed into place, so a
+half-written PNG never carries an image's name. A pass that fails (crash, error, timeout)
+restarts the process and is tried again, :data:`ATTEMPTS` times in all.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import select
+import shutil
+import subprocess
+import threading
+import time
+import zlib
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .camera import CLEVR_CAMERA_LOCATION, Camera
+from .vocabulary import COLOR_RGB
+
+__all__ = ["ATTEMPTS", "BLENDER_ENV", "BlenderRenderer", "BlenderSettings", "BlenderUnavailable", "DEVICES",
+           "SceneRenderFailed", "blender_command", "find_blender", "studio_for"]
+
+BLENDER_ENV = "CLEVR_BLENDER"
+SCRIPT = Path(__file__).resolve().with_name("blender_script.py")
+INSTALL = ("install Blender 4.2 or later (https://www.blender.org/download/) and put `blender` on PATH, "
+           "or `pip install bpy==5.0.1` into a Python 3.11 environment; then pass --blender PATH "
+           f"or set {BLENDER_ENV}")
+DEVICES = ("cpu", "gpu")
+# One pass tried this many times in all, each time in a fresh Blender process, before its
+# scene is named as failed.
+ATTEMPTS = 3
+START_TIMEOUT_S = 180.0
+# A pass's limit: generous for a loaded machine (the default image takes ~4 CPU-s).
+PASS_TIMEOUT_S = 120.0
+PASS_TIMEOUT_PER_SAMPLE_S = 6.0
+
+# CLEVR's jitter (render_images.py: --camera_jitter 0.5, --key/fill/back_light_jitter 1.0),
+# uniform in +-jitter along each axis.
+CAMERA_JITTER = 0.5
+LIGHT_JITTER = 1.0
+# The studio's lights: location (world units), disc size and power (W), tuned by eye so that the
+# floor is CLEVR's mid grey and shadows are as deep as CLEVR's: a key light high on the camera's
+# right (shadows fall to the left and back), a weak fill on its left, a back light behind the
+# scene that rims the objects.
+LIGHTS = {
+    "key": {"location": (6.4, -2.9, 6.2), "size": 1.0, "power": 550.0},
+    "fill": {"location": (-4.7, -4.0, 3.0), "size": 2.0, "power": 25.0},
+    "back": {"location": (-1.2, 5.7, 5.8), "size": 1.5, "power": 150.0},
+}
+# the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS
+INDEX_LEVELS = 16
+_STUDIO_STREAM = 0x57D10  # the spawn key of the studio's stream, beside the scene's own
+
+
+class BlenderUnavailable(ValueError):
+    """No usable Blender interpreter: the message says which path failed and what to install."""
+
+
+class SceneRenderFailed(RuntimeError):
+    """A scene whose pass failed every attempt; the message names the scene and the last failure."""
+
+
+@dataclass(frozen=True)
+class BlenderSettings:
+    """What a Blender process renders with: image size, Cycles samples (with OpenImageDenoise
+    when ``denoise``), ``device`` (``cpu`` or ``gpu``: OptiX, CUDA or HIP, whichever is there)
+    and CPU threads (0: Blender's choice, every core).
+
+    Example:
+        >>> BlenderSettings().samples, BlenderSettings(samples=64, denoise=False).denoise
+        (8, False)
+    """
+
+    width: int = 480
+    height: int = 320
+    samples: int = 8
+    denoise: bool = True
+    device: str = "cpu"
+    threads: int = 0
+
+    def __post_init__(self) -> None:
+        if self.device not in DEVICES:
+            raise ValueError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
+        for name in ("width", "height", "samples"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+
+    def pass_timeout(self) -> float:
+        """Seconds a pass may take before its process is killed (scales with samples and area)."""
+        return PASS_TIMEOUT_S + PASS_TIMEOUT_PER_SAMPLE_S * self.samples * self.width * self.height / (480 * 320)
+
+
+def blender_command(executable: str | os.PathLike) -> list[str]:
+    """The command line that runs the studio script with ``executable``: a Python that imports
+    ``bpy`` when its file name starts with ``python``, else a Blender executable.
+
+    Example:
+        >>> blender_command("/opt/blender/blender")[1:4]
+        ['--background', '--factory-startup', '-noaudio']
+        >>> blender_command(".venv-render/bin/python")[1] == str(SCRIPT)
+        True
+    """
+    executable = os.fspath(executable)
+    if Path(executable).name.lower().startswith("python"):
+        return [executable, str(SCRIPT)]
+    return [executable, "--background", "--factory-startup", "-noaudio", "--python", str(SCRIPT), "--"]
+
+
+def find_blender(path: str | os.PathLike | None = None) -> list[str]:
+    """The command line of the Blender interpreter to use: ``path``, else ``$CLEVR_BLENDER``,
+    else ``blender`` on ``PATH``; :class:`BlenderUnavailable` (one line) when there is none.
+
+    Example:
+        >>> find_blender("/nonexistent/blender")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        builder_utils.clevr.synth.blender.BlenderUnavailable: --blender /nonexistent/blender: no such executable; install Blender ...
+    """
+    if path is not None:
+        where, given = "--blender", os.fspath(path)
+    elif os.environ.get(BLENDER_ENV):
+        where, given = f"${BLENDER_ENV}", os.environ[BLENDER_ENV]
+    else:
+        found = shutil.which("blender")
+        if found is None:
+            raise BlenderUnavailable(f"--renderer blender: no Blender found (no --blender, no ${BLENDER_ENV}, "
+                                     f"no `blender` on PATH); {INSTALL}")
+        where, given = "PATH", found
+    resolved = shutil.which(given) if os.sep not in given else (given if os.access(given, os.X_OK) and
+                                                                os.path.isfile(given) else None)
+    if resolved is None:
+        raise BlenderUnavailable(f"{where} {given}: no such executable; {INSTALL}")
+    # absolute, not resolved through symlinks: a venv's python must stay the venv's
+    return blender_command(os.path.abspath(resolved))
+
+
+def studio_for(seed: int, split: str, image_index: int) -> dict:
+    """Camera and lights of one scene: CLEVR's jitter drawn from the scene's studio stream
+    (the scene's seed, split and index, and a key of its own), the same on every worker.
+
+    Example:
+        >>> studio = studio_for(0, "val", 3)
+        >>> studio == studio_for(0, "val", 3), sorted(studio["lights"]), len(studio["camera"])
+        (True, ['back', 'fill', 'key'], 3)
+    """
+    split_code = zlib.crc32(split.encode("utf-8"))
+    rng = np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(split_code, image_index,
+                                                                                  _STUDIO_STREAM)))
+    camera = [c + float(rng.uniform(-CAMERA_JITTER, CAMERA_JITTER)) for c in CLEVR_CAMERA_LOCATION]
+    lights = {}
+    for name, light in LIGHTS.items():
+        location = [c + float(rng.uniform(-LIGHT_JITTER, LIGHT_JITTER)) for c in light["location"]]
+        lights[name] = {"location": location, "size": light["size"], "power": light["power"]}
+    return {"camera": camera, "lights": lights, "seed": int(rng.integers(0, 2**31 - 1))}
+
+
+def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
+    """The pinhole model of a studio's camera (the scene graph's directions and first guess of
+    ``pixel_coords``; Blender's projection replaces the latter).
+
+    Example:
+        >>> studio_camera(studio_for(0, "val", 3), BlenderSettings()).width
+        480
+    """
+    return Camera(location=tuple(studio["camera"]), width=settings.width, height=settings.height,
+                  focal_px=settings.width * 35.0 / 32.0)
+
+
+class _BlenderProcess:
+    """One Blender process running the studio script: requests on its stdin, replies on a pipe
+    of their own (Blender prints its progress on stdout, kept only as the last lines for errors)."""
+
+    def __init__(self, command: list[str], settings: BlenderSettings):
+        self.command = command
+        self.tail: deque[str] = deque(maxlen=20)
+        reply_read, reply_write = os.pipe()
+        studio_settings = {**asdict(settings), "colours": COLOR_RGB, "index_levels": INDEX_LEVELS}
+        try:
+            self.process = subprocess.Popen(
+                [*command, "--reply-fd", str(reply_write), "--settings", json.dumps(studio_settings)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, pass_fds=(reply_write,),
+                # a Ctrl-C is for this process to act on, not for Blender
+                start_new_session=True)
+        except OSError as exc:
+            os.close(reply_read)
+            os.close(reply_write)
+            raise BlenderUnavailable(f"{command[0]}: cannot run it ({exc.strerror or exc}); {INSTALL}") from None
+        os.close(reply_write)
+        self._replies = reply_read
+        self._buffer = b""
+        self._drain = threading.Thread(target=self._keep_tail, daemon=True)
+        self._drain.start()
+        alive = True
+        try:
+            ready = self._read(START_TIMEOUT_S)
+        except EOFError:
+            ready, alive = None, False
+        if ready is None or not ready.get("ready"):
+            self.process.kill()
+            self.close()
+            why = (ready or {}).get("error") or self.last_output() or (
+                f"no answer within {START_TIMEOUT_S:.0f} s" if alive else "it exited without a word")
+            raise BlenderUnavailable(f"{command[0]}: not a Blender that runs the CLEVR studio ({why}); {INSTALL}")
+        self.version = ready.get("blender")
+
+    def _keep_tail(self) -> None:
+        for line in self.process.stdout:
+            text = line.decode("utf-8", "replace").strip()
+            if text:
+                self.tail.append(text)
+
+    def last_output(self) -> str:
+        """The last line Blender printed that says something (a Python error, usually)."""
+        time.sleep(0.05)  # let the drain thread catch the last lines of a dead process
+        for line in reversed(self.tail):
+            if not line.startswith(("Fra:", "Blender quit", "Saved:", "Time:")):
+                return line[:300]
+        return ""
+
+    def _read(self, timeout: float) -> dict | None:
+        """The next reply; None after ``timeout`` seconds; ``EOFError`` when the process is gone."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([self._replies], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(self._replies, 1 << 16)
+            if not chunk:
+                raise EOFError
+            self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return json.loads(line)
+
+    def request(self, message: dict, timeout: float) -> dict:
+        """Send one request; its reply, or ``RuntimeError`` (the process is then unusable)."""
+        try:
+            self.process.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise RuntimeError(f"Blender exited ({self.last_output() or 'no message'})") from None
+        try:
+            reply = self._read(timeout)
+        except EOFError:
+            try:
+                status = self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                status = "unknown"
+            raise RuntimeError(f"Blender exited with status {status} ({self.last_output() or 'no message'})") from None
+        if reply is None:
+            raise RuntimeError(f"Blender gave no answer within {timeout:.0f} s")
+        if "error" in reply:
+            raise RuntimeError(f"Blender: {reply['error']}")
+        return reply
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.process.stdin.close()  # the script ends at the end of its input
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.process.kill()
+                self.process.wait()
+        os.close(self._replies)
+
+
+class BlenderRenderer:
+    """Renders scenes in one Blender process (started on first use, restarted after a failure).
+
+    ``command`` is :func:`find_blender`'s answer. Use it as a context manager, or call
+    :meth:`close`; :func:`renderer_for` keeps one per worker process instead.
+
+    Example (prose: it needs Blender)::
+
+        with BlenderRenderer(find_blender(), BlenderSettings(samples=8)) as renderer:
+            scene = renderer.scene_for(0, "val", 0, min_pixels_per_object=200, scratch=Path("/tmp"))
+            renderer.render(scene, Path("/tmp/CLEVR_val_000000.png"))
+    """
+
+    def __init__(self, command: Sequence[str], settings: BlenderSettings):
+        self.command = list(command)
+        self.settings = settings
+        self._process: _BlenderProcess | None = None
+
+    def __enter__(self) -> "BlenderRenderer":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.close()
+            self._process = None
+
+    def kill(self) -> None:
+        """Stop the process now (a failed or interrupted pass); the next pass starts a new one."""
+        if self._process is not None:
+            self._process.process.kill()
+            self.close()
+
+    def start(self) -> str:
+        """Start the process (if it is not running); returns Blender's version."""
+        if self._process is None:
+            self._process = _BlenderProcess(self.command, self.settings)
+        return self._process.version
+
+    def _pass(self, message: dict, what: str) -> dict:
+        failures = []
+        for _ in range(ATTEMPTS):
+            self.start()
+            try:
+                return self._process.request(message, self.settings.pass_timeout())
+            except RuntimeError as exc:
+                failures.append(str(exc))
+                self.kill()
+            except BaseException:
+                self.kill()  # interrupted: do not wait for the pass Blender is in
+                raise
+        raise SceneRenderFailed(f"{what}: failed {ATTEMPTS} times; last: {failures[-1]}")
+
+    def index_map(self, scene: dict, studio: dict, scratch: Path) -> tuple[np.ndarray, list[list]]:
+        """The flat-colour pass as a map of object indices (0: the studio, k + 1: object k), and
+        each object's ``pixel_coords`` from Blender's camera. ``scratch``: a folder for the pass's
+        image, removed again."""
+        from PIL import Image
+
+        path = scratch / f".index-{os.getpid()}.png"
+        reply = self._pass({"op": "index", "scene": _plain(scene), "studio": studio, "png": str(path)},
+                           f"scene {scene['image_filename']} (object-index pass)")
+        try:
+            with Image.open(path) as image:
+                red = np.asarray(image.convert("RGB"))[..., 0].astype(np.float64)
+        finally:
+            path.unlink(missing_ok=True)
+        return np.rint(red * (INDEX_LEVELS / 255.0)).astype(np.int64), reply["pixel_coords"]
+
+    def index_pass(self, scene: dict, studio: dict, scratch: Path) -> tuple[list[int], list[list]]:
+        """Each object's visible pixels on the flat-colour pass, and its ``pixel_coords``."""
+        from .visibility import count_visible_pixels
+
+        labels, coords = self.index_map(scene, studio, scratch)
+        return count_visible_pixels(labels, len(scene["objects"])), coords
+
+    def scene_for(self, seed: int, split: str, image_index: int, *, min_pixels_per_object: int,
+                  scratch: Path, max_objects: int | None = None) -> dict:
+        """The scene graph of (seed, split, index) as Blender sees it: placed again until every
+        object shows ``min_pixels_per_object`` (in the 480x320 frame) on the index pass, with
+        ``pixel_coords`` from Blender's camera, and the studio it is rendered in under ``"_studio"``."""
+        from .scenes import MAX_OBJECTS, generate_scene
+
+        studio = studio_for(seed, split, image_index)
+        camera = studio_camera(studio, self.settings)
+        last: list = [None, None]  # the scene counted last, and its pixel_coords
+
+        def count_pixels(scene: dict) -> list[int]:
+            counts, last[1] = self.index_pass(scene, studio, scratch)
+            last[0] = scene
+            return counts
+
+        scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects or MAX_OBJECTS,
+                               min_pixels_per_object=min_pixels_per_object, count_pixels=count_pixels)
+        coords = last[1]
+        if last[0] is not scene:  # no floor: nothing was counted, so ask Blender for the projection alone
+            _, coords = self.index_pass(scene, studio, scratch)
+        for obj, pixel in zip(scene["objects"], coords):
+            obj["pixel_coords"] = pixel
+        scene["_studio"] = studio
+        return scene
+
+    def render(self, scene: dict, path: Path) -> None:
+        """Render ``scene`` (from :meth:`scene_for`) to ``path``: written as a hidden file beside
+        it, then renamed, so that ``path`` is complete or absent."""
+        studio = scene["_studio"]
+        partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+        try:
+            self._pass({"op": "render", "scene": _plain(scene), "studio": studio, "png": str(partial),
+                        "seed": studio["seed"]}, f"scene {scene['image_filename']}")
+            if not partial.is_file():
+                raise SceneRenderFailed(f"scene {scene['image_filename']}: Blender wrote no image")
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+def _plain(scene: dict) -> dict:
+    return {k: v for k, v in scene.items() if not k.startswith("_")}
+
+
+# One renderer per worker process, kept between tasks like the question generator is kept per
+# thread: a Blender process costs seconds to start.
+_RENDERERS: dict[tuple, BlenderRenderer] = {}
+_LOCK = threading.Lock()
+
+
+def renderer_for(command: Sequence[str], settings: BlenderSettings) -> BlenderRenderer:
+    """This process's renderer for ``command`` and ``settings`` (any other it kept is closed).
+
+    Example:
+        >>> renderer_for(["blender"], BlenderSettings()) is renderer_for(["blender"], BlenderSettings())
+        True
+    """
+    # the process id too: a forked pool worker must start its own Blender, not talk to its parent's
+    key = (tuple(command), settings, os.getpid())
+    with _LOCK:
+        renderer = _RENDERERS.get(key)
+        if renderer is None:
+            for pid_old, old in ((k[2], r) for k, r in _RENDERERS.items()):
+                if pid_old == os.getpid():
+                    old.close()
+            _RENDERERS.clear()
+            renderer = _RENDERERS[key] = BlenderRenderer(command, settings)
+        return renderer
+
+
+@atexit.register
+def _close_renderers() -> None:
+    for key, renderer in _RENDERERS.items():
+        if key[2] == os.getpid():
+            renderer.close()
+    _RENDERERS.clear()
+
+
+# -- a world's scenes, a chunk at a time (on any worker) -----------------------------------
+
+
+@dataclass(frozen=True)
+class BlenderJob:
+    """What every task of one ``--renderer blender`` run shares (picklable, for any worker)."""
+
+    executable: str  # an absolute path: the command line is made on the worker, with its own script path
+    settings: BlenderSettings
+    min_pixels_per_object: int
+
+    def resume_key(self, seed: int) -> str:
+        """A name for what the images of this run are: the seed, the settings (not the device or
+        threads: they change the noise, not the picture) and the studio (this module's lights and
+        the script). A re-run with the same key keeps the images a failed run finished.
+
+        Example:
+            >>> job = BlenderJob("/usr/bin/blender", BlenderSettings(), 200)
+            >>> job.resume_key(0) == job.resume_key(0) != job.resume_key(1)
+            True
+        """
+        import hashlib
+
+        settings = asdict(self.settings)
+        del settings["device"], settings["threads"]
+        what = json.dumps({"seed": seed, "settings": settings, "floor": self.min_pixels_per_object,
+                           "lights": LIGHTS, "camera_jitter": CAMERA_JITTER, "light_jitter": LIGHT_JITTER,
+                           "script": hashlib.sha256(SCRIPT.read_bytes()).hexdigest()}, sort_keys=True)
+        return "blender-" + hashlib.sha256(what.encode("utf-8")).hexdigest()[:16]
+
+
+FAILED = "_failed"
+"""Key of the placeholder :func:`render_chunk` returns for a scene that failed: its message."""
+
+
+def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None, progress_dir: str,
+                 job: BlenderJob) -> list[dict]:
+    """Scenes ``start..stop-1`` of a split, rendered into ``image_dir`` by this process's Blender
+    (``None``: the scene graphs alone, placed by the object-index pass).
+
+    A scene already finished (its PNG, then its scene graph in ``progress_dir``, both in place)
+    is read back, not rendered again. A scene that failed every attempt comes back as
+    ``{FAILED: message}``, so that the run names every failed scene (and a re-run renders only
+    those and the unfinished ones).
+    """
+    from .scenes import image_filename
+    from .visibility import VisibilityError
+
+    images, progress = None if image_dir is None else Path(image_dir), Path(progress_dir)
+    renderer = renderer_for(blender_command(job.executable), job.settings)
+    scenes = []
+    for index in range(start, stop):
+        name = image_filename(split, index)
+        done = progress / (name[: -len(".png")] + ".json")
+        if images is not None and done.is_file() and (images / name).is_file():
+            scenes.append(json.loads(done.read_text(encoding="utf-8")))
+            continue
+        try:
+            scene = renderer.scene_for(seed, split, index, min_pixels_per_object=job.min_pixels_per_object,
+                                       scratch=progress)
+            if images is not None:
+                renderer.render(scene, images / name)
+        except (SceneRenderFailed, VisibilityError) as exc:
+            scenes.append({FAILED: str(exc)})
+            continue
+        scene = _plain(scene)
+        if images is not None:
+            _write_then_rename(done, json.dumps(scene, allow_nan=False))
+        scenes.append(scene)
+    return scenes
+
+
+def _write_then_rename(path: Path, text: str) -> None:
+    partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    finally:
+        partial.unlink(missing_ok=True)
