@@ -252,9 +252,9 @@ def _write_error(exc: BaseException, path: str | os.PathLike, named: bool = Fals
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES,
                                                       errno.EPERM, errno.EFBIG):
             return OwnershipError(f"{_shown(where)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
-        if type(exc).__name__ == "LibsndfileError" or "No space left" in text or "Read-only file system" in text:
-            reason = ("Read-only file system" if "Read-only" in text else "No space left on device"
-                      if "space" in text.lower() or "write" in text.lower() else text.splitlines()[0])
+        if ("No space left" in text or "Read-only file system" in text
+                or (type(exc).__name__ == "LibsndfileError" and "writ" in text.lower())):
+            reason = "Read-only file system" if "Read-only" in text else "No space left on device"
             return OwnershipError(f"{_shown(where)}: cannot write: {reason}")
         exc = exc.__cause__ or exc.__context__
     return None
