@@ -240,21 +240,22 @@ def _package_files() -> dict[str, Path]:
             if getattr(sys.modules[name], "__file__", None)}
 
 
-def _write_error(exc: BaseException, path: str | os.PathLike) -> OwnershipError | None:
+def _write_error(exc: BaseException, path: str | os.PathLike, named: bool = False) -> OwnershipError | None:
     """One line for a failed write (full disk, read-only file system, no permission) naming
-    ``path``; ``None`` when ``exc`` is not such a failure. Also recognises libsndfile's, and a
-    library's error raised from one (``datasets``' DatasetGenerationError around a full disk)."""
+    ``path`` (with ``named``: the file the error names, if any); ``None`` when ``exc`` is not such
+    a failure. Also recognises libsndfile's, and a library's error raised from one
+    (``datasets``' DatasetGenerationError around a full disk under its cache)."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        text = str(exc)
+        text, where = str(exc), (getattr(exc, "filename", None) if named else None) or path
         if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EROFS, errno.EDQUOT, errno.EACCES,
                                                       errno.EPERM, errno.EFBIG):
-            return OwnershipError(f"{_shown(path)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
-        if type(exc).__name__ == "LibsndfileError" or "No space left" in text or "Read-only file system" in text:
-            reason = ("Read-only file system" if "Read-only" in text else "No space left on device"
-                      if "space" in text.lower() or "write" in text.lower() else text.splitlines()[0])
-            return OwnershipError(f"{_shown(path)}: cannot write: {reason}")
+            return OwnershipError(f"{_shown(where)}: cannot write: {exc.strerror or os.strerror(exc.errno)}")
+        if ("No space left" in text or "Read-only file system" in text
+                or (type(exc).__name__ == "LibsndfileError" and "writ" in text.lower())):
+            reason = "Read-only file system" if "Read-only" in text else "No space left on device"
+            return OwnershipError(f"{_shown(where)}: cannot write: {reason}")
         exc = exc.__cause__ or exc.__context__
     return None
 
@@ -677,14 +678,17 @@ class OutputFolder:
         try:
             yield
         except Exception as exc:  # noqa: BLE001 - only a write failure is turned into one line
-            name = getattr(exc, "filename", None)
-            shown = Path(name) if name else self.root
-            if self.stage is not None and shown.is_relative_to(self.stage):
-                shown = self.root / shown.relative_to(self.stage)
-            error = _write_error(exc, shown)
+            if isinstance(exc, OSError) and exc.errno in (errno.EACCES, errno.EPERM) and exc.filename and not (
+                    Path(os.path.abspath(exc.filename)).is_relative_to(self.root.absolute())):
+                raise  # an input we may not read: its own error, not a write failure
+            error = _write_error(exc, self.root, named=True)
             if error is None:
                 raise
-            raise error from None
+            text = str(error)
+            if self.stage is not None:  # the final name, never the hidden staging one
+                for stage, root in ((self.stage.absolute(), self.root.absolute()), (self.stage, self.root)):
+                    text = text.replace(os.fspath(stage) + os.sep, os.fspath(root) + os.sep)
+            raise OwnershipError(text) from None
 
     def _write_record(self, entries: Iterable[Entry], pending: dict | None = None) -> None:
         entries = list(entries)

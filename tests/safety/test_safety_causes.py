@@ -102,6 +102,37 @@ def _present(path: Path) -> None:
     assert path.is_file(), f"{path} missing after the re-run"
 
 
+def _killed_inside_the_commit(tmp: Path) -> list[str]:
+    """generate-questions --output_format parquet killed in the middle of its commit: the state
+    a kill -9 leaves there, made from real runs (the second run's files staged, its commit
+    pending in the record, one file already moved), since a kill cannot be aimed there."""
+    import json
+    import shutil
+
+    from test_safety_matrix import _gq, _gq_prepare
+
+    _gq_prepare(tmp)
+    _first(tmp, _gq("parquet")("Q"))
+    _first(tmp, _gq("parquet")("NEW") + ["--seed", "5"])
+    staging = tmp / "Q" / ".staging-killed"
+    shutil.copytree(tmp / "NEW", staging, ignore=shutil.ignore_patterns(RECORD))
+    (staging / ".staging-owner").write_text('{"pid": 1}')
+    record = json.loads((tmp / "Q" / RECORD).read_text())
+    new = json.loads((tmp / "NEW" / RECORD).read_text())["files"]
+    record["pending"] = {"staging": staging.name, "files": new, "remove": [e["path"] for e in record["files"]]}
+    (tmp / "Q" / RECORD).write_text(json.dumps(record))
+    os.replace(staging / "index.json", tmp / "Q" / "index.json")  # the kill came after the first move
+    return _gq("parquet")("Q") + ["--seed", "5"]  # the same run again, no --overwrite
+
+
+def _same_as_a_clean_run(tmp: Path, done) -> None:
+    names = sorted(p.name for p in (tmp / "NEW").iterdir())
+    assert sorted(p.name for p in (tmp / "Q").iterdir()) == names
+    for name in names:
+        if name != RECORD:
+            assert (tmp / "Q" / name).read_bytes() == (tmp / "NEW" / name).read_bytes(), name
+
+
 def demo_killed_then_rerun(name: str) -> Case:
     argv, report = DEMOS[name]
 
@@ -167,6 +198,8 @@ def full_cache(name: str, argv: list[str]) -> Case:
 CASES = [case for command in COMMANDS for case in (
     edited_by_hand_then_rerun(command), record_name_as_output(command), killed_then_plain_rerun(command),
     read_only_subfolder_rolls_back(command)) if case is not None]
+CASES += [Case("generate-questions parquet: killed inside its commit, then a plain re-run", _killed_inside_the_commit,
+                exit_code=0, protected=["in"], check=_same_as_a_clean_run)]
 CASES += [demo_edited_report(name) for name in DEMOS] + [demo_killed_then_rerun(name) for name in DEMOS]
 CASES += [full_cache("clotho-aqa export", ["clotho-aqa", "export", "--data_dir", "in/rel", "--out", "E", "--quiet"]),
           full_cache("clotho-aqa evaluate", ["clotho-aqa", "evaluate", "--data", "in/rel", "--out", "V", "--quiet"])]

@@ -96,6 +96,20 @@ def test_the_table_covers_every_declared_path():
         assert any(role in OUTPUT_ROLES for role in _roles(command).values()), command.name
 
 
+# Commands left out, and why: push writes nothing locally (it reads a folder export wrote and
+# uploads); clevr-math synth's flags are being declared on another branch (issue 29, the renderer).
+NOT_IN_THE_TABLE = {"clevr-math push", "clotho-aqa push", "clevr-math synth"}
+
+
+def test_every_command_is_in_the_table():
+    from clevr_math.cli import SUBCOMMANDS as CLEVR_MATH
+    from clotho_aqa.cli import SUBCOMMANDS as CLOTHO_AQA
+
+    every = {f"{prog} {sub.name}" for prog, subs in (("clevr-math", CLEVR_MATH), ("clotho-aqa", CLOTHO_AQA))
+             for sub in subs} | {"generate-questions"}
+    assert every - NOT_IN_THE_TABLE == {command.name for command in COMMANDS}
+
+
 def _attack(command: Command, output: str, how: str, target: str | None) -> Case:
     """``output`` (a declared output or cache flag) pointed at ``target`` (a declared input) ``how``."""
 
