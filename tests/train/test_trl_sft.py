@@ -1,8 +1,8 @@
 """TRL's SFTTrainer on the ``conversations`` configuration's ``messages`` column, as exported.
 
-CLEVR-Math: two real optimisation steps of a tiny LLaVA-style model (built from configs, random
-weights) on conversations read back from a ``--media shared`` export; no conversion between the
-export and the trainer. The loss must cover the assistant turns only: we record the batches the
+CLEVR-Math: two real optimisation steps of a tiny model of each of two vision families, LLaVA
+and Idefics3 (built from configs, random weights), on conversations read back from a
+``--media shared`` export; no conversion between the export and the trainer. The loss must cover the assistant turns only: we record the batches the
 trainer really computed its loss on and decode their supervised tokens.
 
 Clotho-AQA ``messages``: how far TRL 1.16's SFT path goes with audio (read in its source and run here):
@@ -33,7 +33,7 @@ from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling  # noq
 
 from builder_utils.audio import without_decoding  # noqa: E402
 from builder_utils.sft_collator import AudioSFTCollator  # noqa: E402
-from tiny_models import AUDIO, AUDIO_FRAMES, MEL_BINS, tiny_llava, tiny_qwen2_audio  # noqa: E402
+from tiny_models import AUDIO, AUDIO_FRAMES, MEL_BINS, tiny_idefics3, tiny_llava, tiny_qwen2_audio  # noqa: E402
 from train_helpers import (  # noqa: E402
     STEPS,
     BatchRecordingSFTTrainer,
@@ -45,10 +45,11 @@ from train_helpers import (  # noqa: E402
 )
 
 
-def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(clevr_export, tmp_path):
+@pytest.mark.parametrize("family", [tiny_llava, tiny_idefics3], ids=["llava", "idefics3"])
+def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(clevr_export, tmp_path, family):
     rows = clevr_export.load("conversations")
     assert is_conversational(rows[0])  # TRL's own test of its conversational format
-    kit = tiny_llava(tmp_path / "model", tokenizer_texts(rows))
+    kit = family(tmp_path / "model", tokenizer_texts(rows))
     trainer = BatchRecordingSFTTrainer(model=str(kit.folder), processing_class=kit.processor,
                                        train_dataset=rows, args=sft_args(tmp_path / "run"))
     trainer.train()
@@ -57,7 +58,7 @@ def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(cl
     assert [log["step"] for log in logs] == list(range(1, STEPS + 1))
     assert all(math.isfinite(log["loss"]) and log["loss"] > 0 for log in logs)
     assert len(trainer.batches) == STEPS
-    print_steps("SFT CLEVR-Math conversations", logs)
+    print_steps(f"SFT CLEVR-Math conversations, {family.__name__}", logs)
 
     assert_assistant_only(trainer, rows, kit.processor.tokenizer)
 
