@@ -133,6 +133,33 @@ def conversation_messages(turns, media_kind: str) -> list[dict]:
     return messages
 
 
+def think_answer_text(reasoning: str | None, answer: str) -> str:
+    """An answer in the ``think_answer`` format the format reward scores:
+    ``<think>{reasoning}</think><answer>{answer}</answer>`` (an empty think without reasoning).
+
+    Example:
+        >>> think_answer_text("3 cubes, take 1: 2.", "2")
+        '<think>3 cubes, take 1: 2.</think><answer>2</answer>'
+    """
+    return f"<think>{reasoning or ''}</think><answer>{answer}</answer>"
+
+
+def reasoning_messages(turns, media_kind: str) -> list[dict]:
+    """``(question, reasoning, answer)`` triples as one SFT conversation that leads into GRPO:
+    the ``think_answer`` style's system turn (the instruction the ``prompts`` rows of that style
+    open with), then :func:`conversation_messages` with each answer as :func:`think_answer_text`.
+
+    Example:
+        >>> messages = reasoning_messages([("2+1?", "2 plus 1 is 3.", "3")], "image")
+        >>> [m["role"] for m in messages], messages[-1]["content"][0]["text"]
+        (['system', 'user', 'assistant'], '<think>2 plus 1 is 3.</think><answer>3</answer>')
+    """
+    instruction = prompt_style(DEFAULT_PROMPT_STYLE).instruction
+    system = {"role": "system", "content": [{"type": "text", "text": instruction}]}
+    pairs = [(question, think_answer_text(reasoning, answer)) for question, reasoning, answer in turns]
+    return [system, *conversation_messages(pairs, media_kind)]
+
+
 def media_kind_of(feature) -> str:
     """``"image"`` or ``"audio"``: the placeholder type of a media feature (or a list of one).
 

@@ -26,6 +26,7 @@ from builder_utils.lazy import lazy_exports
 
 # Imported on first use (builder_utils/lazy.py): the scorers and lmms-eval tasks stay light.
 __all__, __getattr__, __dir__ = lazy_exports(__name__, {
+    "AdaptiveCurriculum": "clevr_math.difficulty",
     "ClevrMath": "clevr_math.clevr_math",
     "BUILDER_CONFIGS": "clevr_math.config",
     "CATEGORIES": "clevr_math.categories",

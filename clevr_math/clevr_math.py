@@ -132,6 +132,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         "conversation_media": "images",
         "turn": {"user": "question", "assistant": "label"},
         "turn_fields": ["question_id", "category", "template", "template_index"],
+        # `reasoning_messages`: <think>{cot}</think><answer>{label}</answer> turns (SFT before GRPO).
+        "reasoning": "cot",
         # Single-hop questions in train, multihop in test: conversations_multihop, prompts_multihop.
         "also_follow": ["multihop"],
         "data_source": "clevr_math",  # the_cauldron's turn `source`, verl's `data_source`

@@ -17,7 +17,9 @@ ValueError: num_operations must be an integer in 1..8 or None, got 9
 from __future__ import annotations
 
 import bisect
+import collections
 import dataclasses
+import math
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -29,7 +31,7 @@ from builder_utils.options import Choice, Flag, Integer, Share, Words, check_opt
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
 from clevr_math.categories import CATEGORIES
 
-__all__ = ["Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS"]
+__all__ = ["AdaptiveCurriculum", "Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS"]
 
 OPERATIONS = ("alternating", "same_sign")
 #: The most objects a synthetic world of a stream holds (the renderer places at most this many).
@@ -254,3 +256,143 @@ class Curriculum:
 
     def __repr__(self) -> str:
         return f"Curriculum({list(zip(self.thresholds, self.levels))!r}, by={self.by!r})"
+
+
+#: The most logged steps an adaptive curriculum averages over (bounds its memory).
+MAX_WINDOW = 100_000
+
+
+class AdaptiveCurriculum(Curriculum):
+    """Difficulty that follows the model: the level steps up when the running mean of a named
+    reward over the last ``window`` logged steps reaches ``raise_above``, and down when it falls
+    to ``lower_below`` (None: never down). ``levels`` are the difficulties in rising order (a
+    :class:`Difficulty` or its keyword arguments); training starts at ``start``.
+
+    The trainer callback (:meth:`trainer_callback`) moves it: it reads each log record's
+    ``rewards/<reward>/mean`` (what TRL's ``GRPOTrainer`` logs per reward function, under the
+    function's ``__name__``; ``reward="reward"`` reads the total), one value per
+    ``logging_steps``. After a change the window starts afresh, and the first ``delay`` logged
+    steps are not counted: TRL trains on problems drawn ahead of time (with Accelerate's data
+    loader reading one batch ahead, a level set at the end of step s is trained on from step
+    s + 2), so the step after a change still scores the old level. The stream reads the level in
+    force for every problem, like ``by="step"``; DataLoader workers do not see it move.
+
+    >>> c = AdaptiveCurriculum.over("num_operations", [1, 2, 3], reward="accuracy_reward", window=2,
+    ...                             raise_above=0.75, lower_below=0.25, delay=0)
+    >>> [c.observe(v) for v in (0.5, 1.0, 1.0, 1.0, 0.0, 0.0)]
+    [0, 1, 1, 2, 2, 1]
+    >>> c.difficulty().num_operations
+    2
+    """
+
+    def __init__(self, levels: Sequence[Difficulty | Mapping[str, Any]], *, reward: str, window: int,
+                 raise_above: float, lower_below: float | None = None, start: int = 0, delay: int = 1):
+        super().__init__(list(enumerate(levels)), by="step")
+        if not isinstance(reward, str) or not reward:
+            raise ValueError(f"reward must name a reward function (its __name__), got {reward!r}")
+        for name, value, low, high in (("window", window, 1, MAX_WINDOW), ("start", start, 0, len(self.levels) - 1),
+                                       ("delay", delay, 0, MAX_WINDOW)):
+            if type(value) is not int or not low <= value <= high:
+                raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
+        bounds = (raise_above,) if lower_below is None else (raise_above, lower_below)
+        if any(not isinstance(b, (int, float)) or not math.isfinite(b) for b in bounds):
+            raise ValueError(f"raise_above and lower_below must be finite numbers, got {raise_above!r}, {lower_below!r}")
+        if lower_below is not None and lower_below >= raise_above:
+            raise ValueError(f"lower_below ({lower_below}) must be below raise_above ({raise_above})")
+        self.reward, self.window, self.delay = reward, window, delay
+        self.raise_above, self.lower_below = float(raise_above), lower_below
+        self.current = start
+        self.recent: collections.deque = collections.deque(maxlen=window)
+        self.ignored = 0
+        #: ``(step, level)`` at every change, the step being the trainer's (``self.step``) then.
+        self.changes: list[tuple[int, int]] = []
+
+    @classmethod
+    def over(cls, knob: str, values: Sequence[Any], *, reward: str, window: int, raise_above: float,
+             lower_below: float | None = None, start: int = 0, delay: int = 1, **fixed: Any) -> "AdaptiveCurriculum":
+        """One knob taking ``values`` (rising difficulty), the other knobs ``fixed``.
+
+        >>> AdaptiveCurriculum.over("max_answer", [10, 20], reward="accuracy_reward", window=5,
+        ...                         raise_above=0.8).difficulty().max_answer
+        10
+        """
+        return cls([{**fixed, knob: value} for value in values], reward=reward, window=window,
+                   raise_above=raise_above, lower_below=lower_below, start=start, delay=delay)
+
+    def level(self, problems: int = 0, *, step: int | None = None) -> int:
+        """The level in force now (the arguments are those of :meth:`Curriculum.level`, unused)."""
+        return self.current
+
+    @property
+    def log_key(self) -> str:
+        """The key of the reward's mean in TRL's log records."""
+        return self.reward if self.reward == "reward" else f"rewards/{self.reward}/mean"
+
+    def observe(self, value: float) -> int:
+        """Count one logged mean of the reward; returns the level in force afterwards."""
+        if self.ignored < self.delay and self.changes:
+            self.ignored += 1
+            return self.current
+        self.recent.append(float(value))
+        if len(self.recent) < self.window:
+            return self.current
+        mean = sum(self.recent) / len(self.recent)
+        moved = self.current
+        if mean >= self.raise_above and self.current < len(self.levels) - 1:
+            moved = self.current + 1
+        elif self.lower_below is not None and mean <= self.lower_below and self.current > 0:
+            moved = self.current - 1
+        if moved != self.current:
+            self.current = moved
+            self.recent.clear()
+            self.ignored = 0
+            self.changes.append((self.step, moved))
+        return self.current
+
+    def state_dict(self) -> dict:
+        """What a resumed run needs: the level, the window's values, the steps still ignored.
+
+        >>> c = AdaptiveCurriculum.over("max_answer", [10, 20], reward="r", window=3, raise_above=1.0)
+        >>> c.observe(0.5)
+        0
+        >>> again = AdaptiveCurriculum.over("max_answer", [10, 20], reward="r", window=3, raise_above=1.0)
+        >>> again.load_state_dict(c.state_dict()); list(again.recent)
+        [0.5]
+        """
+        return {"current": self.current, "recent": list(self.recent), "ignored": self.ignored,
+                "changes": [list(change) for change in self.changes]}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        """Continue from a :meth:`state_dict`."""
+        self.current = int(state["current"])
+        self.recent = collections.deque(state["recent"], maxlen=self.window)
+        self.ignored = int(state["ignored"])
+        self.changes = [tuple(change) for change in state["changes"]]
+
+    def trainer_callback(self):
+        """The callback of :meth:`Curriculum.trainer_callback` that also feeds :meth:`observe` with
+        each log record's reward mean (records without it, e.g. the closing summary, are skipped).
+
+        Example (needs transformers)::
+
+            c = AdaptiveCurriculum.over("num_operations", [1, 2, 4, 8], reward="accuracy_reward",
+                                        window=20, raise_above=0.8, lower_below=0.3)
+            trainer = GRPOTrainer(..., train_dataset=clevr_math.stream(curriculum=c),
+                                  args=GRPOConfig(..., logging_steps=1, shuffle_dataset=False),
+                                  callbacks=[c.trainer_callback()])
+        """
+        callback = super().trainer_callback()
+        curriculum = self
+
+        def on_log(args, state, control, logs=None, **kwargs):
+            value = (logs or {}).get(curriculum.log_key)
+            if value is not None and math.isfinite(value):
+                curriculum.step = state.global_step
+                curriculum.observe(value)
+
+        callback.on_log = on_log
+        return callback
+
+    def __repr__(self) -> str:
+        return (f"AdaptiveCurriculum({list(self.levels)!r}, reward={self.reward!r}, window={self.window}, "
+                f"raise_above={self.raise_above}, lower_below={self.lower_below}, level={self.current})")

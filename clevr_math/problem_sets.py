@@ -53,7 +53,7 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
 
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
-    (5, 4, 2, (320, 240))
+    (5, 4, 2, (480, 320))
     >>> ds["question_id"] == problems(size=5, seed=3, num_operations=2)["question_id"]
     True
     >>> problems(size=0)

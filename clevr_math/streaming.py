@@ -404,12 +404,14 @@ class _Lane:
             block_seed = _hash_int("stream", self.spec.seed, self.spec.source.split,
                                    block * self.spec.num_shards + self.shard)
             for k_scene, (epoch, position) in enumerate(self.block_scenes(block)):
+                cut = None  # a replayed scene cut short when the level changed: its questions kept
                 if k_scene < len(known):
-                    level = int(known[k_scene])
+                    level, _, kept = known[k_scene].partition(":")
+                    level, cut = int(level), int(kept) if kept else None
                 else:
                     level = curriculum.level(yielded)
                     self._warn_if_frozen(curriculum)
-                levels.append(str(level))
+                levels.append(known[k_scene] if k_scene < len(known) else str(level))
                 difficulty = curriculum.levels[level]
                 scene = self.scene(position, difficulty)
                 questions = self._questions(scene, position, difficulty, block_seed, k_scene == 0)
@@ -419,6 +421,14 @@ class _Lane:
                                       "cannot meet it (synthetic worlds: raise max_objects or max_answer)")
                 image = scene_text = None
                 for k, question in enumerate(questions):
+                    if cut is not None and k >= cut:
+                        break
+                    if passed >= skip and curriculum.level(yielded) != level:
+                        # The level changed within the scene: its other questions are dropped, so that
+                        # every problem is drawn at the level in force when it is drawn, whatever
+                        # questions_per_image (recorded as level:kept for a resume).
+                        levels[-1] = f"{level}:{k}"
+                        break
                     passed += 1
                     if passed <= skip:
                         continue  # yielded before the checkpoint: regenerated only for the balancing counts

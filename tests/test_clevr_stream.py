@@ -178,6 +178,22 @@ def test_curriculum_by_problems_is_followed_per_shard():
     assert {r["num_operations"] for r in islice(rank.decode(False), 20)} == {2}
 
 
+@pytest.mark.parametrize("questions_per_image", [1, 3, 4])
+def test_curriculum_level_changes_at_its_threshold_whatever_questions_per_image(questions_per_image):
+    """The level is read for every problem: a scene whose level changed is cut short, so the
+    first problem after the change is at the new level, by problems and by step."""
+    by_problems = Curriculum([(0, {"num_operations": 2}), (6, {"num_operations": 3})], by="problems")
+    rows = islice(stream(seed=0, curriculum=by_problems, num_shards=1, questions_per_image=questions_per_image)
+                  .decode(False), 12)
+    assert [r["num_operations"] for r in rows] == [2] * 6 + [3] * 6
+    by_step = Curriculum.raising("num_operations", [1, 2], every=1)
+    iterator = iter(stream(seed=0, curriculum=by_step, num_shards=1, questions_per_image=questions_per_image)
+                    .decode(False))
+    before = [next(iterator)["num_operations"] for _ in range(5)]
+    by_step.step = 1
+    assert before + [next(iterator)["num_operations"] for _ in range(5)] == [1] * 5 + [2] * 5
+
+
 def test_curriculum_callback_raises_with_global_step():
     pytest.importorskip("transformers")
     from transformers import TrainerControl, TrainerState, TrainingArguments

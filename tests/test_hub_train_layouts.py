@@ -143,6 +143,29 @@ def test_messages_follow_trls_conversational_schema_and_the_texts(exports, datas
         assert {turn["source"] for turn in row["texts"]} == {builder.HUB_LAYOUT["data_source"]}
 
 
+@pytest.mark.parametrize("config", ["conversations", "conversations_multihop"])
+def test_reasoning_messages_answer_each_turn_in_the_format_the_format_reward_scores(exports, config):
+    from clevr_math.rewards import accuracy_reward, format_reward
+
+    talks = _undecoded(_load(exports, "clevr", "shared", config)["train"])
+    general = _undecoded(_load(exports, "clevr", "shared", "multihop" if config.endswith("multihop") else "general")["train"])
+    cot = dict(zip(general["question_id"], general["cot"]))
+    think_answer = prompt_style("think_answer").instruction
+    for row in talks:
+        messages = row["reasoning_messages"]
+        check_trl_messages(messages, row["images"], "image")
+        assert messages[0] == {"role": "system", "content": [{"type": "text", "text": think_answer}]}
+        assert messages[1:][0::2] == row["messages"][0::2]  # the same user turns, the image in the first
+        answers = [m["content"][0]["text"] for m in messages[2::2]]
+        assert answers == [f"<think>{cot[t['question_id']]}</think><answer>{t['assistant']}</answer>" for t in row["texts"]]
+        assert all(cot[t["question_id"]] for t in row["texts"])
+        completions = [[{"role": "assistant", "content": text}] for text in answers]
+        assert format_reward(completions) == [1.0] * len(answers)
+        assert accuracy_reward(completions, answer=[t["assistant"] for t in row["texts"]]) == [1.0] * len(answers)
+    clotho = _load(exports, "clotho", "shared", "conversations")["train"]
+    assert "reasoning_messages" not in clotho.column_names  # no chain of thought there
+
+
 def test_multihop_conversations_hold_single_hop_turns_in_train_and_multihop_turns_in_test(exports):
     for config in ("conversations_multihop", "prompts_multihop"):
         ds = _load(exports, "clevr", "shared", config)

@@ -10,6 +10,10 @@ A row holds the media as a list (``images``, or ``audios`` for audio) and the tu
   a ClassLabel stays a ClassLabel), so single-hop and multi-hop turns can still be told apart.
 - ``messages``: TRL's conversational format (:func:`builder_utils.prompts.conversation_messages`),
   which ``SFTTrainer`` reads as it is, with the row's ``images``.
+- ``reasoning_messages`` (when the builder declares ``HUB_LAYOUT["reasoning"]``, its chain of
+  thought column): the same turns after the ``think_answer`` system turn, each answer written
+  ``<think>{cot}</think><answer>{answer}</answer>`` (:func:`builder_utils.prompts.reasoning_messages`):
+  the SFT target that leads into GRPO with the format reward.
 
 Rows and turns keep the order of the source configuration.
 """
@@ -24,12 +28,17 @@ import pyarrow as pa
 
 from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.hub.layout import HubLayout
-from builder_utils.prompts import conversation_messages, media_kind_of, messages_feature
+from builder_utils.prompts import conversation_messages, media_kind_of, messages_feature, reasoning_messages
 
 logger = logging.getLogger(__name__)
 
 TEXTS = "texts"
 MESSAGES = "messages"
+REASONING_MESSAGES = "reasoning_messages"
+
+
+def _reasoning_column(source: datasets.Features, layout: HubLayout) -> str | None:
+    return layout.reasoning if layout.reasoning and layout.reasoning in source else None
 
 
 def conversation_features(source: datasets.Features, layout: HubLayout) -> datasets.Features:
@@ -46,12 +55,15 @@ def conversation_features(source: datasets.Features, layout: HubLayout) -> datas
     string = datasets.Value("string")
     turn = {"user": string, "assistant": string, "source": string}
     turn |= {name: source[name] for name in layout.turn_fields if name in source}
-    return datasets.Features({
+    features = datasets.Features({
         layout.key: source[layout.key],
         layout.conversation_media: datasets.List(source[layout.media_column]),
         TEXTS: datasets.List(turn),
         MESSAGES: messages_feature(),
     })
+    if _reasoning_column(source, layout):
+        features[REASONING_MESSAGES] = messages_feature()
+    return features
 
 
 def _answer_text(value) -> str | None:
@@ -80,8 +92,11 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
     features = conversation_features(rows.features, layout)
     fields = [name for name in layout.turn_fields if name in rows.features]
     user, assistant = layout.turn["user"], layout.turn["assistant"]
+    reasoning = _reasoning_column(rows.features, layout)
     table = rows.data.table
-    columns = {name: table.column(name).to_pylist() for name in dict.fromkeys([layout.key, user, assistant, *fields])}
+    wanted = [layout.key, user, assistant, *fields, *([reasoning] if reasoning else [])]
+    columns = {name: table.column(name).to_pylist() for name in dict.fromkeys(wanted)}
+    thoughts: dict = {}
     first: dict = {}
     turns: dict = {}
     skipped = 0
@@ -94,6 +109,8 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
         turn = {"user": columns[user][position], "assistant": answer, "source": layout.data_source}
         turn |= {name: columns[name][position] for name in fields}
         turns.setdefault(key, []).append(turn)
+        if reasoning:
+            thoughts.setdefault(key, []).append(columns[reasoning][position])
     if skipped:
         logger.info("conversations%s: %d question(s) without %s give no turn", f" {split}" if split else "",
                     skipped, assistant)
@@ -103,13 +120,17 @@ def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | 
     kind = media_kind_of(features[layout.conversation_media])
     messages = [conversation_messages([(t["user"], t["assistant"]) for t in turns[k]], kind) for k in keys]
     schema = features.arrow_schema
-    built = pa.table({
+    built = {
         layout.key: pa.array(keys, table.schema.field(layout.key).type),
         layout.conversation_media: pa.ListArray.from_arrays(offsets, media),
         TEXTS: pa.array([turns[k] for k in keys], schema.field(TEXTS).type),
         MESSAGES: pa.array(messages, schema.field(MESSAGES).type),
-    })
-    return dataset_from_table(built, features, split)
+    }
+    if reasoning:
+        targets = [reasoning_messages([(t["user"], cot, t["assistant"]) for t, cot in zip(turns[k], thoughts[k])], kind)
+                   for k in keys]
+        built[REASONING_MESSAGES] = pa.array(targets, schema.field(REASONING_MESSAGES).type)
+    return dataset_from_table(pa.table(built), features, split)
 
 
 def conversations(source: Mapping[str, datasets.Dataset], layout: HubLayout) -> dict[str, datasets.Dataset]:

@@ -12,6 +12,7 @@ of this package, which keeps the legacy loading-script mode light)::
         "conversation_media": "images",     # its list-of-media column (the_cauldron's name)
         "turn": {"user": "question", "assistant": "label"},   # chat turn <- question row
         "turn_fields": ["question_id", "category", "template"],  # kept per turn, typed as in the rows
+        "reasoning": "cot",                 # chain of thought: the `reasoning_messages` SFT target
         "also_follow": ["multihop"],        # conversations_multihop, prompts_multihop follow `multihop`
         "data_source": "clevr_math",        # the_cauldron's turn `source`, verl's `data_source`
         "prompts": {...},                   # the `prompts` rows: see builder_utils.prompts.prompt_spec_of
@@ -65,6 +66,9 @@ class HubLayout:
     conversation_media: str = "media"
     turn: Mapping[str, str] = field(default_factory=dict)
     turn_fields: tuple[str, ...] = ()
+    #: The question column holding each question's chain of thought (None: no reasoning target):
+    #: ``conversations`` then also holds ``reasoning_messages``, answers in the think_answer format.
+    reasoning: str | None = None
     also_follow: tuple[str, ...] = ()
     data_source: str | None = None
     #: The module of the reward functions the card's GRPO snippet imports (``<pkg>.rewards``).

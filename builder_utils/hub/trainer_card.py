@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from builder_utils.hub.card import install_hint
+from builder_utils.hub.conversations import REASONING_MESSAGES
 from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout
 from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
@@ -20,13 +21,28 @@ from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
 TRL_MARKER = "from trl import"
 
 
+def _audio(layout: HubLayout) -> bool:
+    return layout.conversation_media != "images"
+
+
 def _load_lines(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
-    lines = ["from datasets import load_dataset", "",
-             f'train = load_dataset("REPO_ID", "{config}", split="train")']
+    lines = ["from datasets import load_dataset"]
+    load = f'load_dataset("REPO_ID", "{config}", split="train")'
+    if _audio(layout):
+        # Clips read as stored bytes: no torchcodec needed (the collator or the reward decodes them).
+        lines += [f"from builder_utils.audio import without_decoding  # {install_hint()}", "",
+                  f"train = without_decoding({load})  # clips as bytes: no torchcodec needed"]
+    else:
+        lines += ["", f"train = {load}"]
     if kind == PROMPTS and media == "shared":
         # Shared prompt rows name their file only: the lazy join gives the rows of an inline export.
+        files = f'load_dataset("REPO_ID", "{layout.media_config}", split="train")'
         lines += [f"from builder_utils.hub import attach_media  # {install_hint()}",
-                  f'train = attach_media(train, load_dataset("REPO_ID", "{layout.media_config}", split="train"))']
+                  f"train = attach_media(train, {f'without_decoding({files})' if _audio(layout) else files})"]
+    if kind == CONVERSATIONS and layout.reasoning:
+        lines += ["# SFT before GRPO: turns answered <think>{cot}</think><answer>{n}</answer>, as format_reward scores",
+                  "# them (drop this line to train on the bare answers of `messages`)",
+                  f'train = train.remove_columns("messages").rename_column("{REASONING_MESSAGES}", "messages")']
     return lines
 
 
@@ -47,10 +63,25 @@ def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
 
 def _snippet(layout: HubLayout, config: str, media: str, kind: str, style: str) -> str:
     lines = _load_lines(layout, config, media, kind) + [""]
-    if kind == CONVERSATIONS:
+    if kind == CONVERSATIONS and _audio(layout):
+        lines += [f"{TRL_MARKER} SFTConfig, SFTTrainer",
+                  "from transformers import AutoProcessor",
+                  "from builder_utils.sft_collator import AudioSFTCollator",
+                  "",
+                  'processor = AutoProcessor.from_pretrained("MODEL_ID")',
+                  "# TRL reads images only: the collator puts each clip, decoded at the processor's rate, in its",
+                  "# turn and labels the assistant turns only (a chat template with {% generation %} markers)",
+                  'trainer = SFTTrainer(model="MODEL_ID", processing_class=processor, train_dataset=train,',
+                  "                     data_collator=AudioSFTCollator(processor),",
+                  '                     args=SFTConfig(output_dir="sft", remove_unused_columns=False,',
+                  '                                    dataset_kwargs={"skip_prepare_dataset": True}))',
+                  "trainer.train()"]
+    elif kind == CONVERSATIONS:
         lines += [f"{TRL_MARKER} SFTConfig, SFTTrainer",
                   "",
-                  'trainer = SFTTrainer(model="MODEL_ID", train_dataset=train, args=SFTConfig(output_dir="sft"))',
+                  "# assistant_only_loss: the loss on the answers only; needs {% generation %} in the chat template",
+                  'trainer = SFTTrainer(model="MODEL_ID", train_dataset=train,',
+                  '                     args=SFTConfig(output_dir="sft", assistant_only_loss=True))',
                   "trainer.train()"]
     else:
         imports, rewards = _reward_lines(layout, style)
@@ -66,15 +97,27 @@ def _notes(layout: HubLayout, config: str, media: str, kind: str, audio_rate: in
     if kind == CONVERSATIONS:
         notes = [f"`messages` (TRL's conversational format: typed parts, the media placeholder in the first user "
                  f"turn) and `{many}` are what `SFTTrainer` reads; `texts` is the_cauldron's format of the same turns."]
-        if many != "images":
-            notes.append("TRL 1.16 has no audio path in `SFTTrainer`: use a trainer or processor that takes audio "
-                         "content parts with this `messages` column.")
+        if layout.reasoning:
+            notes.append(f"`{REASONING_MESSAGES}` holds the same turns after the `think_answer` system turn, each answer "
+                         "written `<think>{cot}</think><answer>{answer}</answer>`: a model fine-tuned on it writes the "
+                         "format that `format_reward` scores in GRPO on `prompts`. `assistant_only_loss=True` needs "
+                         "`{% generation %}` markers in the model's chat template (TRL's requirement); without them, "
+                         "leave it out.")
+        if _audio(layout):
+            notes.append("TRL 1.16's `SFTTrainer` has no audio path: it counts a dataset as multimodal only when a row "
+                         "has `images`, prepares these rows as text, and the processor then stops (`Found 1 <|AUDIO|> "
+                         "tokens in the text but no audio inputs were passed`). With `AudioSFTCollator` (this package) "
+                         "and `skip_prepare_dataset` it trains on the clips: each is decoded at the processor's rate "
+                         "with soundfile (no torchcodec) and the loss covers the assistant turns only.")
         return notes
     notes = ["`prompt` is TRL's conversational prompt; every other column (`answer`, the typed labels and "
              "filter fields) reaches the reward functions as a keyword argument (`GRPOConfig` keeps unused "
              "columns by default)."]
-    if many != "images":
-        notes.append("TRL 1.16 has no audio path in `GRPOTrainer`.")
+    if _audio(layout):
+        notes.append("TRL 1.16's `GRPOTrainer` cannot run an audio model: it reads `model.config.image_token_id` "
+                     "whatever the processor (`AttributeError: 'Qwen2AudioConfig' object has no attribute "
+                     "'image_token_id'`), a limitation of TRL itself. These rows load and score without "
+                     "torchcodec; train them with GRPO where the trainer takes audio (verl, below).")
     notes += _verl_notes(layout, config, media, audio_rate)
     return notes
 
@@ -125,8 +168,11 @@ def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
     mine = [name for name in configs if name in derived]
     if not mine:
         return None
-    parts = ["## Training with TRL and verl",
-             "Each configuration below loads into its trainer as it is (no conversion); `MODEL_ID` is your model."]
+    intro = ("Each configuration below loads into its trainer as it is (no conversion); `MODEL_ID` is your model."
+             if not _audio(layout) else
+             "Each configuration below loads into its trainer; `MODEL_ID` is your model. TRL has no audio path of "
+             "its own: SFT goes through this package's audio collator, and GRPO does not run (see below).")
+    parts = ["## Training with TRL and verl", intro]
     for name in mine:
         kind = derived[name].kind
         trainer = "SFT" if kind == CONVERSATIONS else "GRPO"

@@ -18,12 +18,11 @@ pytest.importorskip("trl")
 
 import datasets  # noqa: E402
 
-from builder_utils.audio import without_decoding  # noqa: E402
 from tiny_models import tiny_llava, tiny_qwen2_audio  # noqa: E402
 from train_helpers import STEPS, print_steps, step_logs, tokenizer_texts  # noqa: E402
 
 SNIPPET = re.compile(r"^### `(?P<config>[^`]+)` \((?P<kind>SFT|GRPO)\b[^\n]*\n+```python\n(?P<code>.*?)^```", re.M | re.S)
-CONFIG_CALL = re.compile(r'\b(?P<cls>SFTConfig|GRPOConfig)\(output_dir="(?P<dir>\w+)"\)')
+CONFIG_CALL = re.compile(r'\b(?P<cls>SFTConfig|GRPOConfig)\(output_dir="(?P<dir>\w+)"')
 RUN_LENGTH = {
     "SFTConfig": dict(max_steps=STEPS, per_device_train_batch_size=2),
     # two completions of 8 tokens per prompt: GRPO's defaults (8 x 256) are hours on a CPU
@@ -40,7 +39,7 @@ def card_snippets(folder) -> dict[str, tuple[str, str]]:
 
 def _runnable(code: str, folder, model, out) -> str:
     code, calls = CONFIG_CALL.subn(
-        lambda m: f'{m["cls"]}(output_dir={str(out / m["dir"])!r}, **{RUN_LENGTH[m["cls"]] | COMMON!r})', code)
+        lambda m: f'{m["cls"]}(output_dir={str(out / m["dir"])!r}, **{RUN_LENGTH[m["cls"]] | COMMON!r}', code)
     assert calls == 1, code  # the snippet still makes its trainer config the way this test expects
     return code.replace("REPO_ID", str(folder)).replace("MODEL_ID", str(model))
 
@@ -73,19 +72,23 @@ def test_clevr_card_snippets_train_with_trl(clevr_export, tmp_path, load_cache):
             assert all(log["loss"] > 0 for log in logs)
 
 
-def test_clotho_card_snippets_run_until_trl_meets_the_audio(clotho_export, tmp_path, load_cache, monkeypatch):
-    """TRL 1.16 has no audio path: the SFT and GRPO snippets load the rows and build the trainer
-    config, then the trainer stops. ``SFTTrainer`` prepares the rows as text and the processor
-    refuses the audio placeholder without its clip; ``GRPOTrainer`` takes any processor for an
-    image model and reads ``model.config.image_token_id``, which an audio model has not."""
+def test_clotho_card_snippets_sft_trains_on_the_clips_and_grpo_stops_at_trls_limit(clotho_export, tmp_path, load_cache):
+    """The SFT snippet trains with the package's ``AudioSFTCollator``; TRL 1.16's ``GRPOTrainer``
+    takes any processor for an image model and reads ``model.config.image_token_id``, which an
+    audio model has not: the GRPO snippet loads its rows and stops there. The train venv has no
+    torchcodec: the snippets read the clips undecoded themselves (``without_decoding``)."""
+    import importlib.util
+
+    assert importlib.util.find_spec("torchcodec") is None  # what the snippets must do without
     snippets = card_snippets(clotho_export.folder)
     assert {config: kind for config, (kind, _) in snippets.items()} == {"conversations": "SFT", "prompts": "GRPO"}
-    # The train venv has no torchcodec: rows are read undecoded, as without it a user would.
-    real_load = datasets.load_dataset
-    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: without_decoding(real_load(*a, **k)))
+    assert all("without_decoding(" in code for _, code in snippets.values())
     kit = tiny_qwen2_audio(tmp_path / "model", tokenizer_texts(clotho_export.load("conversations")))
-    stops = {"SFT": (ValueError, "no audio inputs were passed"), "GRPO": (AttributeError, "image_token_id")}
-    for config, (kind, code) in snippets.items():
-        error, message = stops[kind]
-        with pytest.raises(error, match=message):
-            _run(_runnable(code, clotho_export.folder, kit.folder, tmp_path / config))
+    kind, code = snippets["conversations"]
+    scope = _run(_runnable(code, clotho_export.folder, kit.folder, tmp_path / "conversations"))
+    logs = step_logs(scope["trainer"].state.log_history)
+    assert [log["step"] for log in logs] == list(range(1, STEPS + 1)) and all(log["loss"] > 0 for log in logs)
+    print_steps("card snippet Clotho-AQA conversations (AudioSFTCollator)", logs)
+    kind, code = snippets["prompts"]
+    with pytest.raises(AttributeError, match="'Qwen2AudioConfig' object has no attribute 'image_token_id'"):
+        _run(_runnable(code, clotho_export.folder, kit.folder, tmp_path / "prompts"))

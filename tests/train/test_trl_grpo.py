@@ -2,8 +2,8 @@
 
 The rows are those of a ``--media shared`` export, ``attach_media(prompts, images)``: TRL reads
 ``prompt`` (conversational, an image placeholder), the joined ``images`` list and passes every other
-column (``answer``, ``label``, ...) to the reward functions. Two real GRPO steps of a tiny LLaVA
-model; then every completion TRL logged is scored again by our functions, and the values and
+column (``answer``, ``label``, ...) to the reward functions. Two real GRPO steps of a tiny model
+of each of two vision families (LLaVA, Idefics3); then every completion TRL logged is scored again by our functions, and the values and
 the per-step means TRL logged must be exactly those.
 """
 
@@ -20,7 +20,7 @@ from trl import GRPOTrainer  # noqa: E402
 from trl.data_utils import is_conversational  # noqa: E402
 
 from builder_utils.hub import attach_media  # noqa: E402
-from tiny_models import tiny_llava  # noqa: E402
+from tiny_models import tiny_idefics3, tiny_llava  # noqa: E402
 from train_helpers import STEPS, grpo_args, logged_completions, print_steps, step_logs, tokenizer_texts  # noqa: E402
 
 
@@ -50,14 +50,15 @@ def _rescored(records, rows, reward_funcs) -> list[dict[str, float]]:
     return scores
 
 
-def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp_path):
+@pytest.mark.parametrize("family", [tiny_llava, tiny_idefics3], ids=["llava", "idefics3"])
+def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp_path, family):
     from clevr_math.rewards import accuracy_reward, format_reward
 
     prompts = _unique_questions(clevr_export.load("prompts"))  # filtered before the join: no media read
     rows = attach_media(prompts, clevr_export.load("images"))
     first = rows[0]
     assert is_conversational(first) and [image.size for image in first["images"]] == [(480, 320)]
-    kit = tiny_llava(tmp_path / "model", tokenizer_texts(clevr_export.load("prompts")))
+    kit = family(tmp_path / "model", tokenizer_texts(clevr_export.load("prompts")))
     reward_funcs = [accuracy_reward, format_reward]
     trainer = GRPOTrainer(model=str(kit.folder), processing_class=kit.processor, reward_funcs=reward_funcs,
                           train_dataset=rows, args=grpo_args(tmp_path / "run", kit.processor.tokenizer))
@@ -75,7 +76,7 @@ def test_grpo_on_shared_media_prompts_logs_exactly_our_rewards(clevr_export, tmp
 
     logs = step_logs(trainer.state.log_history)
     assert [log["step"] for log in logs] == list(range(1, STEPS + 1))
-    print_steps("GRPO CLEVR-Math prompts (shared media)", logs)
+    print_steps(f"GRPO CLEVR-Math prompts (shared media), {family.__name__}", logs)
     for log in logs:
         step = [ours for record, ours in zip(records, rescored) if record["step"] == log["step"]]
         for name in names:

@@ -1,8 +1,8 @@
 """TRL's SFTTrainer on the ``conversations`` configuration's ``messages`` column, as exported.
 
-CLEVR-Math: two real optimisation steps of a tiny LLaVA-style model (built from configs, random
-weights) on conversations read back from a ``--media shared`` export; no conversion between the
-export and the trainer. The loss must cover the assistant turns only: we record the batches the
+CLEVR-Math: two real optimisation steps of a tiny model of each of two vision families, LLaVA
+and Idefics3 (built from configs, random weights), on conversations read back from a
+``--media shared`` export; no conversion between the export and the trainer. The loss must cover the assistant turns only: we record the batches the
 trainer really computed its loss on and decode their supervised tokens.
 
 Clotho-AQA ``messages``: how far TRL 1.16's SFT path goes with audio (read in its source and run here):
@@ -13,17 +13,15 @@ Clotho-AQA ``messages``: how far TRL 1.16's SFT path goes with audio (read in it
   audio (``Found 1 <|AUDIO|> tokens in the text but no audio inputs were passed``). TRL never
   reads ``audios``; its vision collator takes ``images`` only.
 - What TRL's loop does accept is a data collator of our own with ``skip_prepare_dataset``: the
-  processor fills the placeholder with the clip (16 kHz, decoded by our ``decode_audio``,
-  without torch's audio stack) and masks everything but the assistant turns. With it,
-  ``SFTTrainer`` runs two real steps on a tiny Qwen2-Audio-style model, labels checked as for
-  CLEVR-Math.
+  package's ``builder_utils.sft_collator.AudioSFTCollator`` fills the placeholder with the clip
+  (16 kHz, decoded by our ``decode_audio``, without torch's audio stack) and masks everything but
+  the assistant turns. With it, ``SFTTrainer`` runs two real steps on a tiny Qwen2-Audio-style
+  model, labels checked as for CLEVR-Math.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import math
-from typing import Any
 
 import pytest
 
@@ -33,8 +31,9 @@ from trl import SFTTrainer  # noqa: E402
 from trl.data_utils import is_conversational  # noqa: E402
 from trl.trainer.sft_trainer import DataCollatorForVisionLanguageModeling  # noqa: E402
 
-from builder_utils.audio import decode_audio, without_decoding  # noqa: E402
-from tiny_models import AUDIO, AUDIO_FRAMES, AUDIO_RATE, MEL_BINS, tiny_llava, tiny_qwen2_audio  # noqa: E402
+from builder_utils.audio import without_decoding  # noqa: E402
+from builder_utils.sft_collator import AudioSFTCollator  # noqa: E402
+from tiny_models import AUDIO, AUDIO_FRAMES, MEL_BINS, tiny_idefics3, tiny_llava, tiny_qwen2_audio  # noqa: E402
 from train_helpers import (  # noqa: E402
     STEPS,
     BatchRecordingSFTTrainer,
@@ -46,10 +45,11 @@ from train_helpers import (  # noqa: E402
 )
 
 
-def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(clevr_export, tmp_path):
+@pytest.mark.parametrize("family", [tiny_llava, tiny_idefics3], ids=["llava", "idefics3"])
+def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(clevr_export, tmp_path, family):
     rows = clevr_export.load("conversations")
     assert is_conversational(rows[0])  # TRL's own test of its conversational format
-    kit = tiny_llava(tmp_path / "model", tokenizer_texts(rows))
+    kit = family(tmp_path / "model", tokenizer_texts(rows))
     trainer = BatchRecordingSFTTrainer(model=str(kit.folder), processing_class=kit.processor,
                                        train_dataset=rows, args=sft_args(tmp_path / "run"))
     trainer.train()
@@ -58,44 +58,9 @@ def test_sft_trains_on_clevr_messages_and_supervises_only_the_assistant_turns(cl
     assert [log["step"] for log in logs] == list(range(1, STEPS + 1))
     assert all(math.isfinite(log["loss"]) and log["loss"] > 0 for log in logs)
     assert len(trainer.batches) == STEPS
-    print_steps("SFT CLEVR-Math conversations", logs)
+    print_steps(f"SFT CLEVR-Math conversations, {family.__name__}", logs)
 
     assert_assistant_only(trainer, rows, kit.processor.tokenizer)
-
-
-@dataclasses.dataclass
-class AudioConversationCollator:
-    """Batches of ``conversations`` rows (``messages`` + ``audios``) for an audio-language
-    processor: what TRL's vision collator does for ``images``, for clips.
-
-    Each ``{"type": "audio"}`` placeholder gets the row's next clip, decoded at the processor's
-    rate; labels are the input ids on the assistant turns (the chat template's
-    ``{% generation %}`` span), -100 elsewhere.
-    """
-
-    processor: Any
-
-    def _filled(self, row: dict) -> list[dict]:
-        clips = iter(row["audios"])
-        messages = []
-        for message in row["messages"]:
-            parts = [
-                {"type": "audio", "audio": decode_audio(next(clips), sampling_rate=AUDIO_RATE, mono=True)[0]}
-                if part["type"] == "audio" else part
-                for part in message["content"]
-            ]
-            messages.append({**message, "content": parts})
-        return messages
-
-    def __call__(self, rows: list[dict]) -> dict:
-        out = self.processor.apply_chat_template(
-            [self._filled(row) for row in rows], tokenize=True, return_dict=True, return_tensors="pt",
-            return_assistant_tokens_mask=True, processor_kwargs={"padding": True, "padding_side": "right"},
-        )
-        labels = out["input_ids"].clone()
-        labels[(out.pop("assistant_masks") == 0) | (out["attention_mask"] == 0)] = -100
-        out["labels"] = labels
-        return dict(out)
 
 
 @pytest.fixture(scope="module")
@@ -115,11 +80,11 @@ def test_trl_takes_clotho_messages_as_conversational_but_stops_before_the_audio(
         DataCollatorForVisionLanguageModeling(kit.processor)([dict(rows[0])])
 
 
-def test_sft_trainer_runs_on_clotho_messages_with_an_audio_collator(clotho, tmp_path):
+def test_sft_trainer_runs_on_clotho_messages_with_the_shipped_audio_collator(clotho, tmp_path):
     rows, kit = clotho
     args = sft_args(tmp_path / "run", dataset_kwargs={"skip_prepare_dataset": True}, remove_unused_columns=False)
     trainer = BatchRecordingSFTTrainer(model=str(kit.folder), processing_class=kit.processor, train_dataset=rows,
-                                       data_collator=AudioConversationCollator(kit.processor), args=args)
+                                       data_collator=AudioSFTCollator(kit.processor), args=args)
     trainer.train()
 
     logs = step_logs(trainer.state.log_history)
@@ -133,3 +98,13 @@ def test_sft_trainer_runs_on_clotho_messages_with_an_audio_collator(clotho, tmp_
     for batch in trainer.batches:
         assert batch["input_features"].shape == (args.per_device_train_batch_size, MEL_BINS, AUDIO_FRAMES)
         assert ((batch["input_ids"] == audio_token).sum(dim=1) > 0).all()
+
+
+def test_audio_collator_refuses_rows_whose_clips_and_placeholders_disagree(clotho):
+    rows, kit = clotho
+    row = dict(rows[0])
+    collator = AudioSFTCollator(kit.processor)
+    with pytest.raises(ValueError, match="2 clip\\(s\\) in 'audios' but 1 audio placeholder"):
+        collator([{**row, "audios": row["audios"] * 2}])
+    with pytest.raises(ValueError, match="more audio placeholders than clips"):
+        collator([{**row, "audios": []}])

@@ -22,6 +22,11 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from transformers import (
     CLIPImageProcessorPil,
     CLIPVisionConfig,
+    Idefics3Config,
+    Idefics3ForConditionalGeneration,
+    Idefics3ImageProcessorPil,
+    Idefics3Processor,
+    Idefics3VisionConfig,
     LlamaConfig,
     LlavaConfig,
     LlavaForConditionalGeneration,
@@ -104,12 +109,13 @@ class TinyModel:
     """A model saved in ``folder`` (pass ``str(folder)`` to a trainer) and the processor that goes with it."""
 
     folder: Path
-    processor: LlavaProcessor | Qwen2AudioProcessor
+    processor: LlavaProcessor | Idefics3Processor | Qwen2AudioProcessor
 
 
-def _text_config(tokenizer: PreTrainedTokenizerFast, config_class=LlamaConfig):
-    return config_class(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=1,
-                        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=512,
+def _text_config(tokenizer: PreTrainedTokenizerFast, config_class=LlamaConfig, width: int = 32, layers: int = 1):
+    return config_class(vocab_size=len(tokenizer), hidden_size=width, intermediate_size=2 * width,
+                        num_hidden_layers=layers, num_attention_heads=2, num_key_value_heads=1,
+                        max_position_embeddings=2048,
                         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
                         eos_token_id=tokenizer.eos_token_id)
 
@@ -123,11 +129,12 @@ def _save(model, processor, folder: Path) -> TinyModel:
     return TinyModel(Path(folder), processor)
 
 
-def tiny_llava(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
+def tiny_llava(folder: Path, texts: Iterable[str], seed: int = 0, width: int = 32, layers: int = 1) -> TinyModel:
     """A LLaVA-style vision-language model of about 60k parameters, random weights, saved in ``folder``.
 
     One-layer CLIP vision tower over 28-pixel images, one-layer Llama text model, a tokenizer
-    trained on ``texts`` (the questions and answers the model will see).
+    trained on ``texts`` (the questions and answers the model will see). ``width`` and ``layers``
+    size the text model (a model that must learn to write long answers needs more than the default).
 
     Example::
         kit = tiny_llava(tmp_path / "llava", ["How many cubes?", "2"])
@@ -143,12 +150,47 @@ def tiny_llava(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
     config = LlavaConfig(
         vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                                        num_attention_heads=2, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE),
-        text_config=_text_config(tokenizer),
+        text_config=_text_config(tokenizer, width=width, layers=layers),
         image_token_id=tokenizer.convert_tokens_to_ids(IMAGE),
         vision_feature_select_strategy="default",
     )
     torch.manual_seed(seed)
     return _save(LlavaForConditionalGeneration(config), processor, folder)
+
+
+# Idefics3's own markers around each image's tokens (its processor writes them into the prompt).
+IDEFICS3_TOKENS = ("<fake_token_around_image>", "<global-img>", "<end_of_utterance>")
+
+
+def tiny_idefics3(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
+    """An Idefics3-style vision-language model (the SmolVLM family), random weights, saved in ``folder``.
+
+    A second vision family beside LLaVA: a one-layer SigLIP-style vision tower over 28-pixel
+    images (no splitting into tiles), pixel shuffle by 2 into one image token per image, a
+    one-layer Llama text model; the PIL image processor (no torchvision).
+
+    Example::
+        kit = tiny_idefics3(tmp_path / "idefics3", ["How many cubes?", "2"])
+        GRPOTrainer(model=str(kit.folder), processing_class=kit.processor, ...)
+    """
+    tokenizer = train_tokenizer(texts)
+    tokenizer.add_tokens(list(IDEFICS3_TOKENS), special_tokens=True)
+    image_processor = Idefics3ImageProcessorPil(size={"longest_edge": IMAGE_SIZE},
+                                                max_image_size={"longest_edge": IMAGE_SIZE},
+                                                do_image_splitting=False)
+    scale = 2
+    processor = Idefics3Processor(image_processor=image_processor, tokenizer=tokenizer, chat_template=CHAT_TEMPLATE,
+                                  image_seq_len=(IMAGE_SIZE // PATCH_SIZE) ** 2 // scale**2)
+    config = Idefics3Config(
+        vision_config=Idefics3VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=1,
+                                           num_attention_heads=2, image_size=IMAGE_SIZE, patch_size=PATCH_SIZE),
+        text_config=_text_config(tokenizer),
+        image_token_id=tokenizer.convert_tokens_to_ids(IMAGE),
+        scale_factor=scale,
+        pad_token_id=tokenizer.pad_token_id,
+    )
+    torch.manual_seed(seed)
+    return _save(Idefics3ForConditionalGeneration(config), processor, folder)
 
 
 def tiny_qwen2_audio(folder: Path, texts: Iterable[str], seed: int = 0) -> TinyModel:
