@@ -78,6 +78,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder_utils.atomic import write_atomic
+from builder_utils.json_input import JSONInputError, load_json, shown_path
+from builder_utils.wait_points import wait_point
 
 __all__ = [
     "BusyError", "Entry", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
@@ -271,7 +273,8 @@ def _entry(data: object, where: str) -> Entry:
     except TypeError as exc:
         raise RecordError(f"{where}: a malformed entry ({exc}); this record is not ours: move it away") from None
     check_relative(entry.path, where)
-    if not isinstance(entry.size, int) or not isinstance(entry.sha256, str) or not isinstance(entry.command, str):
+    if (type(entry.size) is not int or not isinstance(entry.sha256, str) or not isinstance(entry.command, str)
+            or not (entry.group is None or isinstance(entry.group, str))):
         raise RecordError(f"{where}: entry {entry.path!r} has a malformed size, sha256 or command; move the record away")
     return entry
 
@@ -303,9 +306,10 @@ def read_record_at(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | 
         raise RecordError(f"{_shown(path)}: not a regular file, so not our record; move it away")
     where = _shown(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RecordError(f"{where}: cannot read the record ({exc}); {_remedy(folder)}") from None
+        data = load_json(path, what="record")  # the bounded reader: deep nesting is one line too
+    except JSONInputError as exc:
+        detail = str(exc).removeprefix(f"{shown_path(path)}: ")
+        raise RecordError(f"{where}: cannot read the record ({detail}); {_remedy(folder)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), list):
         raise RecordError(f"{where}: not a record of this package; {_remedy(folder)}")
     if data.get("version") != VERSION:
@@ -318,7 +322,8 @@ def read_record_at(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | 
             entries[entry.path] = entry
         pending = data.get("pending")
         if pending is not None:
-            if not isinstance(pending, dict) or not isinstance(pending.get("staging"), str):
+            if (not isinstance(pending, dict) or not isinstance(pending.get("staging"), str)
+                    or not all(isinstance(pending.get(key, []), list) for key in ("files", "remove"))):
                 raise RecordError(f"{where}: a malformed pending commit; {_remedy(folder)}")
             staging = check_relative(pending["staging"], where)
             if "/" in staging or not staging.startswith(STAGING_PREFIX):
@@ -621,6 +626,7 @@ class OutputFolder:
             raise write_error(exc, self.root) or OwnershipError(
                 f"{_shown(self.root)}: cannot write into the output folder ({exc.strerror or exc})") from None
         self._stagings.append(staging)
+        wait_point("staging")
         return staging
 
     def final_path(self, path: str | os.PathLike) -> Path:
@@ -696,10 +702,12 @@ class OutputFolder:
             entries.append(Entry(path, size, sha, self.command, group))
         removable = sorted(p for p in set(remove) - set(files) if p in self.record)
         pending = {"staging": staging.name, "files": entries, "remove": removable}
+        wait_point("commit")
         raise_missed_signal()  # the point of no return: a run whose interruption was lost must not commit
         self._write_record(self.record.values(), pending)
         with signals_deferred():
             self._roll_forward(pending, check_staged=False)
+        wait_point("committed")
         return {e.path: e for e in entries}
 
     def _roll_forward(self, pending: dict, check_staged: bool) -> None:
@@ -729,6 +737,7 @@ class OutputFolder:
                     continue
                 os.replace(source, target)
                 done[entry.path] = entry
+                wait_point("commit-move")  # the test suite's kill -9 inside the commit
             elif check_staged and self.difference(entry) is None:
                 done[entry.path] = entry  # moved before the cut
             elif entry.path in done and self.difference(done[entry.path]) is not None:

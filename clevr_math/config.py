@@ -14,9 +14,9 @@ import os
 
 import datasets
 
-from builder_utils.builder import ConfigError, check_int
+from builder_utils.builder import ConfigError
 from builder_utils.clevr.options import GeneratorOptions
-from builder_utils.options import builder_fields, check_options, option_names
+from builder_utils.options import Integer, builder_fields, check_options, option_names
 from clevr_math.categories import CATEGORIES
 
 
@@ -89,7 +89,11 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
             )
         check_options(self, where=where, error=ConfigError)
         if self.max_operations is not None:
-            check_int(where, "max_operations", self.max_operations, minimum=1)
+            # A filter, not a size (the longest shipped chain has 8 operations): any bound is cheap.
+            try:
+                Integer(1, maximum=1000)("max_operations", self.max_operations)
+            except ValueError as exc:
+                raise ConfigError(f"{where}: {exc}") from None
         if self.released_questions_dir is not None and not os.path.isdir(self.released_questions_dir):
             raise ConfigError(
                 f"{where}: released_questions_dir {self.released_questions_dir!r} is not a folder; it must "

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
+from builder_utils.evaluation.rewards import check_columns, check_score_inputs, completion_text, make_format_reward, named
 from builder_utils.evaluation.spec import Question
 from clevr_math.scoring import SPEC
 
@@ -46,7 +46,8 @@ def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[fl
         [1.0, None]
     """
     def accuracy_reward(completions: list, answer: list | None = None, **kwargs) -> list[float | None]:
-        answers = answer if answer is not None else [None] * len(completions)
+        count = check_columns(name, completions, answer=answer)
+        answers = answer if answer is not None else [None] * count
         out: list[float | None] = []
         for completion, gold in zip(completions, answers):
             question = _question(gold)
@@ -68,5 +69,6 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
         >>> compute_score("clevr_math", "I count 7.", "7"), compute_score("clevr_math", "7", None)
         (1.0, 0.0)
     """
+    check_score_inputs(solution_str, extra_info)
     question = _question(ground_truth)
     return 0.0 if question is None else float(SPEC.reward(question, solution_str or ""))

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from builder_utils.evaluation.rewards import completion_text, make_format_reward, named
+from builder_utils.evaluation.rewards import check_columns, check_score_inputs, completion_text, make_format_reward, named
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
 from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of
@@ -77,16 +77,16 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
 
     def accuracy_reward(completions: list, answer: list | None = None, answers: list | None = None,
                         answer_type: list | None = None, **kwargs) -> list[float | None]:
-        rows = zip(completions, _column(answers, len(completions)), _column(answer, len(completions)),
-                   _column(answer_type, len(completions)))
+        count = check_columns(reward_name, completions, answers=answers, answer=answer, answer_type=answer_type)
+        rows = zip(completions, _column(answers, count), _column(answer, count), _column(answer_type, count))
         out: list[float | None] = []
         for completion, golds, gold, kind in rows:
             question = _question(golds, gold, kind)
             out.append(None if question is None else SPEC.reward(question, completion_text(completion), rule, words))
         return out
 
-    return named(accuracy_reward, name or ("accuracy_reward" if labelling == "majority"
-                                           else f"accuracy_reward_{labelling}"))
+    reward_name = name or ("accuracy_reward" if labelling == "majority" else f"accuracy_reward_{labelling}")
+    return named(accuracy_reward, reward_name)
 
 
 accuracy_reward = make_accuracy_reward()
@@ -102,6 +102,7 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
         >>> compute_score("clotho_aqa", "No", ["yes", "no", "maybe"]), compute_score("clotho_aqa", "No", ["no"])
         (0.0, 1.0)
     """
+    check_score_inputs(solution_str, extra_info)
     name = (extra_info or {}).get("labelling", "majority")
     if name not in RULES:
         raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(RULES)}")

@@ -48,6 +48,8 @@ from pathlib import Path
 from typing import Sequence
 
 from builder_utils.atomic import write_atomic
+from builder_utils.clevr.synth.scenes import MAX_WORLD_OBJECTS
+from builder_utils.options import Integer
 
 DEFAULT_MAX_OPERATIONS = 5
 MIN_OPERATIONS = 2
@@ -292,9 +294,9 @@ def _write_files(out: Path, files: dict[str, str]) -> list[Path]:
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write (or with ``--check`` compare) the chain template set."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--max-operations", type=int, default=DEFAULT_MAX_OPERATIONS,
+    parser.add_argument("--max-operations", type=Integer(MIN_OPERATIONS, maximum=MAX_OPERATIONS).parse, default=DEFAULT_MAX_OPERATIONS,
                         help=f"longest chain, {MIN_OPERATIONS}..{MAX_OPERATIONS} (default {DEFAULT_MAX_OPERATIONS})")
-    parser.add_argument("--max-insert", type=int, default=DEFAULT_MAX_INSERT,
+    parser.add_argument("--max-insert", type=Integer(0, maximum=MAX_WORLD_OBJECTS).parse, default=DEFAULT_MAX_INSERT,
                         help=f"most objects one insertion adds (default {DEFAULT_MAX_INSERT}; 0 = up to the "
                              "scene's object count)")
     parser.add_argument("--output-dir", default=None,

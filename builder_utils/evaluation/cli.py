@@ -14,29 +14,24 @@ from functools import partial
 from pathlib import Path
 
 from builder_utils.command import run_parsed
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
+from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, MAX_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
+from builder_utils.options import MAX_SEED, Integer
 from builder_utils.ownership import check_output, refuse_overlap
 
 __all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1.
+    """An argparse type: a number of bootstrap resamples, 1 to ``MAX_RESAMPLES``.
 
     Example:
         >>> positive_int("1000")
         1000
     """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
+    return Integer(1, maximum=MAX_RESAMPLES).parse(text)
 
 
 def run_evaluation(
@@ -131,7 +126,8 @@ class EvaluateCommand:
         parser.add_argument("--out", required=True, help="folder for report.json, report.md and the PNG charts")
         parser.add_argument("--train_split", default="train",
                             help="split the baselines count answers on (default: train)")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
+        parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                            help="seed of the bootstrap intervals (default: 0)")
         parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
                             help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
         parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")

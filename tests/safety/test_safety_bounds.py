@@ -309,15 +309,6 @@ def _synth_on_dask(tmp: Path) -> list[str]:
             "--num_proc", "2"]
 
 
-def _scratch(tmp: Path) -> list[Path]:
-    return list((tmp / "tmp").glob("dask-scratch-*"))
-
-
-def _workers_started(tmp: Path) -> bool:
-    """Both workers made their scratch folders: the cluster is up."""
-    return sum(1 for s in _scratch(tmp) for _ in (s / "dask-scratch-space").glob("worker-*")) >= 2
-
-
 def _no_scratch_left(tmp: Path, done) -> None:
     assert not list((tmp / "tmp").iterdir()), f"left in the temporary folder: {list((tmp / 'tmp').iterdir())}"
 
@@ -352,13 +343,13 @@ DASK_CASES = [
          env={"TMPDIR": "{tmp}/" + DEEP + "/tmp"}, exit_code=0, check=_ran_under_the_deep_tmp),
     Case("Ctrl-C during generate-questions --dask local, cluster up", setup=_with_tmp(_generate_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
-         interrupt_when=_workers_started, check=_one_interrupt_line),
+         wait_at="dask-cluster-up", check=_one_interrupt_line),
     Case("Ctrl-C during clevr-math synth --dask local, cluster starting", setup=_with_tmp(_synth_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
-         interrupt_when=lambda tmp: bool(_scratch(tmp)), check=_one_interrupt_line),
+         wait_at="dask-cluster-starting", check=_one_interrupt_line),
     Case("Ctrl-C during clevr-math synth --dask local, cluster up", setup=_with_tmp(_synth_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
-         interrupt_when=_workers_started, check=_one_interrupt_line),
+         wait_at="dask-cluster-up", check=_one_interrupt_line),
 ]
 
 

@@ -133,10 +133,6 @@ def _edited_stale_shard(tmp: Path) -> list[str]:
 # -- item 13: interruptions and stale staging ------------------------------------------------
 
 
-def _staging_has_a_shard(tmp: Path) -> bool:
-    return any((tmp / "E").glob(".staging-*/*/*.parquet"))
-
-
 def _one_line_no_traceback(tmp: Path, done) -> None:
     # (the lines before it are the export's own log: a config's empty split, the size warning)
     lines = done.stderr.strip().splitlines()
@@ -309,9 +305,9 @@ CASES = [
     Case("a stale shard of ours that the user edited is not deleted", _edited_stale_shard,
          protected=[EDITED_SHARD]),
     Case("SIGTERM during export leaves the folder as it was and no staging", lambda tmp: export("E"),
-         exit_code=143, protected=["E"], interrupt=signal.SIGTERM, interrupt_when=_staging_has_a_shard),
+         exit_code=143, protected=["E"], interrupt=signal.SIGTERM, wait_at="export-shard"),
     Case("Ctrl-C during export: one line, status 130", lambda tmp: export("E"), exit_code=130,
-         stderr_has="interrupted", protected=["E"], interrupt=signal.SIGINT, interrupt_when=_staging_has_a_shard,
+         stderr_has="interrupted", protected=["E"], interrupt=signal.SIGINT, wait_at="export-shard",
          check=_one_line_no_traceback),
     Case("the next export removes a killed export's staging, and only that; a crafted journal is not followed",
          _stale_staging, protected=["E/.staging-mine", "thesis.txt"], no_debris_under=(),

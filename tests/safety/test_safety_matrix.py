@@ -314,7 +314,7 @@ def sigterm_mid_run(command: Command) -> list[Case]:
     if command.long_argv is None:
         return []
     return [Case(f"{command.name}: SIGTERM mid-run", lambda tmp, c=command: (c.prepare(tmp), c.long_argv(c.out))[1],
-                 exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_staging_exists(command),
+                 exit_code=143, interrupt=signal.SIGTERM, wait_at="commit",
                  check=_no_output(command), timeout=180)]
 
 
