@@ -113,6 +113,8 @@ def run_demo(
     Integer(1, maximum=MAX_DEMO_SCENES)("num_scenes", num_scenes)
     Integer(0, maximum=MAX_ROWS_SHOWN)("rows", rows)
     Integer(1, maximum=MAX_WORKERS, optional=True)("num_proc", num_proc)
+    for config_name in DEMO_CONFIGS:  # the builder options' checks, before the world is written
+        ClevrMathConfig(name=config_name, **(builder_kwargs or {}))
     out_dir = os.path.abspath(check_output(out_dir, "--out"))
     with OutputFolder(out_dir, OWNER) as folder:
         for name in DEMO_FOLDERS:

@@ -55,6 +55,9 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     from clotho_aqa.synth import write_synthetic_release
 
     stream = stream or sys.stdout
+    from clotho_aqa.config import ClothoAQAConfig
+
+    ClothoAQAConfig(name="all", **(builder_kwargs or {}))  # the builder options' checks, before any work
     out = check_output(out, "--out").absolute()
     with OutputFolder(out, OWNER) as folder:
         release_dir, hub, evaluation = (folder.claim_subfolder(name) for name in DEMO_FOLDERS)  # before any work

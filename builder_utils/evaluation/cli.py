@@ -21,17 +21,10 @@ from builder_utils.evaluation.spec import ScoringSpec
 from builder_utils.options import MAX_SEED, Integer
 from builder_utils.ownership import check_output, refuse_overlap
 
-__all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
+__all__ = ["RESAMPLES", "EvaluateCommand", "run_evaluation"]
 
-
-def positive_int(text: str) -> int:
-    """An argparse type: a number of bootstrap resamples, 1 to ``MAX_RESAMPLES``.
-
-    Example:
-        >>> positive_int("1000")
-        1000
-    """
-    return Integer(1, maximum=MAX_RESAMPLES).parse(text)
+RESAMPLES = Integer(1, maximum=MAX_RESAMPLES)
+"""The ``--bootstrap`` flag's check (its ``parse`` is the argparse type): 1 to ``MAX_RESAMPLES``."""
 
 
 def run_evaluation(
@@ -128,7 +121,7 @@ class EvaluateCommand:
                             help="split the baselines count answers on (default: train)")
         parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
                             help="seed of the bootstrap intervals (default: 0)")
-        parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
+        parser.add_argument("--bootstrap", type=RESAMPLES.parse, default=DEFAULT_RESAMPLES,
                             help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
         parser.add_argument("--cache_dir", help="datasets cache for loading or building --data")
         parser.add_argument("--ignore_extra_ids", action="store_true",

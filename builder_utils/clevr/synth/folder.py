@@ -28,7 +28,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 from tqdm import tqdm
@@ -193,8 +193,10 @@ def write_clevr_folder(
                     if image_dir is not None:
                         image_dir.mkdir(parents=True, exist_ok=True)
                     # results come back in task order, so the file does not depend on scheduling
-                    results = ordered_map(_make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc,
-                                          client=client)
+                    # closed by the stack on an interruption: the pool's workers are gone before
+                    # the staging folder they write into is removed
+                    results = stack.enter_context(closing(ordered_map(
+                        _make_chunk, _chunks(seed, split, count, image_dir), num_workers=num_proc, client=client)))
                     _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split, _counted(results, bar))
         finally:
             bar.close()
