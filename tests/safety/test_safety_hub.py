@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, run_case, script
+from safety_harness import Case, WaitPoint, run_case, script, start, wait_until
 
 from builder_utils.ownership import MARKER, RECORD, read_record_at, sha256_of
 
@@ -177,13 +177,16 @@ def _users_card(tmp: Path) -> list[str]:
 
 
 def _export_running(tmp: Path) -> list[str]:
-    """A first export, paused (SIGSTOP) once it holds the folder: the second starts meanwhile."""
-    first = subprocess.Popen([script("clotho-aqa"), *export("E")[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+    """A first export, paused (SIGSTOP) once it holds the folder (waiting at its first staging
+    folder, by construction): the second starts meanwhile."""
+    point = WaitPoint("staging")
+    first = start([script("clotho-aqa"), *export("E")[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL, env={**os.environ, **point.env})
     (tmp / "first.pid").write_text(str(first.pid))
-    while not any((tmp / "E").glob(".staging-*")):
-        assert first.poll() is None, "the first export ended before the second started"
+    wait_until(first, point.reached, 300, "the first export")
     os.kill(first.pid, signal.SIGSTOP)
+    point.release()  # it goes on once continued
+    point.close()
     return export("E", "--config", "questions")
 
 
