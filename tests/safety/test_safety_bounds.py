@@ -234,24 +234,29 @@ def _check_rebuilt(tmp: Path, done) -> None:
     assert (tmp / "question.txt").read_text() in questions, "the export served the rows of the CSV before the edit"
 
 
+def cached_build(tmp: Path, png: bool) -> tuple[Path, list[str]]:
+    """A cached build (``tmp/cache``) of a CLEVR world or a Clotho-AQA release: one of its media
+    files, and the export command line (without ``--out``) that reads it again."""
+    if png:
+        from clevr_math import ClevrMath
+
+        data = write_clevr_folder(tmp / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
+        _first_export(ClevrMath, "clevr_math", tmp, data, "general")
+        return data / "images" / "val" / "CLEVR_val_000001.png", [
+            "clevr-math", "export", "--data_dir", str(data), "--config", "general"]
+    from clotho_aqa import ClothoAQA
+    from clotho_aqa.synth import write_synthetic_release
+
+    data = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
+    _first_export(ClothoAQA, "clotho_aqa", tmp, data, "yes_no_majority")
+    return sorted((data / "audio_files").glob("*.wav"))[0], [
+        "clotho-aqa", "export", "--data_dir", str(data), "--config", "yes_no_majority"]
+
+
 def _media_changed_after_build(kind: str):
     """After a cached build, one image (or clip) is truncated, or replaced by another valid one."""
     def setup(tmp: Path) -> list[str]:
-        if kind.endswith("PNG"):
-            from clevr_math import ClevrMath
-
-            data = write_clevr_folder(tmp / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
-            _first_export(ClevrMath, "clevr_math", tmp, data, "general")
-            media = data / "images" / "val" / "CLEVR_val_000001.png"
-            command = ["clevr-math", "export", "--data_dir", str(data), "--config", "general"]
-        else:
-            from clotho_aqa import ClothoAQA
-            from clotho_aqa.synth import write_synthetic_release
-
-            data = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
-            _first_export(ClothoAQA, "clotho_aqa", tmp, data, "yes_no_majority")
-            media = sorted((data / "audio_files").glob("*.wav"))[0]
-            command = ["clotho-aqa", "export", "--data_dir", str(data), "--config", "yes_no_majority"]
+        media, command = cached_build(tmp, kind.endswith("PNG"))
         raw = media.read_bytes()
         if kind.startswith("truncated"):
             media.write_bytes(raw[: len(raw) // 2])

@@ -33,7 +33,7 @@ import numpy as np
 import pytest
 import soundfile
 from safety_harness import Case, run_case
-from test_safety_bounds import _first_export, _one_line
+from test_safety_bounds import _one_line, cached_build
 from test_safety_generator import scene_file
 from test_safety_kill import EXTRA
 from test_safety_matrix import COMMANDS, RECORD, Command
@@ -56,20 +56,7 @@ def _replaced_in_place(kind: str, extra: list[str], how: str):
     """After a cached build, one media file is replaced by bytes of the same size (undecodable,
     or another valid file), and its modification time is set back."""
     def setup(tmp: Path) -> list[str]:
-        if kind == "png":
-            from clevr_math import ClevrMath
-
-            data = write_clevr_folder(tmp / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
-            _first_export(ClevrMath, "clevr_math", tmp, data, "general")
-            media = data / "images" / "val" / "CLEVR_val_000001.png"
-            command = ["clevr-math", "export", "--data_dir", str(data), "--config", "general"]
-        else:
-            from clotho_aqa import ClothoAQA
-
-            data = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
-            _first_export(ClothoAQA, "clotho_aqa", tmp, data, "yes_no_majority")
-            media = sorted((data / AUDIO_DIR).glob("*.wav"))[0]
-            command = ["clotho-aqa", "export", "--data_dir", str(data), "--config", "yes_no_majority"]
+        media, command = cached_build(tmp, kind == "png")
         raw, stat = media.read_bytes(), media.stat()
         if how == "undecodable":
             replaced = raw[:8] + bytes(len(raw) - 8)  # the signature kept, the rest zeros
