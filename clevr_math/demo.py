@@ -172,10 +172,14 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
         help=f"output folder (default: {DEFAULT_OUT}); the demo writes {', '.join(DEMO_FOLDERS)} in it and "
         "refuses to touch such folders that an earlier demo run did not create",
     )
-    parser.add_argument("--num_scenes", type=Integer(1, maximum=MAX_DEMO_SCENES).parse, default=30, help="synthetic scenes per split (default: 30)")
-    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0, help="seed of the synthetic world (default: 0)")
-    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=None, help="worker processes for the build")
-    parser.add_argument("--rows", type=Integer(0, maximum=MAX_ROWS_SHOWN).parse, default=3, help="rows to print per split (default: 3)")
+    parser.add_argument("--num_scenes", type=Integer(1, maximum=MAX_DEMO_SCENES).parse, default=30,
+                        help="synthetic scenes per split (default: 30)")
+    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                        help="seed of the synthetic world (default: 0)")
+    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=None,
+                        help="worker processes for the build")
+    parser.add_argument("--rows", type=Integer(0, maximum=MAX_ROWS_SHOWN).parse, default=3,
+                        help="rows to print per split (default: 3)")
     parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
     # The builder's options too (--seed stays the world's: the demo's own flag wins).
     add_builder_flags(parser, ClevrMathConfig)

@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from builder_utils.evaluation.rewards import check_columns, check_score_inputs, completion_text, make_format_reward, named
+from builder_utils.evaluation.rewards import (check_columns, check_score_inputs, completion_text, make_format_reward,
+                                              named)
 from builder_utils.evaluation.spec import Question
 from clevr_math.scoring import SPEC
 

@@ -561,11 +561,10 @@ def stream(
         raise StreamError(f"unknown stream option {', '.join(unknown)}; difficulty knobs: "
                           f"{', '.join(difficulty_fields())}")
     try:
-        for name, value, check in (("seed", seed, Integer(0, maximum=MAX_SEED)),
-                                   ("num_shards", num_shards, Integer(1, maximum=MAX_SHARDS)),
-                                   ("questions_per_image", questions_per_image, Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)),
-                                   ("num_questions", num_questions, Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True))):
-            check(name, value)
+        Integer(0, maximum=MAX_SEED)("seed", seed)
+        Integer(1, maximum=MAX_SHARDS)("num_shards", num_shards)
+        Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)
+        Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True)("num_questions", num_questions)
         prompt_style(prompt_style_name)
         if curriculum is None:
             curriculum = Curriculum.fixed(Difficulty(**difficulty))
@@ -618,10 +617,12 @@ class StreamExport:
         from builder_utils.options import add_option_flags
 
         group = parser.add_argument_group("stream (the prompts configuration from clevr_math.stream)")
-        group.add_argument("--stream_questions", type=Integer(1, maximum=MAX_STREAM_EXPORT).parse, default=None, metavar="N",
+        group.add_argument("--stream_questions", type=Integer(1, maximum=MAX_STREAM_EXPORT).parse, default=None,
+                           metavar="N",
                            help="write N problems of clevr_math.stream as the prompts configuration (synthetic "
                                 "worlds, or the --data_dir folder's scenes); needs --config prompts")
-        group.add_argument("--stream_seed", type=Integer(0, maximum=MAX_SEED).parse, default=0, help="seed of the stream (default: %(default)s)")
+        group.add_argument("--stream_seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                           help="seed of the stream (default: %(default)s)")
         group.add_argument("--stream_split", default="train", choices=("train", "validation", "test"),
                            help="split of the stream's scenes (default: %(default)s)")
         add_option_flags(parser, {"difficulty": group}, cls=Difficulty)

@@ -85,7 +85,8 @@ class ClothoAQAOptions:
     # `export`, `demo` and `evaluate` take each as a --NAME flag (builder_utils.hub.cli).
     split_strategy: str = option("official", Choice(SPLIT_STRATEGIES), group=None, builder=True,
                                  help="official: the release's split; recomputed: the stratified 60/20/20 search")
-    seed: int = option(0, Integer(0, maximum=MAX_SEED), group=None, builder=True, help="seed of the recomputed split's search")
+    seed: int = option(0, Integer(0, maximum=MAX_SEED), group=None, builder=True,
+                       help="seed of the recomputed split's search")
     candidates: int = option(1, Integer(1, maximum=MAX_CANDIDATES), group=None, builder=True,
                              help="recomputed split: 60/40 candidate splits (the paper: 2000)")
     keep: int = option(1, Integer(1, maximum=MAX_CANDIDATES), group=None, builder=True,

@@ -31,7 +31,8 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from builder_utils.evaluation.rewards import check_columns, check_score_inputs, completion_text, make_format_reward, named
+from builder_utils.evaluation.rewards import (check_columns, check_score_inputs, completion_text, make_format_reward,
+                                              named)
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
 from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of

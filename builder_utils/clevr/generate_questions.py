@@ -81,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="where to write the questions: a JSON file (default CLEVR_questions.json), or a "
                          "folder with --output_format parquet (default CLEVR_questions)")
     sel = p.add_argument_group("which scenes")
-    sel.add_argument("--scene_start_idx", type=Integer(0, maximum=MAX_SCENE_POSITION).parse, default=0, help="first scene (position in the file)")
-    sel.add_argument("--num_scenes", type=Integer(0, maximum=MAX_SCENE_POSITION).parse, default=0, help="number of scenes; 0 = to the end of the file")
+    sel.add_argument("--scene_start_idx", type=Integer(0, maximum=MAX_SCENE_POSITION).parse, default=0,
+                     help="first scene (position in the file)")
+    sel.add_argument("--num_scenes", type=Integer(0, maximum=MAX_SCENE_POSITION).parse, default=0,
+                     help="number of scenes; 0 = to the end of the file")
     gen = p.add_argument_group("generation")
     run = p.add_argument_group("running and output format (none of these changes the questions)")
     run.add_argument("--num_workers", type=Integer(1, maximum=MAX_WORKERS).parse, default=1,

@@ -71,13 +71,16 @@ class GeneratorOptions:
     synonyms_json: str | os.PathLike | None = option(
         None, FilePath(), "value and word synonyms (default: the shipped one)", group="inputs and outputs")
     seed: int = option(
-        0, Integer(0, maximum=MAX_SEED), "random seed (%(default)s); same inputs and seed = same questions", builder=True)
+        0, Integer(0, maximum=MAX_SEED), "random seed (%(default)s); same inputs and seed = same questions",
+        builder=True)
     templates_per_image: int = option(
         10, Integer(1, maximum=MAX_TEMPLATES_PER_IMAGE), "templates instantiated per image (%(default)s)", builder=True)
     instances_per_template: int = option(
-        1, Integer(1, maximum=MAX_INSTANCES_PER_TEMPLATE), "questions per template and image (%(default)s)", builder=True)
+        1, Integer(1, maximum=MAX_INSTANCES_PER_TEMPLATE), "questions per template and image (%(default)s)",
+        builder=True)
     reset_counts_every: int = option(
-        250, Integer(0, maximum=MAX_WINDOW), "scenes per balancing window; counts reset at multiples of it (%(default)s; 0 = never)",
+        250, Integer(0, maximum=MAX_WINDOW),
+        "scenes per balancing window; counts reset at multiples of it (%(default)s; 0 = never)",
         builder=True)
     question_types: tuple[str, ...] | None = option(
         None, Words(), f"restrict templates: family stems, stem:index, or coarse types ({', '.join(COARSE_TYPES)}); "
@@ -86,12 +89,14 @@ class GeneratorOptions:
     add_post_prompt: bool = option(
         False, Flag(), "append an answer-format sentence (by answer type) to every question", builder=True)
     max_answer: int | None = option(
-        None, Integer(0, maximum=MAX_ANSWER, optional=True), f"refuse Integer answers above this (at most {MAX_ANSWER})", builder=True)
+        None, Integer(0, maximum=MAX_ANSWER, optional=True), f"refuse Integer answers above this (at most {MAX_ANSWER})",
+        builder=True)
     bound_intermediate_counts: bool = option(
         False, Flag(), "with --max_answer: also refuse questions whose intermediate counts exceed it",
         builder=True, requires="max_answer")
     search_budget: int = option(
-        DEFAULT_SEARCH_BUDGET, Integer(1, maximum=MAX_SEARCH_BUDGET), "search states per template and image (%(default)s)")
+        DEFAULT_SEARCH_BUDGET, Integer(1, maximum=MAX_SEARCH_BUDGET),
+        "search states per template and image (%(default)s)")
     verbose: bool = option(False, Flag(), "log every template tried to stderr", group="running")
     time_dfs: bool = option(False, Flag(), "with --verbose: time each template search", group="running")
 

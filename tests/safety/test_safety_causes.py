@@ -230,7 +230,8 @@ def _calls():
     from builder_utils.clevr.options import GeneratorOptions
     from builder_utils.evaluation.accuracy import bootstrap_interval
     from clevr_math import Difficulty, stream
-    from clotho_aqa.options import ClothoAQAOptions
+    from clotho_aqa.cli import compute_split_file
+    from clotho_aqa.config import ClothoAQAConfig
 
     return {
         "stream(max_answer=10**7)": lambda tmp: stream(max_answer=10**7),
@@ -241,7 +242,9 @@ def _calls():
         "GeneratorOptions(max_answer=10**8)": lambda tmp: GeneratorOptions(max_answer=10**8),
         "GeneratorOptions(templates_per_image=10**9)": lambda tmp: GeneratorOptions(templates_per_image=10**9),
         "GeneratorOptions(search_budget=10**9)": lambda tmp: GeneratorOptions(search_budget=10**9),
-        "ClothoAQAOptions(candidates=10**8)": lambda tmp: ClothoAQAOptions(candidates=10**8),
+        "ClothoAQAConfig(candidates=10**8)": lambda tmp: ClothoAQAConfig(name="all", candidates=10**8),
+        "compute_split_file(candidates=10**8)": lambda tmp: compute_split_file(tmp / "rel", tmp / "s.csv",
+                                                                               candidates=10**8),
         "bootstrap_interval(resamples=10**9)": lambda tmp: bootstrap_interval(1, 2, resamples=10**9),
         "write_clevr_folder(num_scenes=10**8)": lambda tmp: write_clevr_folder(tmp / "w", 10**8, seed=0),
         "write_synthetic_release(num_files=10**7)": lambda tmp: write_synthetic_release(tmp / "r", num_files=10**7),

@@ -235,10 +235,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         required=True,
         help="scenes per split: one number for every split in --splits, or per split as train=100,val=20 (then --splits is not needed)",
     )
-    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0, help="random seed (non-negative integer, default 0)")
+    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                        help="random seed (non-negative integer, default 0)")
     parser.add_argument("--splits", default="train,val", help=f"comma-separated splits among {', '.join(SPLITS)}")
     parser.add_argument("--no_render", action="store_true", help="write only the scene files, no images")
-    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=1, help="worker processes (output does not depend on it)")
+    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=1,
+                        help="worker processes (output does not depend on it)")
     parser.add_argument("--dask", default=None, metavar="ADDRESS",
                         help="render on Dask: 'local' (a LocalCluster of --num_proc processes) or a scheduler address "
                              "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
