@@ -105,7 +105,7 @@ class WaitPoint:
 
 def wait_until(process: subprocess.Popen, reached: Callable[[], bool], timeout: float, what: str) -> None:
     """Poll ``reached()`` every 20 ms until it holds; an AssertionError if the process ended first
-    or ``timeout`` passed (the point was never reached: a wrong point name, not a slow machine)."""
+    (a point it never reaches) or ``timeout`` passed."""
     deadline = time.monotonic() + timeout
     while not reached():
         if process.poll() is not None:

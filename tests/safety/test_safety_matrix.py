@@ -76,8 +76,8 @@ class Command:
     """One writing command of the matrix.
 
     ``argv(out)`` is its command line writing to ``out`` (a path relative to the test folder,
-    where ``prepare`` made the inputs, all under ``in/``); ``long_argv`` a run long enough to
-    be interrupted (None: too fast to interrupt). ``inputs``: paths of its inputs (under
+    where ``prepare`` made the inputs, all under ``in/``); ``long_argv`` a run that writes enough
+    to fill a small disk (the full-disk row; None: ``argv``). ``inputs``: paths of its inputs (under
     ``in/``); ``folder``: whether ``out`` is a folder (else a file, whose folder is its parent);
     ``ours``: a file it writes, relative to the output folder; ``overwrite``: its overwrite flag;
     ``locks``: whether it holds the output folder's lock; ``disk_kb``: a tmpfs size it cannot
@@ -283,14 +283,9 @@ def user_file_inside_then_rerun(command: Command) -> list[Case]:
 
 
 def kill_then_rerun(command: Command) -> list[Case]:
-    if command.long_argv is None:
-        return []
-
     def setup(tmp: Path, c=command) -> list[str]:
         c.prepare(tmp)
-        if "big.json" in " ".join(c.long_argv(c.out)) and not (tmp / "in" / "big.json").exists():
-            c.prepare(tmp)
-        argv = c.long_argv(c.out)
+        argv = c.argv(c.out)
         point = WaitPoint("commit")  # everything staged, nothing moved: by construction, not by timing
         process = start([script(argv[0]), *argv[1:]], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                         text=True, start_new_session=True, env={**os.environ, **point.env})
@@ -306,9 +301,8 @@ def kill_then_rerun(command: Command) -> list[Case]:
 
 
 def sigterm_mid_run(command: Command) -> list[Case]:
-    if command.long_argv is None:
-        return []
-    return [Case(f"{command.name}: SIGTERM mid-run", lambda tmp, c=command: (c.prepare(tmp), c.long_argv(c.out))[1],
+    # at the commit's start (everything staged, nothing moved): by construction, so any run will do
+    return [Case(f"{command.name}: SIGTERM mid-run", lambda tmp, c=command: (c.prepare(tmp), c.argv(c.out))[1],
                  exit_code=143, interrupt=signal.SIGTERM, wait_at="commit",
                  check=_no_output(command), timeout=180)]
 
