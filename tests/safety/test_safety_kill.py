@@ -12,7 +12,9 @@ The points, by construction rather than by delay: ``staging`` (a staging folder 
 written yet), the command's own mid-run point (a question, a shard, a chunk of scenes written),
 ``commit`` (everything staged, nothing moved), ``commit-move@1`` (inside the commit: the record
 says "pending" and one file is in place) and ``committed`` (the record written, the command not
-yet done). About 40 kills, each a partial run and a re-run: a few minutes on 2 cores.
+yet done); the demos, which commit four folders, also at their third commit. About 50 kills,
+each a partial run and a re-run: 2 min 13 s of CPU in all (measured 2026-12-01, this file alone,
+``-n 0``), so a few minutes on 2 cores.
 """
 
 from __future__ import annotations
