@@ -43,9 +43,9 @@ def main() -> None:
             name = f"CLEVR_train_{k:06d}.png"
             os.link(os.path.join(work, "proto", "images", "val", protos[k % len(protos)]), os.path.join(images, name))
             scenes.append({"image_filename": name})
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         check_images(SplitSource("train", "train", "scenes.json", images), scenes)
-        png_s = time.perf_counter() - started
+        png_s, png_cpu = time.perf_counter() - started, time.process_time() - cpu
 
         audio = os.path.join(work, "audio")
         os.makedirs(audio)
@@ -54,13 +54,15 @@ def main() -> None:
         clips = {"clip_0.wav": first}
         for k in range(1, args.wavs):
             clips[f"clip_{k}.wav"] = shutil.copy(first, os.path.join(audio, f"clip_{k}.wav"))
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         check_clips({name: path for name, path in clips.items()})
-        wav_s = time.perf_counter() - started
+        wav_s, wav_cpu = time.perf_counter() - started, time.process_time() - cpu
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"| PNG (check_images) | {args.pngs:,} | {png_s:.1f} | {args.pngs / png_s:,.0f} |")
-    print(f"| WAV (check_clips, {args.seconds:g} s clips) | {args.wavs:,} | {wav_s:.2f} | {args.wavs / wav_s:,.0f} |")
+    # process CPU time (every checking thread counted): what the checks cost, whatever the load
+    print(f"| PNG (check_images) | {args.pngs:,} | {png_s:.1f} | {png_cpu:.1f} | {args.pngs / png_cpu:,.0f} |")
+    print(f"| WAV (check_clips, {args.seconds:g} s clips) | {args.wavs:,} | {wav_s:.2f} | {wav_cpu:.2f} | "
+          f"{args.wavs / wav_cpu:,.0f} |")
     print(f"nproc {os.cpu_count()}, load average {os.getloadavg()[0]:.1f}")
 
 

@@ -232,8 +232,8 @@ class CheckedConfigBuilder:
         return builder_config, config_id
 
     def download_and_prepare(self, *args, **kwargs):
-        """``datasets``' build, plus the record of the media files it checked (sizes and
-        modification times, saved with the cached build and loaded when the cache serves it), so
+        """``datasets``' build, plus the record of the media files it checked (sizes and sha256
+        digests, saved with the cached build and loaded when the cache serves it), so
         that an export embedding a file changed since then refuses it
         (:func:`builder_utils.media_check.verify_unchanged`)."""
         with media_check.recording() as checked:

@@ -6,13 +6,18 @@ is whole: a PNG is opened and verified by Pillow (signature, header, every chunk
 IEND chunk; nothing is decompressed); a WAV's header is read by soundfile, and a RIFF file shorter
 than its header declares is reported as truncated (libsndfile would silently decode fewer
 frames); a PNG whose header declares more pixels than Pillow decodes (a decompression bomb) is
-refused before Pillow opens it. Errors name the file.
+refused before Pillow opens it; a compressed audio file (FLAC, Ogg, whatever its name) is decoded
+block by block and refused when it decodes to more samples than its header declares or more
+than :data:`MAX_DECODED_RATIO` times its size (an audio bomb: a megabyte of FLAC silence can
+decode to gigabytes). Errors name the file.
 
-What the checks saw is remembered: :func:`check_all` records each file's size and modification
-time as it checks it, a builder saves that record with its cached build
-(:func:`save_checked` / :func:`load_checked`), and the export calls :func:`verify_unchanged` for
-every file it embeds. A file changed since the build checked it is checked again and refused
-with a :class:`MediaError` naming it: a cached build never embeds a file it did not check.
+What the checks saw is remembered by content: :func:`check_all` records each file's size and
+sha256 as it checks it, a builder saves that record with its cached build
+(:func:`save_checked` / :func:`load_checked`), and the export calls :func:`verify_unchanged` with
+the very bytes it embeds. Bytes that differ from those the build checked are checked again and
+refused with a :class:`MediaError` naming the file: a cached build never embeds a file it did not
+check. (Size and modification time would not do: a file replaced by one of the same size, its
+modification time set back, passes them.)
 
 Example:
     >>> import tempfile, pathlib
@@ -27,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import struct
@@ -34,13 +40,30 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-__all__ = ["MediaError", "check_all", "check_png", "check_wav", "load_checked", "recording", "save_checked",
-           "summarize", "verify_unchanged"]
+from builder_utils.json_input import shown_path
 
-# absolute path -> (size, mtime_ns, check name) as the last check of this process saw it
-_CHECKED: dict[str, tuple[int, int, str]] = {}
+__all__ = ["MAX_DECODED_RATIO", "MediaError", "check_all", "check_audio_size", "check_png", "check_wav",
+           "check_zip", "load_checked", "recording", "save_checked", "summarize", "verify_unchanged"]
+
+# absolute path -> (size, sha256 hex, check name) as the last check of this process saw it
+_CHECKED: dict[str, tuple[int, str, str]] = {}
 _RECORDING: list[set[str]] = []
 CHECKED_RECORD = "media-checked.json"
+
+# Decoded audio (16-bit samples) per byte of file. FLAC of real sound is 1.5-3x, Ogg Vorbis at
+# its lowest bitrates about 30x; 100x leaves room for near-silence and refuses a bomb, whose
+# ratio is in the thousands. Small files get a floor: 16 MB decoded harms no one.
+MAX_DECODED_RATIO = 100
+_DECODED_FLOOR = 16 << 20
+# Zip members: deflate of WAV or PNG is 1-3x, of text 5-10x; a bomb is 1000x. A member of up to
+# 1 MB may compress better (a small file of zeros); the archive as a whole is held to the same
+# ratio (a bomb split into many small members) and to 1 TiB extracted (CLEVR's 18 GB zip is the
+# largest we read).
+MAX_ZIP_RATIO = 100
+MAX_ZIP_TOTAL = 1 << 40
+_ZIP_MEMBER_FLOOR = 1 << 20
+_DECODE_BLOCK = 1 << 16
+_UNKNOWN_FRAMES = 2**63 - 1  # libsndfile's count for a stream that does not declare its length
 
 
 class MediaError(ValueError):
@@ -140,9 +163,84 @@ def check_wav(path: str | os.PathLike) -> tuple[int, int]:
             raise MediaError(path, f"truncated audio file: its header declares {declared} bytes, the file has {size}")
     try:
         info = soundfile.info(path)
+        if info.format != "WAV":
+            _check_decoded_length(path, size, info)
     except (soundfile.LibsndfileError, RuntimeError, OSError) as exc:
         raise MediaError(path, f"not a readable audio file ({exc})") from None
     return int(info.samplerate), int(info.channels)
+
+
+def check_audio_size(name: str | os.PathLike, frames: int, channels: int, size: int) -> None:
+    """Refuse (:class:`MediaError`) audio that decodes to more than :data:`MAX_DECODED_RATIO`
+    times its ``size`` in bytes (16-bit samples counted): an audio bomb.
+
+    Example:
+        >>> check_audio_size("a.flac", frames=10**9, channels=1, size=1_250_000)
+        Traceback (most recent call last):
+        ...
+        builder_utils.media_check.MediaError: a.flac: refused: 1000000000 frames of 1 channel(s) in 1250000 bytes decode to 2000000000 bytes, more than 100 times the file; an audio bomb?
+    """
+    decoded = frames * channels * 2
+    if decoded > max(MAX_DECODED_RATIO * size, _DECODED_FLOOR):
+        raise MediaError(name, f"refused: {frames} frames of {channels} channel(s) in {size} bytes decode to "
+                               f"{decoded} bytes, more than {MAX_DECODED_RATIO} times the file; an audio bomb?")
+
+
+def _check_decoded_length(path: str | os.PathLike, size: int, info) -> None:
+    """A compressed file's header may not say how long it is (libsndfile then reports the largest
+    count), or say it wrongly: decode it block by block, never past the bound, and compare."""
+    import soundfile
+
+    declared = None if info.frames >= _UNKNOWN_FRAMES else info.frames
+    if declared is not None:
+        check_audio_size(path, declared, info.channels, size)
+    bound = declared if declared is not None else max(MAX_DECODED_RATIO * size, _DECODED_FLOOR) // (2 * info.channels)
+    decoded = 0
+    with soundfile.SoundFile(path) as source:
+        for block in source.blocks(_DECODE_BLOCK, dtype="int16"):
+            decoded += len(block)
+            if decoded > bound:
+                if declared is not None:
+                    raise MediaError(path, f"decodes to more than the {declared} frames its header declares")
+                check_audio_size(path, decoded, info.channels, size)
+    if declared is not None and decoded < declared:
+        raise MediaError(path, f"truncated audio file: its header declares {declared} frames, it decodes {decoded}")
+
+
+def check_zip(path: str | os.PathLike) -> None:
+    """Refuse (:class:`MediaError`) a zip archive a member of which extracts to more than
+    :data:`MAX_ZIP_RATIO` times its compressed size, or which extracts to more than
+    :data:`MAX_ZIP_TOTAL` bytes in all (a zip bomb), before anything is extracted. Python's
+    ``zipfile`` never writes more than a member's declared size, so the directory is what counts.
+
+    Example:
+        >>> import tempfile, os, zipfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "audio_files.zip")
+        >>> with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        ...     z.writestr("a.wav", bytes(10**7))
+        >>> check_zip(path)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        builder_utils.media_check.MediaError: .../audio_files.zip: refused: member a.wav extracts to 10000000 bytes from ... bytes (more than 100 times); a zip bomb?
+    """
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        raise MediaError(path, f"not a readable zip archive ({exc})") from None
+    total = 0
+    for member in members:
+        total += member.file_size
+        if member.file_size > max(MAX_ZIP_RATIO * member.compress_size, _ZIP_MEMBER_FLOOR):
+            raise MediaError(path, f"refused: member {shown_path(member.filename)} extracts to {member.file_size} "
+                                   f"bytes from {member.compress_size} bytes (more than {MAX_ZIP_RATIO} times); "
+                                   "a zip bomb?")
+    size = os.path.getsize(path)
+    if total > min(MAX_ZIP_TOTAL, max(MAX_ZIP_RATIO * size, _DECODED_FLOOR)):
+        raise MediaError(path, f"refused: {len(members)} members extract to {total} bytes in all from an archive "
+                               f"of {size} bytes; a zip bomb?")
 
 
 def check_all(paths: Sequence[str | os.PathLike], check: Callable[[str | os.PathLike], Any],
@@ -157,11 +255,11 @@ def check_all(paths: Sequence[str | os.PathLike], check: Callable[[str | os.Path
     workers = workers or min(8, (os.cpu_count() or 1) * 2)
 
     def checked(path):
-        # stat first: a file changed while it is checked then differs from its record
-        st = os.stat(path)
+        # digest first: a file changed while it is checked then differs from its record
+        size, digest = _digest_of_file(path)
         result = check(path)
         key = os.path.abspath(path)
-        _CHECKED[key] = (st.st_size, st.st_mtime_ns, check.__name__)
+        _CHECKED[key] = (size, digest, check.__name__)
         for seen in _RECORDING:
             seen.add(key)
         return result
@@ -229,16 +327,25 @@ def load_checked(folder: str | os.PathLike) -> int:
         return 0
     for path, entry in record.items():
         # a damaged entry is skipped: that file is then embedded as read, as without a record
-        if (isinstance(entry, list) and len(entry) == 3 and all(type(v) is int for v in entry[:2])
-                and isinstance(entry[2], str) and entry[2] in _CHECKS):
+        if (isinstance(entry, list) and len(entry) == 3 and type(entry[0]) is int and isinstance(entry[1], str)
+                and len(entry[1]) == 64 and isinstance(entry[2], str) and entry[2] in _CHECKS):
             _CHECKED[path] = (entry[0], entry[1], entry[2])
     return len(record)
 
 
-def verify_unchanged(path: str | os.PathLike, st: os.stat_result) -> None:
-    """Raise :class:`MediaError` if the file ``path`` (whose ``os.stat`` is ``st``) differs in
-    size or modification time from when a build checked it; the file is checked again, so the
-    message says what it is now. A file no check of this process or record saw passes.
+def _digest_of_file(path: str | os.PathLike) -> tuple[int, str]:
+    digest, size = hashlib.sha256(), 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+    return size, digest.hexdigest()
+
+
+def verify_unchanged(path: str | os.PathLike, data: bytes | memoryview) -> None:
+    """Raise :class:`MediaError` if ``data``, the bytes of ``path`` about to be embedded, differ
+    (by size or sha256) from the file a build checked; the file is checked again, so the message
+    says what it is now. A file no check of this process or record saw passes.
 
     Example:
         >>> import tempfile, os
@@ -246,22 +353,22 @@ def verify_unchanged(path: str | os.PathLike, st: os.stat_result) -> None:
         >>> png = os.path.join(tempfile.mkdtemp(), "a.png")
         >>> Image.new("RGB", (4, 3)).save(png)
         >>> _ = check_all([png], check_png)
-        >>> verify_unchanged(png, os.stat(png))
+        >>> verify_unchanged(png, open(png, "rb").read())
         >>> _ = open(png, "r+b").truncate(30)
-        >>> verify_unchanged(png, os.stat(png))  # doctest: +ELLIPSIS
+        >>> verify_unchanged(png, open(png, "rb").read())  # doctest: +ELLIPSIS
         Traceback (most recent call last):
         ...
         builder_utils.media_check.MediaError: .../a.png: changed since the build checked it (... bytes then, 30 now; not a readable PNG image ...); build again (a fresh cache) or restore the file
     """
     entry = _CHECKED.get(os.path.abspath(path))
-    if entry is None or (st.st_size, st.st_mtime_ns) == entry[:2]:
+    if entry is None or (len(data) == entry[0] and hashlib.sha256(data).hexdigest() == entry[1]):
         return
     try:
         _CHECKS[entry[2]](path)
         now = "still readable, but not the file the build saw"
     except MediaError as exc:
         now = exc.problem
-    raise MediaError(path, f"changed since the build checked it ({entry[0]} bytes then, {st.st_size} now; {now}); "
+    raise MediaError(path, f"changed since the build checked it ({entry[0]} bytes then, {len(data)} now; {now}); "
                            "build again (a fresh cache) or restore the file")
 
 

@@ -33,6 +33,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
+    "MAX_SEED",
+    "MAX_WORKERS",
     "PATH_ROLES",
     "Choice",
     "FilePath",
@@ -58,6 +60,13 @@ _KEY = "generator_option"
 
 PATH_ROLES = ("input", "input_dir", "output", "output_dir", "cache")
 """What a declared path is to its command: a file or folder read, a file or folder written, a cache."""
+
+MAX_SEED = 2**64 - 1
+"""The largest seed any option takes: 64 bits, what numpy's and Python's generators take whole
+(and what the seeds derived inside a stream use); no user needs more."""
+
+MAX_WORKERS = 256
+"""The most worker processes (or threads) any option starts: more than any one machine's cores."""
 
 
 # -- checks: each knows its value kind, so that it also gives the argparse flag ----------------
@@ -90,7 +99,24 @@ class Integer:
         return value
 
     def flag(self) -> dict:
-        return {"type": int}
+        return {"type": int}  # checked with the other options, when the options class is made
+
+    def parse(self, text: str) -> int:
+        """An argparse ``type``: the integer ``text`` spells, checked, or one argparse error line.
+
+        >>> Integer(1, maximum=8).parse("9")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: must be an integer in 1..8, got 9
+        """
+        try:
+            value = int(text)
+        except ValueError:
+            value = text
+        try:
+            return self("", value)
+        except ValueError as exc:  # argparse's own error line, with the check's message
+            raise argparse.ArgumentTypeError(str(exc).lstrip()) from None
 
 
 class Share:

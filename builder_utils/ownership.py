@@ -71,6 +71,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from builder_utils.atomic import write_atomic
+from builder_utils.json_input import JSONInputError, load_json, shown_path
+from builder_utils.wait_points import wait_point
 
 __all__ = [
     "BusyError", "Entry", "OVERWRITE_HELP", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
@@ -268,7 +270,8 @@ def _entry(data: object, where: str) -> Entry:
     except TypeError as exc:
         raise RecordError(f"{where}: a malformed entry ({exc}); this record is not ours: move it away") from None
     _check_relative(entry.path, where)
-    if not isinstance(entry.size, int) or not isinstance(entry.sha256, str) or not isinstance(entry.command, str):
+    if (type(entry.size) is not int or not isinstance(entry.sha256, str) or not isinstance(entry.command, str)
+            or not (entry.group is None or isinstance(entry.group, str))):
         raise RecordError(f"{where}: entry {entry.path!r} has a malformed size, sha256 or command; move the record away")
     return entry
 
@@ -300,9 +303,10 @@ def read_record(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | Non
         raise RecordError(f"{_shown(path)}: not a regular file, so not our record; move it away")
     where = _shown(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise RecordError(f"{where}: cannot read the record ({exc}); {_remedy(folder)}") from None
+        data = load_json(path, what="record")  # the bounded reader: deep nesting is one line too
+    except JSONInputError as exc:
+        detail = str(exc).removeprefix(f"{shown_path(path)}: ")
+        raise RecordError(f"{where}: cannot read the record ({detail}); {_remedy(folder)}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), list):
         raise RecordError(f"{where}: not a record of this package; {_remedy(folder)}")
     if data.get("version") != VERSION:
@@ -315,7 +319,8 @@ def read_record(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | Non
             entries[entry.path] = entry
         pending = data.get("pending")
         if pending is not None:
-            if not isinstance(pending, dict) or not isinstance(pending.get("staging"), str):
+            if (not isinstance(pending, dict) or not isinstance(pending.get("staging"), str)
+                    or not all(isinstance(pending.get(key, []), list) for key in ("files", "remove"))):
                 raise RecordError(f"{where}: a malformed pending commit; {_remedy(folder)}")
             staging = _check_relative(pending["staging"], where)
             if "/" in staging or not staging.startswith(STAGING_PREFIX):
@@ -553,6 +558,7 @@ class OutputFolder:
             else:
                 self.stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
             (self.stage / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
+            wait_point("staging")
         except OSError as exc:
             self._close()
             raise _write_error(exc, self.root) or OwnershipError(
@@ -716,10 +722,12 @@ class OutputFolder:
             entries.append(Entry(path, source.stat().st_size, sha or sha256_of(source), self.command, group))
         removable = sorted(p for p in self._remove - set(self._files) if p in self.record)
         pending = {"staging": self.stage.name, "files": entries, "remove": removable}
+        wait_point("commit")
         raise_missed_signal()  # the point of no return: a run whose interruption was lost must not commit
         self._write_record(self.record.values(), pending)
         with signals_deferred():
             self._move(pending, check_staged=False)
+        wait_point("committed")
 
     def _move(self, pending: dict, check_staged: bool) -> None:
         """Carry out a pending commit: move each staged file (after a cut: whose size and sha256
@@ -766,6 +774,7 @@ class OutputFolder:
                 folders.fd(parent)  # still the folder opened: checked again right before the move
                 os.rename(name, name, src_dir_fd=source, dst_dir_fd=target)
                 done[entry.path] = entry
+                wait_point("commit-move")  # the test suite's kill -9 inside the commit
         except BaseException as exc:
             for target, source, name, kept in reversed(moved):
                 with contextlib.suppress(OSError):

@@ -26,6 +26,7 @@ import datasets
 
 from builder_utils.builder import CheckedConfigBuilder, list_of
 from builder_utils.checksums import download
+from builder_utils.media_check import check_zip
 from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
 from builder_utils.clevr.options import GeneratorOptions
@@ -232,6 +233,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             return clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir)))
         # The recorded size and sha256 are checked: a 19 GB download cut short or altered fails here.
         archive = download(dl_manager, CLEVR_ZIP.url, CLEVR_ZIP, "CLEVR-Math", DATA_OPTIONS)
+        check_zip(archive)  # verified by its sha256 already; the same rule as every zip we extract
         return clevr_root(dl_manager.extract(archive))
 
     def _split_generators(self, dl_manager):

@@ -22,7 +22,8 @@ import time
 
 import datasets
 
-from builder_utils.options import FilePath, add_builder_flags, add_option_flags, builder_kwargs_from_args, option
+from builder_utils.options import (MAX_SEED, MAX_WORKERS, FilePath, Integer, add_builder_flags, add_option_flags,
+                                   builder_kwargs_from_args, option)
 from builder_utils.cli_support import progress_bars
 from builder_utils.hub import export_builder, load_exported
 from builder_utils.ownership import OutputFolder
@@ -37,6 +38,10 @@ DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
 #: touch any that exist without having been created by an earlier demo run.
 DEMO_FOLDERS = ("CLEVR_v1.0", "hub", "evaluation")  # evaluation: the scores the demo ends with
 OWNER = "clevr-math demo"
+# A demo, not a build: 10,000 scenes per split is already minutes of rendering; 1,000 rows shown
+# is more than a terminal holds.
+MAX_DEMO_SCENES = 10_000
+MAX_ROWS_SHOWN = 1000
 
 
 def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
@@ -106,6 +111,11 @@ def run_demo(
         loaded = run_demo("/tmp/demo", num_scenes=10)
         sorted(loaded["multihop"])           # ['test', 'train', 'validation']
     """
+    Integer(1, maximum=MAX_DEMO_SCENES)("num_scenes", num_scenes)
+    Integer(0, maximum=MAX_ROWS_SHOWN)("rows", rows)
+    Integer(1, maximum=MAX_WORKERS, optional=True)("num_proc", num_proc)
+    for config_name in DEMO_CONFIGS:  # the builder options' checks, before the world is written
+        ClevrMathConfig(name=config_name, **(builder_kwargs or {}))
     out_dir = os.path.abspath(out_dir)
     with OutputFolder.open(out_dir, command=OWNER) as folder:
         for name in DEMO_FOLDERS:
@@ -162,10 +172,14 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
         30
     """
     add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
-    parser.add_argument("--num_scenes", type=int, default=30, help="synthetic scenes per split (default: 30)")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic world (default: 0)")
-    parser.add_argument("--num_proc", type=int, default=None, help="worker processes for the build")
-    parser.add_argument("--rows", type=int, default=3, help="rows to print per split (default: 3)")
+    parser.add_argument("--num_scenes", type=Integer(1, maximum=MAX_DEMO_SCENES).parse, default=30,
+                        help="synthetic scenes per split (default: 30)")
+    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                        help="seed of the synthetic world (default: 0)")
+    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=None,
+                        help="worker processes for the build")
+    parser.add_argument("--rows", type=Integer(0, maximum=MAX_ROWS_SHOWN).parse, default=3,
+                        help="rows to print per split (default: 3)")
     parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
     # The builder's options too (--seed stays the world's: the demo's own flag wins).
     add_builder_flags(parser, ClevrMathConfig)

@@ -27,6 +27,7 @@ from typing import Any
 from builder_utils.clevr.metadata import default_metadata
 from builder_utils.clevr.templates import load_template_set
 from builder_utils.clevr.chain_templates import MAX_OPERATIONS, SAME_SIGN_FAMILY
+from builder_utils.clevr.options import MAX_ANSWER
 from builder_utils.options import Choice, Flag, Integer, Share, Words, check_options, option
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
 from clevr_math.categories import CATEGORIES
@@ -87,7 +88,8 @@ class Difficulty:
     categories: tuple[str, ...] | None = option(
         None, Words(), f"keep these categories ({', '.join(CATEGORIES)}; default: all)", group=_GROUP)
     max_answer: int = option(
-        10, Integer(0), "largest answer, and largest count along a chain (default: %(default)s)", group=_GROUP)
+        10, Integer(0, maximum=MAX_ANSWER),
+        f"largest answer, and largest count along a chain, at most {MAX_ANSWER} (default: %(default)s)", group=_GROUP)
     max_objects: int = option(
         MAX_OBJECTS, Integer(MIN_OBJECTS, maximum=MAX_STREAM_OBJECTS),
         f"synthetic worlds: {MIN_OBJECTS} to this many objects per scene, at most {MAX_STREAM_OBJECTS} "

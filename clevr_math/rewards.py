@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from builder_utils.evaluation.rewards import completion_text, make_format_reward, named, verl_compute_score
+from builder_utils.evaluation.rewards import check_columns, completion_text, make_format_reward, named, verl_compute_score
 from builder_utils.evaluation.spec import Question
 from clevr_math.scoring import SPEC
 
@@ -48,7 +48,8 @@ def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[fl
         [1.0, None]
     """
     def accuracy_reward(completions: list, answer: list | None = None, **kwargs) -> list[float | None]:
-        answers = answer if answer is not None else [None] * len(completions)
+        count = check_columns(name, completions, answer=answer)
+        answers = answer if answer is not None else [None] * count
         out: list[float | None] = []
         for completion, gold in zip(completions, answers):
             question = _question(gold)

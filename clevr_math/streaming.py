@@ -46,6 +46,7 @@ from typing import Any
 import datasets
 
 from builder_utils.builder import list_of
+from builder_utils.options import MAX_SEED, Integer
 from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.executor import CompiledProgram, compile_program
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
@@ -74,6 +75,14 @@ QUESTIONS_PER_IMAGE = 4
 #: Consecutive scenes without any problem before a stream gives up on a difficulty (bounded work
 #: when the difficulty cannot be met, e.g. 8 removals in worlds of 4 objects).
 MAX_BARREN_SCENES = 2000
+#: The maxima of the stream's sizes. Shards: one list entry per shard is made at once (10**8 took
+#: gigabytes); 4,096 is 64 ranks of 64 DataLoader workers. Problems per scene: a scene's templates
+#: are tried for each (the paper's set has 13). Problems: more than any training run reads; an
+#: export writes each to disk, 10**8 rows being hundreds of gigabytes.
+MAX_SHARDS = 4096
+MAX_QUESTIONS_PER_IMAGE = 1000
+MAX_STREAM_QUESTIONS = 10**15
+MAX_STREAM_EXPORT = 10**8
 #: The folder split names (Hugging Face) and their CLEVR names; synthetic worlds know the CLEVR ones.
 _CLEVR_SPLIT = {"train": "train", "validation": "val", "val": "val", "test": "test"}
 
@@ -559,13 +568,11 @@ def stream(
     if unknown:
         raise StreamError(f"unknown stream option {', '.join(unknown)}; difficulty knobs: "
                           f"{', '.join(difficulty_fields())}")
-    for name, value, minimum in (("seed", seed, 0), ("num_shards", num_shards, 1),
-                                 ("questions_per_image", questions_per_image, 1)):
-        if type(value) is not int or value < minimum:
-            raise StreamError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    if num_questions is not None and (type(num_questions) is not int or num_questions < 0):
-        raise StreamError(f"num_questions must be an integer >= 0 or None, got {num_questions!r}")
     try:
+        Integer(0, maximum=MAX_SEED)("seed", seed)
+        Integer(1, maximum=MAX_SHARDS)("num_shards", num_shards)
+        Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)
+        Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True)("num_questions", num_questions)
         prompt_style(prompt_style_name)
         if curriculum is None:
             curriculum = Curriculum.fixed(Difficulty(**difficulty))
@@ -618,10 +625,12 @@ class StreamExport:
         from builder_utils.options import add_option_flags
 
         group = parser.add_argument_group("stream (the prompts configuration from clevr_math.stream)")
-        group.add_argument("--stream_questions", type=int, default=None, metavar="N",
+        group.add_argument("--stream_questions", type=Integer(1, maximum=MAX_STREAM_EXPORT).parse, default=None,
+                           metavar="N",
                            help="write N problems of clevr_math.stream as the prompts configuration (synthetic "
                                 "worlds, or the --data_dir folder's scenes); needs --config prompts")
-        group.add_argument("--stream_seed", type=int, default=0, help="seed of the stream (default: %(default)s)")
+        group.add_argument("--stream_seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                           help="seed of the stream (default: %(default)s)")
         group.add_argument("--stream_split", default="train", choices=("train", "validation", "test"),
                            help="split of the stream's scenes (default: %(default)s)")
         add_option_flags(parser, {"difficulty": group}, cls=Difficulty)
@@ -631,8 +640,8 @@ class StreamExport:
         from builder_utils.options import options_from_args
 
         difficulty = options_from_args(args, cls=Difficulty)
-        if args.stream_questions is None or args.stream_questions < 1:
-            raise ValueError(f"--stream_questions must be at least 1, got {args.stream_questions}")
+        if args.stream_questions is None:
+            raise ValueError("--stream_questions must be given")
         return {"data_dir": getattr(args, "data_dir", None), "seed": args.stream_seed,
                 "num_questions": args.stream_questions, "split": args.stream_split,
                 "prompt_style_name": getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE),

@@ -132,6 +132,9 @@ def compute_split_file(
     keep = ClothoAQAOptions.keep if keep is None else keep
     refine_rounds = ClothoAQAOptions.refine_rounds if refine_rounds is None else refine_rounds
     seed = ClothoAQAOptions.seed if seed is None else seed
+    from builder_utils.options import check_options
+
+    check_options(ClothoAQAOptions(seed=seed, candidates=candidates, keep=keep, refine_rounds=refine_rounds))
 
     markdown = None if report is None else os.path.splitext(os.fspath(report))[0] + ".md"
     targets = {flag: path for flag, path in (("--out", out), ("--report", report), ("the report's Markdown", markdown))

@@ -31,6 +31,7 @@ import pyarrow as pa
 from builder_utils.builder import CheckedConfigBuilder
 from builder_utils.checksums import download, read_checksums
 from builder_utils.datasets_adapter import table_cast
+from builder_utils.media_check import check_zip
 from clotho_aqa.columns import (
     FILES_PER_SHARD,
     config_features,
@@ -179,6 +180,7 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
             files = find_release_files(self.config.data_dir)
             audio_dir = files["audio_dir"]
             if audio_dir is None and files["audio_zip"] is not None:
+                check_zip(files["audio_zip"])  # a zip bomb is refused before anything is extracted
                 audio_dir = _audio_root(dl_manager.extract(str(files["audio_zip"])))
             if audio_dir is None:
                 raise FileNotFoundError(f"data_dir {self.config.data_dir} has neither {AUDIO_DIR}/ nor {AUDIO_ZIP}")
@@ -189,6 +191,7 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
         for key, name in names.items():
             url = self.BASE_URL.format(name)
             paths[key] = download(dl_manager, url, recorded.get(url), self.DATASET_NAME, _DATA_OPTIONS)
+        check_zip(paths["audio"])
         audio_dir = _audio_root(dl_manager.extract(paths["audio"]))
         csvs = {split: Path(paths[split]) for split in SPLIT_CSVS}
         return csvs, Path(paths["metadata"]), audio_dir

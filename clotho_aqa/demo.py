@@ -52,7 +52,10 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
     """
     from builder_utils.ownership import OutputFolder
 
+    from clotho_aqa.config import ClothoAQAConfig
+
     stream = stream or sys.stdout
+    ClothoAQAConfig(name="all", **(builder_kwargs or {}))  # the builder options' checks, before any work
     with OutputFolder.open(Path(out).absolute(), command=OWNER) as folder:
         release_dir, hub, evaluation = (folder.claim(name) for name in DEMO_FOLDERS)  # before any work
         # the builds' cache lives in the demo folder's staging and goes with it (as the CLEVR-Math demo's)

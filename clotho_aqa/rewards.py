@@ -36,7 +36,7 @@ import dataclasses
 from collections.abc import Callable, Collection, Sequence
 from typing import Any
 
-from builder_utils.evaluation.rewards import completion_text, make_format_reward, named, verl_compute_score
+from builder_utils.evaluation.rewards import check_columns, completion_text, make_format_reward, named, verl_compute_score
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
 from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of
@@ -87,16 +87,16 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
 
     def accuracy_reward(completions: list, answer: list | None = None, answers: list | None = None,
                         answer_type: list | None = None, **kwargs) -> list[float | None]:
-        rows = zip(completions, _column(answers, len(completions)), _column(answer, len(completions)),
-                   _column(answer_type, len(completions)))
+        count = check_columns(reward_name, completions, answers=answers, answer=answer, answer_type=answer_type)
+        rows = zip(completions, _column(answers, count), _column(answer, count), _column(answer_type, count))
         out: list[float | None] = []
         for completion, golds, gold, kind in rows:
             question = _question(golds, gold, kind)
             out.append(None if question is None else spec.reward(question, completion_text(completion), rule))
         return out
 
-    return named(accuracy_reward, name or ("accuracy_reward" if labelling == "majority"
-                                           else f"accuracy_reward_{labelling}"))
+    reward_name = name or ("accuracy_reward" if labelling == "majority" else f"accuracy_reward_{labelling}")
+    return named(accuracy_reward, reward_name)
 
 
 accuracy_reward = make_accuracy_reward()

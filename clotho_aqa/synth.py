@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 import soundfile
 
+from builder_utils.options import MAX_SEED, Integer
 from builder_utils.ownership import OutputFolder
+from clotho_aqa.options import MAX_FILES, duration_seconds
 from clotho_aqa.release import AUDIO_DIR, METADATA_COLUMNS, METADATA_CSV, QA_COLUMNS, SAMPLING_RATE, SPLIT_CSVS
 
 OWNER = "clotho-aqa synth"
@@ -161,8 +163,10 @@ def write_synthetic_release(
         >>> sorted(p.name for p in rel.root.iterdir())[:3]
         ['.ownership.json', 'audio_files', 'clotho_aqa_metadata.csv']
     """
-    if num_files < 3:
-        raise ValueError(f"num_files must be at least 3 (one clip per split), got {num_files}")
+    if type(num_files) is not int or not 3 <= num_files <= MAX_FILES:
+        raise ValueError(f"num_files must be at least 3 (one clip per split) and at most {MAX_FILES}, got {num_files!r}")
+    Integer(0, maximum=MAX_SEED)("seed", seed)
+    duration = duration_seconds(duration)
     out = Path(out_dir)
     rng = random.Random(seed)
     sizes = _split_sizes(num_files)

@@ -224,8 +224,9 @@ def test_edited_template_file_rebuilds(clevr_dir, tmp_path):
     ("kwargs", "message"),
     [
         ({"config_name": "singlehop"}, "valid: general, multihop, chains"),
-        ({"config_name": "general", "templates_per_image": 0}, "templates_per_image must be an integer >= 1"),
-        ({"config_name": "general", "seed": -1}, "seed must be an integer >= 0"),
+        ({"config_name": "general", "templates_per_image": 0}, "templates_per_image must be an integer in 1..1000"),
+        ({"config_name": "general", "max_answer": 10**8}, "max_answer must be an integer in 0..1000 or None"),
+        ({"config_name": "general", "seed": -1}, "seed must be an integer in 0..18446744073709551615"),
         ({"config_name": "general", "holdout_category": "division"}, "must be None or one of remove_group"),
         ({"config_name": "general", "template_set": "clevr"}, "valid: clevr_math, clevr_math_chains"),
         ({"config_name": "general", "seeds": 3}, "unknown CLEVR-Math config option(s) seeds; valid:"),

@@ -52,7 +52,7 @@ def test_a_problem_set_is_the_streams_first_rows_with_random_access(tmp_path):
     assert _rows(ds) == expected
     assert [r["question_id"] for r in expected] == [r["question_id"] for r in _first_rows(**kwargs)]
     assert [row["extra_info"]["index"] for row in expected] == list(range(9))
-    assert ds[7]["question_id"] == expected[7]["question_id"] and ds[7]["images"][0].size == (320, 240)
+    assert ds[7]["question_id"] == expected[7]["question_id"] and ds[7]["images"][0].size == (480, 320)
     assert len(set(ds["question_id"])) == 9 and set(ds["num_operations"]) == {1}
 
 

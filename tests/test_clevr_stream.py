@@ -332,7 +332,10 @@ def test_adversarial_share_and_categories(folder):
     ({"max_objects": 30}, "max_objects must be an integer in 3..14"),
     ({"confounder": True, "num_operations": 5}, "num_operations must be <= 3"),
     ({"split": "dev"}, "split must be one of"),
-    ({"num_questions": -1}, "num_questions must be an integer >= 0"),
+    ({"num_questions": -1}, "num_questions must be an integer in 0.."),
+    ({"num_shards": 10**8}, "num_shards must be an integer in 1..4096, got 100000000"),
+    ({"questions_per_image": 10**6}, "questions_per_image must be an integer in 1..1000"),
+    ({"max_answer": 10**7}, "max_answer must be an integer in 0..1000, got 10000000"),
     ({"colour": "red"}, "unknown stream option colour"),
 ])
 def test_bad_options_are_one_line_errors(kwargs, message):

@@ -332,7 +332,7 @@ def test_scenes_only_without_render(tmp_path):
 def test_folder_rejects_unknown_splits_and_counts(tmp_path):
     with pytest.raises(ValueError, match="unknown split 'dev': choose from train, val, test"):
         write_clevr_folder(tmp_path, 2, seed=0, splits=("train", "dev"), progress=False)
-    with pytest.raises(ValueError, match="split 'val' must be a non-negative integer"):
+    with pytest.raises(ValueError, match="split 'val' must be an integer in 0..1000000"):
         write_clevr_folder(tmp_path, {"val": -1}, seed=0, progress=False)
     assert not (tmp_path / "scenes" / "CLEVR_train_scenes.json").exists()
 

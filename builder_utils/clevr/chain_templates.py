@@ -51,6 +51,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from builder_utils.options import Integer
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 COMMAND = "chain_templates"
@@ -68,6 +69,10 @@ SAME_SIGN_FAMILY = "same_sign"
 REMOVE_ALL = "remove_all"
 REMOVE_SOME = "remove_some"
 ADD = "add"
+
+# More inserted objects than any scene holds (CLEVR's 10, the synthetic worlds' 14) is a mistake, not
+# a larger template (the synthetic package is not imported here: it depends on this one's).
+MAX_INSERT = 32
 
 
 def operation_sequence(num_operations: int, start: str, first_removal: str) -> list[str]:
@@ -293,9 +298,9 @@ def _write_files(out: Path, files: dict[str, str], overwrite: bool = False) -> l
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write (or with ``--check`` compare) the chain template set."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--max-operations", type=int, default=DEFAULT_MAX_OPERATIONS,
+    parser.add_argument("--max-operations", type=Integer(MIN_OPERATIONS, maximum=MAX_OPERATIONS).parse, default=DEFAULT_MAX_OPERATIONS,
                         help=f"longest chain, {MIN_OPERATIONS}..{MAX_OPERATIONS} (default {DEFAULT_MAX_OPERATIONS})")
-    parser.add_argument("--max-insert", type=int, default=DEFAULT_MAX_INSERT,
+    parser.add_argument("--max-insert", type=Integer(0, maximum=MAX_INSERT).parse, default=DEFAULT_MAX_INSERT,
                         help=f"most objects one insertion adds (default {DEFAULT_MAX_INSERT}; 0 = up to the "
                              "scene's object count)")
     parser.add_argument("--output-dir", default=None,

@@ -43,6 +43,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from builder_utils.wait_points import wait_point
+
 __all__ = ["DASK_EXTRA", "DaskUnavailable", "LOCAL_CLUSTER_CONFIG", "dask_client", "in_this_process", "local_cluster",
            "ordered_map", "require_dask"]
 
@@ -131,6 +133,7 @@ def local_cluster(num_workers: int = 2) -> Any:
     with _signals_deferred() as deferred:
         ours = {"temporary-directory": tempfile.mkdtemp(prefix="dask-scratch-"),
                 "distributed.worker.multiprocessing-method": _start_method_without_sigint()}
+        wait_point("dask-cluster-starting")
         try:
             with dask.config.set({**LOCAL_CLUSTER_CONFIG, **ours}):
                 cluster = _scratch_cluster(distributed)(
@@ -245,11 +248,13 @@ def dask_client(address: str, num_workers: int = 2) -> Iterator[Any]:
         cluster = local_cluster(num_workers)
         try:
             with distributed.Client(cluster) as client:
+                wait_point("dask-cluster-up")
                 yield client
         finally:
             cluster.close()
         return
     with distributed.Client(address, timeout="30s") as client:
+        wait_point("dask-cluster-up")
         yield client
 
 

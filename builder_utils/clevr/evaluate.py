@@ -28,7 +28,7 @@ from pathlib import Path
 from builder_utils.command import run_parsed
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
-from builder_utils.evaluation.cli import positive_int
+from builder_utils.evaluation.cli import RESAMPLES
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.predictions import Prediction, given_predictions
 from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
@@ -36,6 +36,7 @@ from builder_utils.evaluation.report import check_outputs, overall_table, report
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 from builder_utils.evaluation.spec import Baseline, ChartSpec, Extraction, Question, ScoringSpec, Section
 from builder_utils.json_input import load_json
+from builder_utils.options import MAX_SEED, Integer
 
 __all__ = ["Program", "answer_kind", "attribute_synonyms", "clevr_spec", "evaluate_questions", "oracle_answers",
            "read_clevr_questions"]
@@ -225,8 +226,8 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
     parser.add_argument("--out", required=True, help="folder for report.json, report.md and the charts")
     parser.add_argument("--train_questions", help="question file the majority and prior baselines count on")
     parser.add_argument("--scenes", help="scene file of the questions' images, for the program oracle")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES)
+    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0)
+    parser.add_argument("--bootstrap", type=RESAMPLES.parse, default=DEFAULT_RESAMPLES)
     parser.add_argument("--ignore_extra_ids", action="store_true", help="leave out predictions for other questions")
     parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
 

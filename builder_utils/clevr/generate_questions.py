@@ -38,7 +38,7 @@ from .executor import InvalidProgram, MalformedProgram
 from .generate import GeneratorOptions, QuestionGenerator, generate_windows, task_scenes, window_tasks
 from .metadata import MetadataError
 from .question_files import GENERATED_BY, check_parquet_folder, write_questions, write_questions_parquet
-from builder_utils.options import FilePath, add_option_flags, declared_from_args, option, path_values
+from builder_utils.options import MAX_WORKERS, FilePath, Integer, add_option_flags, declared_from_args, option, path_values
 from builder_utils.options import options_from_args as generator_options_from_args
 from .question_types import QuestionTypeError, parse_question_types
 from .scenes import SceneError, load_scenes
@@ -57,6 +57,10 @@ _INPUT_ERRORS = (
 OUTPUT_FORMATS = ("json", "parquet")
 DEFAULT_OUTPUT = {"json": "CLEVR_questions.json", "parquet": "CLEVR_questions"}
 DEFAULT_SCENES_PER_SHARD = 1000
+# Positions in a scene file cost nothing (CLEVR has 100,000 scenes); a shard's questions are held
+# in memory until written, and 100,000 scenes (a whole CLEVR split) is about a gigabyte of them.
+MAX_SCENE_POSITION = 10**9
+MAX_SCENES_PER_SHARD = 100_000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -72,18 +76,20 @@ def build_parser() -> argparse.ArgumentParser:
     io = p.add_argument_group("inputs and outputs")
     add_option_flags(p, {"inputs and outputs": io}, cls=QuestionFiles)
     sel = p.add_argument_group("which scenes")
-    sel.add_argument("--scene_start_idx", type=int, default=0, help="first scene (position in the file)")
-    sel.add_argument("--num_scenes", type=int, default=0, help="number of scenes; 0 = to the end of the file")
+    sel.add_argument("--scene_start_idx", type=Integer(0, maximum=MAX_SCENE_POSITION).parse, default=0,
+                     help="first scene (position in the file)")
+    sel.add_argument("--num_scenes", type=Integer(0, maximum=MAX_SCENE_POSITION).parse, default=0,
+                     help="number of scenes; 0 = to the end of the file")
     gen = p.add_argument_group("generation")
     run = p.add_argument_group("running and output format (none of these changes the questions)")
-    run.add_argument("--num_workers", type=int, default=1,
+    run.add_argument("--num_workers", type=Integer(1, maximum=MAX_WORKERS).parse, default=1,
                      help="worker processes (parallel over balancing windows); with --dask local, the cluster's")
     run.add_argument("--dask", default=None, metavar="ADDRESS",
                      help="run the windows as Dask tasks: 'local' (a LocalCluster of --num_workers processes) or "
                           "a scheduler address such as tcp://host:8786 (needs the [dask] extra)")
     run.add_argument("--output_format", default="json", choices=OUTPUT_FORMATS,
                      help="json: one CLEVR question file (default); parquet: a folder of Parquet shards and index.json")
-    run.add_argument("--scenes_per_shard", type=int, default=DEFAULT_SCENES_PER_SHARD,
+    run.add_argument("--scenes_per_shard", type=Integer(1, maximum=MAX_SCENES_PER_SHARD).parse, default=DEFAULT_SCENES_PER_SHARD,
                      help=f"parquet: scenes per shard, rounded up to whole balancing windows ({DEFAULT_SCENES_PER_SHARD})")
     io.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
     run.add_argument("--profile", action="store_true", help="run under cProfile and print the top functions to stderr")

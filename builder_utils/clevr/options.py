@@ -10,7 +10,7 @@ CLEVR-Math's builder config inherits. So adding an option is one field here, plu
 >>> GeneratorOptions(templates_per_image=0)
 Traceback (most recent call last):
 ...
-ValueError: templates_per_image must be an integer >= 1, got 0
+ValueError: templates_per_image must be an integer in 1..1000, got 0
 """
 
 from __future__ import annotations
@@ -18,17 +18,30 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from builder_utils.options import Choice, FilePath, Flag, Integer, Words, check_options, option, option_names
+from builder_utils.options import MAX_SEED, Choice, FilePath, Flag, Integer, Words, check_options, option, option_names
 
 from .question_types import COARSE_TYPES
 from .templates import SHIPPED_TEMPLATE_SETS, SYNONYMS_FILE, template_set_dir
 
 METADATA_FILE = SYNONYMS_FILE.with_name("metadata.json")
 
-__all__ = ["DEFAULT_SEARCH_BUDGET", "GeneratorOptions"]
+__all__ = ["DEFAULT_SEARCH_BUDGET", "GeneratorOptions", "MAX_ANSWER"]
 
 DEFAULT_SEARCH_BUDGET = 2000
 """Options tried per template and image before the search moves on (see BENCHMARKS.md)."""
+
+# The maxima: each far above any real use, and each keeps what it sizes small. An answer is a
+# count of objects: a scene holds at most 14 and a chain of 8 operations inserts a few more, so
+# 1,000 is never reached, and the answer domain it sizes (one entry per answer) stays a few KB
+# (10**8 took gigabytes). Templates: no set ships more than 100 families, so 1,000 per image
+# means "all"; instances per template are questions per image. A balancing window beyond 10**9
+# scenes is never reached (CLEVR has 100,000). A search budget of 10**6 states is a few seconds
+# per template and image, 500 times the default.
+MAX_ANSWER = 1000
+MAX_TEMPLATES_PER_IMAGE = 1000
+MAX_INSTANCES_PER_TEMPLATE = 1000
+MAX_WINDOW = 10**9
+MAX_SEARCH_BUDGET = 10**6
 
 @dataclasses.dataclass
 class GeneratorOptions:
@@ -63,13 +76,16 @@ class GeneratorOptions:
         None, FilePath(), "value and word synonyms (default: the shipped one)", group="inputs and outputs",
         role="input", fallback=lambda o: SYNONYMS_FILE)
     seed: int = option(
-        0, Integer(0), "random seed (%(default)s); same inputs and seed = same questions", builder=True)
+        0, Integer(0, maximum=MAX_SEED), "random seed (%(default)s); same inputs and seed = same questions",
+        builder=True)
     templates_per_image: int = option(
-        10, Integer(1), "templates instantiated per image (%(default)s)", builder=True)
+        10, Integer(1, maximum=MAX_TEMPLATES_PER_IMAGE), "templates instantiated per image (%(default)s)", builder=True)
     instances_per_template: int = option(
-        1, Integer(1), "questions per template and image (%(default)s)", builder=True)
+        1, Integer(1, maximum=MAX_INSTANCES_PER_TEMPLATE), "questions per template and image (%(default)s)",
+        builder=True)
     reset_counts_every: int = option(
-        250, Integer(0), "scenes per balancing window; counts reset at multiples of it (%(default)s; 0 = never)",
+        250, Integer(0, maximum=MAX_WINDOW),
+        "scenes per balancing window; counts reset at multiples of it (%(default)s; 0 = never)",
         builder=True)
     question_types: tuple[str, ...] | None = option(
         None, Words(), f"restrict templates: family stems, stem:index, or coarse types ({', '.join(COARSE_TYPES)}); "
@@ -78,12 +94,14 @@ class GeneratorOptions:
     add_post_prompt: bool = option(
         False, Flag(), "append an answer-format sentence (by answer type) to every question", builder=True)
     max_answer: int | None = option(
-        None, Integer(0, optional=True), "refuse Integer answers above this", builder=True)
+        None, Integer(0, maximum=MAX_ANSWER, optional=True), f"refuse Integer answers above this (at most {MAX_ANSWER})",
+        builder=True)
     bound_intermediate_counts: bool = option(
         False, Flag(), "with --max_answer: also refuse questions whose intermediate counts exceed it",
         builder=True, requires="max_answer")
     search_budget: int = option(
-        DEFAULT_SEARCH_BUDGET, Integer(1), "search states per template and image (%(default)s)")
+        DEFAULT_SEARCH_BUDGET, Integer(1, maximum=MAX_SEARCH_BUDGET),
+        "search states per template and image (%(default)s)")
     verbose: bool = option(False, Flag(), "log every template tried to stderr", group="running")
     time_dfs: bool = option(False, Flag(), "with --verbose: time each template search", group="running")
 

@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from builder_utils.ownership import OutputFolder
+from builder_utils.wait_points import wait_point
 
 __all__ = [
     "GENERATED_BY",
@@ -121,6 +122,7 @@ def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dic
                 question["question_index"] = count
                 text = json.dumps(question)
             fh.write((", " if count else "") + text)
+            wait_point("question-written")
             count += 1
         fh.write("]}")
     out.add([path.name])
@@ -170,6 +172,7 @@ def write_questions_parquet(
         name = shard_name(k, num_shards)
         table = table.append_column("question_index", pa.array(range(count, count + table.num_rows), pa.int64()))
         pq.write_table(table, out.stage / name)
+        wait_point("shard-written")
         entries.append({"file": name, "scene_start": start, "scene_stop": stop,
                         "num_questions": table.num_rows, "first_question_index": count})
         count += table.num_rows

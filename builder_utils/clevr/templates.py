@@ -68,6 +68,10 @@ _OPTIONAL = re.compile(r"\[([^\[\]]*)\]")
 _WORD_SLOT = re.compile(r"\{([A-Za-z][A-Za-z _'-]*)\}")
 _KNOWN_TEMPLATE_KEYS = {"params", "text", "nodes", "constraints", "category"}
 _KNOWN_NODE_KEYS = {"type", "inputs", "side_inputs", "allow_zero"}
+# The shipped templates have at most 26 nodes and chains of 11; programs are compiled and run by
+# recursion over a node's inputs, so the depth is bounded far below Python's recursion limit.
+MAX_TEMPLATE_NODES = 256
+MAX_TEMPLATE_DEPTH = 64
 
 
 class TemplateError(ValueError):
@@ -325,6 +329,9 @@ class _Validator:
     def _nodes(self, raw_nodes: Any, params: dict[str, str]) -> tuple[list[TemplateNode], list[str]]:
         if not isinstance(raw_nodes, list) or not raw_nodes:
             raise self.fail("nodes", "expected a non-empty list")
+        if len(raw_nodes) > MAX_TEMPLATE_NODES:
+            raise self.fail("nodes", f"{len(raw_nodes)} nodes, more than the {MAX_TEMPLATE_NODES} a template may have")
+        depths: list[int] = []
         functions = self.metadata.functions
         nodes: list[TemplateNode] = []
         outputs: list[str] = []
@@ -358,6 +365,10 @@ class _Validator:
             allow_zero = n.get("allow_zero", False)
             if not isinstance(allow_zero, bool):
                 raise self.fail(where, "allow_zero must be true or false")
+            depths.append(1 + max((depths[i] for i in inputs), default=0))
+            if depths[-1] > MAX_TEMPLATE_DEPTH:
+                raise self.fail(where, f"a chain of {depths[-1]} nodes, deeper than the {MAX_TEMPLATE_DEPTH} a template "
+                                       "may nest")
             nodes.append(TemplateNode(k, ntype, tuple(inputs), tuple(side), allow_zero))
             outputs.append(spec.output)
         return nodes, outputs

@@ -19,9 +19,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from builder_utils.options import MAX_SEED, Integer
+
 __all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize"]
 
 DEFAULT_RESAMPLES = 1000
+# One float per resample is drawn at once: 10**6 is 8 MB and a thousand times the default.
+MAX_RESAMPLES = 10**6
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,8 @@ def bootstrap_interval(correct: int, total: int, seed: int = 0, resamples: int =
         >>> bootstrap_interval(70, 100, seed=0), bootstrap_interval(5, 5, seed=0)
         ([0.61, 0.79], [1.0, 1.0])
     """
+    Integer(1, maximum=MAX_RESAMPLES)("resamples", resamples)
+    Integer(0, maximum=MAX_SEED)("seed", seed)
     if total <= 0:
         return None
     draws = np.random.default_rng(seed).binomial(total, correct / total, size=resamples) / total

@@ -14,31 +14,18 @@ from functools import partial
 from pathlib import Path
 
 from builder_utils.command import run_parsed
-from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
+from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, MAX_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
-from builder_utils.options import FilePath, add_option_flags, declared_from_args, option, path_values
+from builder_utils.options import MAX_SEED, FilePath, Integer, add_option_flags, declared_from_args, option, path_values
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
-__all__ = ["EvaluateCommand", "positive_int", "run_evaluation"]
+__all__ = ["RESAMPLES", "EvaluateCommand", "run_evaluation"]
 
-
-def positive_int(text: str) -> int:
-    """An argparse type: an integer of at least 1.
-
-    Example:
-        >>> positive_int("1000")
-        1000
-    """
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not at least 1")
-    return value
+RESAMPLES = Integer(1, maximum=MAX_RESAMPLES)
+"""The ``--bootstrap`` flag's check (its ``parse`` is the argparse type): 1 to ``MAX_RESAMPLES``."""
 
 
 def run_evaluation(
@@ -147,8 +134,9 @@ class EvaluateCommand:
         parser.add_argument("--split", default="test", help="split to evaluate (default: test)")
         parser.add_argument("--train_split", default="train",
                             help="split the baselines count answers on (default: train)")
-        parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals (default: 0)")
-        parser.add_argument("--bootstrap", type=positive_int, default=DEFAULT_RESAMPLES,
+        parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                            help="seed of the bootstrap intervals (default: 0)")
+        parser.add_argument("--bootstrap", type=RESAMPLES.parse, default=DEFAULT_RESAMPLES,
                             help=f"bootstrap resamples for the 95%% intervals (default: {DEFAULT_RESAMPLES})")
         parser.add_argument("--ignore_extra_ids", action="store_true",
                             help="score a predictions file made for a larger configuration: predictions for "

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from builder_utils.json_input import loads_json, shown_path
+from builder_utils.wait_points import wait_point
 
 __all__ = ["FORMATS", "Prediction", "PredictionsError", "given_predictions", "read_predictions"]
 
@@ -123,6 +124,7 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
             if qid in out:
                 raise PredictionsError(f"{where}: question_id {qid!r} again (first at {first_at[qid]})")
             out[qid] = _value(raw, where)
+            wait_point("predictions-row")
             first_at[qid] = where.rsplit(": ", 1)[-1]
     except UnicodeDecodeError as exc:
         raise PredictionsError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None

@@ -24,7 +24,8 @@ from typing import Any
 
 from builder_utils.evaluation.extract import last_boxed
 
-__all__ = ["FORMAT_STYLES", "completion_text", "format_ok", "make_format_reward", "named", "verl_compute_score"]
+__all__ = ["FORMAT_STYLES", "check_columns", "check_score_inputs", "completion_text", "format_ok",
+           "make_format_reward", "named", "verl_compute_score"]
 
 FORMAT_STYLES = ("think_answer", "boxed")
 _AFTER_BOXED = " \t\r\n$.\\])"
@@ -39,6 +40,50 @@ def named(function: Callable, name: str) -> Callable:
     """
     function.__name__ = function.__qualname__ = name
     return function
+
+
+def check_columns(reward: str, completions: Any, **columns: Any) -> int:
+    """Check a reward's batch: ``completions`` a list (or tuple), each column given (not None) a
+    list of the same length; returns the length. A mismatch is one ``ValueError`` line, never a
+    silently shortened ``zip``.
+
+    Example:
+        >>> check_columns("accuracy_reward", ["3", "3", "3"], answer=["3"])
+        Traceback (most recent call last):
+        ...
+        ValueError: accuracy_reward: answer has 1 value(s) for 3 completions; give one per completion
+        >>> check_columns("accuracy_reward", "3")
+        Traceback (most recent call last):
+        ...
+        ValueError: accuracy_reward: completions must be a list (one per row), got str
+    """
+    if not isinstance(completions, (list, tuple)):
+        raise ValueError(f"{reward}: completions must be a list (one per row), got {type(completions).__name__}")
+    for name, column in columns.items():
+        if column is None:
+            continue
+        if not isinstance(column, (list, tuple)):
+            raise ValueError(f"{reward}: {name} must be a list (one value per completion), got {type(column).__name__}")
+        if len(column) != len(completions):
+            raise ValueError(f"{reward}: {name} has {len(column)} value(s) for {len(completions)} completions; "
+                             "give one per completion")
+    return len(completions)
+
+
+def check_score_inputs(solution_str: Any, extra_info: Any) -> None:
+    """Check verl's ``compute_score`` arguments: ``solution_str`` a string (or None),
+    ``extra_info`` a dict (or None); else one ``ValueError`` line.
+
+    Example:
+        >>> check_score_inputs(["3"], None)
+        Traceback (most recent call last):
+        ...
+        ValueError: compute_score: solution_str must be a string, got list
+    """
+    if solution_str is not None and not isinstance(solution_str, str):
+        raise ValueError(f"compute_score: solution_str must be a string, got {type(solution_str).__name__}")
+    if extra_info is not None and not isinstance(extra_info, dict):
+        raise ValueError(f"compute_score: extra_info must be a dict or None, got {type(extra_info).__name__}")
 
 
 def _content_text(content: Any) -> str:
@@ -98,6 +143,7 @@ def make_format_reward(style: str = "think_answer") -> Callable[..., list[float]
         raise ValueError(f"unknown format style {style!r}; valid: {', '.join(FORMAT_STYLES)}")
 
     def format_reward(completions: list, **kwargs) -> list[float]:
+        check_columns(format_reward.__name__, completions)
         return [1.0 if format_ok(completion_text(c), style) else 0.0 for c in completions]
 
     return named(format_reward, "format_reward" if style == "think_answer" else f"format_reward_{style}")
@@ -139,10 +185,16 @@ def verl_compute_score(accuracy: Callable[..., float | None], name: str = "compu
         batch = {key: kwargs.pop(key) for key in _VERL_BATCH if key in kwargs}
         options = dict(format_weight=format_weight, format_style=format_style, return_dict=return_dict, **kwargs)
         if batch:
-            extras = batch.get("extra_infos")  # verl hands a numpy array of dicts
-            items = zip(batch.get("data_sources", ()), batch.get("solution_strs", ()), batch.get("ground_truths", ()),
-                        [None] * len(batch["solution_strs"]) if extras is None else extras)
+            # verl hands numpy arrays (extra_infos: of dicts); a column of another length is an error
+            strs = list(batch.get("solution_strs", ()))
+            columns = {key: list(batch[key]) for key in ("data_sources", "ground_truths", "extra_infos")
+                       if batch.get(key) is not None}
+            check_columns(name, strs, **columns)
+            blank = [None] * len(strs)
+            items = zip(columns.get("data_sources", blank), strs, columns.get("ground_truths", blank),
+                        columns.get("extra_infos", blank))
             return [compute_score(*item, **options) for item in items]
+        check_score_inputs(solution_str, extra_info)
         if format_style not in FORMAT_STYLES:
             raise ValueError(f"unknown format_style {format_style!r}; valid: {', '.join(FORMAT_STYLES)}")
         text = completion_text(solution_str)

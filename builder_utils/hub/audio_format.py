@@ -14,6 +14,8 @@ import datasets
 import pyarrow as pa
 import soundfile
 
+from builder_utils.media_check import MediaError, check_audio_size
+
 # WAV subtypes whose samples FLAC holds exactly.
 _LOSSLESS = {"PCM_16": "PCM_16", "PCM_24": "PCM_24", "PCM_S8": "PCM_S8", "PCM_U8": "PCM_S8"}
 
@@ -38,10 +40,14 @@ def to_flac(data: bytes, name: str) -> bytes:
                 raise AudioFormatError(
                     f"{name}: {source.subtype} samples have no lossless FLAC form (FLAC holds 8/16/24-bit integers)"
                 )
+            # the header's frames decide the allocation: a bomb is refused, not decoded
+            check_audio_size(name, source.frames, source.channels, len(data))
             samples = source.read(dtype="int32" if subtype == "PCM_24" else "int16", always_2d=True)
             rate = source.samplerate
     except soundfile.LibsndfileError as exc:
         raise AudioFormatError(f"{name}: not a readable audio file ({exc})") from None
+    except MediaError as exc:
+        raise AudioFormatError(str(exc)) from None
     out = io.BytesIO()
     soundfile.write(out, samples, rate, format="FLAC", subtype=subtype)
     return out.getvalue()

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 
 from builder_utils.cli_support import report_error
 from builder_utils.command import EXPORT_HELP, PUSH_HELP
-from builder_utils.options import add_builder_flags, add_option_flags, builder_kwargs_from_args
+from builder_utils.options import MAX_WORKERS, Integer, add_builder_flags, add_option_flags, builder_kwargs_from_args
 from builder_utils.interrupt import exit_status, stop_on_signals
 
 # The export's and the push's modules (datasets, huggingface_hub: about a second) are imported
@@ -59,7 +59,7 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None)
         "--config", action="extend", nargs="+", metavar="NAME",
         help=f"configuration(s) to export: NAME [NAME ...], repeatable or comma-separated (default: all of {names})",
     )
-    parser.add_argument("--num_proc", type=int, default=None,
+    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=None,
                         help="worker processes for the build, and shards written at once (default: 1, and 2 shards)")
     parser.add_argument(
         "--max_shard_size", default=DEFAULT_MAX_SHARD_SIZE,
@@ -162,7 +162,8 @@ def _push_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--create_pr", action="store_true", help="open a pull request instead of committing to the branch")
     parser.add_argument("--commit_message", default=None, help="message of the Hub commit (default: \"Upload <configs>\")")
     parser.add_argument("--token", default=None, help="Hub token (default: HF_TOKEN or the `hf auth login` one)")
-    parser.add_argument("--num_workers", type=int, default=None, help="files hashed and uploaded at once")
+    parser.add_argument("--num_workers", type=Integer(1, maximum=MAX_WORKERS).parse, default=None,
+                        help="files hashed and uploaded at once")
     parser.add_argument("--dry_run", action="store_true", help="list the files and sizes to upload; no network")
     parser.add_argument("--quiet", action="store_true", help="no progress bars, no success line")
     return parser

@@ -76,6 +76,7 @@ from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
 from builder_utils.options import FilePath, option, path_values
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
+from builder_utils.wait_points import wait_point
 
 logger = logging.getLogger(__name__)
 
@@ -289,6 +290,7 @@ def write_shards(
         try:
             for future in futures:
                 results.append(future.result())
+                wait_point("export-shard")
                 if bar is not None:
                     bar.update(results[-1].rows)
         except BaseException:

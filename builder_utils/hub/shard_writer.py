@@ -90,7 +90,6 @@ def _read_into(paths: list[str | None]) -> tuple[np.ndarray, bytearray]:
             continue
         with open(path, "rb", buffering=0) as fh:
             st = os.fstat(fh.fileno())
-            verify_unchanged(path, st)  # a cached build checked another file than the one here
             if st.st_size != stop - start:
                 raise OSError(errno.EIO, "its size changed while the export read it", path)
             done = 0
@@ -99,6 +98,9 @@ def _read_into(paths: list[str | None]) -> tuple[np.ndarray, bytearray]:
                 if not got:
                     raise OSError(errno.EIO, "it shrank while being read", path)
                 done += got
+        # the bytes embedded, not the file's stat: a file replaced by one of the same size
+        # with its modification time set back is caught here
+        verify_unchanged(path, view[start:stop])
     return offsets.astype(np.int32), data
 
 

@@ -7,7 +7,10 @@ area (generator, builders, Hub export and push); :func:`run_case` does the work 
 1. ``case.setup(tmp_path)`` builds the situation (a user's folder, a symlink to a secret, a
    scene file named as its own output ...) and returns the command line;
 2. the folder tree is snapshotted, the command runs as a real subprocess (the installed
-   console script), optionally interrupted by a signal once ``interrupt_when`` holds;
+   console script, started with the default signal dispositions whatever the suite's own: a
+   suite started as a background job has SIGINT ignored, and its children would inherit that),
+   optionally interrupted by a signal at the named point ``wait_at`` where the command waits
+   for it (:mod:`builder_utils.wait_points`): by construction, not by timing;
 3. the exit status, the message on stderr, the user's files (``protected``: paths relative to
    ``tmp_path``, compared by content, type and symlink target) and the debris (hidden temporary
    files, staging folders, live child processes) are checked.
@@ -26,9 +29,11 @@ import dataclasses
 import fnmatch
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -42,6 +47,75 @@ def script(name: str) -> str:
     """The console script ``name`` of the environment running the tests (``.venv/bin/<name>``)."""
     candidate = Path(sys.executable).parent / name
     return str(candidate) if candidate.exists() else name
+
+
+# Every signal whose disposition a child inherits when it is ignored here: the commands keep an
+# ignored SIGINT ignored (rightly), so the suite must not hand them one.
+_RESET_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGQUIT, signal.SIGHUP, signal.SIGPIPE, signal.SIGUSR1,
+                  signal.SIGUSR2, signal.SIGTSTP, signal.SIGTTIN, signal.SIGTTOU)
+
+
+def _default_signals() -> None:
+    # in the child, before exec: default dispositions and an empty signal mask
+    for signum in _RESET_SIGNALS:
+        signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())
+
+
+def start(argv: Sequence[str], **kwargs) -> subprocess.Popen:
+    """``subprocess.Popen(argv, **kwargs)`` with the default signal dispositions in the child,
+    whatever this process ignores or blocks. Every command under test starts here."""
+    return subprocess.Popen(list(argv), preexec_fn=_default_signals, **kwargs)
+
+
+def run(argv: Sequence[str], timeout: float = 300.0, **kwargs) -> subprocess.CompletedProcess:
+    """``subprocess.run`` through :func:`start` (text output captured)."""
+    process = start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kwargs)
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except BaseException:
+        process.kill()
+        process.wait()
+        raise
+    return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
+
+
+class WaitPoint:
+    """The environment that makes a command wait at the named point (``NAME`` or ``NAME@N``,
+    see :mod:`builder_utils.wait_points`), and the file that says it is waiting there. The
+    folder lies outside the test's tree, so that no snapshot or debris check sees it."""
+
+    def __init__(self, point: str):
+        from builder_utils.wait_points import WAIT_AT, WAIT_DIR
+
+        self.folder = Path(tempfile.mkdtemp(prefix="wait-point-"))
+        self.marker = self.folder / f"{point.partition('@')[0]}.waiting"
+        self.env = {WAIT_AT: point, WAIT_DIR: str(self.folder)}
+
+    def reached(self) -> bool:
+        return self.marker.exists()
+
+    def release(self) -> None:
+        """Let the waiting process go on (after the signal: a wait where signals are held)."""
+        self.marker.unlink(missing_ok=True)
+
+    def close(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def wait_until(process: subprocess.Popen, reached: Callable[[], bool], timeout: float, what: str) -> None:
+    """Poll ``reached()`` every 20 ms until it holds; an AssertionError if the process ended first
+    (a point it never reaches) or ``timeout`` passed."""
+    deadline = time.monotonic() + timeout
+    while not reached():
+        if process.poll() is not None:
+            err = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"{what}: the command ended before the interrupt point "
+                                 f"(status {process.returncode}): {err}")
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError(f"{what}: the interrupt point was never reached")
+        time.sleep(0.02)
 
 
 def snapshot(root: str | os.PathLike) -> dict[str, tuple]:
@@ -130,8 +204,11 @@ class Case:
         protected: globs, relative to ``tmp_path``, of the user's files that must survive unchanged.
         no_debris_under: folders (relative to ``tmp_path``) that must hold no temporary files or
             staging folders afterwards.
-        interrupt: a signal to send once ``interrupt_when(tmp_path)`` is true.
-        interrupt_when: the moment to send it (polled every 20 ms); default: at once.
+        interrupt: a signal to send once the command waits at ``wait_at``.
+        wait_at: the named point where the command waits for ``interrupt``
+            (:mod:`builder_utils.wait_points`), ``NAME`` or ``NAME@N``; default: send it at once.
+        interrupt_when: for commands without wait points (a shell script): the moment to send
+            it (polled every 20 ms). Never a moment the command may pass before it is polled.
         check: any further assertions, called with ``(tmp_path, completed_process)``.
         timeout: seconds before the command counts as hung.
         env: environment variables set for the command; a value ``"{tmp}"`` in it is replaced
@@ -147,6 +224,7 @@ class Case:
     protected: Sequence[str] = ()
     no_debris_under: Sequence[str] = (".",)
     interrupt: int | None = None
+    wait_at: str | None = None
     interrupt_when: Callable[[Path], bool] | None = None
     check: Callable[[Path, subprocess.CompletedProcess], None] | None = None
     timeout: float = 300.0
@@ -155,25 +233,31 @@ class Case:
 
 
 def _run(argv: list[str], case: Case, tmp_path: Path, env: dict) -> subprocess.CompletedProcess:
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-                               cwd=tmp_path, start_new_session=case.interrupt_group)
+    point = WaitPoint(case.wait_at) if case.wait_at is not None else None
+    try:
+        return _run_at(argv, case, tmp_path, {**env, **(point.env if point else {})}, point)
+    finally:
+        if point is not None:
+            point.close()
+
+
+def _run_at(argv: list[str], case: Case, tmp_path: Path, env: dict, point: WaitPoint | None):
+    process = start(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                    cwd=tmp_path, start_new_session=case.interrupt_group)
     if case.interrupt is None:
         out, err = process.communicate(timeout=case.timeout)
         return subprocess.CompletedProcess(argv, process.returncode, out, err)
-    deadline = time.monotonic() + case.timeout
-    while case.interrupt_when is not None and not case.interrupt_when(tmp_path):
-        if process.poll() is not None:
-            raise AssertionError(f"{case.name}: the command ended before the interrupt point "
-                                 f"(status {process.returncode}): {process.stderr.read()}")
-        if time.monotonic() > deadline:
-            process.kill()
-            raise AssertionError(f"{case.name}: the interrupt point was never reached")
-        time.sleep(0.02)
+    if point is not None:
+        wait_until(process, point.reached, case.timeout, case.name)
+    elif case.interrupt_when is not None:
+        wait_until(process, lambda: case.interrupt_when(tmp_path), case.timeout, case.name)
     family = _descendants(process.pid)
     if case.interrupt_group:
         os.killpg(process.pid, case.interrupt)
     else:
         process.send_signal(case.interrupt)
+    if point is not None:
+        point.release()
     out, err = process.communicate(timeout=case.timeout)
     # the workers must be gone too, not only the main process
     deadline = time.monotonic() + 10

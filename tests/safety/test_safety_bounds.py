@@ -234,24 +234,29 @@ def _check_rebuilt(tmp: Path, done) -> None:
     assert (tmp / "question.txt").read_text() in questions, "the export served the rows of the CSV before the edit"
 
 
+def cached_build(tmp: Path, png: bool) -> tuple[Path, list[str]]:
+    """A cached build (``tmp/cache``) of a CLEVR world or a Clotho-AQA release: one of its media
+    files, and the export command line (without ``--out``) that reads it again."""
+    if png:
+        from clevr_math import ClevrMath
+
+        data = write_clevr_folder(tmp / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
+        _first_export(ClevrMath, "clevr_math", tmp, data, "general")
+        return data / "images" / "val" / "CLEVR_val_000001.png", [
+            "clevr-math", "export", "--data_dir", str(data), "--config", "general"]
+    from clotho_aqa import ClothoAQA
+    from clotho_aqa.synth import write_synthetic_release
+
+    data = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
+    _first_export(ClothoAQA, "clotho_aqa", tmp, data, "yes_no_majority")
+    return sorted((data / "audio_files").glob("*.wav"))[0], [
+        "clotho-aqa", "export", "--data_dir", str(data), "--config", "yes_no_majority"]
+
+
 def _media_changed_after_build(kind: str):
     """After a cached build, one image (or clip) is truncated, or replaced by another valid one."""
     def setup(tmp: Path) -> list[str]:
-        if kind.endswith("PNG"):
-            from clevr_math import ClevrMath
-
-            data = write_clevr_folder(tmp / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
-            _first_export(ClevrMath, "clevr_math", tmp, data, "general")
-            media = data / "images" / "val" / "CLEVR_val_000001.png"
-            command = ["clevr-math", "export", "--data_dir", str(data), "--config", "general"]
-        else:
-            from clotho_aqa import ClothoAQA
-            from clotho_aqa.synth import write_synthetic_release
-
-            data = write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
-            _first_export(ClothoAQA, "clotho_aqa", tmp, data, "yes_no_majority")
-            media = sorted((data / "audio_files").glob("*.wav"))[0]
-            command = ["clotho-aqa", "export", "--data_dir", str(data), "--config", "yes_no_majority"]
+        media, command = cached_build(tmp, kind.endswith("PNG"))
         raw = media.read_bytes()
         if kind.startswith("truncated"):
             media.write_bytes(raw[: len(raw) // 2])
@@ -309,15 +314,6 @@ def _synth_on_dask(tmp: Path) -> list[str]:
             "--num_proc", "2"]
 
 
-def _scratch(tmp: Path) -> list[Path]:
-    return list((tmp / "tmp").glob("dask-scratch-*"))
-
-
-def _workers_started(tmp: Path) -> bool:
-    """Both workers made their scratch folders: the cluster is up."""
-    return sum(1 for s in _scratch(tmp) for _ in (s / "dask-scratch-space").glob("worker-*")) >= 2
-
-
 def _no_scratch_left(tmp: Path, done) -> None:
     assert not list((tmp / "tmp").iterdir()), f"left in the temporary folder: {list((tmp / 'tmp').iterdir())}"
 
@@ -352,13 +348,13 @@ DASK_CASES = [
          env={"TMPDIR": "{tmp}/" + DEEP + "/tmp"}, exit_code=0, check=_ran_under_the_deep_tmp),
     Case("Ctrl-C during generate-questions --dask local, cluster up", setup=_with_tmp(_generate_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
-         interrupt_when=_workers_started, check=_one_interrupt_line),
+         wait_at="dask-cluster-up", check=_one_interrupt_line),
     Case("Ctrl-C during clevr-math synth --dask local, cluster starting", setup=_with_tmp(_synth_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
-         interrupt_when=lambda tmp: bool(_scratch(tmp)), check=_one_interrupt_line),
+         wait_at="dask-cluster-starting", check=_one_interrupt_line),
     Case("Ctrl-C during clevr-math synth --dask local, cluster up", setup=_with_tmp(_synth_on_dask),
          env=DASK_TMP, exit_code=130, interrupt=signal.SIGINT, interrupt_group=True,
-         interrupt_when=_workers_started, check=_one_interrupt_line),
+         wait_at="dask-cluster-up", check=_one_interrupt_line),
 ]
 
 

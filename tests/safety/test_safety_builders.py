@@ -226,7 +226,7 @@ CASES = [
     Case("clotho-aqa demo interrupted by SIGTERM while exporting",
          setup=lambda tmp: ["clotho-aqa", "demo", "--out", str(tmp / "D"), "--num_files", "3"],
          exit_code=143, interrupt=signal.SIGTERM,
-         interrupt_when=lambda tmp: any((tmp / "D" / "hub").glob(".staging-*")),
+         wait_at="export-shard",
          check=_check_no_hidden_folders),
     # issue 20 Seen 2: --overwrite writes beside the user's file, which stays
     Case("clotho-aqa synth --overwrite onto the user's folder keeps the user's file",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from safety_harness import Case, run_case
-from test_safety_causes import unmount_under
+from test_safety_causes_1_4 import unmount_under
 
 import builder_utils
 from builder_utils.clevr.generate_questions import QuestionFiles

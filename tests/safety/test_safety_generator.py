@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -46,21 +45,6 @@ def scene_file(tmp: Path, count: int = 6, name: str = "s.json", mutate=None) -> 
 
 def gq(*args) -> list[str]:
     return ["generate-questions", *map(str, args)]
-
-
-def _writing(pattern: str):
-    """The moment the first questions reach the staged output: workers are busy."""
-    def started(tmp: Path) -> bool:
-        for path in tmp.glob(pattern):
-            try:
-                if path.stat().st_size > 0:
-                    return True
-            except FileNotFoundError:
-                # the writability probe (same hidden pattern) is created and removed at once
-                continue
-        return False
-
-    return started
 
 
 def _deep(tmp: Path) -> list[str]:
@@ -204,23 +188,23 @@ GENERATOR_CASES = [
          lambda tmp: gq("--input_scene_file", scene_file(tmp, 0), "--output_questions_file", "q.json"),
          exit_code=1, stderr_has="no question generated for the 0 scene(s)"),
     Case("SIGTERM in one process", _big_run(1),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
+         exit_code=143, interrupt=signal.SIGTERM, wait_at="question-written",
          check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM with two workers", _big_run(2),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
+         exit_code=143, interrupt=signal.SIGTERM, wait_at="question-written",
          check=_output_file_absent("q.json"), timeout=120),
     # The whole run takes minutes even with 2 workers (300,000 questions); the hang timeout is
     # far shorter, so waiting for the queued windows before stopping fails the row.
     Case("Ctrl-C with two workers", _big_run(2, "--instances_per_template", "5", count=6000),
-         exit_code=130, interrupt=signal.SIGINT, interrupt_when=_writing(".staging-*/q.json"),
+         exit_code=130, interrupt=signal.SIGINT, wait_at="question-written",
          check=_output_file_absent("q.json"), timeout=30),
     Case("SIGTERM on a local Dask cluster", _big_run(2, "--dask", "local"),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_writing(".staging-*/q.json"),
+         exit_code=143, interrupt=signal.SIGTERM, wait_at="question-written",
          check=_output_file_absent("q.json"), timeout=120),
     Case("SIGTERM during parquet output with two workers", _big_run(2, "--output_format", "parquet",
                                                                     "--scenes_per_shard", "100"),
          exit_code=143, interrupt=signal.SIGTERM,
-         interrupt_when=lambda tmp: any(tmp.glob("q.json/.staging-*/questions-00001-*")),
+         wait_at="shard-written@2",
          check=_output_file_absent("q.json/index.json"), timeout=120),
 ]
 
@@ -286,10 +270,6 @@ def _big_synth(*extra):
     return lambda tmp: synth("--out", "world", "--num_scenes", "val=3000", *extra)
 
 
-def _some_images(tmp: Path) -> bool:
-    return any(len(os.listdir(folder)) > 100 for folder in tmp.glob("world/.staging-*/images/val"))
-
-
 def _symlinked_images_val(tmp: Path) -> list[str]:
     """issue 20 Seen 3: our world, whose images/val was then made a symlink to the user's folder."""
     from builder_utils.clevr.synth import write_clevr_folder
@@ -322,13 +302,13 @@ SYNTH_CASES = [
     Case("synth --out a file", _file_out,
          exit_code=2, stderr_has="world.txt: exists and is not a folder", protected=["world.txt"]),
     Case("synth SIGTERM in one process", _big_synth(),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_some_images,
+         exit_code=143, interrupt=signal.SIGTERM, wait_at="scene-chunk",
          check=_output_file_absent("world/scenes/CLEVR_val_scenes.json"), timeout=120),
     Case("synth Ctrl-C with two workers", _big_synth("--num_proc", "2"),
-         exit_code=130, interrupt=signal.SIGINT, interrupt_when=_some_images,
+         exit_code=130, interrupt=signal.SIGINT, wait_at="scene-chunk",
          check=_output_file_absent("world/scenes/CLEVR_val_scenes.json"), timeout=60),
     Case("synth SIGTERM with two workers", _big_synth("--num_proc", "2"),
-         exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_some_images,
+         exit_code=143, interrupt=signal.SIGTERM, wait_at="scene-chunk",
          check=_output_file_absent("world/scenes/CLEVR_val_scenes.json"), timeout=120),
 ]
 

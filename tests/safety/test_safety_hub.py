@@ -18,7 +18,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, run_case, script
+from safety_harness import Case, WaitPoint, run_case, script, start, wait_until
 
 from builder_utils.ownership import MARKER, RECORD, read_record, sha256_of
 
@@ -133,10 +133,6 @@ def _edited_stale_shard(tmp: Path) -> list[str]:
 # -- item 13: interruptions and stale staging ------------------------------------------------
 
 
-def _staging_has_a_shard(tmp: Path) -> bool:
-    return any((tmp / "E").glob(".staging-*/*/*.parquet"))
-
-
 def _one_line_no_traceback(tmp: Path, done) -> None:
     # (the lines before it are the export's own log: a config's empty split, the size warning)
     lines = done.stderr.strip().splitlines()
@@ -181,13 +177,16 @@ def _users_card(tmp: Path) -> list[str]:
 
 
 def _export_running(tmp: Path) -> list[str]:
-    """A first export, paused (SIGSTOP) once it holds the folder: the second starts meanwhile."""
-    first = subprocess.Popen([script("clotho-aqa"), *export("E")[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
+    """A first export, paused (SIGSTOP) once it holds the folder (waiting at its first staging
+    folder, by construction): the second starts meanwhile."""
+    point = WaitPoint("staging")
+    first = start([script("clotho-aqa"), *export("E")[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL, env={**os.environ, **point.env})
     (tmp / "first.pid").write_text(str(first.pid))
-    while not any((tmp / "E").glob(".staging-*")):
-        assert first.poll() is None, "the first export ended before the second started"
+    wait_until(first, point.reached, 300, "the first export")
     os.kill(first.pid, signal.SIGSTOP)
+    point.release()  # it goes on once continued
+    point.close()
     return export("E", "--config", "questions")
 
 
@@ -309,9 +308,9 @@ CASES = [
     Case("a stale shard of ours that the user edited is not deleted", _edited_stale_shard,
          protected=[EDITED_SHARD]),
     Case("SIGTERM during export leaves the folder as it was and no staging", lambda tmp: export("E"),
-         exit_code=143, protected=["E"], interrupt=signal.SIGTERM, interrupt_when=_staging_has_a_shard),
+         exit_code=143, protected=["E"], interrupt=signal.SIGTERM, wait_at="export-shard"),
     Case("Ctrl-C during export: one line, status 130", lambda tmp: export("E"), exit_code=130,
-         stderr_has="interrupted", protected=["E"], interrupt=signal.SIGINT, interrupt_when=_staging_has_a_shard,
+         stderr_has="interrupted", protected=["E"], interrupt=signal.SIGINT, wait_at="export-shard",
          check=_one_line_no_traceback),
     Case("the next export removes a killed export's staging, and only that; a crafted journal is not followed",
          _stale_staging, protected=["E/.staging-mine", "thesis.txt"], no_debris_under=(),

@@ -22,12 +22,11 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, debris, run_case, script
+from safety_harness import Case, WaitPoint, debris, run, run_case, script, start, wait_until
 
 from builder_utils.clevr.synth import generate_scenes
 
@@ -77,8 +76,8 @@ class Command:
     """One writing command of the matrix.
 
     ``argv(out)`` is its command line writing to ``out`` (a path relative to the test folder,
-    where ``prepare`` made the inputs, all under ``in/``); ``long_argv`` a run long enough to
-    be interrupted (None: too fast to interrupt). ``inputs``: paths of its inputs (under
+    where ``prepare`` made the inputs, all under ``in/``); ``long_argv`` a run that writes enough
+    to fill a small disk (the full-disk row; None: ``argv``). ``inputs``: paths of its inputs (under
     ``in/``); ``folder``: whether ``out`` is a folder (else a file, whose folder is its parent);
     ``ours``: a file it writes, relative to the output folder; ``overwrite``: its overwrite flag;
     ``locks``: whether it holds the output folder's lock; ``disk_kb``: a tmpfs size it cannot
@@ -157,7 +156,7 @@ COMMANDS = [
 
 
 def _run(tmp: Path, argv: list[str], **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([script(argv[0]), *argv[1:]], cwd=tmp, capture_output=True, text=True, **kwargs)
+    return run([script(argv[0]), *argv[1:]], cwd=tmp, **kwargs)
 
 
 def _folder_of(command: Command) -> str:
@@ -171,12 +170,6 @@ def _our_path(command: Command) -> str:
 def _first_run(command: Command, tmp: Path) -> None:
     done = _run(tmp, command.argv(command.out))
     assert done.returncode == 0, done.stderr
-
-
-def _staging_exists(command: Command):
-    def when(tmp: Path) -> bool:
-        return any((tmp / _folder_of(command)).glob(".staging-*/*"))
-    return when
 
 
 def _no_output(command: Command):
@@ -290,31 +283,27 @@ def user_file_inside_then_rerun(command: Command) -> list[Case]:
 
 
 def kill_then_rerun(command: Command) -> list[Case]:
-    if command.long_argv is None:
-        return []
-
     def setup(tmp: Path, c=command) -> list[str]:
         c.prepare(tmp)
-        if "big.json" in " ".join(c.long_argv(c.out)) and not (tmp / "in" / "big.json").exists():
-            c.prepare(tmp)
-        argv = c.long_argv(c.out)
-        process = subprocess.Popen([script(argv[0]), *argv[1:]], cwd=tmp, stdout=subprocess.DEVNULL,
-                                   stderr=subprocess.DEVNULL, start_new_session=True)
-        deadline = time.monotonic() + 120
-        while not _staging_exists(c)(tmp) and time.monotonic() < deadline and process.poll() is None:
-            time.sleep(0.02)
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        assert debris(tmp), "the kill -9 came too late to leave anything"
+        argv = c.argv(c.out)
+        point = WaitPoint("commit")  # everything staged, nothing moved: by construction, not by timing
+        process = start([script(argv[0]), *argv[1:]], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                        text=True, start_new_session=True, env={**os.environ, **point.env})
+        try:
+            wait_until(process, point.reached, 120, f"{c.name}: kill -9")
+        finally:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.communicate()
+            point.close()
+        assert debris(tmp), "the kill -9 left no staging folder"
         return c.argv(c.out) + ([c.overwrite] if c.overwrite else [])
     return [Case(f"{command.name}: kill -9, then a re-run", setup, exit_code=0, timeout=180)]
 
 
 def sigterm_mid_run(command: Command) -> list[Case]:
-    if command.long_argv is None:
-        return []
-    return [Case(f"{command.name}: SIGTERM mid-run", lambda tmp, c=command: (c.prepare(tmp), c.long_argv(c.out))[1],
-                 exit_code=143, interrupt=signal.SIGTERM, interrupt_when=_staging_exists(command),
+    # at the commit's start (everything staged, nothing moved): by construction, so any run will do
+    return [Case(f"{command.name}: SIGTERM mid-run", lambda tmp, c=command: (c.prepare(tmp), c.argv(c.out))[1],
+                 exit_code=143, interrupt=signal.SIGTERM, wait_at="commit",
                  check=_no_output(command), timeout=180)]
 
 

@@ -29,7 +29,7 @@ import logging
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from pathlib import Path
 
 from tqdm import tqdm
@@ -37,8 +37,10 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.options import Choice, FilePath, Integer, add_option_flags, check_options, option, options_from_args
+from builder_utils.options import (MAX_SEED, MAX_WORKERS, Choice, FilePath, Integer, add_option_flags, check_options,
+                                   option, options_from_args)
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
+from builder_utils.wait_points import wait_point
 
 from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
 from .blender import BLENDER_ENV, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
@@ -125,6 +127,11 @@ def scene_file_info(split: str, renderer: str = RENDERER) -> dict[str, str]:
     return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE, "renderer": renderer}
 
 
+# Ten times CLEVR's largest split (70,000 scenes): each scene is an image on disk, and its scene
+# record (about 2 KB) is held in memory until the scene file is written.
+MAX_SCENES_PER_SPLIT = 10**6
+
+
 def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[str, int]:
     if isinstance(num_scenes, Mapping):
         counts = dict(num_scenes)
@@ -136,8 +143,9 @@ def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[
         raise ValueError("no split to write: give at least one of " + ", ".join(SPLITS))
     for split, count in counts.items():
         check_split(split)
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ValueError(f"number of scenes for split {split!r} must be a non-negative integer, got {count!r}")
+        if isinstance(count, bool) or not isinstance(count, int) or not 0 <= count <= MAX_SCENES_PER_SPLIT:
+            raise ValueError(f"number of scenes for split {split!r} must be an integer in 0..{MAX_SCENES_PER_SPLIT}, "
+                             f"got {count!r}")
     return counts
 
 
@@ -172,6 +180,7 @@ def _blender_chunks(seed: int, split: str, count: int, image_dir: Path | None, p
 def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None = None) -> Iterator[dict]:
     for chunk in chunks:
         bar.update(len(chunk))
+        wait_point("scene-chunk")
         for scene in chunk:
             if FAILED in scene:
                 failed.append(scene[FAILED])
@@ -260,10 +269,8 @@ def write_clevr_folder(
     images = ImageOptions() if images is None else images
     if not isinstance(images, ImageOptions):
         raise ValueError(f"images must be an ImageOptions, got {type(images).__name__}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    if isinstance(num_proc, bool) or not isinstance(num_proc, int) or num_proc < 1:
-        raise ValueError(f"num_proc must be a positive integer, got {num_proc!r}")
+    Integer(0, maximum=MAX_SEED)("seed", seed)
+    Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
     root = Path(out_dir)
     if dask is not None:
         require_dask()  # before anything is written
@@ -300,7 +307,9 @@ def write_clevr_folder(
                                         split, kept)
                         fn, tasks = render_chunk, _blender_chunks(seed, split, count, image_dir, progress_dir, job)
                     # results come back in task order, so the file does not depend on scheduling
-                    results = ordered_map(fn, tasks, num_workers=num_proc, client=client)
+                    # closed by the stack on an interruption: the pool's workers are gone before
+                    # the staging folder they write into is removed
+                    results = stack.enter_context(closing(ordered_map(fn, tasks, num_workers=num_proc, client=client)))
                     _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split,
                                       _counted(results, bar, failed), images.renderer)
         finally:
@@ -344,10 +353,12 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         required=True,
         help="scenes per split: one number for every split in --splits, or per split as train=100,val=20 (then --splits is not needed)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="random seed (non-negative integer, default 0)")
+    parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
+                        help="random seed (non-negative integer, default 0)")
     parser.add_argument("--splits", default="train,val", help=f"comma-separated splits among {', '.join(SPLITS)}")
     parser.add_argument("--no_render", action="store_true", help="write only the scene files, no images")
-    parser.add_argument("--num_proc", type=int, default=1, help="worker processes (output does not depend on it)")
+    parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=1,
+                        help="worker processes (output does not depend on it)")
     parser.add_argument("--dask", default=None, metavar="ADDRESS",
                         help="render on Dask: 'local' (a LocalCluster of --num_proc processes) or a scheduler address "
                              "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
