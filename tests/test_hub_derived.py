@@ -10,7 +10,8 @@ from huggingface_hub import DatasetCard
 
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub import export_builder
-from builder_utils.hub.derived import DERIVED_LAYOUTS, DerivedLayout
+from builder_utils.hub.derived import DERIVED_LAYOUTS
+from builder_utils.hub.layout import DerivedLayout
 from clevr_math import ClevrMath
 
 

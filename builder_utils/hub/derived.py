@@ -4,8 +4,8 @@ Each layout is one :class:`DerivedLayout` object: its rows, how a shared export 
 them, its card description and its trainer subsection. :data:`DERIVED_LAYOUTS` registers them,
 in the order the export writes them; :func:`resolve` turns a builder's :class:`HubLayout` into
 the :class:`Layouts` of one export, once, and every stage (rows, plan, write, card) reads that.
-A new layout is one module with its object plus one entry here (or in ``export_builder``'s
-``layouts``).
+A new layout is one module with its object (a :class:`builder_utils.hub.layout.DerivedLayout`,
+so that this module can import it) plus one entry here (or in ``export_builder``'s ``layouts``).
 
 For each registered layout ``L`` available to the builder, ``L`` follows ``conversations_from``
 and ``L_C`` follows ``C`` for each configuration ``C`` of ``also_follow`` (same splits, same rows).
@@ -13,45 +13,14 @@ and ``L_C`` follows ``C`` for each configuration ``C`` of ``also_follow`` (same 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-
-import datasets
 
 from builder_utils.hub import trainer_card
 from builder_utils.hub.conversations import conversations
-from builder_utils.hub.layout import HubLayout, LayoutError
+from builder_utils.hub.layout import DerivedLayout, HubLayout, LayoutError
 from builder_utils.hub.prompt_config import prompts
 from builder_utils.prompts import VERL_PROMPT, PromptSpec
-
-Splits = Mapping[str, datasets.Dataset]
-
-
-class DerivedLayout:
-    """One derived layout: ``name`` (its configuration's), ``trainer`` (the card's), ``names_files``
-    (a shared export writes its rows naming their file, which the media configuration then holds)
-    and ``takes_given`` (its rows can be made elsewhere); ``rows``, ``description``, ``snippet``
-    and ``notes`` make its rows (media as paths) and its card text."""
-
-    name: str
-    trainer: str
-    names_files: bool = False
-    takes_given: bool = False
-
-    def available(self, layout: HubLayout) -> bool:
-        return True
-
-    def media_list(self, found: Layouts) -> str | None:
-        """The rows' list-of-media column (None: none)."""
-        return None
-
-    def shared(self, splits: Splits, found: Layouts) -> Splits:
-        """The rows a shared export writes."""
-        return splits
-
-    def notes(self, layout: HubLayout, config: str, media: str, audio_rate: int) -> list[str]:
-        return []
-
 
 class Conversations(DerivedLayout):
     """``conversations``: :mod:`builder_utils.hub.conversations`, for SFT; its media in both layouts."""

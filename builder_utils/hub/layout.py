@@ -92,6 +92,33 @@ class HubLayout:
                                  "prompts": self.prompts}, "HUB_LAYOUT")
 
 
+class DerivedLayout:
+    """One derived layout: ``name`` (its configuration's), ``trainer`` (the card's), ``names_files``
+    (a shared export writes its rows naming their file, which the media configuration then holds)
+    and ``takes_given`` (its rows can be made elsewhere); ``rows``, ``description``, ``snippet``
+    and ``notes`` make its rows (media as paths) and its card text; ``found`` is the export's
+    :class:`builder_utils.hub.derived.Layouts`, where the objects are registered."""
+
+    name: str
+    trainer: str
+    names_files: bool = False
+    takes_given: bool = False
+
+    def available(self, layout: HubLayout) -> bool:
+        return True
+
+    def media_list(self, found) -> str | None:
+        """The rows' list-of-media column (None: none)."""
+        return None
+
+    def shared(self, splits: Mapping, found) -> Mapping:
+        """The rows a shared export writes."""
+        return splits
+
+    def notes(self, layout: HubLayout, config: str, media: str, audio_rate: int) -> list[str]:
+        return []
+
+
 def layout_of(builder_cls) -> HubLayout | None:
     """The checked ``HUB_LAYOUT`` of a builder class, or None if it declares none.
 
