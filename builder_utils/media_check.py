@@ -49,6 +49,8 @@ __all__ = ["MAX_DECODED_RATIO", "MediaError", "check_all", "check_audio_size", "
 _CHECKED: dict[str, tuple[int, str, str]] = {}
 _RECORDING: list[set[str]] = []
 CHECKED_RECORD = "media-checked.json"
+#: The command name the record of checked media is written under, in the cache folder's ownership record.
+CHECK_COMMAND = "media check"
 
 # Decoded audio (16-bit samples) per byte of file. FLAC of real sound is 1.5-3x, Ogg Vorbis at
 # its lowest bitrates about 30x; 100x leaves room for near-silence and refuses a bomb, whose
@@ -307,10 +309,15 @@ def save_checked(folder: str | os.PathLike, paths: Iterable[str]) -> None:
         >>> save_checked(folder, [png]); _CHECKED.clear(); load_checked(folder)
         1
     """
-    from builder_utils.atomic import write_atomic
+    from builder_utils.ownership import OutputFolder
 
     record = {path: _CHECKED[path] for path in map(os.path.abspath, paths) if path in _CHECKED}
-    write_atomic(os.path.join(folder, CHECKED_RECORD), json.dumps(record))
+    # through the ownership rules like every other write: a record someone else left or edited
+    # in the cache folder is refused, not replaced
+    with OutputFolder.open(os.path.join(folder, CHECKED_RECORD), command=CHECK_COMMAND, flag="--cache_dir",
+                           file=True) as out:
+        (out.stage / CHECKED_RECORD).write_text(json.dumps(record), encoding="utf-8")
+        out.add([CHECKED_RECORD])
 
 
 def load_checked(folder: str | os.PathLike) -> int:

@@ -38,7 +38,7 @@ from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 from builder_utils.options import (MAX_SEED, MAX_WORKERS, Choice, FilePath, Integer, add_option_flags, check_options,
-                                   option, options_from_args)
+                                   option, options_from_args, path_values)
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 from builder_utils.wait_points import wait_point
 
@@ -67,6 +67,15 @@ MAX_SAMPLES = 4096
 # Pillow's decompression-bomb limit; a floor above a whole image's pixels could never be met
 MAX_IMAGE_SIDE = 4096
 MAX_MIN_PIXELS_PER_OBJECT = 480 * 320
+
+
+@dataclasses.dataclass(frozen=True)
+class WorldPaths:
+    """The folder ``clevr-math synth`` writes, declared with its role (``--blender``, the other
+    path it reads, is an :class:`ImageOptions` field)."""
+
+    out: str = option(None, FilePath(), "output folder (created if missing)", group="inputs and outputs",
+                      role="output_dir", flag={"required": True})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,7 +289,8 @@ def write_clevr_folder(
     job = _blender_job(images, num_proc, dask) if images.renderer == "blender" else None
     failed: list[str] = []
     resume = job.resume_key(seed) if job is not None and render else None
-    with OutputFolder.open(root, command=COMMAND, overwrite=overwrite, resume=resume) as out:
+    declared = path_values(WorldPaths(os.fspath(root)), images)  # the rules see --blender too
+    with OutputFolder.open(root, command=COMMAND, declared=declared, overwrite=overwrite, resume=resume) as out:
         for rel in planned:
             out.check(rel)  # refused before any work
         staging = out.stage
@@ -347,7 +357,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         description="Write a synthetic CLEVR_v1.0-shaped folder: scenes/CLEVR_<split>_scenes.json "
         "and images/<split>/CLEVR_<split>_NNNNNN.png, identical for a given seed.",
     )
-    parser.add_argument("--out", required=True, help="output folder (created if missing)")
+    add_option_flags(parser, {"inputs and outputs": parser}, cls=WorldPaths)
     parser.add_argument(
         "--num_scenes",
         required=True,
