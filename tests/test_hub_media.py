@@ -322,10 +322,11 @@ def test_a_shared_export_into_a_folder_keeps_the_media_of_the_shared_configs_it_
 
 
 def test_kept_shared_configs_naming_files_nobody_holds_are_an_error(exports, tmp_path):
+    from builder_utils.hub.derived import resolve
     from builder_utils.hub.layout import layout_of
     from builder_utils.hub.outputs import keep_media_of_kept_configs
 
     folder = exports["out"]["clevr", "shared"]
     kept = {"chains": {"train": [str(p) for p in _parquet_files(folder, "chains") if p.name.startswith("train")]}}
     with pytest.raises(ValueError, match=r"keeps shared configuration\(s\) chains naming \d+ file\(s\) that neither"):
-        keep_media_of_kept_configs({}, layout_of(ClevrMath), kept, {})
+        keep_media_of_kept_configs({}, resolve(layout_of(ClevrMath)), kept, {})

@@ -20,6 +20,7 @@ from builder_test_helpers import BuilderSpec, build
 from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.export import ExportError, plan_split, write_shards
+from builder_utils.hub.derived import resolve
 from builder_utils.hub.layout import layout_of
 from builder_utils.hub.outputs import assemble
 from builder_utils.hub.shard_writer import WriteStopped, embed_media, write_parquet_shard
@@ -47,7 +48,7 @@ def outputs(tmp_path_factory) -> dict[str, dict]:
     for builder_cls, data_dir, config in ((ClevrMath, clevr, "general"), (ClothoAQA, release, "questions")):
         built = {config: build(BuilderSpec(builder_cls, str(data_dir)), config, root / "cache")[1]}
         layout = layout_of(builder_cls)
-        shared, _ = assemble([config, "conversations"], built, layout, "shared")
+        shared, _ = assemble([config, "conversations"], built, resolve(layout), "shared")
         found[f"{builder_cls.__name__}/{config}"] = built[config]
         found[f"{builder_cls.__name__}/{layout.media_config}"] = shared[layout.media_config]
         found[f"{builder_cls.__name__}/conversations"] = shared["conversations"]

@@ -59,7 +59,8 @@ from builder_utils.hub.card import (
 )
 from builder_utils.hub.audio_format import encode_flac
 from builder_utils.hub.card_merge import EDITED, card_state, marked_template, merged_card
-from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout, layout_of
+from builder_utils.hub.derived import DERIVED_LAYOUTS, DerivedLayout, Layouts, resolve
+from builder_utils.hub.layout import HubLayout, layout_of
 from builder_utils.hub.media import with_join_section, with_section
 from builder_utils.hub.trainer_card import trainer_section
 from builder_utils.hub.outputs import (
@@ -369,11 +370,10 @@ def _generator_name() -> str:
     return f"`builder_utils.hub` of clevr-clotho-qa {version}"
 
 
-def _check_configs(builder_cls, configs: Sequence[str] | None) -> list[str]:
+def _check_configs(builder_cls, configs: Sequence[str] | None, found: Layouts) -> list[str]:
     available = [c.name for c in builder_cls.BUILDER_CONFIGS]
-    layout = layout_of(builder_cls)
-    if layout is not None and configs:
-        available += list(layout.derived())  # asked for by name only: the default export stays the builder's
+    if configs:
+        available += list(found.derived)  # asked for by name only: the default export stays the builder's
     if not configs:
         return available
     unknown = [c for c in configs if c not in available]
@@ -418,6 +418,7 @@ def export_builder(
     prompt_style: str = DEFAULT_PROMPT_STYLE,
     given: Callable[[str], Mapping[str, Mapping[str, datasets.Dataset]]] | None = None,
     prompt_audio_rate: int = DEFAULT_AUDIO_RATE,
+    layouts: Sequence[DerivedLayout] = DERIVED_LAYOUTS,
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
@@ -439,7 +440,8 @@ def export_builder(
     ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
     ``given(cache_dir)`` returns rows of ``prompts`` configurations made elsewhere (config ->
     split -> rows, e.g. ``clevr_math.stream``'s, written into ``cache_dir``); they are written
-    as they are, and the configurations they would follow are not built for them.
+    as they are, and the configurations they would follow are not built for them. ``layouts``
+    are the derived layouts offered (:data:`builder_utils.hub.derived.DERIVED_LAYOUTS`).
 
     Example::
 
@@ -449,9 +451,9 @@ def export_builder(
         sorted(result.configs["multihop"])   # ['test', 'train', 'validation']
     """
     started = time.perf_counter()
-    names = _check_configs(builder_cls, configs)
-    layout = layout_of(builder_cls)
-    check_options(layout, builder_cls.__name__, media, audio_format, CONVERSATIONS in names, prompt_style)
+    found = resolve(layout_of(builder_cls), layouts)
+    names = _check_configs(builder_cls, configs, found)
+    check_options(found.layout, builder_cls.__name__, media, audio_format, prompt_style)
     try:
         PromptAudioOptions(prompt_audio_rate=prompt_audio_rate)
     except ValueError as exc:
@@ -469,7 +471,7 @@ def export_builder(
             state = card_state(folder)
             existing = read_card(out / README)
             _check_folders(folder, [config_dir(n) for n in names] + [ASSETS_DIR])
-            result = _export_into(folder, builder_cls, names, layout, template, state, existing, data_dir, configs,
+            result = _export_into(folder, builder_cls, names, found, template, state, existing, data_dir, configs,
                                   num_proc, max_shard_size, cache_dir, builder_kwargs, progress, media, audio_format,
                                   plan_only, prompt_style, given, prompt_audio_rate)
     except OwnershipError as exc:
@@ -478,11 +480,12 @@ def export_builder(
     return result
 
 
-def _export_into(folder, builder_cls, names, layout, template, state, existing, data_dir, configs, num_proc,
+def _export_into(folder, builder_cls, names, found, template, state, existing, data_dir, configs, num_proc,
                  max_shard_size, cache_dir, builder_kwargs, progress, media, audio_format, plan_only, prompt_style,
                  given, prompt_audio_rate) -> ExportResult:
     """The export's work inside its open output folder (see :func:`export_builder`)."""
     out, staging = folder.root, folder.stage
+    layout, derived = found.layout, found.derived
     manifest = folder.record
     result = ExportResult(folder=out)
     if cache_dir is None:
@@ -495,7 +498,7 @@ def _export_into(folder, builder_cls, names, layout, template, state, existing, 
     built: dict[str, datasets.DatasetDict] = {}
     data_source, media_feature = "", None
     made = dict(given(os.fspath(cache_dir))) if given is not None else {}
-    for name in configs_to_build([n for n in names if n not in made], layout):
+    for name in configs_to_build([n for n in names if n not in made], found):
         build_started = time.perf_counter()
         builder = builder_cls(
             config_name=name,
@@ -512,13 +515,13 @@ def _export_into(folder, builder_cls, names, layout, template, state, existing, 
         result.build_seconds += time.perf_counter() - build_started
     if media_feature is None and layout is not None and made:
         media_feature = next(iter(next(iter(made.values())).values())).features.get(layout.media_column)
-    outputs, result.plan = assemble(names, built, layout, media, prompt_style, given=made,
+    outputs, result.plan = assemble(names, built, found, media, prompt_style, given=made,
                                     audio_rate=prompt_audio_rate)
     if media == "shared" and existing is not None:
         on_card = MetadataConfigs.from_dataset_card_data(existing.data)
         kept = {n: split_files(out, e) for n, e in on_card.items() if n not in outputs}
         old_media = split_files(out, on_card[layout.media_config]) if layout.media_config in on_card else {}
-        keep_media_of_kept_configs(outputs, layout, kept, old_media)
+        keep_media_of_kept_configs(outputs, found, kept, old_media)
     logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
     if result.plan.warning():
         logger.warning("%s", result.plan.warning())
@@ -549,7 +552,6 @@ def _export_into(folder, builder_cls, names, layout, template, state, existing, 
     del built, outputs
 
     # The configurations of question rows: the card's default and its Usage examples are one of them.
-    derived = layout.derived() if layout is not None else {}
     question_configs = [n for n in entries if n not in derived and (layout is None or n != layout.media_config)]
     card_data = merge_metadata(
         template, existing.data if existing else None, entries, infos, builder_cls.DEFAULT_CONFIG_NAME,
@@ -567,7 +569,7 @@ def _export_into(folder, builder_cls, names, layout, template, state, existing, 
             stats[name] = config_statistics(name, {s: files[s] for s in ordered_splits(files)}, *card_columns(builder_cls))
             plots[name] = draw_plots(staging, stats[name], pretty_name)
     descriptions = {c.name: c.description or "" for c in builder_cls.BUILDER_CONFIGS}
-    descriptions |= added_descriptions(layout)
+    descriptions |= added_descriptions(found)
     default = card_configs.get_default_config_name()
     card = render_card(
         template, card_data, all_configs, stats, descriptions, plots, default, _generator_name(),
@@ -576,10 +578,10 @@ def _export_into(folder, builder_cls, names, layout, template, state, existing, 
         data_source=data_source,
     )
     if media == "shared":
-        # Question and prompt configurations name their file; conversations hold their media.
+        # Question configurations name their file, and so do the derived ones whose layout says so.
         card = with_join_section(card, layout, [n for n in entries if n != layout.media_config
-                                                and (n not in derived or derived[n].kind == PROMPTS)])
-    training = (trainer_section(layout, all_configs, media, prompt_style, prompt_audio_rate)
+                                                and (n not in derived or derived[n].layout.names_files)])
+    training = (trainer_section(found, all_configs, media, prompt_style, prompt_audio_rate)
                 if layout is not None else None)
     if training:
         card = with_section(card, training)

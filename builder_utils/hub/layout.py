@@ -19,8 +19,9 @@ of this package, which keeps the legacy loading-script mode light)::
         "rewards": "clevr_math.rewards",    # the reward functions the card's GRPO snippet imports
     }
 
-``conversations`` and ``prompts`` follow ``conversations_from``; for each configuration ``C`` of
-``also_follow``, ``conversations_C`` and ``prompts_C`` follow ``C`` (same splits, same rows).
+``conversations`` and ``prompts`` (the layouts of :mod:`builder_utils.hub.derived`) follow
+``conversations_from``; for each configuration ``C`` of ``also_follow``, ``conversations_C`` and
+``prompts_C`` follow ``C`` (same splits, same rows).
 """
 
 from __future__ import annotations
@@ -28,23 +29,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-CONVERSATIONS = "conversations"
-PROMPTS = "prompts"
 MEDIA_LAYOUTS = ("inline", "shared")
 AUDIO_FORMATS = ("wav", "flac")
 
 
 class LayoutError(ValueError):
     """A ``HUB_LAYOUT`` declaration that cannot be used; the message names the builder."""
-
-
-@dataclass(frozen=True)
-class Derived:
-    """A configuration built from a question configuration: ``kind`` (``conversations`` or
-    ``prompts``) and the configuration it follows (same splits)."""
-
-    kind: str
-    source: str
 
 
 @dataclass(frozen=True)
@@ -79,8 +69,6 @@ class HubLayout:
     def __post_init__(self):
         if set(self.turn) - {"user", "assistant"} or (self.conversations_from and len(self.turn) != 2):
             raise LayoutError(f"turn must map exactly 'user' and 'assistant' to columns, got {dict(self.turn)}")
-        if self.media_config in (CONVERSATIONS, PROMPTS):
-            raise LayoutError(f"the media configuration cannot be named {self.media_config!r}")
         if self.also_follow and not self.conversations_from:
             raise LayoutError("also_follow needs conversations_from (the configuration the plain names follow)")
 
@@ -103,25 +91,32 @@ class HubLayout:
         return prompt_spec_from({"data_source": self.data_source, "media_column": self.media_column, "key": self.key,
                                  "prompts": self.prompts}, "HUB_LAYOUT")
 
-    def derived(self) -> dict[str, Derived]:
-        """The configurations an export can add that follow a question configuration, by name.
 
-        Example:
-            >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
-            ...                    turn={"user": "question", "assistant": "label"}, also_follow=("multihop",),
-            ...                    prompts={"media_kind": "image", "answer": "label"})
-            >>> {name: d.source for name, d in layout.derived().items()}
-            {'conversations': 'general', 'conversations_multihop': 'multihop', 'prompts': 'general', 'prompts_multihop': 'multihop'}
-        """
-        if not self.conversations_from:
-            return {}
-        kinds = [CONVERSATIONS] + ([PROMPTS] if self.prompts is not None else [])
-        found = {}
-        for kind in kinds:
-            found[kind] = Derived(kind, self.conversations_from)
-            for source in self.also_follow:
-                found[f"{kind}_{source}"] = Derived(kind, source)
-        return found
+class DerivedLayout:
+    """One derived layout: ``name`` (its configuration's), ``trainer`` (the card's), ``names_files``
+    (a shared export writes its rows naming their file, which the media configuration then holds)
+    and ``takes_given`` (its rows can be made elsewhere); ``rows``, ``description``, ``snippet``
+    and ``notes`` make its rows (media as paths) and its card text; ``found`` is the export's
+    :class:`builder_utils.hub.derived.Layouts`, where the objects are registered."""
+
+    name: str
+    trainer: str
+    names_files: bool = False
+    takes_given: bool = False
+
+    def available(self, layout: HubLayout) -> bool:
+        return True
+
+    def media_list(self, found) -> str | None:
+        """The rows' list-of-media column (None: none)."""
+        return None
+
+    def shared(self, splits: Mapping, found) -> Mapping:
+        """The rows a shared export writes."""
+        return splits
+
+    def notes(self, layout: HubLayout, config: str, media: str, audio_rate: int) -> list[str]:
+        return []
 
 
 def layout_of(builder_cls) -> HubLayout | None:

@@ -24,23 +24,22 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from builder_utils.datasets_adapter import dataset_from_table, table_cast
-from builder_utils.hub.conversations import conversations
-from builder_utils.hub.layout import AUDIO_FORMATS, CONVERSATIONS, MEDIA_LAYOUTS, PROMPTS, HubLayout
+from builder_utils.hub.derived import Layouts
+from builder_utils.hub.layout import AUDIO_FORMATS, MEDIA_LAYOUTS, HubLayout
 from builder_utils.hub.media import media_rows, question_columns_only
 from builder_utils.hub.plan import ExportPlan, plan_export
-from builder_utils.hub.prompt_config import prompts
-from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT, prompt_style
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_style
 
 Splits = Mapping[str, datasets.Dataset]
 
 
 def check_options(layout: HubLayout | None, builder_name: str, media: str, audio_format: str,
-                  wants_conversations: bool, style: str = DEFAULT_PROMPT_STYLE) -> None:
+                  style: str = DEFAULT_PROMPT_STYLE) -> None:
     """Raise ValueError for an unknown layout or format, or one the builder cannot serve.
 
     Example:
-        >>> check_options(None, "X", "inline", "wav", False)
-        >>> check_options(None, "X", "shared", "wav", False)
+        >>> check_options(None, "X", "inline", "wav")
+        >>> check_options(None, "X", "shared", "wav")
         Traceback (most recent call last):
         ...
         ValueError: X declares no HUB_LAYOUT (its media column and key): --media shared is not available
@@ -51,23 +50,22 @@ def check_options(layout: HubLayout | None, builder_name: str, media: str, audio
         raise ValueError(f"--audio_format must be one of {', '.join(AUDIO_FORMATS)}, got {audio_format!r}")
     if layout is None and media == "shared":
         raise ValueError(f"{builder_name} declares no HUB_LAYOUT (its media column and key): --media shared is not available")
-    if wants_conversations and (layout is None or not layout.conversations_from):
-        raise ValueError(f"{builder_name} declares no conversations source: the {CONVERSATIONS} configuration is not available")
     try:
         prompt_style(style)
     except ValueError as exc:
         raise ValueError(f"--prompt_style: {exc}") from None
 
 
-def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str]:
+def configs_to_build(names: Sequence[str], found: Layouts) -> list[str]:
     """The builder configurations to build for the requested output configurations.
 
     Example:
-        >>> configs_to_build(["multihop", "conversations"], HubLayout("image", "image_filename", "images",
-        ...                  conversations_from="general", turn={"user": "q", "assistant": "a"}))
+        >>> from builder_utils.hub.derived import resolve
+        >>> configs_to_build(["multihop", "conversations"], resolve(HubLayout("image", "image_filename", "images",
+        ...                  conversations_from="general", turn={"user": "q", "assistant": "a"})))
         ['multihop', 'general']
     """
-    derived = layout.derived() if layout is not None else {}
+    derived = found.derived
     wanted = [n for n in names if n not in derived]
     for name in names:
         if name in derived and derived[name].source not in wanted:
@@ -76,75 +74,71 @@ def configs_to_build(names: Sequence[str], layout: HubLayout | None) -> list[str
 
 
 def assemble(
-    names: Sequence[str], built: Mapping[str, Splits], layout: HubLayout | None, media: str,
+    names: Sequence[str], built: Mapping[str, Splits], found: Layouts, media: str,
     style: str = DEFAULT_PROMPT_STYLE, given: Mapping[str, Splits] | None = None, audio_rate: int | None = None,
 ) -> tuple[dict[str, Splits], ExportPlan]:
     """The output configurations (name -> split -> rows, media as paths) and the size plan;
     ``style`` is the prompt style of the ``prompts`` configurations' system turn; inline, their
-    clips are samples at ``audio_rate`` Hz. ``given`` holds ``prompts`` configurations whose rows
-    were made elsewhere (a stream's), used as they are.
+    clips are samples at ``audio_rate`` Hz. ``given`` holds rows of derived configurations whose
+    layout takes them (``prompts``: a stream's), made elsewhere, used as they are.
 
     Example:
+        >>> from builder_utils.hub.derived import resolve
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": [None], "question": ["?"]})
         >>> outputs, plan = assemble(["general"], {"general": {"train": rows}},
-        ...                          HubLayout("image", "image_filename", "images"), "shared")
+        ...                          resolve(HubLayout("image", "image_filename", "images")), "shared")
         >>> {name: list(splits["train"].column_names) for name, splits in outputs.items()}
         {'general': ['image_filename', 'question'], 'images': ['image_filename', 'image']}
     """
-    derived = layout.derived() if layout is not None else {}
+    layout, derived = found.layout, found.derived
     questions = {n: built[n] for n in names if n not in derived}
-    talks = {n: conversations(built[derived[n].source], layout) for n in names
-             if n in derived and derived[n].kind == CONVERSATIONS}
-    wanted_prompts = [n for n in names if n in derived and derived[n].kind == PROMPTS]
+    # In the registry's order, each layout's configurations in the order asked.
+    wanted = [n for kind in found.registered for n in names if n in derived and derived[n].layout is kind]
     given = dict(given or {})
-    misplaced = [n for n in given if n not in wanted_prompts]
+    misplaced = [n for n in given if n not in wanted or not derived[n].layout.takes_given]
     if misplaced:
         raise ValueError(f"rows can be given for the prompts configurations only, not {', '.join(misplaced)}")
     if given and media == "shared":
         raise ValueError("--media shared joins rows to the images of built configurations; streamed prompts "
                          "rows carry their own images: export them with --media inline")
-    spec = layout.prompt_spec() if wanted_prompts else None
     # Built with their media list: the plan needs both layouts; shared drops the list below.
     # Shared rows drop their media list below: only inline ones are worth decoding.
     rate = audio_rate if media == "inline" else None
-    rl = {n: given[n] if n in given else prompts(built[derived[n].source], spec, style, audio_rate=rate)
-          for n in wanted_prompts}
-    # Shared prompt rows name their files only: the media configuration must hold those too.
-    named = {**questions, **{n: built[derived[n].source] for n in wanted_prompts if n not in given}}
+    rows = {n: given[n] if n in given else derived[n].layout.rows(built[derived[n].source], found, style, rate)
+            for n in wanted}
+    # Shared rows that name their files: the media configuration must hold those too.
+    named = {**questions, **{n: built[derived[n].source] for n in wanted
+                             if derived[n].layout.names_files and n not in given}}
     shared_media = media_rows(named, layout) if layout is not None and named else None
-    plan = plan_export(questions, layout, media, media=shared_media, conversations=talks, prompts=rl)
+    plan = plan_export(questions, layout, media, media=shared_media,
+                       derived=[(n, rows[n], derived[n].layout.media_list(found), derived[n].layout.names_files)
+                                for n in wanted])
     outputs: dict[str, Splits] = {}
     for name, splits in questions.items():
         outputs[name] = splits if media == "inline" else {s: question_columns_only(d, layout) for s, d in splits.items()}
     if media == "shared" and shared_media:
         outputs[layout.media_config] = shared_media
-    outputs |= talks
-    for name, splits in rl.items():
-        outputs[name] = splits if media == "inline" else {s: d.remove_columns([spec.media_list, VERL_PROMPT])
-                                                          for s, d in splits.items()}
+    for name, splits in rows.items():
+        outputs[name] = splits if media == "inline" else derived[name].layout.shared(splits, found)
     return outputs, plan
 
 
-def descriptions(layout: HubLayout | None) -> dict[str, str]:
+def descriptions(found: Layouts) -> dict[str, str]:
     """Card descriptions of the configurations an export adds to the builder's.
 
     Example:
-        >>> descriptions(None)
+        >>> from builder_utils.hub.derived import resolve
+        >>> descriptions(resolve(None))
         {}
     """
+    layout = found.layout
     if layout is None:
         return {}
-    found = {layout.media_config: f"Each media file once (`{layout.key}`, `{layout.media_column}`); "
-                                  "the question configurations of a shared export name their file."}
-    for name, derived in layout.derived().items():
-        if derived.kind == CONVERSATIONS:
-            found[name] = (f"Follows `{derived.source}`: one row per file, its questions as chat turns (`{layout.conversation_media}` "
-                           "+ `messages`, TRL's conversational format, for SFT; `texts`, the_cauldron's format).")
-        else:
-            found[name] = (f"Follows `{derived.source}`: one RL prompt row per question (`prompt`, TRL's conversational "
-                           "format, for GRPO; `verl_prompt`, `data_source`, `reward_model`, `extra_info` for verl), "
-                           "the ground truth as plain columns.")
-    return found
+    added = {layout.media_config: f"Each media file once (`{layout.key}`, `{layout.media_column}`); "
+                                 "the question configurations of a shared export name their file."}
+    for name, derived in found.derived.items():
+        added[name] = derived.layout.description(layout, derived.source)
+    return added
 
 
 def _parquet_table(files: Sequence[str], columns: Sequence[str] | None = None) -> pa.Table | None:
@@ -153,7 +147,7 @@ def _parquet_table(files: Sequence[str], columns: Sequence[str] | None = None) -
 
 
 def keep_media_of_kept_configs(
-    outputs: dict[str, Splits], layout: HubLayout, kept: Mapping[str, Mapping[str, Sequence[str]]],
+    outputs: dict[str, Splits], found: Layouts, kept: Mapping[str, Mapping[str, Sequence[str]]],
     old_media: Mapping[str, Sequence[str]],
 ) -> None:
     """Add to the new media configuration the files that shared configurations kept in the folder
@@ -162,12 +156,13 @@ def keep_media_of_kept_configs(
     export would replace the media configuration with one that lacks those files. A kept file
     found nowhere is a ValueError naming it. Used by :func:`builder_utils.hub.export.export_builder`::
 
-        keep_media_of_kept_configs(outputs, layout, {"multihop": {"train": [shard, ...]}},
+        keep_media_of_kept_configs(outputs, found, {"multihop": {"train": [shard, ...]}},
                                    {"train": ["OUT/images/train-00000-of-00001.parquet"]})
     """
+    layout = found.layout
     new = outputs.setdefault(layout.media_config, {})
-    spec = layout.prompt_spec()
-    carried = {layout.media_column, layout.conversation_media, *([spec.media_list] if spec else [])}
+    lists = (kind.media_list(found) for kind in found.registered)
+    carried = {layout.media_column, *(column for column in lists if column)}
     have = {key for rows in new.values() for key in rows.data.column(layout.key).to_pylist()}
     wanted: set = set()
     for config, splits in kept.items():

@@ -154,7 +154,7 @@ def _media_key(value: dict) -> str:
     return value.get("path") or hashlib.sha256(value.get("bytes") or b"").hexdigest()
 
 
-def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: dict[str, int],
+def _listed_media(splits: Mapping[str, datasets.Dataset], column: str | None, sizes: dict[str, int],
                   distinct: dict[str, int]) -> tuple[int, int]:
     """(bytes of the other columns, bytes of the files) of a configuration holding a media list
     (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes);
@@ -162,6 +162,8 @@ def _listed_media(splits: Mapping[str, datasets.Dataset], column: str, sizes: di
     text = files = 0
     for ds in splits.values():
         text += _column_bytes(ds, [column])
+        if column is None:  # a layout without media
+            continue
         stored = ds.data.column(column)
         if pa.types.is_struct(stored.type.value_type):
             values = stored.combine_chunks().flatten().to_pylist()
@@ -183,13 +185,13 @@ def plan_export(
     layout: HubLayout | None,
     chosen: str,
     media: Mapping[str, datasets.Dataset] | None = None,
-    conversations: Mapping[str, Mapping[str, datasets.Dataset]] | None = None,
-    prompts: Mapping[str, Mapping[str, datasets.Dataset]] | None = None,
+    derived: Sequence[tuple[str, Mapping[str, datasets.Dataset], str | None, bool]] = (),
 ) -> ExportPlan:
     """Rows and projected bytes of the question configurations (``config -> split -> rows``,
-    media as paths), the media configuration, and the conversation and prompt configurations
-    (``config -> split -> rows``) when given. Conversations hold their media in both layouts;
-    prompts (built with their media list) hold it inline only.
+    media as paths), the media configuration, and the derived configurations when given: each
+    ``(config, split -> rows, its media list column, whether shared it names its files)``. One
+    that names its files (prompts, built with their media list) holds its media inline only; the
+    others (conversations) hold them in both layouts.
 
     Example:
         >>> from builder_utils.hub.media import media_rows
@@ -232,14 +234,10 @@ def plan_export(
         rows = sum(len(ds) for ds in media.values())
         total = sum(_column_bytes(ds, [media_column]) + sum(file_sizes(ds, media_column, sizes)) for ds in media.values())
         plan.configs.append(PlannedConfig(layout.media_config, rows, None, total))
-    for name, splits in (conversations or {}).items():
-        text, files = _listed_media(splits, layout.conversation_media, sizes, distinct)
+    for name, splits, column, names_files in derived:
+        text, files = _listed_media(splits, column, sizes, distinct)
         rows = sum(len(ds) for ds in splits.values())
-        plan.configs.append(PlannedConfig(name, rows, text + files, text + files))
-    for name, splits in (prompts or {}).items():
-        text, files = _listed_media(splits, layout.prompt_spec().media_list, sizes, distinct)
-        rows = sum(len(ds) for ds in splits.values())
-        plan.configs.append(PlannedConfig(name, rows, text + files, text))
+        plan.configs.append(PlannedConfig(name, rows, text + files, text if names_files else text + files))
     plan.media_files = len(distinct)
     plan.media_bytes = sum(distinct.values())
     plan.shareable = bool(questions)

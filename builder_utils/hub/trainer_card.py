@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from builder_utils.hub.card import install_hint
 from builder_utils.hub.conversations import REASONING_MESSAGES
-from builder_utils.hub.layout import CONVERSATIONS, PROMPTS, HubLayout
+from builder_utils.hub.layout import HubLayout
 from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, VERL_PROMPT
 
@@ -25,7 +25,7 @@ def _audio(layout: HubLayout) -> bool:
     return layout.conversation_media != "images"
 
 
-def _load_lines(layout: HubLayout, config: str, media: str, kind: str) -> list[str]:
+def _load_lines(layout: HubLayout, config: str) -> list[str]:
     lines = ["from datasets import load_dataset"]
     load = f'load_dataset("REPO_ID", "{config}", split="train")'
     if _audio(layout):
@@ -34,15 +34,6 @@ def _load_lines(layout: HubLayout, config: str, media: str, kind: str) -> list[s
                   f"train = without_decoding({load})  # clips as bytes: no torchcodec needed"]
     else:
         lines += ["", f"train = {load}"]
-    if kind == PROMPTS and media == "shared":
-        # Shared prompt rows name their file only: the lazy join gives the rows of an inline export.
-        files = f'load_dataset("REPO_ID", "{layout.media_config}", split="train")'
-        lines += [f"from builder_utils.hub import attach_media  # {install_hint()}",
-                  f"train = attach_media(train, {f'without_decoding({files})' if _audio(layout) else files})"]
-    if kind == CONVERSATIONS and layout.reasoning:
-        lines += ["# SFT before GRPO: turns answered <think>{cot}</think><answer>{n}</answer>, as format_reward scores",
-                  "# them (drop this line to train on the bare answers of `messages`)",
-                  f'train = train.remove_columns("messages").rename_column("{REASONING_MESSAGES}", "messages")']
     return lines
 
 
@@ -61,9 +52,15 @@ def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
             "[accuracy_reward, format_reward]")
 
 
-def _snippet(layout: HubLayout, config: str, media: str, kind: str, style: str) -> str:
-    lines = _load_lines(layout, config, media, kind) + [""]
-    if kind == CONVERSATIONS and _audio(layout):
+def sft_snippet(layout: HubLayout, config: str) -> str:
+    """The ``SFTTrainer`` snippet of a ``conversations`` configuration."""
+    lines = _load_lines(layout, config)
+    if layout.reasoning:
+        lines += ["# SFT before GRPO: turns answered <think>{cot}</think><answer>{n}</answer>, as format_reward scores",
+                  "# them (drop this line to train on the bare answers of `messages`)",
+                  f'train = train.remove_columns("messages").rename_column("{REASONING_MESSAGES}", "messages")']
+    lines += [""]
+    if _audio(layout):
         lines += [f"{TRL_MARKER} SFTConfig, SFTTrainer",
                   "from transformers import AutoProcessor",
                   "from builder_utils.sft_collator import AudioSFTCollator",
@@ -76,40 +73,54 @@ def _snippet(layout: HubLayout, config: str, media: str, kind: str, style: str) 
                   '                     args=SFTConfig(output_dir="sft", remove_unused_columns=False,',
                   '                                    dataset_kwargs={"skip_prepare_dataset": True}))',
                   "trainer.train()"]
-    elif kind == CONVERSATIONS:
+    else:
         lines += [f"{TRL_MARKER} SFTConfig, SFTTrainer",
                   "",
                   "# assistant_only_loss: the loss on the answers only; needs {% generation %} in the chat template",
                   'trainer = SFTTrainer(model="MODEL_ID", train_dataset=train,',
                   '                     args=SFTConfig(output_dir="sft", assistant_only_loss=True))',
                   "trainer.train()"]
-    else:
-        imports, rewards = _reward_lines(layout, style)
-        lines += [f"{TRL_MARKER} GRPOConfig, GRPOTrainer", *imports, "",
-                  f'trainer = GRPOTrainer(model="MODEL_ID", reward_funcs={rewards}, train_dataset=train,',
-                  '                      args=GRPOConfig(output_dir="grpo"))',
-                  "trainer.train()"]
     return "\n".join(lines)
 
 
-def _notes(layout: HubLayout, config: str, media: str, kind: str, audio_rate: int) -> list[str]:
+def grpo_snippet(layout: HubLayout, config: str, media: str, style: str) -> str:
+    """The ``GRPOTrainer`` snippet of a ``prompts`` configuration."""
+    lines = _load_lines(layout, config)
+    if media == "shared":
+        # Shared prompt rows name their file only: the lazy join gives the rows of an inline export.
+        files = f'load_dataset("REPO_ID", "{layout.media_config}", split="train")'
+        lines += [f"from builder_utils.hub import attach_media  # {install_hint()}",
+                  f"train = attach_media(train, {f'without_decoding({files})' if _audio(layout) else files})"]
+    imports, rewards = _reward_lines(layout, style)
+    lines += ["", f"{TRL_MARKER} GRPOConfig, GRPOTrainer", *imports, "",
+              f'trainer = GRPOTrainer(model="MODEL_ID", reward_funcs={rewards}, train_dataset=train,',
+              '                      args=GRPOConfig(output_dir="grpo"))',
+              "trainer.train()"]
+    return "\n".join(lines)
+
+
+def sft_notes(layout: HubLayout) -> list[str]:
+    """The notes under the ``SFTTrainer`` snippet."""
     many = layout.conversation_media
-    if kind == CONVERSATIONS:
-        notes = [f"`messages` (TRL's conversational format: typed parts, the media placeholder in the first user "
-                 f"turn) and `{many}` are what `SFTTrainer` reads; `texts` is the_cauldron's format of the same turns."]
-        if layout.reasoning:
-            notes.append(f"`{REASONING_MESSAGES}` holds the same turns after the `think_answer` system turn, each answer "
-                         "written `<think>{cot}</think><answer>{answer}</answer>`: a model fine-tuned on it writes the "
-                         "format that `format_reward` scores in GRPO on `prompts`. `assistant_only_loss=True` needs "
-                         "`{% generation %}` markers in the model's chat template (TRL's requirement); without them, "
-                         "leave it out.")
-        if _audio(layout):
-            notes.append("TRL 1.16's `SFTTrainer` has no audio path: it counts a dataset as multimodal only when a row "
-                         "has `images`, prepares these rows as text, and the processor then stops (`Found 1 <|AUDIO|> "
-                         "tokens in the text but no audio inputs were passed`). With `AudioSFTCollator` (this package) "
-                         "and `skip_prepare_dataset` it trains on the clips: each is decoded at the processor's rate "
-                         "with soundfile (no torchcodec) and the loss covers the assistant turns only.")
-        return notes
+    notes = [f"`messages` (TRL's conversational format: typed parts, the media placeholder in the first user "
+             f"turn) and `{many}` are what `SFTTrainer` reads; `texts` is the_cauldron's format of the same turns."]
+    if layout.reasoning:
+        notes.append(f"`{REASONING_MESSAGES}` holds the same turns after the `think_answer` system turn, each answer "
+                     "written `<think>{cot}</think><answer>{answer}</answer>`: a model fine-tuned on it writes the "
+                     "format that `format_reward` scores in GRPO on `prompts`. `assistant_only_loss=True` needs "
+                     "`{% generation %}` markers in the model's chat template (TRL's requirement); without them, "
+                     "leave it out.")
+    if _audio(layout):
+        notes.append("TRL 1.16's `SFTTrainer` has no audio path: it counts a dataset as multimodal only when a row "
+                     "has `images`, prepares these rows as text, and the processor then stops (`Found 1 <|AUDIO|> "
+                     "tokens in the text but no audio inputs were passed`). With `AudioSFTCollator` (this package) "
+                     "and `skip_prepare_dataset` it trains on the clips: each is decoded at the processor's rate "
+                     "with soundfile (no torchcodec) and the loss covers the assistant turns only.")
+    return notes
+
+
+def grpo_notes(layout: HubLayout, config: str, media: str, audio_rate: int) -> list[str]:
+    """The notes under the ``GRPOTrainer`` snippet, verl's among them."""
     notes = ["`prompt` is TRL's conversational prompt; every other column (`answer`, the typed labels and "
              "filter fields) reaches the reward functions as a keyword argument (`GRPOConfig` keeps unused "
              "columns by default)."]
@@ -150,21 +161,22 @@ def _verl_notes(layout: HubLayout, config: str, media: str, audio_rate: int) -> 
     return notes
 
 
-def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
+def trainer_section(found, configs: Sequence[str], media: str,
                     style: str = DEFAULT_PROMPT_STYLE, audio_rate: int = DEFAULT_AUDIO_RATE) -> str | None:
-    """The card section for the conversation and prompt configurations among ``configs`` (None
-    if there are none), for an export in ``media`` layout with prompt style ``style`` (and audio
-    prompts at ``audio_rate`` Hz).
+    """The card section for the derived configurations among ``configs`` (None if there are
+    none; ``found``: the export's :class:`builder_utils.hub.derived.Layouts`), for an export in
+    ``media`` layout with prompt style ``style`` (and audio prompts at ``audio_rate`` Hz).
     ``REPO_ID`` stands for the repository, as in the rest of the card.
 
     Example:
+        >>> from builder_utils.hub.derived import resolve
         >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
         ...                    conversation_media="images", turn={"user": "question", "assistant": "label"})
-        >>> section = trainer_section(layout, ["general", "conversations"], "inline")
+        >>> section = trainer_section(resolve(layout), ["general", "conversations"], "inline")
         >>> section.splitlines()[0], TRL_MARKER + " SFTConfig, SFTTrainer" in section
         ('## Training with TRL and verl', True)
     """
-    derived = layout.derived()
+    layout, derived = found.layout, found.derived
     mine = [name for name in configs if name in derived]
     if not mine:
         return None
@@ -174,11 +186,10 @@ def trainer_section(layout: HubLayout, configs: Sequence[str], media: str,
              "its own: SFT goes through this package's audio collator, and GRPO does not run (see below).")
     parts = ["## Training with TRL and verl", intro]
     for name in mine:
-        kind = derived[name].kind
-        trainer = "SFT" if kind == CONVERSATIONS else "GRPO"
-        parts += [f"### `{name}` ({trainer}; follows `{derived[name].source}`)",
-                  f"```python\n{_snippet(layout, name, media, kind, style)}\n```",
-                  *(f"- {note}" for note in _notes(layout, name, media, kind, audio_rate))]
+        kind = derived[name].layout
+        parts += [f"### `{name}` ({kind.trainer}; follows `{derived[name].source}`)",
+                  f"```python\n{kind.snippet(layout, name, media, style)}\n```",
+                  *(f"- {note}" for note in kind.notes(layout, name, media, audio_rate))]
     return "\n\n".join(parts)
 
 
