@@ -14,7 +14,6 @@ Example (what ``clevr-math demo`` runs; about a minute)::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import logging
 import os
@@ -22,12 +21,11 @@ import time
 
 import datasets
 
-from builder_utils.options import (MAX_SEED, MAX_WORKERS, FilePath, Integer, add_builder_flags, add_option_flags,
-                                   builder_kwargs_from_args, option)
+from builder_utils.options import MAX_SEED, MAX_WORKERS, FilePath, Integer, option
 from builder_utils.cli_support import progress_bars
-from builder_utils.hub import export_builder, load_exported
+from builder_utils.hub import load_exported
 from builder_utils.ownership import OutputFolder
-from clevr_math.clevr_math import ClevrMath
+from clevr_math.cli import ENTRY
 from clevr_math.config import ClevrMathConfig
 
 logger = logging.getLogger(__name__)
@@ -37,7 +35,6 @@ DEFAULT_OUT = os.path.join("demo_output", "clevr_math")
 #: The folders the demo writes inside its output folder; it creates them, and it refuses to
 #: touch any that exist without having been created by an earlier demo run.
 DEMO_FOLDERS = ("CLEVR_v1.0", "hub", "evaluation")  # evaluation: the scores the demo ends with
-OWNER = "clevr-math demo"
 # A demo, not a build: 10,000 scenes per split is already minutes of rendering; 1,000 rows shown
 # is more than a terminal holds.
 MAX_DEMO_SCENES = 10_000
@@ -117,9 +114,7 @@ def run_demo(
     for config_name in DEMO_CONFIGS:  # the builder options' checks, before the world is written
         ClevrMathConfig(name=config_name, **(builder_kwargs or {}))
     out_dir = os.path.abspath(out_dir)
-    with OutputFolder.open(out_dir, command=OWNER) as folder:
-        for name in DEMO_FOLDERS:
-            folder.claim(name)  # refuses before anything is written
+    with ENTRY.demo_folder(out_dir, DEMO_FOLDERS) as (folder, _):  # refuses before anything is written
         return _run_demo(folder, out_dir, num_scenes, seed, num_proc, rows, builder_kwargs or {}, stream)
 
 
@@ -139,10 +134,7 @@ def _run_demo(folder: OutputFolder, out_dir: str, num_scenes: int, seed: int, nu
 def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | None, rows: int, builder_kwargs: dict,
                     stream):
     hub = os.path.join(out_dir, "hub")
-    export_builder(
-        ClevrMath, hub, card_template="clevr_math", data_dir=world, configs=DEMO_CONFIGS,
-        num_proc=num_proc, cache_dir=cache_dir, progress=False, builder_kwargs=builder_kwargs,
-    )
+    ENTRY.export_demo(hub, world, cache_dir, builder_kwargs, DEMO_CONFIGS, num_proc)
     logger.info("exported %s in the Hub layout: %s", ", ".join(DEMO_CONFIGS), hub)
     loaded = {}
     for config_name in DEMO_CONFIGS:
@@ -164,14 +156,8 @@ class DemoPaths:
                       "did not create", group="inputs and outputs", role="output_dir")
 
 
-def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``clevr-math demo`` on ``parser``; ``args.run(args)`` runs the demo.
-
-    Example:
-        >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_scenes
-        30
-    """
-    add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
+def add_demo_options(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``clevr-math demo`` that are its own (:class:`builder_utils.entry.DatasetEntry` adds the rest)."""
     parser.add_argument("--num_scenes", type=Integer(1, maximum=MAX_DEMO_SCENES).parse, default=30,
                         help="synthetic scenes per split (default: 30)")
     parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
@@ -180,17 +166,9 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPars
                         help="worker processes for the build")
     parser.add_argument("--rows", type=Integer(0, maximum=MAX_ROWS_SHOWN).parse, default=3,
                         help="rows to print per split (default: 3)")
-    parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
-    # The builder's options too (--seed stays the world's: the demo's own flag wins).
-    add_builder_flags(parser, ClevrMathConfig)
-    parser.set_defaults(run=_run, parser=parser)
-    return parser
 
 
-def _run(args: argparse.Namespace) -> int:
+def run_from_args(args: argparse.Namespace, builder_kwargs: dict, stream) -> None:
     if args.num_scenes < 1:
         args.parser.error("--num_scenes must be at least 1")
-    kwargs = builder_kwargs_from_args(args, ClevrMathConfig)
-    with open(os.devnull, "w", encoding="utf-8") if args.quiet else contextlib.nullcontext() as stream:
-        run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows, builder_kwargs=kwargs, stream=stream)
-    return 0
+    run_demo(args.out, args.num_scenes, args.seed, args.num_proc, args.rows, builder_kwargs=builder_kwargs, stream=stream)

@@ -1,13 +1,12 @@
 """The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export``, ``push`` and ``evaluate``.
 
-The same pattern as ``clevr-math`` (:mod:`builder_utils.command`): each subcommand is one
-``_add_<name>(subparsers)`` function, listed with its name and help in :data:`SUBCOMMANDS`, that
-registers its arguments and sets ``run``; only the subcommand that runs is built (start-up).
+Declared once, in :data:`ENTRY` (:class:`builder_utils.entry.DatasetEntry`), like ``clevr-math``:
+the shared subcommands come from it, and only ``synth`` and ``splits`` are Clotho-AQA's own; only
+the subcommand that runs is built (start-up).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import dataclasses
 import csv
@@ -17,11 +16,11 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
 
+from builder_utils.command import Subcommand
+from builder_utils.entry import DatasetEntry
 from builder_utils.options import FilePath, add_option_flags, option, path_values
 from builder_utils.ownership import OVERWRITE_HELP
-from builder_utils.command import EXPORT_HELP, PUSH_HELP, Subcommand, run_command, subcommands_parser
 
 logger = logging.getLogger(__name__)
 SPLITS_COMMAND = "clotho-aqa splits"
@@ -61,19 +60,6 @@ def _run_synth(args) -> int:
     sizes = ", ".join(f"{split} {len(files)} clips / {release.num_rows[split]} rows" for split, files in release.files.items())
     logger.info("wrote %s: %s", release.root, sizes)
     return 0
-
-
-# --- demo ------------------------------------------------------------------------------
-
-
-def _add_demo(subparsers) -> None:
-    from clotho_aqa.demo import add_demo_arguments
-
-    add_demo_arguments(subparsers.add_parser(
-        "demo",
-        description="Write a small synthetic release, export every config in the Hub layout, load each "
-        "back and print a row with its decoded audio; offline, no torch.",
-    ))
 
 
 # --- splits ----------------------------------------------------------------------------
@@ -267,62 +253,29 @@ def _run_splits(args) -> int:
     return 0
 
 
-# --- entry point -----------------------------------------------------------------------
+# --- entry point: the declaration ------------------------------------------------------
 
-def _add_export(subparsers) -> None:
-    from builder_utils.hub.cli import add_export_subcommand
-    from clotho_aqa import ClothoAQA
-
-    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa", prog="clotho-aqa export")
-
-
-def _add_push(subparsers) -> None:
-    from builder_utils.hub.cli import add_push_subcommand
-
-    add_push_subcommand(subparsers, prog="clotho-aqa push")
-
-
-def _add_evaluate(subparsers) -> None:
-    from clotho_aqa.evaluate import add_arguments
-
-    add_arguments(subparsers.add_parser(
-        "evaluate",
-        description="Score a model's answers (and the majority and question-only baselines) on a split: "
-        "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
-        "ranked predictions); writes report.json, report.md and PNG charts.",
-    ))
-
-
-SUBCOMMANDS: list[Subcommand] = [
-    Subcommand("synth", "write a small synthetic release in the official layout", _add_synth),
-    Subcommand("demo", "build every config from a synthetic release, export and reload it, offline", _add_demo),
-    Subcommand("splits", "recompute the stratified 60/20/20 split of a release", _add_splits),
-    Subcommand("export", EXPORT_HELP, _add_export),
-    Subcommand("push", PUSH_HELP, _add_push),
-    Subcommand("evaluate", "score predictions and model-free baselines under the paper's labellings", _add_evaluate),
-]
-
-
-def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
-    """The argument parser of ``clotho-aqa`` with every subcommand of ``SUBCOMMANDS`` (with ``argv``: only the one it runs built in full).
-
-    Example:
-        >>> build_parser().parse_args(["synth", "--out", "rel"]).num_files
-        10
-    """
-    return subcommands_parser("clotho-aqa", "Clotho-AQA: synthetic releases, demo, splits, Hub export and push.", SUBCOMMANDS, argv)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run ``clotho-aqa``; bad input ends the command with one line on stderr and exit status 2.
-
-    Example:
-        >>> main(["synth", "--out", "/nonexistent/dir/rel", "--num_files", "2"])
-        2
-    """
-    argv = list(sys.argv[1:] if argv is None else argv)
-    return run_command(build_parser(argv), argv, package="clotho_aqa")
-
+ENTRY = DatasetEntry(
+    prog="clotho-aqa",
+    package="clotho_aqa",
+    description="Clotho-AQA: synthetic releases, demo, splits, Hub export and push.",
+    builder="clotho_aqa:ClothoAQA",
+    config="clotho_aqa.config:ClothoAQAConfig",
+    card_template="clotho_aqa",
+    synth=Subcommand("synth", "write a small synthetic release in the official layout", _add_synth),
+    demo_help="build every config from a synthetic release, export and reload it, offline",
+    demo_description="Write a small synthetic release, export every config in the Hub layout, load each "
+    "back and print a row with its decoded audio; offline, no torch.",
+    evaluate_help="score predictions and model-free baselines under the paper's labellings",
+    evaluate_description="Score a model's answers (and the majority and question-only baselines) on a split: "
+    "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
+    "ranked predictions); writes report.json, report.md and PNG charts.",
+    lmms_tag="ccqa_clotho_aqa",
+    extra=(Subcommand("splits", "recompute the stratified 60/20/20 split of a release", _add_splits),),
+)
+SUBCOMMANDS = ENTRY.subcommands
+build_parser = ENTRY.build_parser
+main = ENTRY.main
 
 if __name__ == "__main__":
     sys.exit(main())

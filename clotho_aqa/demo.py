@@ -25,14 +25,13 @@ import sys
 from pathlib import Path
 
 from builder_utils.cli_support import progress_bars
-from builder_utils.options import FilePath, add_option_flags, option
+from builder_utils.options import FilePath, option
 
 logger = logging.getLogger(__name__)
 
 DEMO_DIR = Path("demo_output") / "clotho_aqa"
 #: The folders the demo writes inside its output folder.
 DEMO_FOLDERS = ("release", "hub", "evaluation")  # evaluation: the scores the demo ends with
-OWNER = "clotho-aqa demo"
 
 
 @progress_bars(False)  # the demo prints its own summary; a caller's setting is restored after it
@@ -50,29 +49,28 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
         run_demo("/tmp/clotho_demo", num_files=5)["all"]["train"]   # -> 54
     """
-    from builder_utils.ownership import OutputFolder
-
+    from clotho_aqa.cli import ENTRY
     from clotho_aqa.config import ClothoAQAConfig
 
     stream = stream or sys.stdout
     ClothoAQAConfig(name="all", **(builder_kwargs or {}))  # the builder options' checks, before any work
-    with OutputFolder.open(Path(out).absolute(), command=OWNER) as folder:
-        release_dir, hub, evaluation = (folder.claim(name) for name in DEMO_FOLDERS)  # before any work
+    with ENTRY.demo_folder(Path(out).absolute(), DEMO_FOLDERS) as (folder, claimed):  # claimed before any work
+        release_dir, hub, evaluation = claimed
         # the builds' cache lives in the demo folder's staging and goes with it (as the CLEVR-Math demo's)
         return _run_demo(release_dir, hub, evaluation, os.fspath(folder.scratch("cache")), num_files, seed, stream,
                          builder_kwargs)
 
 
 def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, builder_kwargs) -> dict[str, dict[str, int]]:
-    from builder_utils.hub import export_builder, load_exported
-    from clotho_aqa import CONFIG_NAMES, ClothoAQA, decode_audio, without_decoding
+    from builder_utils.hub import load_exported
+    from clotho_aqa import CONFIG_NAMES, decode_audio, without_decoding
+    from clotho_aqa.cli import ENTRY
     from clotho_aqa.synth import write_synthetic_release
 
     release = write_synthetic_release(release_dir, num_files=num_files, seed=seed)
     logger.info("synthetic release: %s (%d clips, seed %d)", release.root, num_files, seed)
     sizes: dict[str, dict[str, int]] = {}
-    export_builder(ClothoAQA, hub, card_template="clotho_aqa", data_dir=release.root, cache_dir=cache, progress=False,
-                   builder_kwargs=builder_kwargs)
+    ENTRY.export_demo(hub, release.root, cache, builder_kwargs)
     logger.info("exported every config in the Hub layout: %s", hub)
     for name in CONFIG_NAMES:
         loaded = load_exported(hub, name, cache_dir=cache)
@@ -101,34 +99,11 @@ class DemoPaths:
                       "touched", group="inputs and outputs", role="output_dir")
 
 
-def add_demo_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """The options of ``clotho-aqa demo`` on ``parser``; ``args.run(args)`` runs the demo.
-
-    Example:
-        >>> add_demo_arguments(argparse.ArgumentParser()).parse_args([]).num_files
-        10
-    """
-    add_option_flags(parser, {"inputs and outputs": parser}, cls=DemoPaths)
+def add_demo_options(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``clotho-aqa demo`` that are its own (:class:`builder_utils.entry.DatasetEntry` adds the rest)."""
     parser.add_argument("--num_files", type=int, default=10, help="synthetic clips (at least 3; default: 10)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the synthetic release (default: 0)")
-    parser.add_argument("--quiet", action="store_true", help="no transcript, no progress, no success line")
-    from builder_utils.options import add_builder_flags
-    from clotho_aqa.config import ClothoAQAConfig
-
-    # The builder's options too (--seed stays the release's: the demo's own flag wins).
-    add_builder_flags(parser, ClothoAQAConfig)
-    parser.set_defaults(run=_run)
-    return parser
 
 
-def _run(args: argparse.Namespace) -> int:
-    from builder_utils.options import builder_kwargs_from_args
-    from clotho_aqa.config import ClothoAQAConfig
-
-    kwargs = builder_kwargs_from_args(args, ClothoAQAConfig)
-    if not args.quiet:
-        run_demo(args.out, args.num_files, args.seed, builder_kwargs=kwargs)
-        return 0
-    with open(os.devnull, "w", encoding="utf-8") as nowhere:  # --quiet: no transcript
-        run_demo(args.out, args.num_files, args.seed, stream=nowhere, builder_kwargs=kwargs)
-    return 0
+def run_from_args(args: argparse.Namespace, builder_kwargs: dict, stream) -> None:
+    run_demo(args.out, args.num_files, args.seed, stream=stream, builder_kwargs=builder_kwargs)

@@ -235,3 +235,44 @@ def test_run_demo_from_python_logs_its_status_and_restores_the_progress_bar_stat
     assert any(m.startswith("exported every config in the Hub layout") for m in messages), messages
     captured = capsys.readouterr()
     assert "[all]" in captured.out and "exported every config" not in captured.out + captured.err
+
+
+def _flags(parser: argparse.ArgumentParser) -> set[str]:
+    return {flag for action in parser._actions for flag in action.option_strings}
+
+
+def _with_builder_flags(config_cls) -> argparse.ArgumentParser:
+    from builder_utils.options import add_builder_flags
+
+    parser = argparse.ArgumentParser()
+    add_builder_flags(parser, config_cls)
+    return parser
+
+
+@pytest.mark.parametrize("cli", [clevr_cli, clotho_cli], ids=["clevr-math", "clotho-aqa"])
+def test_the_shared_subcommands_come_from_the_declaration(cli):
+    entry = cli.ENTRY
+    assert (cli.build_parser, cli.main) == (entry.build_parser, entry.main)
+    assert (cli.build_parser().prog, entry.package) == (entry.prog, cli.__name__.partition(".")[0])
+    names = [sub.name for sub in cli.SUBCOMMANDS]
+    assert names == ["synth", "demo", *(sub.name for sub in entry.extra), "export", "push", "evaluate"]
+    for sub in cli.SUBCOMMANDS:
+        if sub.name in ("demo", "export", "push", "evaluate"):
+            assert sub.add.__self__ is entry, sub.name  # generated, not written again per dataset
+    assert [sub.name for sub in cli.SUBCOMMANDS if getattr(sub.add, "__self__", None) is not entry] == \
+        ["synth", *(sub.name for sub in entry.extra)]
+
+
+def test_both_datasets_share_the_export_and_push_flags():
+    from clevr_math.config import ClevrMathConfig
+    from clevr_math.streaming import StreamExport
+    from clotho_aqa.config import ClothoAQAConfig
+
+    clevr, clotho = _subcommands(clevr_cli.build_parser()), _subcommands(clotho_cli.build_parser())
+    assert _flags(clevr["push"]) == _flags(clotho["push"])
+    stream = argparse.ArgumentParser(add_help=False)
+    StreamExport().add_arguments(stream)
+    # what differs is only each builder's options and CLEVR-Math's --stream_questions rows
+    shared = _flags(clevr["export"]) - _flags(_with_builder_flags(ClevrMathConfig)) - _flags(stream)
+    assert shared == _flags(clotho["export"]) - _flags(_with_builder_flags(ClothoAQAConfig))
+    assert {"--out", "--data_dir", "--media"} <= shared
