@@ -661,7 +661,9 @@ class OutputFolder:
             recorded = any(p.startswith(name + "/") for p in self.record)
             for folder in [path, *(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())]:
                 with contextlib.suppress(RecordError):
-                    recorded = recorded or bool(read_record(folder)[0])
+                    entries, pending = read_record(folder)
+                    # a writer killed inside its first commit left only its pending record: ours too
+                    recorded = recorded or bool(entries) or pending is not None
             if not recorded:
                 raise OwnershipError(
                     f"{_shown(path)} already exists and was not created by {self.command}; it is never replaced. "
