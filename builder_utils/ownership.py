@@ -1,38 +1,13 @@
 """Data safety by construction: the one module every command writes its outputs through.
 
-Guarantees (the README's "Data safety" section states them with the same words):
-
-1. **The record is the only claim.** Each output folder holds one record, ``.ownership.json``,
-   listing the files our commands wrote there: relative path, size, sha256, and the command
-   that wrote it. A file is *ours* only while it is in the record and unchanged since we wrote
-   it; nothing else (a file's content, its name) makes it ours. The record's name, and our
-   staging names, are reserved in every folder: no output may take them.
-2. **Only our unchanged files are replaced or removed.** A file at one of our names that is
-   not ours is refused unless ``overwrite`` (see :data:`OVERWRITE_HELP`, the one meaning of
-   every command's ``--overwrite``); a file we wrote that was changed since is never removed.
-   A user's file is never removed because it sits in a folder of ours.
-3. **One call.** ``with OutputFolder.open(path, command=..., inputs=..., overwrite=...) as out:``
-   refuses an output that overlaps an input, takes the folder's lock, finishes what a killed
-   run left (its pending commit, its staging folders), and gives a staging folder
-   (``out.stage``). The block writes there and names its files (``out.add``); when the block
-   succeeds they are moved into place and recorded, when it fails nothing is left. While the
-   folder is open every SIGINT / SIGTERM is remembered, so an interrupted run never commits.
-4. **Moves through folders held open.** Each move goes through directory descriptors opened
-   without following links (``O_NOFOLLOW | O_DIRECTORY``, ``dir_fd``), and each folder on
-   the way is checked at each move to still be the one opened: a folder swapped for a symlink
-   mid-run is refused, never followed. A failed move rolls the commit back, so a folder holds
-   one run's files, never two runs' mixed.
-5. **Path rules.** Every recorded path and every output is checked: relative only, no ``..``,
-   no absolute path, no NUL or newline, never through a symlink. A record that breaks a rule
-   is not ours: it is refused, and named.
-6. **Outputs never overlap inputs, by identity.** An output (or a cache) that is, contains or
-   lies inside an input, compared by device and inode over every ancestor (a bind mount, a hard
-   link or a symlinked parent is the same file), is refused before any work.
-7. **One writer per output folder.** An advisory lock (``fcntl.flock``) is held on the folder
-   while a command writes into it; a second writer is refused with a message naming it. The
-   lock dies with its process, so a killed run never locks out the next one.
-8. **One-line errors.** A full disk or a read-only file system inside the block is one line
-   naming the path (caches included).
+The guarantees are the README's "Data safety" section (each proved by a row of the safety
+suite): the record (``.ownership.json``) is the only claim; only our unchanged files are
+replaced or removed (``--overwrite``: :data:`OVERWRITE_HELP`); one call,
+:meth:`OutputFolder.open`, checks the output against every declared input by device and inode,
+takes the folder's lock, finishes what a killed run left, stages, and commits on success or
+leaves nothing; moves go through folders held open (``O_NOFOLLOW | O_DIRECTORY``, ``dir_fd``),
+checked at each move and rolled back on failure; paths are relative, never through a symlink;
+a full or read-only disk is one line.
 
 Public API: :meth:`OutputFolder.open` and, on the folder it yields, ``stage``, ``record``,
 ``add``, ``check``, ``claim``, ``scratch``; :func:`read_record` and :func:`changed` for readers

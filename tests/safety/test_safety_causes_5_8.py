@@ -113,11 +113,16 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 def _declared_maximum(dest: str):
     """The maximum the option declarations give ``dest`` (None: not declared)."""
     from builder_utils.clevr.options import GeneratorOptions
+    from builder_utils.clevr.synth.folder import ImageOptions
+    from builder_utils.hub.prompt_config import PromptAudioOptions
     from builder_utils.options import _KEY
+    from clevr_math.config import ClevrMathConfig
     from clevr_math.difficulty import Difficulty
     from clotho_aqa.options import ClothoAQAOptions
 
-    for cls in (GeneratorOptions, Difficulty, ClothoAQAOptions):
+    # every class that declares a command's numeric options (the renderer's, the export's and
+    # the builder configs' own fields included)
+    for cls in (GeneratorOptions, Difficulty, ClothoAQAOptions, ImageOptions, PromptAudioOptions, ClevrMathConfig):
         for f in dataclasses.fields(cls):
             check = f.metadata.get(_KEY, {}).get("check")
             if f.name == dest and isinstance(check, Integer):
@@ -359,7 +364,7 @@ def _hostile_record(command: Command, text: str):
 
 CAUSE_6_RECORDS = [
     Case(f"{command.name}: a {RECORD} {kind}", setup=_hostile_record(command, text), exit_code=2,
-         stderr_has=RECORD, protected=[f"{_record_folder(command)}/{RECORD}"], check=_one_line)
+         stderr_has=RECORD, protected=[os.path.normpath(f"{_record_folder(command)}/{RECORD}")], check=_one_line)
     for command in RECORD_WRITERS for kind, text in HOSTILE_RECORDS.items()
 ]
 
