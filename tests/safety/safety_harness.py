@@ -293,3 +293,19 @@ def run_case(case: Case, tmp_path: Path) -> subprocess.CompletedProcess:
     if case.check is not None:
         case.check(tmp_path, done)
     return done
+
+
+def kill_at(tmp: Path, argv: list[str], point: str = "commit", timeout: float = 240) -> None:
+    """``argv`` (run in ``tmp``) killed with SIGKILL at the wait point ``point`` (``commit``:
+    everything staged, nothing moved), reached by construction, not by timing; it must leave
+    debris (a staging folder) for the re-run to deal with."""
+    wait = WaitPoint(point)
+    process = start([script(argv[0]), *argv[1:]], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    text=True, start_new_session=True, env={**os.environ, **wait.env})
+    try:
+        wait_until(process, wait.reached, timeout, f"{' '.join(argv[:2])}: kill -9")
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        wait.close()
+    assert debris(tmp), "the kill -9 left no staging folder"

@@ -14,13 +14,12 @@ declared paths are in ``test_safety_declared.py``.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, WaitPoint, debris, run_case, script, start, wait_until
-from test_safety_matrix import COMMANDS, _folder_of, _our_path, _release, _run
+from safety_harness import Case, kill_at, run_case
+from test_safety_matrix import COMMANDS, _our_path, _release, _run
 
 RECORD = ".ownership.json"
 DEMOS = {
@@ -80,25 +79,10 @@ def killed_then_plain_rerun(command) -> Case | None:
 
     def setup(tmp: Path, c=command) -> list[str]:
         c.prepare(tmp)
-        _kill_at_commit(tmp, c.long_argv(c.out))
+        kill_at(tmp, c.long_argv(c.out))
         return c.argv(c.out)  # no --overwrite: what the killed run left is its own
     return Case(f"{command.name}: kill -9, then a plain re-run", setup, exit_code=0, timeout=300,
                 check=lambda tmp, done, c=command: _present(tmp / _our_path(c)))
-
-
-def _kill_at_commit(tmp: Path, argv: list[str]) -> None:
-    """``argv`` killed with SIGKILL at its first commit (everything staged, nothing moved): a
-    point reached by construction (:mod:`builder_utils.wait_points`), not by timing."""
-    point = WaitPoint("commit")
-    process = start([script(argv[0]), *argv[1:]], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                    text=True, start_new_session=True, env={**os.environ, **point.env})
-    try:
-        wait_until(process, point.reached, 240, f"{argv[0]} {argv[1]}: kill -9")
-    finally:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.communicate()
-        point.close()
-    assert debris(tmp), "the kill -9 left no staging folder"
 
 
 def _present(path: Path) -> None:
@@ -140,7 +124,7 @@ def demo_killed_then_rerun(name: str) -> Case:
     argv, report = DEMOS[name]
 
     def setup(tmp: Path) -> list[str]:
-        _kill_at_commit(tmp, argv)
+        kill_at(tmp, argv)
         return argv
     return Case(f"{name}: kill -9 at its first commit, then a re-run", setup, exit_code=0, timeout=600,
                 check=lambda tmp, done: _present(tmp / report))

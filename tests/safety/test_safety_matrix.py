@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from safety_harness import Case, WaitPoint, debris, run, run_case, script, start, wait_until
+from safety_harness import Case, kill_at, run, run_case, script
 
 from builder_utils.clevr.synth import generate_scenes
 
@@ -285,17 +285,7 @@ def user_file_inside_then_rerun(command: Command) -> list[Case]:
 def kill_then_rerun(command: Command) -> list[Case]:
     def setup(tmp: Path, c=command) -> list[str]:
         c.prepare(tmp)
-        argv = c.argv(c.out)
-        point = WaitPoint("commit")  # everything staged, nothing moved: by construction, not by timing
-        process = start([script(argv[0]), *argv[1:]], cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                        text=True, start_new_session=True, env={**os.environ, **point.env})
-        try:
-            wait_until(process, point.reached, 120, f"{c.name}: kill -9")
-        finally:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.communicate()
-            point.close()
-        assert debris(tmp), "the kill -9 left no staging folder"
+        kill_at(tmp, c.argv(c.out), timeout=120)  # everything staged, nothing moved
         return c.argv(c.out) + ([c.overwrite] if c.overwrite else [])
     return [Case(f"{command.name}: kill -9, then a re-run", setup, exit_code=0, timeout=180)]
 
