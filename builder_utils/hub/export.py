@@ -200,10 +200,28 @@ def _chunks(column) -> Iterator[tuple[int, object]]:
         start += len(chunk)
 
 
+# The Hub's own limit is 50 GB a file; a larger shard is a mistake, not a setting.
+MAX_SHARD_SIZE = 50 * 10**9
+
+
 def _shard_limit(max_shard_size: int | str) -> int:
-    limit = convert_file_size_to_int(max_shard_size)
+    """``max_shard_size`` in bytes, in 1..:data:`MAX_SHARD_SIZE`.
+
+    >>> _shard_limit("500MB")
+    500000000
+    >>> _shard_limit("1PB")
+    Traceback (most recent call last):
+    ...
+    builder_utils.hub.export.ExportError: max_shard_size must be at most 50GB, got '1PB'
+    """
+    try:
+        limit = convert_file_size_to_int(max_shard_size)
+    except (TypeError, ValueError):
+        raise ExportError(f"max_shard_size must be a size such as 500MB, got {max_shard_size!r}") from None
     if limit <= 0:
         raise ExportError(f"max_shard_size must be positive, got {max_shard_size!r}")
+    if limit > MAX_SHARD_SIZE:
+        raise ExportError(f"max_shard_size must be at most 50GB, got {max_shard_size!r}")
     return limit
 
 
