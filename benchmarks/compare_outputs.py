@@ -13,7 +13,8 @@ command, with ``PYTHONPATH`` set to the checkout (``--base`` is another one, e.g
 that reach different code paths, ``clevr-math demo`` and ``clotho-aqa demo``, ``export`` of both
 datasets for each media layout, prompt style and audio format (and a ``--stream_questions``
 export, and a recomputed split), ``evaluate`` of both (an export and a CLEVR folder), ``splits``
-and ``push --dry_run``. Each command's stdout and stderr are compared too.
+and ``push --dry_run``, and ``--help`` of every command. Each command's stdout and stderr are
+compared too.
 
 The commands run in a fresh folder (``--work``); its absolute path, where an output writes it
 (a report's ``data_dir``, the cache's lock-file names), reads as ``<WORK>``, and a builder
@@ -113,6 +114,11 @@ STEPS: list[tuple[str, list[str]]] = [
                                  "--dry_run"]),
     ("clotho-aqa push dry run", ["clotho-aqa", "push", "--folder", "export/ca_inline", "--repo_id", "me/clotho-aqa",
                                  "--dry_run"]),
+    # --help of every command: a docstring or declaration change must not alter what users read
+    *[(f"help {' '.join(command)}", [*command, "--help"]) for command in (
+        ("generate-questions",), ("clevr-math",), ("clotho-aqa",),
+        *(("clevr-math", sub) for sub in ("synth", "demo", "export", "push", "evaluate")),
+        *(("clotho-aqa", sub) for sub in ("synth", "demo", "splits", "export", "push", "evaluate")))],
 ]
 
 

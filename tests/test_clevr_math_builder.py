@@ -259,6 +259,23 @@ def test_longer_chains_than_the_set_holds_warn_and_a_written_set_serves_them(cle
     assert 6 in set(built["train"]["num_operations"])
 
 
+def test_a_new_category_is_a_template_file(clevr_dir, tmp_path):
+    """What "a new CLEVR-Math category" touches: a template file that declares it (here in a
+    folder of its own, passed as template_set). The builder gives it the next ClassLabel id
+    after the paper's six and writes its rows; no module changes. (Holding it out with
+    holdout_category, or fixing its id in the shipped sets, is one line in clevr_math/categories.py.)"""
+    shipped = json.loads((template_set_dir("clevr_math") / "subtraction.json").read_text())
+    custom = tmp_path / "with_new_category"
+    custom.mkdir()
+    (custom / "remove_colour.json").write_text(json.dumps([{**shipped[0], "category": "remove_colour"}]))
+    _, built = build(BuilderSpec(builder_class=ClevrMath, data_dir=clevr_dir), "general", tmp_path / "cache",
+                     template_set=str(custom))
+    names = built["train"].features["category"].names
+    assert names == [*CATEGORIES, "remove_colour"]
+    categories = set(built["train"]["category"]) | set(built["validation"]["category"])
+    assert categories == {names.index("remove_colour")}
+
+
 def test_missing_image_names_the_file_and_leaves_no_cache(clevr_dir, tmp_path):
     data = tmp_path / "CLEVR_v1.0"
     shutil.copytree(clevr_dir, data)
