@@ -2,16 +2,6 @@
 
 The temporary file is in the same folder because :func:`os.replace` is atomic only within one
 file system. A reader or a crashed run never sees a half-written output.
-
-Example:
-    >>> import tempfile
-    >>> from pathlib import Path
-    >>> folder = tempfile.TemporaryDirectory()
-    >>> target = Path(folder.name) / "sub" / "hello.txt"
-    >>> write_atomic(target, "hello\\n")
-    >>> target.read_text()
-    'hello\\n'
-    >>> folder.cleanup()
 """
 
 from __future__ import annotations
@@ -128,7 +118,7 @@ def write_atomic(
         >>> import tempfile
         >>> from pathlib import Path
         >>> folder = tempfile.TemporaryDirectory()
-        >>> target = Path(folder.name) / "a.bin"
+        >>> target = Path(folder.name) / "sub" / "a.txt"    # the folder is created
         >>> write_atomic(target, "é")
         >>> target.read_bytes()
         b'\\xc3\\xa9'

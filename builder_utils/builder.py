@@ -174,11 +174,7 @@ class CheckedConfigBuilder:
     Example::
 
         class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
-            DATASET_NAME = "Clotho-AQA"
-            BUILDER_CONFIG_CLASS = ClothoAQAConfig
-
-            def cache_inputs(self, config):
-                return {"packages": ["clotho_aqa"], "input_files": [...]}
+            DATASET_NAME, BUILDER_CONFIG_CLASS = "Clotho-AQA", ClothoAQAConfig  # and cache_inputs(config)
     """
 
     DATASET_NAME = "dataset"

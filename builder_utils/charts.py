@@ -80,8 +80,6 @@ def axis_ticks(largest: float, target: int = 5) -> list[int]:
     Example:
         >>> axis_ticks(209)
         [0, 50, 100, 150, 200, 250]
-        >>> axis_ticks(3)
-        [0, 1, 2, 3]
     """
     largest = max(1, largest)
     raw = largest / target

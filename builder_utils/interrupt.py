@@ -3,15 +3,6 @@
 SIGTERM (``timeout``, SLURM, docker, a closing terminal) by default kills at once, skipping every
 ``finally``: killed runs left temporary files, staging folders and orphaned workers. Here it
 raises :class:`Terminated` (a ``KeyboardInterrupt``), so Ctrl-C's cleanup runs for it too.
-
-Example:
-    >>> import os, signal
-    >>> with stop_on_signals():
-    ...     try:
-    ...         os.kill(os.getpid(), signal.SIGTERM)
-    ...     except Terminated as stop:
-    ...         print(exit_status(stop))
-    143
 """
 
 from __future__ import annotations
@@ -45,7 +36,11 @@ def stop_on_signals() -> Iterator[None]:
 
     Example:
         >>> with stop_on_signals():
-        ...     pass
+        ...     try:
+        ...         os.kill(os.getpid(), signal.SIGTERM)
+        ...     except Terminated as stop:
+        ...         print(exit_status(stop))
+        143
     """
     if threading.current_thread() is not threading.main_thread() or _remembering:
         yield  # nested (a command's subcommand): the outer block's handlers and memory serve both

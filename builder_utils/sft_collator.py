@@ -7,9 +7,6 @@ without torchcodec) and labels the assistant turns only, as TRL's ``assistant_on
 
 Example (needs transformers and a processor with an audio feature extractor)::
 
-    from builder_utils.audio import without_decoding
-    from builder_utils.sft_collator import AudioSFTCollator
-
     train = without_decoding(load_dataset("REPO_ID", "conversations", split="train"))
     trainer = SFTTrainer(model="MODEL_ID", processing_class=processor, train_dataset=train,
                          data_collator=AudioSFTCollator(processor),
