@@ -59,7 +59,6 @@ def atomic_output(
 
     Example:
         >>> import tempfile
-        >>> from pathlib import Path
         >>> folder = tempfile.TemporaryDirectory()
         >>> target = Path(folder.name) / "numbers.txt"
         >>> with atomic_output(target) as fh:
@@ -116,7 +115,6 @@ def write_atomic(
 
     Example:
         >>> import tempfile
-        >>> from pathlib import Path
         >>> folder = tempfile.TemporaryDirectory()
         >>> target = Path(folder.name) / "sub" / "a.txt"    # the folder is created
         >>> write_atomic(target, "é")

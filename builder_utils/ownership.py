@@ -5,7 +5,6 @@ folders held open (``O_NOFOLLOW | O_DIRECTORY``, ``dir_fd``). Readers (push, a b
 :func:`read_record` and :func:`changed`.
 
 Example:
-    >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> _ = (root / "notes.txt").write_text("the user's")
     >>> with OutputFolder.open(root, command="demo") as out:
@@ -94,7 +93,6 @@ def sha256_of(path: str | os.PathLike, *, dir_fd: int | None = None) -> str:
     """The hex sha256 of a file, read in 1 MiB chunks (``dir_fd``: ``path`` relative to it, no link followed).
 
     Example:
-        >>> import tempfile
         >>> with tempfile.NamedTemporaryFile() as fh:
         ...     _ = fh.write(b"abc"); fh.flush()
         ...     sha256_of(fh.name)[:12]
@@ -398,7 +396,6 @@ class OutputFolder:
     """One output folder of ``command`` (e.g. ``"clevr-math synth"``), open through :meth:`open`.
 
     Example:
-        >>> import tempfile
         >>> root = Path(tempfile.mkdtemp()) / "out"
         >>> with OutputFolder.open(root, command="x") as out:
         ...     _ = (out.stage / "a.txt").write_text("a")

@@ -171,9 +171,7 @@ class PromptSpec:
     ``columns`` are copied as they are, typed.
 
     Example:
-        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
-        ...                   columns=("label", "question_id", "image_filename"))
-        >>> spec.media_list
+        >>> PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id")).media_list
         'images'
     """
 
@@ -253,10 +251,9 @@ def prompt_row(
     """The ``prompts`` row of one question row; without the media column it names its file by key only (shared).
 
     Example:
-        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
-        ...                   columns=("label", "question_id", "image_filename"))
-        >>> row = prompt_row({"question": "How many?", "label": 3, "question_id": "q0",
-        ...                   "image_filename": "a.png"}, dataset=spec, style="plain", split="train", index=0)
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="label", columns=("label", "question_id", "f"))
+        >>> row = prompt_row({"question": "How many?", "label": 3, "question_id": "q0", "f": "a.png"},
+        ...                  dataset=spec, style="plain", split="train", index=0)
         >>> row["answer"], row["reward_model"], row["extra_info"]
         ('3', {'style': 'rule', 'ground_truth': '3'}, {'split': 'train', 'index': 0, 'question_id': 'q0'})
     """
@@ -304,13 +301,11 @@ def prompt_features(source: datasets.Features, dataset: PromptSpec, *, media: bo
     """The features of :func:`prompt_row` rows from ``source`` (``media=False``: no media list, as shared).
 
     Example:
-        >>> source = datasets.Features({"question": datasets.Value("string"), "label": datasets.Value("int64"),
-        ...                             "image": datasets.Image(), "question_id": datasets.Value("string"),
-        ...                             "image_filename": datasets.Value("string")})
-        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
-        ...                   columns=("label", "question_id", "image_filename"))
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id"))
+        >>> source = datasets.Features({n: datasets.Value("string") for n in spec.source_columns()})
+        >>> source["image"] = datasets.Image()
         >>> list(prompt_features(source, spec))
-        ['prompt', 'verl_prompt', 'images', 'answer', 'label', 'question_id', 'image_filename', 'data_source', 'reward_model', 'extra_info']
+        ['prompt', 'verl_prompt', 'images', 'answer', 'f', 'question_id', 'data_source', 'reward_model', 'extra_info']
     """
     string = datasets.Value("string")
     columns: dict[str, Any] = {"prompt": messages_feature(),
