@@ -125,9 +125,6 @@ def bar_chart(
         ...           [("count", {"train": 30, "test": 10}), ("exist", {"train": 12})],
         ...           ["train", "test"], value_label="family", axis_label="questions")
         '/tmp/chart.png'
-        >>> bar_chart("/tmp/grouped.png", "Accuracy", [("all", {"model": 71.5, "majority": None})],
-        ...           ["model", "majority"], stacked=False, ticks=range(0, 101, 20), number_format="{:.0f}%")
-        '/tmp/grouped.png'
     """
     sizes = _STACKED if stacked else _GROUPED
     drawn = [(label, _bars(values, series, stacked)) for label, values in rows]

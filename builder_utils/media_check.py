@@ -1,12 +1,10 @@
 """Cheap checks of media files at build time, so a corrupt file fails the build, not a training loop.
 
-``datasets`` opens a media file only when a row is decoded, maybe weeks later. A PNG is verified
-by Pillow (every chunk's CRC, nothing decompressed); a RIFF file shorter than its header is
-truncated (libsndfile would silently decode fewer frames); compressed audio is decoded block by
-block against its header and :data:`MAX_DECODED_RATIO` (a megabyte of FLAC silence can decode to
-gigabytes). Each check records size and sha256, saved with the cached build; the export's
-:func:`verify_unchanged` re-checks bytes that differ (size and mtime would not do: both can be
-faked). README, "Data safety".
+``datasets`` opens a media file only when a row is decoded, maybe weeks later. PNGs: every chunk's
+CRC, nothing decompressed; a RIFF file shorter than its header is truncated (libsndfile would
+silently decode fewer frames); a megabyte of FLAC silence can decode to gigabytes. Each check
+records size and sha256, by which the export re-checks (size and mtime can both be faked).
+README, "Data safety".
 
 Example:
     >>> import tempfile, pathlib

@@ -425,26 +425,21 @@ class OutputFolder:
              inputs: Mapping[str, object] | None = None, caches: Mapping[str, object] | None = None,
              declared: Mapping[str, Mapping[str, object]] | None = None, overwrite: bool = False,
              file: bool = False, create: bool = True, resume: str | None = None) -> Iterator["OutputFolder"]:
-        """Open the output ``path`` (a folder; with ``file``, one file, whose folder is opened)
-        for the block, the one write protocol of every command:
+        """Open the output ``path`` (with ``file``: one file, whose folder is opened): every command's write protocol.
 
-        1. ``path`` is checked (path rules, not a symlink, not a reserved name), and it and each
-           of ``caches`` (flag -> path, None: not given) must not be, hold or lie inside any of
-           ``inputs`` (flag -> path), by device and inode; a cache must not overlap ``path``;
-        2. the folder's lock is taken (:class:`BusyError`), a pending commit of a killed run is
-           rolled forward (its staged files that still match; the rest stays as it was), dead
-           staging folders are removed, and the record is read (:class:`RecordError`);
-        3. the block writes into ``out.stage`` and names its files with :meth:`add`; a full
-           disk or a read-only file system in it is one :class:`OwnershipError` line;
-        4. when the block succeeds, the files are checked (:meth:`check`), journaled in the
-           record, moved into place and recorded; when it fails, nothing is left.
+        1. ``path`` is checked (path rules, not a symlink or reserved name); it and each of ``caches``
+           must not be, hold or lie inside any of ``inputs`` (by device and inode), nor a cache overlap it;
+        2. the lock is taken (:class:`BusyError`), a killed run's pending commit rolled forward (its
+           staged files that still match), dead staging folders removed, the record read;
+        3. the block writes into ``out.stage`` and names its files with :meth:`add` (a full or
+           read-only disk is one :class:`OwnershipError` line);
+        4. on success the files are checked (:meth:`check`), journaled, moved into place and
+           recorded; on failure nothing is left.
 
-        ``declared``: the command's declared paths, role -> flag -> path
-        (:func:`builder_utils.options.path_values`): inputs and caches join ``inputs`` and
-        ``caches``, and every declared output (``path`` among them) is checked against the inputs.
-        ``overwrite``: see :data:`OVERWRITE_HELP`. ``resume`` (letters, digits and ``-``: a key of
-        what the run makes, for long renders) names the staging folder: a failed or killed run
-        leaves it, and the next run with the same key takes it up with its finished files.
+        ``declared`` (role -> flag -> path, :func:`builder_utils.options.path_values`) joins ``inputs``
+        and ``caches``; every declared output is checked against the inputs. ``resume`` (letters,
+        digits, ``-``) names the staging folder: a failed or killed run leaves it, and the next run
+        with the same key takes it up with its finished files (long renders).
         """
         if resume is not None and (not resume or not all(c.isalnum() or c == "-" for c in resume)):
             raise ValueError(f"resume must be letters, digits and '-', got {resume!r}")
