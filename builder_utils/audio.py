@@ -1,17 +1,8 @@
 """Decoding an ``Audio`` column without torch: soundfile to read, soxr to resample.
 
-``datasets`` 5.x decodes ``Audio`` values with torchcodec, which needs torch and FFmpeg. Reading
-the column undecoded (``without_decoding``) and decoding one value with :func:`decode_audio`
-needs neither::
-
-    ds = without_decoding(ds)                                   # Audio(decode=False), `audio` or `audios`
-    array, rate = decode_audio(ds[0], sampling_rate=16000)      # float32, resampled to 16 kHz
-
-Channels are never mixed down unless asked (``mono=True``): a mono file gives a 1-D array of
-shape ``(frames,)``; a file with C > 1 channels gives ``(C, frames)``, the channels-first layout
-of torchcodec's ``AudioSamples.data``. (``row["audio"]["array"]`` of ``datasets``' own decoder
-averages the channels to mono.) Resampling uses soxr's "HQ" quality, as ``datasets`` did
-before torchcodec.
+``datasets`` 5.x decodes with torchcodec (torch and FFmpeg); usage: clotho_aqa/README.md. Channels
+are kept, ``(C, frames)`` as torchcodec's ``AudioSamples.data`` lays them out (``datasets``' own
+decoder averages them to mono); soxr "HQ" is what ``datasets`` used before torchcodec.
 """
 
 from __future__ import annotations
@@ -63,8 +54,7 @@ def _read(value: dict) -> tuple[np.ndarray, int]:
 
 
 def _audio_column_of(row: dict, column: str | None) -> str:
-    """The row's audio column: ``column``, else ``audio`` (question rows) or ``audios`` (the
-    conversations and prompts rows' list); a row without one is a ValueError saying why."""
+    """The row's audio column: ``column``, else ``audio`` or ``audios``; none is a ValueError saying why."""
     names = [column] if column is not None else ["audio", "audios"]
     for name in names:
         if name in row:
@@ -81,13 +71,8 @@ def decode_audio(
 ) -> tuple[np.ndarray, int]:
     """Decode one clip to ``(array, sampling_rate)`` with soundfile, resampled with soxr if asked.
 
-    ``value`` is a dataset row holding the audio ``column`` (default: ``audio``, or the
-    one-clip list ``audios`` of the conversations and prompts configurations), an undecoded
-    audio dict (``{"bytes": ..., "path": ...}`` from ``Audio(decode=False)``), an already
-    decoded ``{"array", "sampling_rate"}`` dict, or a torchcodec ``AudioDecoder`` (what
-    ``Audio(decode=True)`` gives when torchcodec is installed). ``sampling_rate=None`` keeps the
-    file's own rate. Mono files give ``(frames,)``, multichannel files ``(channels, frames)``,
-    float32 in [-1, 1]; ``mono=True`` averages the channels.
+    ``value``: a row, an undecoded or decoded audio dict, or a torchcodec ``AudioDecoder``. Mono
+    files give ``(frames,)``, others ``(channels, frames)`` float32; ``mono=True`` averages.
 
     Example:
         >>> wav = io.BytesIO()
@@ -95,8 +80,6 @@ def decode_audio(
         >>> array, rate = decode_audio({"audio": {"bytes": wav.getvalue(), "path": None}}, sampling_rate=16_000)
         >>> array.shape, array.dtype, rate
         ((16000,), dtype('float32'), 16000)
-        >>> decode_audio({"audios": [{"bytes": wav.getvalue(), "path": None}]})[1]
-        44100
     """
     if isinstance(value, dict) and not ({"bytes", "path", "array"} & set(value)):
         value = value[_audio_column_of(value, column)]
@@ -142,11 +125,8 @@ def _undecoded(feature):
 def without_decoding(dataset, column: str | None = None):
     """The dataset with its audio columns cast to ``Audio(decode=False)``: rows read without torch.
 
-    ``column=None`` casts every audio column, ``audio`` or a list of clips (``audios`` of the
-    conversations and prompts configurations); a dataset without one (the questions of a
-    ``--media shared`` export) comes back as it is. A named column must be an audio column.
-    Works on a ``Dataset``, a ``DatasetDict`` and their streaming (``Iterable``) forms; the
-    sampling rate is kept in the feature (the bytes are never resampled).
+    ``column=None``: every audio column (or list of clips); a dataset without one comes back as it
+    is. The sampling rate stays in the feature (the bytes are never resampled).
 
     Example:
         >>> import datasets
@@ -154,9 +134,6 @@ def without_decoding(dataset, column: str | None = None):
         >>> feature = without_decoding(ds).features["audio"]
         >>> feature.decode, feature.sampling_rate
         (False, 16000)
-        >>> ds = datasets.Dataset.from_dict({"audios": [["clip.wav"]]}).cast_column("audios", datasets.List(datasets.Audio()))
-        >>> without_decoding(ds).features["audios"].feature.decode
-        False
     """
     from datasets import Audio, DatasetDict, IterableDatasetDict
 

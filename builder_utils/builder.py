@@ -1,21 +1,9 @@
 """Plumbing every dataset builder of the package shares: the cache key, config checks, a 3.x shim.
 
-- :func:`cache_key`: ``datasets`` keys a builder's cache on the module name, the config id and
-  the version only. Used directly (``Builder(...).download_and_prepare()``), an edited builder,
-  template, config or input file would silently serve the old rows. The key covers everything
-  that decides the rows: the distribution's version, the content of the builder's code and data
-  packages, the config's content, the small input files (CSVs, scene and question files) by
-  content, and the large ones (audio archives, media folders) by size and modification time
-  (what ``datasets`` itself uses for local data files): a CSV edited without changing its size or
-  modification time is rebuilt, and a media file changed behind a cached build is caught when
-  the export embeds it (:mod:`builder_utils.hub.shard_writer`).
-- :class:`CheckedConfigBuilder`: a builder mixin that rejects an unknown config name or keyword
-  argument with a :class:`ConfigError` listing the valid ones, validates the config after
-  ``datasets`` applied the keyword overrides (with ``setattr``, which skips ``__post_init__``),
-  and keys the cache with the builder's :meth:`~CheckedConfigBuilder.cache_inputs`.
-- :func:`list_of`: the list feature of ``datasets`` >= 4 (``List``); under 3.x (the legacy
-  loading-script mode) a Python list, which means "list of" there too (``Sequence`` of a dict
-  would turn a list of records into a record of lists).
+``datasets`` keys a builder's cache on the module name, config id and version only, so an edited
+builder, template, config or input file would silently serve old rows: :func:`cache_key` covers
+everything that decides them. The config is validated after ``datasets`` applied the keyword
+overrides (with ``setattr``, which skips ``__post_init__``).
 
 Example:
     >>> a = cache_key({"seed": 0}, packages=["builder_utils.splits"])
@@ -51,6 +39,8 @@ class ConfigError(ValueError):
 def list_of(feature) -> object:
     """A list-of-``feature`` feature under any supported ``datasets`` version.
 
+    Under 3.x a Python list: ``Sequence`` of a dict would turn a list of records into a record of lists.
+
     Example:
         >>> list_of(datasets.Value("string")).feature
         Value('string')
@@ -60,10 +50,7 @@ def list_of(feature) -> object:
 
 @functools.lru_cache(maxsize=1)
 def distribution_version() -> str:
-    """The version of the installed distribution that ships ``builder_utils``.
-
-    The distribution's name is looked up from the installed metadata, so it is written only in
-    setup.cfg; an uninstalled checkout falls back to ``builder_utils.__version__``.
+    """The version of the installed distribution that ships ``builder_utils`` (its name only in setup.cfg).
 
     Example:
         >>> distribution_version().count(".") >= 1
@@ -105,11 +92,10 @@ _SETTLED_NS = 2_000_000_000
 
 
 def content_digest(path: str) -> str | None:
-    """The sha256 of a file's content (None if it is missing), remembered for this process
-    while its size, modification *and change* times and inode stay the same: rewriting a file
-    updates its change time even when its modification time is set back. As git does with its
-    index, a file changed in the last seconds is not remembered (file times are coarser than
-    the writes that can follow one another), so the memo never serves an old digest.
+    """The sha256 of a file's content (None if missing), remembered while size, mtime, *ctime* and inode hold.
+
+    ctime, because a rewrite updates it even when mtime is set back; as git's index does, a file
+    changed in the last seconds is not remembered (file times are coarser than successive writes).
 
     Example:
         >>> import tempfile, pathlib
@@ -144,12 +130,9 @@ def cache_key(
     input_files: Iterable[str] = (),
     inherited: str | None = None,
 ) -> str:
-    """A 16-hex-digit key over the distribution's version, the files of ``packages`` (importable
-    names, e.g. ``"clevr_math"``), ``code_files`` and ``content_files`` (small inputs: CSVs,
-    scene, question and metadata files) by content, ``content`` (the config's fields) and
-    ``input_files`` (large files and folders: archives, media folders) by size and modification
-    time. ``inherited`` is a hash ``datasets`` passed in (the loading script's own hash in legacy
-    mode).
+    """A 16-hex-digit key: version, ``packages``, ``code_files``, ``content_files`` (small inputs) by
+    content, ``content``, and ``input_files`` (archives, media folders) by size and mtime, as
+    ``datasets`` does; a changed media file is caught when the export embeds it.
 
     Example:
         >>> import os, tempfile, pathlib
@@ -185,19 +168,13 @@ def cache_key(
 class CheckedConfigBuilder:
     """Mixin (before ``datasets.DatasetBuilder`` in the bases) for builders with checked configs.
 
-    The builder declares ``DATASET_NAME`` (for messages) and a ``BUILDER_CONFIG_CLASS`` that is
-    a dataclass with a ``validate()`` method raising :class:`ConfigError`, and implements
-    :meth:`cache_inputs`. Relative ``data_dir`` values are made absolute, so that two folders
-    that share a relative name never share a cache.
+    The config class has a ``validate()`` raising :class:`ConfigError`. A relative ``data_dir`` is
+    made absolute, so two folders that share a relative name never share a cache.
 
     Example::
 
         class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
-            DATASET_NAME = "Clotho-AQA"
-            BUILDER_CONFIG_CLASS = ClothoAQAConfig
-
-            def cache_inputs(self, config):
-                return {"packages": ["clotho_aqa"], "input_files": [...]}
+            DATASET_NAME, BUILDER_CONFIG_CLASS = "Clotho-AQA", ClothoAQAConfig  # and cache_inputs(config)
     """
 
     DATASET_NAME = "dataset"
@@ -232,10 +209,7 @@ class CheckedConfigBuilder:
         return builder_config, config_id
 
     def download_and_prepare(self, *args, **kwargs):
-        """``datasets``' build, plus the record of the media files it checked (sizes and sha256
-        digests, saved with the cached build and loaded when the cache serves it), so
-        that an export embedding a file changed since then refuses it
-        (:func:`builder_utils.media_check.verify_unchanged`)."""
+        """``datasets``' build, plus the record of the media files it checked (for the export's re-check)."""
         with media_check.recording() as checked:
             result = super().download_and_prepare(*args, **kwargs)
         if checked:
@@ -248,7 +222,5 @@ class CheckedConfigBuilder:
         """Further checks that need the builder (a hook; the default does nothing)."""
 
     def cache_inputs(self, config) -> dict:
-        """Keyword arguments of :func:`cache_key`: ``packages``, ``code_files``, ``content_files``,
-        ``input_files``, and
-        ``content`` added to the config's own ``content()`` (e.g. a download URL)."""
+        """Keyword arguments of :func:`cache_key`; ``content`` joins the config's own ``content()``."""
         raise NotImplementedError

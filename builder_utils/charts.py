@@ -1,15 +1,8 @@
-"""Horizontal bar charts drawn with Pillow: the dataset cards' distributions and the evaluation
-reports' accuracies.
+"""Horizontal bar charts drawn with Pillow: the cards' distributions, the reports' accuracies.
 
-Pillow is already a dependency, so no plotting library is needed. The drawing is a pure
-function of its inputs (fixed sizes, fixed colours, Pillow's bundled font), so the same numbers
-give the same bytes.
-
-Layout, top to bottom: a large title and an optional grey subtitle; the y-axis label (the
-column) above the row names, the legend of the series above the bars; one row per value over
-light vertical grid lines, its bar(s) with a number at the end; the x axis with its ticks and
-label. The Hub shows card images at their own width (up to the text column, about 800 px), so
-sizes are in pixels as displayed: 15 px text, 19 px title.
+Pillow is already a dependency, so no plotting library; fixed sizes, colours and Pillow's bundled
+font make the same numbers give the same bytes. The Hub shows card images at their own width (up
+to about 800 px), so sizes are pixels as displayed.
 """
 
 from __future__ import annotations
@@ -87,8 +80,6 @@ def axis_ticks(largest: float, target: int = 5) -> list[int]:
     Example:
         >>> axis_ticks(209)
         [0, 50, 100, 150, 200, 250]
-        >>> axis_ticks(3)
-        [0, 1, 2, 3]
     """
     largest = max(1, largest)
     raw = largest / target
@@ -124,23 +115,16 @@ def bar_chart(
     ticks: Sequence[int] | None = None,
     number_format: str = "{:,}",
 ) -> str:
-    """Draw ``rows`` = ``[(label, {series: value})]`` as horizontal bars and write the PNG
-    atomically; returns the path written.
+    """Draw ``rows`` = ``[(label, {series: value})]`` as horizontal bars to a PNG (atomically); returns the path.
 
-    ``stacked`` draws one bar per row, its segments coloured by series in ``series`` order, with
-    the row's total at its end; otherwise each row is a group of bars, one per series, each with
-    its value at its end (a value of None prints "n/a"). ``value_label`` names the y axis,
-    ``axis_label`` the x axis; ``ticks`` default to round numbers up to the longest bar, and
-    ``number_format`` formats both the ticks and the numbers at the ends of the bars.
+    ``stacked``: one bar per row, segments by series, the total at its end; else a group of bars
+    per row (None prints "n/a"). ``value_label`` names the y axis, ``axis_label`` the x axis.
 
     Example:
         >>> bar_chart("/tmp/chart.png", "Questions per family",
         ...           [("count", {"train": 30, "test": 10}), ("exist", {"train": 12})],
         ...           ["train", "test"], value_label="family", axis_label="questions")
         '/tmp/chart.png'
-        >>> bar_chart("/tmp/grouped.png", "Accuracy", [("all", {"model": 71.5, "majority": None})],
-        ...           ["model", "majority"], stacked=False, ticks=range(0, 101, 20), number_format="{:.0f}%")
-        '/tmp/grouped.png'
     """
     sizes = _STACKED if stacked else _GROUPED
     drawn = [(label, _bars(values, series, stacked)) for label, values in rows]

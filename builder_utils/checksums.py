@@ -1,13 +1,7 @@
 """Downloads recorded in a ``checksums.tsv``, fetched and checked the same way by every builder.
 
-One format, TensorFlow Datasets' (one download per line, tab-separated)::
-
-    <url>  <size in bytes>  <sha256>  <file name>
-
-An empty size or sha256 cell means "not recorded"; lines starting with ``#`` are comments.
-:func:`verify_download` checks what is recorded (the size first, it is instant; then the
-sha256). :func:`download` fetches through a ``datasets`` download manager and turns a failure into
-one :class:`DownloadError` that gives the URL, the reason and the offline alternative.
+TensorFlow Datasets' format, tab-separated: ``<url> <size> <sha256> <file name>``; an empty cell
+is "not recorded", ``#`` starts a comment.
 
 Example:
     >>> import tempfile, pathlib
@@ -89,9 +83,7 @@ def file_sha256(path: str | os.PathLike) -> str:
 
 
 def verify_download(path: str | os.PathLike, recorded: Download | None) -> None:
-    """Check a downloaded file against its record (size, then sha256 where recorded).
-
-    Nothing recorded (``None``, e.g. a mirror's URL) means nothing to check.
+    """Check a downloaded file against its record: the size first (instant), then sha256; None: nothing.
 
     Example:
         >>> import tempfile
@@ -132,9 +124,7 @@ def _reason(exc: BaseException) -> str:
 def download(dl_manager, url: str, recorded: Download | None, dataset: str, alternatives: str) -> str:
     """Fetch ``url`` with a ``datasets`` download manager and verify it; returns the local path.
 
-    A failure (no network, offline mode, no HTTP support installed, a server error) raises
-    :class:`DownloadError`: ``"<dataset>: no data_dir was given and downloading <url> failed
-    (<reason>). <alternatives>"``.
+    A failure raises :class:`DownloadError` giving the URL, the reason and ``alternatives`` (offline).
 
     Example::
 

@@ -1,24 +1,7 @@
-"""What every command of this package shares: ``--version``, when to show progress bars, and
-diagnostics through ``logging``.
+"""What every command shares: ``--version``, when to show progress bars, log records on stderr, the error line.
 
-- :func:`add_version` gives a parser and all its subcommands ``--version``.
-- :func:`progress_wanted`: progress bars only for a person watching. ``--quiet`` turns them
-  off; otherwise ``HF_DATASETS_DISABLE_PROGRESS_BARS``, when set, decides (as it does for
-  ``datasets``); otherwise they show only when stderr is a terminal, so a pipeline or a log
-  file never fills with bar redraws.
-- :func:`progress_bars` sets the global progress-bar switches of ``datasets`` and
-  ``huggingface_hub`` for a block and puts back what was there, so a command called from
-  Python (a notebook running a demo) leaves the caller's settings as they were. It imports
-  neither (``datasets`` costs about a second of start-up): a library not imported yet reads
-  the setting from its environment variable when the block imports it.
-- :func:`log_to_stderr` shows the log records of the named package loggers (``clevr_math``,
-  ``clotho_aqa``, ``builder_utils``) as ``<prog>: <message>`` lines on stderr while a command
-  runs. Library code only logs (``logging.getLogger(__name__)``), so a notebook or a pipeline
-  silences or captures it with the ``logging`` module.
-- :func:`running` is the three together, for a command's ``main``.
-- :func:`report_error` is every command's error line: ``<prog>: error: <message>``, one line
-  (control characters escaped, so a file name holding a newline cannot split or forge it), an
-  ``OSError`` named by its file; it returns the exit status 2.
+Library code only logs (``logging.getLogger(__name__)``), so a notebook or a pipeline silences or
+captures it; :func:`running` is what a command's ``main`` enters.
 """
 
 from __future__ import annotations
@@ -61,8 +44,7 @@ def version_text() -> str:
 
 
 class _VersionAction(argparse._VersionAction):
-    """argparse's ``version`` action, with the text looked up only when ``--version`` is given
-    (the installed distributions' metadata is read then, not at every start)."""
+    """argparse's ``version`` action, the metadata read only when ``--version`` is given (not at every start)."""
 
     def __call__(self, parser, namespace, values, option_string=None):
         self.version = version_text()
@@ -93,14 +75,13 @@ def add_version(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def error_line(exc: BaseException) -> str:
-    r"""The one-line message of an error: an ``OSError`` that names a file reads
-    ``FILE: REASON`` (``No space left on device`` included); control characters are escaped.
+    r"""The one-line message of an error (``FILE: REASON`` for an ``OSError``).
+
+    Control characters are escaped, so a file name holding a newline cannot split or forge the line.
 
     Example:
         >>> error_line(FileNotFoundError(2, "No such file or directory", "in\nput.json"))
         'in\\nput.json: No such file or directory'
-        >>> error_line(ValueError("bad.json: line 2\n column 3"))
-        'bad.json: line 2\\n column 3'
     """
     if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
         message = f"{shown_path(exc.filename)}: {exc.strerror}"
@@ -132,7 +113,7 @@ def _env_disables_progress() -> bool | None:
 
 def progress_wanted(quiet: bool = False, stream=None) -> bool:
     """Whether to show progress bars: not with ``quiet``; as ``HF_DATASETS_DISABLE_PROGRESS_BARS``
-    says when it is set; else only when ``stream`` (default: stderr) is a terminal.
+    says when set; else only for a terminal, so a pipeline or log never fills with redraws.
 
     Example:
         >>> import io
@@ -157,12 +138,11 @@ _PROGRESS_SWITCHES = {
 
 @contextlib.contextmanager
 def progress_bars(enabled: bool) -> Iterator[bool]:
-    """Switch ``datasets``' and ``huggingface_hub``'s progress bars on or off for the block, then
-    restore their previous state. An environment variable that forces them keeps priority.
+    """Switch ``datasets``' and ``huggingface_hub``'s progress bars for the block, then restore them
+    (a notebook running a demo keeps its settings); a variable the user set keeps priority.
 
-    A library that is not imported yet is not imported here: unless the user set its variable,
-    the variable is set for the block (so an import inside the block follows the switch, and
-    so do worker processes) and removed afterwards.
+    A library not imported yet is not imported (``datasets`` costs a second of start-up): its
+    variable is set for the block instead, which worker processes follow too.
 
     Example:
         >>> import datasets
@@ -225,8 +205,7 @@ class _CommandFormatter(logging.Formatter):
 
 @contextlib.contextmanager
 def log_to_stderr(prog: str, *packages: str, level: int = logging.INFO) -> Iterator[None]:
-    """Show the records of the ``packages`` loggers (and ``builder_utils``) at ``level`` and above
-    on stderr as ``<prog>: <message>`` (``<prog>: warning: <message>``) during the block.
+    """Show the records of the ``packages`` loggers (and ``builder_utils``) on stderr during the block.
 
     Example:
         >>> saved, sys.stderr = sys.stderr, sys.stdout   # to show the line here
@@ -261,8 +240,7 @@ def log_to_stderr(prog: str, *packages: str, level: int = logging.INFO) -> Itera
 
 @contextlib.contextmanager
 def running(prog: str, *packages: str, quiet: bool = False) -> Iterator[bool]:
-    """A command's run: log records on stderr (warnings and errors only with ``quiet``), progress
-    bars as :func:`progress_wanted` says; yields whether to show progress bars.
+    """A command's run: log records on stderr, progress bars as :func:`progress_wanted` says (yielded).
 
     Example:
         >>> with running("tool", "clevr_math", quiet=True) as progress:

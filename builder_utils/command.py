@@ -1,28 +1,8 @@
-"""One command-line pattern for every dataset command: argparse subcommands.
+"""One command-line pattern for every dataset command: argparse subcommands, each setting ``run``.
 
-A command (``clevr-math``, ``clotho-aqa``) is a parser with one subparser per subcommand; each
-subcommand is registered by one ``add_<name>(subparsers)`` function that sets ``run`` (a function
-of the parsed arguments returning the exit status). :func:`run_command` parses, runs and turns
-what can go wrong into the conventions of every command of this package:
-
-- bad input (``ValueError``, ``OSError`` and their subclasses: every error of our readers and
-  builders) is one line ``<prog> <subcommand>: error: <message>`` on stderr and status 2,
-  never a traceback;
-- SIGTERM unwinds like Ctrl-C (:func:`builder_utils.interrupt.stop_on_signals`), so temporary
-  files and workers are cleaned up; the status is 130 or 143.
-
-A subcommand whose arguments are parsed by another module (``forward=True`` in
-:func:`add_forwarding_subcommand`) receives its arguments unparsed.
-
-Example:
-    >>> parser = command_parser("demo-cli", "An example.")
-    >>> subparsers = parser.add_subparsers(dest="command", required=True)
-    >>> p = subparsers.add_parser("hello", help="say hello")
-    >>> _ = p.add_argument("--name", default="world")
-    >>> p.set_defaults(run=lambda args: print(f"hello {args.name}") or 0)
-    >>> run_command(parser, ["hello", "--name", "you"])
-    hello you
-    0
+The conventions (README, "Commands"): ``ValueError``/``OSError`` (every error of our readers and
+builders) is one error line and status 2, never a traceback; SIGTERM unwinds like Ctrl-C, so
+temporary files and workers are cleaned up (status 130 or 143).
 """
 
 from __future__ import annotations
@@ -57,8 +37,7 @@ def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
 
 @dataclass(frozen=True)
 class Subcommand:
-    """One subcommand: its name and one-line help for the command's listing, and ``add(subparsers)``,
-    which registers its full parser (and may import the heavy modules the subcommand needs).
+    """One subcommand: name and help for the listing; ``add(subparsers)`` registers its full parser.
 
     Example:
         >>> Subcommand("hello", "say hello", lambda subparsers: None).name
@@ -82,10 +61,8 @@ def subcommands_parser(prog: str, description: str, subcommands: Sequence[Subcom
                        argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """A dataset command's parser with one subparser per :class:`Subcommand`.
 
-    With ``argv``, only the subcommand it runs is built in full; the others are listed by name and
-    help only, so that ``--help`` or a light subcommand never imports what a heavy one needs
-    (``datasets`` alone costs about a second of start-up). Without ``argv``, every subcommand is
-    built in full (for tests and documentation tools).
+    With ``argv``, only the subcommand it runs is built in full, so ``--help`` or a light
+    subcommand never imports what a heavy one needs (``datasets`` costs a second of start-up).
 
     Example:
         >>> def add_hello(subparsers):
@@ -106,8 +83,7 @@ def subcommands_parser(prog: str, description: str, subcommands: Sequence[Subcom
 
 
 class _ListedAs:
-    """The subparsers as ``sub.add`` sees them: its parser is listed with ``sub.help``, the one
-    source of that line (the light listing above shows it too)."""
+    """The subparsers as ``sub.add`` sees them: ``sub.help`` is the one source of the listing's line."""
 
     def __init__(self, subparsers, sub: Subcommand):
         self._subparsers, self._sub = subparsers, sub
@@ -147,19 +123,15 @@ def _chosen(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentPars
 
 def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = None,
                 errors: tuple[type[BaseException], ...] = (ValueError, OSError), package: str | None = None) -> int:
-    """Parse ``argv`` and run the chosen subcommand; returns the exit status (see the module doc).
-
-    Every subcommand gets ``--version``; while it runs, the log records of ``package`` (the
-    command's own package) and ``builder_utils`` show on stderr, and progress bars follow
-    :func:`builder_utils.cli_support.progress_wanted` (``args.progress``; ``--quiet`` if the
-    subcommand has it).
+    """Parse ``argv`` and run the chosen subcommand (:func:`run_parsed`); returns the exit status.
 
     Example:
-        >>> parser = command_parser("x", "X.")
+        >>> parser = command_parser("demo-cli", "An example.")
         >>> subparsers = parser.add_subparsers(dest="command", required=True)
-        >>> subparsers.add_parser("fail").set_defaults(run=lambda args: open("/nonexistent/x"))
-        >>> run_command(parser, ["fail"])
-        2
+        >>> subparsers.add_parser("hello").set_defaults(run=lambda args: print("hello") or 0)
+        >>> run_command(parser, ["hello"])
+        hello
+        0
     """
     add_version(parser)
     args, extra = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
@@ -172,8 +144,7 @@ def run_command(parser: argparse.ArgumentParser, argv: Sequence[str] | None = No
 
 def run_parsed(prog: str, args: argparse.Namespace,
                errors: tuple[type[BaseException], ...] = (ValueError, OSError), package: str | None = None) -> int:
-    """Run ``args.run(args)`` with the conventions of the module doc (also for a command without
-    subcommands, such as ``python -m builder_utils.clevr.evaluate``); returns the exit status.
+    """Run ``args.run(args)`` with the module doc's conventions (also without subcommands); returns the status.
 
     Example:
         >>> run_parsed("x", argparse.Namespace(run=lambda args: open("/nonexistent/x")))

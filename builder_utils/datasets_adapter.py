@@ -1,11 +1,8 @@
 """Every part of ``datasets`` below its top-level API that this package uses, in one place.
 
-The rest of the package uses ``datasets``' top level (``datasets.Dataset``, ``datasets.Features``
-...) and takes from here what it does not export, so that a release that moves, renames or
-changes one of these fails here and in its checks (``tests/datasets_adapter_checks.py``, run under
-5.x by ``tests/test_datasets_adapter.py`` and under 3.6 by ``tests/legacy/check_legacy_script.py``),
-not inside an export. Each import says why no public API does the job. Names 3.6 lacks are
-``None`` there (it serves only the loading-script mode: no export, no stream).
+So a release that moves or changes one fails here and in ``tests/datasets_adapter_checks.py``
+(5.x and 3.6), not inside an export. Each import says why no public API does the job; names 3.6
+lacks are ``None`` (it serves only the loading-script mode).
 
 Example:
     >>> import pyarrow as pa
@@ -71,8 +68,7 @@ except ImportError:  # 3.6
 
 def dataset_from_table(table, features: datasets.Features, split, *, description: str = "",
                        fingerprint: str | None = None) -> datasets.Dataset:
-    """An in-memory ``datasets.Dataset`` of a pyarrow table cast to ``features`` as datasets casts
-    (the cast is free when the table already has their schema)."""
+    """An in-memory ``datasets.Dataset`` of a pyarrow table cast to ``features`` as datasets casts."""
     table = table_cast(table, features.arrow_schema)
     info = datasets.DatasetInfo(features=features, description=description)
     return datasets.Dataset(InMemoryTable(table), info=info, split=split, fingerprint=fingerprint)

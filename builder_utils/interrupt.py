@@ -1,30 +1,8 @@
 """Stop cleanly on SIGINT and SIGTERM: one rule for every command of the package.
 
-SIGTERM is what ``timeout``, SLURM, docker and a closing terminal send. Python's default reaction
-to it is to die at once, skipping every ``finally`` block and context manager, which is how a
-killed run used to leave hidden temporary files, staging folders and orphaned worker processes
-behind. Inside :func:`stop_on_signals`, SIGTERM raises :class:`Terminated` (a subclass of
-``KeyboardInterrupt``) in the main thread instead, so the same cleanup code that handles Ctrl-C
-runs: :func:`builder_utils.atomic.atomic_output` removes its temporary file, a ``with Pool()``
-block terminates its workers, a staging folder's ``finally`` removes it.
-
-A command's ``main`` then reports the interruption as one line and the conventional exit status
-(130 for SIGINT, 143 for SIGTERM) through :func:`exit_status`.
-
-A handler's exception can be lost: Python drops it when it fires inside a finaliser, an import
-lock's callback or a C extension's module initialisation, and the run would then finish with
-status 0. So every signal of the block is also remembered, and raised again at the checkpoint
-every writer passes, :meth:`builder_utils.ownership.OutputFolder.commit`: an interrupted run never
-commits. (Not at the end of the block: the command's own handler may have reported it already.)
-
-Example:
-    >>> import os, signal
-    >>> with stop_on_signals():
-    ...     try:
-    ...         os.kill(os.getpid(), signal.SIGTERM)
-    ...     except Terminated as stop:
-    ...         print(exit_status(stop))
-    143
+SIGTERM (``timeout``, SLURM, docker, a closing terminal) by default kills at once, skipping every
+``finally``: killed runs left temporary files, staging folders and orphaned workers. Here it
+raises :class:`Terminated` (a ``KeyboardInterrupt``), so Ctrl-C's cleanup runs for it too.
 """
 
 from __future__ import annotations
@@ -52,16 +30,17 @@ def _raise_terminated(signum, frame):
 
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` for the duration of the block, and remember every
-    SIGINT and SIGTERM (:func:`signals_remembered`): one whose exception was lost is raised again
-    at the next commit (:func:`raise_missed_signal`).
+    """Turn SIGTERM into :class:`Terminated` for the block, and remember every signal (:func:`signals_remembered`).
 
-    SIGINT already raises ``KeyboardInterrupt``. The previous SIGTERM handler is restored on
-    exit. Outside the main thread (where Python allows no signal handlers) this does nothing.
+    Outside the main thread (where Python allows no signal handlers) this does nothing.
 
     Example:
         >>> with stop_on_signals():
-        ...     pass
+        ...     try:
+        ...         os.kill(os.getpid(), signal.SIGTERM)
+        ...     except Terminated as stop:
+        ...         print(exit_status(stop))
+        143
     """
     if threading.current_thread() is not threading.main_thread() or _remembering:
         yield  # nested (a command's subcommand): the outer block's handlers and memory serve both
@@ -78,8 +57,6 @@ def exit_status(stop: BaseException) -> int:
     """The shell's exit status for an interrupted command: 128 + the signal number.
 
     Example:
-        >>> exit_status(KeyboardInterrupt())
-        130
         >>> exit_status(Terminated())
         143
     """
@@ -102,14 +79,12 @@ _remembering: list[bool] = []  # non-empty while a signals_remembered block is a
 
 @contextlib.contextmanager
 def signals_remembered() -> Iterator[None]:
-    """Remember every SIGINT / SIGTERM of the block, so that :func:`raise_missed_signal` can
-    raise it again.
+    """Remember every SIGINT / SIGTERM of the block, so that :func:`raise_missed_signal` can raise it again.
 
-    The handler's ``KeyboardInterrupt`` is raised wherever the main thread is, and when that is
-    a finaliser (``Dataset.__del__`` during a collection) Python prints "Exception ignored" and
-    goes on: the interruption is lost and the command would finish with status 0. An open
-    :class:`~builder_utils.ownership.OutputFolder` remembers, and its commit calls
-    :func:`raise_missed_signal`; a signal that propagated never reaches it.
+    Python drops a handler's exception raised in a finaliser (``Dataset.__del__``), an import
+    lock's callback or a C extension's init, and the run would end with status 0. So the
+    :class:`~builder_utils.ownership.OutputFolder` commit raises it again: an interrupted run never
+    commits (not at the block's end: the command's own handler may have reported it already).
 
     Example:
         >>> with signals_remembered():
@@ -160,12 +135,10 @@ def raise_missed_signal() -> None:
 
 @contextlib.contextmanager
 def signals_deferred() -> Iterator[None]:
-    """Hold SIGINT and SIGTERM until the block is done, then act on the first one received.
+    """Hold SIGINT and SIGTERM until the block is done, then hand the first one to the previous handler.
 
-    For the few renames that move a finished export into place: an interruption there would
-    leave half the new shards next to half the old ones. The held signal is then handled by the
-    handler that was in place (``KeyboardInterrupt``, or ``Terminated`` under
-    :func:`stop_on_signals`). Outside the main thread this does nothing.
+    For the renames that move a finished export into place: an interruption there would leave
+    half the new shards next to half the old ones.
 
     Example:
         >>> seen = []

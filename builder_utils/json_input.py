@@ -1,28 +1,10 @@
-"""The one reader of JSON *input*: whatever a user hands us (scene, metadata, synonyms and
-template files, predictions JSON and JSONL, index and record files) is parsed here, so that
-hostile text costs bounded work and fails in one line naming the file and the place.
+"""The one reader of JSON *input* (scenes, metadata, templates, predictions, records): hostile text
+costs bounded work and fails in one line naming the file and the place.
 
-What the standard ``json`` module lets through, and this reader turns into one
-:class:`JSONInputError` line:
+Beyond ``json``'s syntax errors: nesting deeper than :data:`MAX_DEPTH` (``json`` raises
+``RecursionError`` near 1,000 levels, and below that hands deep values to code that may recurse),
+and integers past Python's int-to-string limit (``json`` raises a bare ``ValueError`` naming no file).
 
-- syntax errors: ``FILE: line L column C: not valid JSON (MESSAGE)``;
-- nesting deeper than :data:`MAX_DEPTH` levels (``json`` itself raises ``RecursionError``
-  around 1,000 levels and, below that, hands deeply nested values to code that may recurse);
-- integers longer than Python's int-to-string limit (4,300 digits: ``json`` raises a bare
-  ``ValueError`` naming no file);
-- a missing file or text that is not UTF-8.
-
-File names are shown with :func:`shown_path`: a newline or another control character in a
-name is escaped, so the message stays one line.
-
-Contract (other modules rely on it): :func:`load_json` ``(path, *, what="file", error=JSONInputError)``
-and :func:`loads_json` ``(text, *, where, first_line=1, error=JSONInputError)`` return the parsed
-value or raise ``error`` (a ``ValueError`` subclass taking one message) with a one-line message
-that starts with the file's shown name; :func:`json_lines` yields ``(line_number, value)`` of a
-JSON Lines file.
-
->>> loads_json('{"a": [1, 2]}', where="x.json")
-{'a': [1, 2]}
 >>> loads_json("[" * 100_000, where="deep.json")
 Traceback (most recent call last):
 ...
@@ -54,18 +36,14 @@ _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]', re.DOTALL)
 
 
 class JSONInputError(ValueError):
-    """A JSON input that cannot be read; the message is one line naming the file and the place,
-    e.g. ``m.json: line 3 column 7: not valid JSON (Expecting ',' delimiter)``."""
+    """A JSON input that cannot be read; the message is one line naming the file and the place."""
 
 
 def shown_path(path: str | os.PathLike) -> str:
-    r"""A file name as messages show it: control characters (newline, tab, escape ...) escaped,
-    so that a hostile name cannot split or forge an error line.
+    r"""A file name as messages show it: control characters escaped, so a name cannot split or forge a line.
 
     >>> print(shown_path("a\nb.json"))
     a\nb.json
-    >>> shown_path("plain.json")
-    'plain.json'
     """
     text = os.fsdecode(path) if isinstance(path, bytes) else os.fspath(path)
     if not _CONTROL.search(text):
@@ -80,8 +58,7 @@ def _line_column(text: str, offset: int, first_line: int) -> tuple[int, int]:
 
 
 def _too_deep_at(text: str) -> int | None:
-    """Offset of the first bracket that opens level ``MAX_DEPTH + 1``, or None (one C-level regex
-    pass over the text; strings are matched whole, so their brackets do not count)."""
+    """Offset of the first bracket that opens level ``MAX_DEPTH + 1``, or None (strings matched whole)."""
     depth = 0
     for match in _TOKENS.finditer(text):
         char = match.group()[0]
@@ -95,8 +72,7 @@ def _too_deep_at(text: str) -> int | None:
 
 
 def _depth_exceeds(value: Any, text: str) -> bool:
-    """Whether a parsed value nests more than ``MAX_DEPTH`` containers: level by level, without
-    recursion, with C-level filters (about half the parse's time on a large file)."""
+    """Whether a parsed value nests more than ``MAX_DEPTH``: level by level, no recursion (half a parse's time)."""
     if text.count("[") + text.count("{") <= MAX_DEPTH:  # most JSON Lines rows: nothing to walk
         return False
     level = [value] if type(value) in _CONTAINERS else []
@@ -114,8 +90,7 @@ def _depth_exceeds(value: Any, text: str) -> bool:
 
 
 def huge_integer(text: str, start: int = 0) -> tuple[int, str] | None:
-    """Where ``text`` (from ``start``) holds an integer longer than Python converts (the cause of
-    json's bare ``ValueError``), and a description; None if there is none.
+    """Where ``text`` holds an integer longer than Python converts, and a description; None if none.
 
     >>> huge_integer("[1, " + "9" * 4301 + "]")
     (4, 'an integer of 4301 digits (more than the 4300 Python reads)')
@@ -129,13 +104,8 @@ def huge_integer(text: str, start: int = 0) -> tuple[int, str] | None:
 
 def loads_json(text: str | bytes, *, where: str, first_line: int = 1,
                error: type[ValueError] = JSONInputError) -> Any:
-    """Parse one JSON document; ``where`` names its source in messages (a shown file name) and
-    ``first_line`` is the line of the file the text starts at (JSON Lines).
+    """Parse one JSON document; ``where`` names it in messages, ``first_line`` is where it starts (JSON Lines).
 
-    >>> loads_json('{"n": 1,}', where="m.json")
-    Traceback (most recent call last):
-    ...
-    builder_utils.json_input.JSONInputError: m.json: line 1 column 9: not valid JSON (Expecting property name enclosed in double quotes)
     >>> loads_json("[" + "7" * 5000 + "]", where="p.jsonl", first_line=4)
     Traceback (most recent call last):
     ...
@@ -190,10 +160,6 @@ def load_json(path: str | os.PathLike, *, what: str = "file", error: type[ValueE
     >>> _ = path.write_text('{"ok": true}')
     >>> load_json(path)
     {'ok': True}
-    >>> load_json(path.with_name("gone.json"), what="metadata file")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    builder_utils.json_input.JSONInputError: .../gone.json: metadata file not found
     """
     return loads_json(_read_bytes(path, what, error), where=shown_path(path), error=error)
 

@@ -1,9 +1,7 @@
 """Package namespaces whose public names are imported on first use (PEP 562).
 
-Importing any submodule runs its package's ``__init__``; when that ``__init__`` imports the
-builder, ``import clevr_math.lmms_eval.utils`` (what lmms-eval does for each task) pays for
-``datasets`` and the whole builder. A package built with :func:`lazy_exports` imports a public
-name's module only when the name is first read, so its light submodules stay light.
+Importing a submodule runs its package's ``__init__``: without this, ``import
+clevr_math.lmms_eval.utils`` (lmms-eval, per task) would pay for ``datasets`` and the whole builder.
 
 Example:
     >>> import sys, types
@@ -11,8 +9,6 @@ Example:
     >>> pkg.__all__, pkg.__getattr__, pkg.__dir__ = lazy_exports("pkg", {"dedent": "textwrap"})
     >>> pkg.dedent("  x"), pkg.__all__
     ('x', ['dedent'])
-    >>> "dedent" in vars(pkg), "dedent" in pkg.__dir__()
-    (True, True)
 """
 
 from __future__ import annotations
@@ -25,9 +21,7 @@ __all__ = ["lazy_exports"]
 
 
 def lazy_exports(package: str, exports: Mapping[str, str]) -> tuple[list[str], Callable, Callable]:
-    """``(__all__, __getattr__, __dir__)`` for the package named ``package``: each name of
-    ``exports`` is read from the module it maps to on first access, then kept in the package's
-    namespace (later reads are plain attribute reads).
+    """``(__all__, __getattr__, __dir__)`` for ``package``: each name is imported on first access, then kept.
 
     Example::
 

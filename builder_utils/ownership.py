@@ -1,22 +1,10 @@
 """Data safety by construction: the one module every command writes its outputs through.
 
-The guarantees are the README's "Data safety" section (each proved by a row of the safety
-suite): the record (``.ownership.json``) is the only claim; only our unchanged files are
-replaced or removed (``--overwrite``: :data:`OVERWRITE_HELP`); one call,
-:meth:`OutputFolder.open`, checks the output against every declared input by device and inode,
-takes the folder's lock, finishes what a killed run left, stages, and commits on success or
-leaves nothing; moves go through folders held open (``O_NOFOLLOW | O_DIRECTORY``, ``dir_fd``),
-checked at each move and rolled back on failure; paths are relative, never through a symlink;
-a full or read-only disk is one line.
-
-Public API: :meth:`OutputFolder.open` and, on the folder it yields, ``stage``, ``record``,
-``add``, ``check``, ``claim``, ``scratch``; :func:`read_record` and :func:`changed` for readers
-(push, a builder); :func:`sha256_of`; the errors
-:class:`OwnershipError` (a ``ValueError``, one line naming the path) and its subclasses
-:class:`PathRuleError`, :class:`RecordError`, :class:`BusyError`.
+The guarantees: README, "Data safety"; the protocol: :meth:`OutputFolder.open`. Moves go through
+folders held open (``O_NOFOLLOW | O_DIRECTORY``, ``dir_fd``). Readers (push, a builder) use
+:func:`read_record` and :func:`changed`.
 
 Example:
-    >>> import tempfile
     >>> root = Path(tempfile.mkdtemp())
     >>> _ = (root / "notes.txt").write_text("the user's")
     >>> with OutputFolder.open(root, command="demo") as out:
@@ -90,8 +78,9 @@ class BusyError(OwnershipError):
 
 @dataclass(frozen=True)
 class Entry:
-    """One file we wrote: path relative to the folder, size, sha256, the command and a group
-    (the export's configuration, or None). No time stamp: the same run gives the same record."""
+    """One file we wrote (``group``: the export's configuration, or None).
+
+    No time stamp: the same run gives the same record."""
 
     path: str
     size: int
@@ -104,7 +93,6 @@ def sha256_of(path: str | os.PathLike, *, dir_fd: int | None = None) -> str:
     """The hex sha256 of a file, read in 1 MiB chunks (``dir_fd``: ``path`` relative to it, no link followed).
 
     Example:
-        >>> import tempfile
         >>> with tempfile.NamedTemporaryFile() as fh:
         ...     _ = fh.write(b"abc"); fh.flush()
         ...     sha256_of(fh.name)[:12]
@@ -126,8 +114,7 @@ def _shown(path: object) -> str:
 
 
 def _check_relative(path: object, where: str) -> str:
-    """``path`` if it is a legal recorded path: a relative POSIX path, no ``..`` or ``.``
-    part, no empty part, no NUL or newline; else :class:`PathRuleError` naming ``where``."""
+    """``path`` if it is a legal recorded path (relative POSIX, no ``..``/``.``/empty part, no NUL or newline)."""
     if not isinstance(path, str) or not path:
         raise PathRuleError(f"{where}: {path!r}: not a path")
     if any(c in path for c in "\0\n\r"):
@@ -168,8 +155,7 @@ def _check_output(path: str | os.PathLike, flag: str) -> Path:
 
 
 def _identities(path: str | os.PathLike) -> tuple[tuple[int, int] | None, list[tuple[int, int]]]:
-    """(device, inode) of ``path`` (None if absent) and of each existing folder above it
-    (symlinks resolved; a bind mount is seen as what it shows)."""
+    """(device, inode) of ``path`` (None if absent) and of each existing folder above it, symlinks resolved."""
     current = os.path.realpath(path)
     own = None
     with contextlib.suppress(OSError):
@@ -218,10 +204,10 @@ def _package_files() -> dict[str, Path]:
 
 
 def _write_error(exc: BaseException, path: str | os.PathLike, named: bool = False) -> OwnershipError | None:
-    """One line for a failed write (full disk, read-only file system, no permission) naming
-    ``path`` (with ``named``: the file the error names, if any); ``None`` when ``exc`` is not such
-    a failure. Also recognises libsndfile's, and a library's error raised from one
-    (``datasets``' DatasetGenerationError around a full disk under its cache)."""
+    """One line for a failed write (full disk, read-only, no permission) naming ``path``; None if not one.
+
+    Also recognises libsndfile's, and a library's error raised from one (``datasets``'
+    DatasetGenerationError around a full disk under its cache)."""
     seen: set[int] = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
@@ -257,10 +243,7 @@ def _remedy(folder: Path) -> str:
 
 
 def read_record(folder: str | os.PathLike) -> tuple[dict[str, Entry], dict | None]:
-    """The record of ``folder``: (path -> :class:`Entry`, the pending commit or None).
-
-    Absent: ``({}, None)``. A symlink, a folder, malformed content, an older format, an old
-    mechanism's record, or an entry breaking the path rules: :class:`RecordError` naming it.
+    """The record of ``folder``: (path -> :class:`Entry`, the pending commit or None); untrusted: :class:`RecordError`.
 
     Example:
         >>> read_record("/nonexistent")
@@ -326,8 +309,7 @@ def _record_text(entries: Iterable[Entry], pending: dict | None = None) -> str:
 
 
 def changed(root: str | os.PathLike, entry: Entry) -> str | None:
-    """Why ``root/entry.path`` is no longer the file we wrote, or None if it still is: the
-    type, the size, then the sha256 decide (the content is always compared).
+    """Why ``root/entry.path`` is no longer the file we wrote (type, size, then sha256), or None.
 
     Example:
         >>> changed("/nonexistent", Entry("a.txt", 1, "0" * 64, "x"))
@@ -364,8 +346,7 @@ def _reserved(path: str) -> bool:
 
 
 class _Folders:
-    """The folders below a root, held open without following links; every use checks that each
-    folder on the way is still the one opened (a folder swapped mid-run is refused)."""
+    """The folders below a root, held open without following links; a folder swapped mid-run is refused."""
 
     def __init__(self, root: Path, root_fd: int):
         self.root, self.fds, self._opened = root, {"": root_fd}, []
@@ -415,7 +396,6 @@ class OutputFolder:
     """One output folder of ``command`` (e.g. ``"clevr-math synth"``), open through :meth:`open`.
 
     Example:
-        >>> import tempfile
         >>> root = Path(tempfile.mkdtemp()) / "out"
         >>> with OutputFolder.open(root, command="x") as out:
         ...     _ = (out.stage / "a.txt").write_text("a")
@@ -445,26 +425,21 @@ class OutputFolder:
              inputs: Mapping[str, object] | None = None, caches: Mapping[str, object] | None = None,
              declared: Mapping[str, Mapping[str, object]] | None = None, overwrite: bool = False,
              file: bool = False, create: bool = True, resume: str | None = None) -> Iterator["OutputFolder"]:
-        """Open the output ``path`` (a folder; with ``file``, one file, whose folder is opened)
-        for the block, the one write protocol of every command:
+        """Open the output ``path`` (with ``file``: one file, whose folder is opened): every command's write protocol.
 
-        1. ``path`` is checked (path rules, not a symlink, not a reserved name), and it and each
-           of ``caches`` (flag -> path, None: not given) must not be, hold or lie inside any of
-           ``inputs`` (flag -> path), by device and inode; a cache must not overlap ``path``;
-        2. the folder's lock is taken (:class:`BusyError`), a pending commit of a killed run is
-           rolled forward (its staged files that still match; the rest stays as it was), dead
-           staging folders are removed, and the record is read (:class:`RecordError`);
-        3. the block writes into ``out.stage`` and names its files with :meth:`add`; a full
-           disk or a read-only file system in it is one :class:`OwnershipError` line;
-        4. when the block succeeds, the files are checked (:meth:`check`), journaled in the
-           record, moved into place and recorded; when it fails, nothing is left.
+        1. ``path`` is checked (path rules, not a symlink or reserved name); it and each of ``caches``
+           must not be, hold or lie inside any of ``inputs`` (by device and inode), nor a cache overlap it;
+        2. the lock is taken (:class:`BusyError`), a killed run's pending commit rolled forward (its
+           staged files that still match), dead staging folders removed, the record read;
+        3. the block writes into ``out.stage`` and names its files with :meth:`add` (a full or
+           read-only disk is one :class:`OwnershipError` line);
+        4. on success the files are checked (:meth:`check`), journaled, moved into place and
+           recorded; on failure nothing is left.
 
-        ``declared``: the command's declared paths, role -> flag -> path
-        (:func:`builder_utils.options.path_values`): inputs and caches join ``inputs`` and
-        ``caches``, and every declared output (``path`` among them) is checked against the inputs.
-        ``overwrite``: see :data:`OVERWRITE_HELP`. ``resume`` (letters, digits and ``-``: a key of
-        what the run makes, for long renders) names the staging folder: a failed or killed run
-        leaves it, and the next run with the same key takes it up with its finished files.
+        ``declared`` (role -> flag -> path, :func:`builder_utils.options.path_values`) joins ``inputs``
+        and ``caches``; every declared output is checked against the inputs. ``resume`` (letters,
+        digits, ``-``) names the staging folder: a failed or killed run leaves it, and the next run
+        with the same key takes it up with its finished files (long renders).
         """
         if resume is not None and (not resume or not all(c.isalnum() or c == "-" for c in resume)):
             raise ValueError(f"resume must be letters, digits and '-', got {resume!r}")
@@ -579,10 +554,9 @@ class OutputFolder:
     # -- what the block calls --------------------------------------------------------------
 
     def check(self, path: str, _checked: set | None = None) -> Path:
-        """``root/path`` if this command may write it: absent, ours (recorded and unchanged), or,
-        with ``overwrite``, a regular file of someone else's; else :class:`OwnershipError`. A
-        symlink, a folder, a symlinked parent or a reserved name is always refused. The commit
-        checks every file again; call it before the work to refuse early."""
+        """``root/path`` if this command may write it (absent, ours, or with ``overwrite`` someone's file).
+
+        The commit checks every file again; call it before the work to refuse early."""
         _check_relative(path, _shown(self.root))
         if _reserved(path):
             raise PathRuleError(f"{_shown(self.root / path)}: a name reserved for our record or staging; "
@@ -613,10 +587,10 @@ class OutputFolder:
 
     def add(self, files: Mapping[str, str | None] | Iterable[str], *, hashes: Mapping[str, str] | None = None,
             remove: Iterable[str] = (), checked: bool = False) -> None:
-        """Name staged files (paths relative to ``stage``; a mapping gives each its group) to
-        move into place when the block succeeds; ``remove``: paths of the record to remove then
-        if still ours and not written again (a previous run's stale files); ``hashes``: sha256
-        already computed; ``checked``: the caller checked these targets itself (a card it merged)."""
+        """Name staged files to move into place on success (a mapping gives each its group).
+
+        ``remove``: a previous run's stale files, removed if still ours; ``checked``: the caller
+        checked these targets itself (a card it merged)."""
         pairs = files.items() if isinstance(files, Mapping) else ((path, None) for path in files)
         for path, group in pairs:
             self._files[path] = (group, (hashes or {}).get(path))
@@ -625,9 +599,9 @@ class OutputFolder:
         self._remove.update(remove)
 
     def claim(self, name: str) -> Path:
-        """``root/name`` for a sub-folder another writer fills (a demo's world, its export):
-        refused when it is a symlink or a file, or holds files (our record and staging folders
-        aside) without a record of ours in it, in one of its folders, or of this folder."""
+        """``root/name`` for a sub-folder another writer fills (a demo's world, its export).
+
+        Refused when a symlink or a file, or when it holds files without a record of ours."""
         path = _inside(self.root, name)
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             raise OwnershipError(f"{_shown(path)} already exists and was not created by {self.command}; it is never "
@@ -656,8 +630,7 @@ class OutputFolder:
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
-        """A full disk, a read-only file system or a denied write becomes one line naming the
-        output's final path (never the hidden staging name)."""
+        """A failed write becomes one line naming the output's final path (never the staging name)."""
         try:
             yield
         except Exception as exc:  # noqa: BLE001 - only a write failure is turned into one line
@@ -707,10 +680,9 @@ class OutputFolder:
         wait_point("committed")
 
     def _move(self, pending: dict, check_staged: bool) -> None:
-        """Carry out a pending commit: move each staged file (after a cut: whose size and sha256
-        are the pending entry's) into place through folders held open, the file it replaces
-        kept in the staging until the end; remove each path of ``remove`` still ours; record
-        the result. A failed move puts back every file this call moved and replaced."""
+        """Carry out a pending commit (after a cut: the staged files that still match it).
+
+        A replaced file stays in the staging until the end, so a failed move puts back every file."""
         folders = _Folders(self.root, self._fd)
         staging = pending["staging"]
         done: dict[str, Entry] = dict(self.record)

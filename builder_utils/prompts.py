@@ -1,29 +1,9 @@
 """The RL prompt row: one question as the ``prompts`` configuration writes it and a stream yields it.
 
-A row holds the question as a chat prompt in two forms, the ground truth as plain columns, the
-typed fields users filter on, and the columns of the verl family:
-
-- ``prompt``: TRL's conversational format (``trl.data_utils.is_conversational``): a list of
-  ``{"role", "content"}`` messages whose content is a list of typed parts, the media
-  placeholder first in the user turn (``{"type": "image"}`` / ``{"type": "audio"}``), then
-  ``{"type": "text", "text": question}``; an optional system turn carries the answer-format
-  instruction of a :class:`PromptStyle`. TRL's ``prepare_multimodal_messages`` fills each
-  placeholder with the row's ``images`` in order.
-- ``verl_prompt``: the same messages with string content and an ``<image>`` or ``<audio>``
-  marker in the text, which is what verl 0.9.1's ``RLHFDataset._build_messages`` splits on (it
-  skips content that is not a string, then asserts that every image and audio item was placed):
-  ``data.prompt_key=verl_prompt``.
-- ``images`` / ``audios``: a list holding the row's media (only when the row carries it). The
-  ``prompts`` export stores an audio item as verl hands it to the processor: the clip's samples
-  (see :mod:`builder_utils.hub.prompt_config`).
-- ``answer`` (text; None when there is none), the spec's typed columns (e.g. ``label``,
-  ``category``, ``template``, ``num_operations``, ``question_id``, the media key) as they are.
-- ``data_source``, ``reward_model`` = ``{"style": "rule", "ground_truth": ...}`` and
-  ``extra_info`` = ``{"split", "index", "question_id"}``: verl's RLHF row.
-
-What a dataset contributes is declared by its builder as plain data
-(``HUB_LAYOUT["prompts"]``, read by :func:`prompt_spec_of`) and checked in :class:`PromptSpec`;
-nothing here names a dataset.
+Columns: builder_utils/hub/README.md, "Training layouts". Two prompt forms because TRL wants typed
+parts (``prompt``) and verl 0.9.1's ``RLHFDataset._build_messages`` skips non-string content, then
+asserts every media item was placed at its marker (``verl_prompt``). A dataset declares its part
+as plain data (``HUB_LAYOUT["prompts"]``); nothing here names a dataset.
 """
 
 from __future__ import annotations
@@ -45,8 +25,7 @@ VERL_PROMPT = "verl_prompt"
 
 @dataclass(frozen=True)
 class PromptStyle:
-    """An answer-format convention: its name (``--prompt_style``) and the system instruction
-    (None: no system turn).
+    """An answer-format convention (``--prompt_style``); ``instruction`` None: no system turn.
 
     Example:
         >>> prompt_style("boxed").instruction.endswith("\\\\boxed{}.")
@@ -75,8 +54,6 @@ def prompt_style(style: str | PromptStyle) -> PromptStyle:
     """The :class:`PromptStyle` of a name (a style passes through); an unknown name is a ValueError.
 
     Example:
-        >>> prompt_style("plain").instruction is None
-        True
         >>> prompt_style("json")
         Traceback (most recent call last):
         ...
@@ -96,14 +73,11 @@ def _check_media_kind(media_kind: str) -> None:
 
 
 def prompt_messages(question: str, media_kind: str, style: str | PromptStyle) -> list[dict]:
-    """The question as TRL conversational messages: an optional system turn, then the user turn
-    with the media placeholder and the question as typed parts.
+    """The question as TRL conversational messages (typed parts, media placeholder first).
 
     Example:
         >>> prompt_messages("How many cubes?", "image", "plain")
         [{'role': 'user', 'content': [{'type': 'image'}, {'type': 'text', 'text': 'How many cubes?'}]}]
-        >>> prompt_messages("Is it raining?", "audio", "boxed")[0]["role"]
-        'system'
     """
     _check_media_kind(media_kind)
     style = prompt_style(style)
@@ -115,14 +89,11 @@ def prompt_messages(question: str, media_kind: str, style: str | PromptStyle) ->
 
 
 def conversation_messages(turns, media_kind: str) -> list[dict]:
-    """Question/answer pairs as one TRL conversation (SFT's ``messages``): the media placeholder
-    opens the first user turn, once (a row holds one file), every content is typed parts.
+    """Question/answer pairs as one TRL conversation; the placeholder opens the first turn only (one file a row).
 
     Example:
         >>> [m["role"] for m in conversation_messages([("2+1?", "3"), ("1-1?", "0")], "image")]
         ['user', 'assistant', 'user', 'assistant']
-        >>> conversation_messages([("2+1?", "3")], "audio")[0]["content"]
-        [{'type': 'audio'}, {'type': 'text', 'text': '2+1?'}]
     """
     _check_media_kind(media_kind)
     messages = []
@@ -134,8 +105,7 @@ def conversation_messages(turns, media_kind: str) -> list[dict]:
 
 
 def think_answer_text(reasoning: str | None, answer: str) -> str:
-    """An answer in the ``think_answer`` format the format reward scores:
-    ``<think>{reasoning}</think><answer>{answer}</answer>`` (an empty think without reasoning).
+    """An answer in the ``think_answer`` format the format reward scores (empty think without reasoning).
 
     Example:
         >>> think_answer_text("3 cubes, take 1: 2.", "2")
@@ -145,9 +115,8 @@ def think_answer_text(reasoning: str | None, answer: str) -> str:
 
 
 def reasoning_messages(turns, media_kind: str) -> list[dict]:
-    """``(question, reasoning, answer)`` triples as one SFT conversation that leads into GRPO:
-    the ``think_answer`` style's system turn (the instruction the ``prompts`` rows of that style
-    open with), then :func:`conversation_messages` with each answer as :func:`think_answer_text`.
+    """``(question, reasoning, answer)`` triples as one SFT conversation that leads into GRPO
+    (the ``think_answer`` system turn the ``prompts`` rows open with).
 
     Example:
         >>> messages = reasoning_messages([("2+1?", "2 plus 1 is 3.", "3")], "image")
@@ -176,14 +145,11 @@ def media_kind_of(feature) -> str:
 
 
 def verl_prompt_messages(question: str, media_kind: str, style: str | PromptStyle) -> list[dict]:
-    """The same messages with string content, the media as verl's ``<image>`` / ``<audio>``
-    marker before the question (verl places each item of ``images`` / ``audios`` at its marker).
+    """:func:`prompt_messages` with string content and verl's ``<image>`` / ``<audio>`` marker.
 
     Example:
         >>> verl_prompt_messages("How many cubes?", "image", "plain")
         [{'role': 'user', 'content': '<image>How many cubes?'}]
-        >>> verl_prompt_messages("Is it raining?", "audio", "plain")[0]["content"]
-        '<audio>Is it raining?'
     """
     _check_media_kind(media_kind)
     style = prompt_style(style)
@@ -200,21 +166,12 @@ class PromptSpecError(ValueError):
 class PromptSpec:
     """What one dataset's question rows give a prompt row (its builder declares it as plain data).
 
-    Args:
-        data_source: verl's ``data_source`` (how a reward router tells datasets apart).
-        media_kind: ``"image"`` or ``"audio"``: the placeholder and the list column (``images`` /
-            ``audios``).
-        media_column: the question rows' media column (``image`` / ``audio``).
-        key: the column naming the media file (kept in every row; the shared-media join key).
-        answer: the column whose value, as text, is ``answer`` (None stays None).
-        ground_truth: the column that is ``reward_model.ground_truth``; None: the ``answer`` text.
-        columns: question-row columns copied as they are, typed (label, filter fields, key, ...).
-        question: the question column.
+    ``key`` names the media file (kept in every row: the shared-media join key); ``answer`` is
+    the column written as text; ``ground_truth`` None: ``reward_model.ground_truth`` is that text;
+    ``columns`` are copied as they are, typed.
 
     Example:
-        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
-        ...                   columns=("label", "question_id", "image_filename"))
-        >>> spec.media_list
+        >>> PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id")).media_list
         'images'
     """
 
@@ -254,8 +211,7 @@ class PromptSpec:
 
 
 def prompt_spec_of(builder_cls) -> PromptSpec | None:
-    """The checked prompt declaration of a builder (``HUB_LAYOUT["prompts"]`` plus its
-    ``data_source``, media column and key), or None if it declares none.
+    """The checked ``HUB_LAYOUT["prompts"]`` declaration of a builder, or None if it declares none.
 
     Example:
         >>> from clevr_math import ClevrMath
@@ -266,8 +222,7 @@ def prompt_spec_of(builder_cls) -> PromptSpec | None:
 
 
 def prompt_spec_from(layout: Mapping[str, Any], where: str = "HUB_LAYOUT") -> PromptSpec | None:
-    """The :class:`PromptSpec` of a ``HUB_LAYOUT`` mapping (None without ``"prompts"``); an
-    unusable declaration is a :class:`PromptSpecError` naming ``where``.
+    """The :class:`PromptSpec` of a ``HUB_LAYOUT`` mapping (None without ``"prompts"``); errors name ``where``.
 
     Example:
         >>> prompt_spec_from({"media_column": "audio", "key": "f", "data_source": "x",
@@ -293,15 +248,12 @@ def _text(value) -> str | None:
 def prompt_row(
     row: Mapping[str, Any], *, dataset: PromptSpec, style: str | PromptStyle, split: str, index: int
 ) -> dict[str, Any]:
-    """The ``prompts`` row of one question row (the builder's columns); ``index`` is its position
-    in ``split`` (verl's ``extra_info.index``). The media list is added when ``row`` holds the
-    media column; without it the row names its file by the key only (``--media shared``).
+    """The ``prompts`` row of one question row; without the media column it names its file by key only (shared).
 
     Example:
-        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
-        ...                   columns=("label", "question_id", "image_filename"))
-        >>> row = prompt_row({"question": "How many?", "label": 3, "question_id": "q0",
-        ...                   "image_filename": "a.png"}, dataset=spec, style="plain", split="train", index=0)
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="label", columns=("label", "question_id", "f"))
+        >>> row = prompt_row({"question": "How many?", "label": 3, "question_id": "q0", "f": "a.png"},
+        ...                  dataset=spec, style="plain", split="train", index=0)
         >>> row["answer"], row["reward_model"], row["extra_info"]
         ('3', {'style': 'rule', 'ground_truth': '3'}, {'split': 'train', 'index': 0, 'question_id': 'q0'})
     """
@@ -323,8 +275,7 @@ def prompt_row(
 
 
 def messages_feature():
-    """The feature of a column of TRL conversational messages with typed parts (``prompt``,
-    ``messages``): a placeholder part reads back with ``text`` None.
+    """The feature of TRL conversational messages with typed parts (a placeholder reads back ``text`` None).
 
     Example:
         >>> list(messages_feature().feature["content"].feature)
@@ -335,9 +286,7 @@ def messages_feature():
 
 
 def media_list_of(features) -> bool:
-    """Whether ``features`` are those of prompt rows (:func:`prompt_features`' shape, with or
-    without the media list): their media is a one-item list (``images`` / ``audios``), as TRL and
-    verl read it, not a plain column.
+    """Whether ``features`` are prompt rows', whose media is a one-item list (as TRL and verl read it).
 
     Example:
         >>> spec = PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id"))
@@ -349,18 +298,14 @@ def media_list_of(features) -> bool:
 
 
 def prompt_features(source: datasets.Features, dataset: PromptSpec, *, media: bool = True) -> datasets.Features:
-    """The features of the ``prompts`` rows made from question rows of features ``source``
-    (``media=False``: without the media list, as in ``--media shared``). The order is
-    :func:`prompt_row`'s.
+    """The features of :func:`prompt_row` rows from ``source`` (``media=False``: no media list, as shared).
 
     Example:
-        >>> source = datasets.Features({"question": datasets.Value("string"), "label": datasets.Value("int64"),
-        ...                             "image": datasets.Image(), "question_id": datasets.Value("string"),
-        ...                             "image_filename": datasets.Value("string")})
-        >>> spec = PromptSpec("toy", "image", "image", "image_filename", answer="label",
-        ...                   columns=("label", "question_id", "image_filename"))
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="a", columns=("f", "question_id"))
+        >>> source = datasets.Features({n: datasets.Value("string") for n in spec.source_columns()})
+        >>> source["image"] = datasets.Image()
         >>> list(prompt_features(source, spec))
-        ['prompt', 'verl_prompt', 'images', 'answer', 'label', 'question_id', 'image_filename', 'data_source', 'reward_model', 'extra_info']
+        ['prompt', 'verl_prompt', 'images', 'answer', 'f', 'question_id', 'data_source', 'reward_model', 'extra_info']
     """
     string = datasets.Value("string")
     columns: dict[str, Any] = {"prompt": messages_feature(),

@@ -1,20 +1,11 @@
-"""The SFT data collator for audio conversations: TRL's ``SFTTrainer`` on a ``conversations``
-configuration whose media are clips (``messages`` + ``audios``).
+"""The SFT data collator for audio conversations (``messages`` + ``audios``) under TRL's ``SFTTrainer``.
 
-TRL 1.16 has no audio path of its own: ``SFTTrainer`` counts a dataset as multimodal only when a
-row has ``image`` / ``images``, prepares every other one as text (the processor then refuses the
-audio placeholder without its clip), and its vision collator reads ``images`` only. What its
-training loop does accept is a collator with ``dataset_kwargs={"skip_prepare_dataset": True}``
-and ``remove_unused_columns=False``: this one. For each row it fills every ``{"type": "audio"}``
-placeholder with the row's next clip, decoded at the processor's rate by
-:func:`builder_utils.audio.decode_audio` (soundfile and soxr: no torchcodec), lets the processor
-expand the audio tokens, and labels the assistant turns only (the chat template's
-``{% generation %}`` span, as TRL's ``assistant_only_loss``), -100 elsewhere.
+TRL 1.16 has no audio path: it counts a row as multimodal only with ``image`` / ``images`` and
+prepares the rest as text (the processor then refuses the audio placeholder), but its loop takes
+a collator with ``skip_prepare_dataset``. This one fills each placeholder with its clip (decoded
+without torchcodec) and labels the assistant turns only, as TRL's ``assistant_only_loss``.
 
 Example (needs transformers and a processor with an audio feature extractor)::
-
-    from builder_utils.audio import without_decoding
-    from builder_utils.sft_collator import AudioSFTCollator
 
     train = without_decoding(load_dataset("REPO_ID", "conversations", split="train"))
     trainer = SFTTrainer(model="MODEL_ID", processing_class=processor, train_dataset=train,
@@ -40,11 +31,8 @@ IGNORE_INDEX = -100
 class AudioSFTCollator:
     """Batches of conversation rows for an audio-language processor (see the module docstring).
 
-    ``processor``: the model's processor (a feature extractor with ``sampling_rate`` and a
-    tokenizer whose chat template renders ``{"type": "audio"}`` parts). ``assistant_only``: loss
-    on the assistant turns only; this needs ``{% generation %}`` markers in the chat template,
-    and a row whose template marks no token is a ValueError (pass ``assistant_only=False`` to
-    train on every token but the padding). ``messages`` / ``audios``: the rows' columns.
+    ``assistant_only`` needs ``{% generation %}`` markers in the chat template (none marked is a
+    ValueError; ``False`` trains on every token but the padding).
     """
 
     processor: Any
@@ -58,8 +46,7 @@ class AudioSFTCollator:
         return int(self.processor.feature_extractor.sampling_rate)
 
     def filled(self, row: dict) -> list[dict]:
-        """The row's messages with each audio placeholder holding its clip (a float array at
-        :attr:`sampling_rate`); as many placeholders as clips, or a ValueError."""
+        """The row's messages with each audio placeholder holding its clip; as many placeholders as clips."""
         clips = list(row[self.audios] or [])
         messages, used = [], 0
         for message in row[self.messages]:

@@ -1,20 +1,9 @@
-"""Named points where a command can be made to wait, so that the test suite interrupts it at a
-chosen moment by construction rather than by timing.
+"""Named points where a command can be made to wait, so the test suite interrupts it by construction, not timing.
 
-A command calls :func:`wait_point` at a few moments worth interrupting (a staging folder made,
-the commit begun, a file moved into place, a shard written, a Dask cluster starting). Unless the
-environment asks for that point, the call costs one comparison. The test harness sets:
-
-- ``BUILDER_UTILS_WAIT_AT``: the point's name, ``NAME`` or ``NAME@N`` (the N-th time one process
-  reaches it; default the first);
-- ``BUILDER_UTILS_WAIT_DIR``: a folder where the process that reaches it first creates
-  ``NAME.waiting`` (holding its pid) and then waits, until that file is removed or a signal
-  ends the wait (Ctrl-C and SIGTERM raise as anywhere else). Other processes pass on.
-
-The harness waits for the file, sends its signal (or ``kill -9``), then removes the file: a
-wait inside a block that holds signals back (the moves of a commit) then goes on, and the held
-signal is acted on where it would have been. The wait gives up after :data:`WAIT_LIMIT` seconds,
-so that a forgotten variable cannot hang a run for good.
+``BUILDER_UTILS_WAIT_AT=NAME[@N]`` names the point (its N-th reach in a process); the first
+process there writes its pid to ``$BUILDER_UTILS_WAIT_DIR/NAME.waiting`` and waits until the
+file is removed, so the harness signals it first and a block holding signals back acts on them
+where it would have. :data:`WAIT_LIMIT` keeps a forgotten variable from hanging a run.
 
 Example:
     >>> wait_point("commit")   # not asked for: returns at once

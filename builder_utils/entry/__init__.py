@@ -1,10 +1,7 @@
 """One declaration per dataset (``ENTRY`` in its ``cli.py``): what its command, demo and lmms-eval tasks share.
 
-The shared subcommands (``demo``, ``export``, ``push``, ``evaluate``), the parser, the entry point,
-the demo's shared steps and the task folder come from the :class:`DatasetEntry`; the dataset's
-modules keep only what differs (``synth``, ``clotho-aqa splits``, ``clevr-math export
---stream_questions``, each demo's data and transcript). Its own package: it sits above
-``builder_utils.hub`` and ``builder_utils.evaluation`` (no package cycle, ``tests/test_layout.py``).
+The dataset's modules keep only what differs (``synth``, ``clotho-aqa splits``, each demo's data).
+Its own package because it sits above ``builder_utils.hub`` and ``.evaluation`` (no package cycle).
 
 Example:
     >>> from clevr_math.cli import ENTRY
@@ -125,8 +122,7 @@ class DatasetEntry:
         return Path(importlib.import_module(self.package).__file__).resolve().parent / "lmms_eval"
 
     def write_tasks(self, out_dir: str | os.PathLike, dataset_path: str | os.PathLike) -> Path:
-        """Copy the lmms-eval tasks to ``out_dir``, reading ``dataset_path``: an exported folder (written
-        absolute, so the copy works from any working folder) or a Hub repository id. Returns ``out_dir``.
+        """Copy the lmms-eval tasks to ``out_dir``, reading ``dataset_path`` (a folder, written absolute, or a repo id).
 
         Example::
 

@@ -1,12 +1,4 @@
-"""Multilabel stratified splits: iterative stratification, allocation error, two-stage search.
-
-Example:
-    >>> from builder_utils.splits import iterative_stratification, allocation_error
-    >>> labels = [[0], [0], [0, 1], [1], [1], [2], [2]]
-    >>> folds = iterative_stratification(labels, ratios=(0.6, 0.4), seed=0)
-    >>> round(allocation_error(labels, folds, (0.6, 0.4)), 3) < 1
-    True
-"""
+"""Multilabel stratified splits: iterative stratification, allocation error, two-stage search (README.md)."""
 
 from builder_utils.lazy import lazy_exports
 

@@ -1,19 +1,7 @@
 """How far a split is from its target ratios: the allocation error and the per-label table.
 
-Allocation error (lower is better, 0 is a perfect allocation)::
-
-    error = label_deviation + size_deviation
-    label_deviation = mean over labels l with at least one sample of  sum_f |c[l, f] / n[l] - r[f]|
-    size_deviation  = sum_f |s[f] / N - r[f]|
-
-where ``c[l, f]`` is the number of samples of label l in fold f, ``n[l]`` the label's sample
-count, ``s[f]`` the size of fold f, ``N`` the number of samples and ``r`` the ratios scaled to
-sum to 1. Each term is the L1 distance between two distributions, so each lies in [0, 2];
-twice the share of samples that would have to move to reach the target. Every label weighs the
-same, whatever its frequency, because rare answers are the ones a split most easily starves.
-
-Constraint used by the split search: every label with at least two samples has a sample in the
-first fold (train) and one in some other fold (validation or test).
+The formula and the constraint: builder_utils/splits/README.md. Every label weighs the same,
+whatever its frequency, because rare answers are the ones a split most easily starves.
 """
 
 from __future__ import annotations
@@ -47,9 +35,7 @@ def _check_folds(matrix: LabelMatrix, folds, n_folds: int) -> np.ndarray:
 
 
 def fold_label_counts(matrix: LabelMatrix, folds: np.ndarray, n_folds: int) -> tuple[np.ndarray, np.ndarray]:
-    """Samples per (split, label, fold) and per (split, fold) for a batch of splits.
-
-    ``folds`` has one row per split; fold -1 marks a sample left out of that split.
+    """Samples per (split, label, fold) and per (split, fold); fold -1: a sample left out.
 
     Example:
         >>> m = as_label_matrix([[0], [0, 1]])
@@ -100,8 +86,6 @@ def allocation_error(labels, folds, ratios, num_labels: int | None = None) -> fl
     """The allocation error of a split (see the module docstring); 0 is perfect.
 
     Example:
-        >>> allocation_error([[0], [0], [1], [1]], [0, 1, 0, 1], (0.5, 0.5))
-        0.0
         >>> allocation_error([[0], [0], [1], [1]], [0, 0, 1, 1], (0.5, 0.5))
         1.0
     """
@@ -115,8 +99,7 @@ def allocation_error(labels, folds, ratios, num_labels: int | None = None) -> fl
 def allocation_table(labels, folds, ratios, label_names=None, num_labels: int | None = None) -> list[dict]:
     """One JSON-able row per label with at least one sample: counts per fold, targets, deviation.
 
-    ``deviation`` is the label's term of the allocation error, ``sum_f |counts[f]/total - r[f]|``.
-    ``label`` is the name from ``label_names`` or else the label index.
+    ``deviation`` is the label's term of the allocation error.
 
     Example:
         >>> allocation_table([[0], [0, 1]], [0, 1], (0.5, 0.5), label_names=["yes", "rain"])[1]
@@ -145,8 +128,7 @@ def allocation_table(labels, folds, ratios, label_names=None, num_labels: int | 
 def constraint_violations(label_counts: np.ndarray) -> np.ndarray:
     """Bool mask of labels breaking the search constraint, per split.
 
-    ``label_counts`` is (splits, labels, folds) as from :func:`fold_label_counts`; a label with
-    at least two samples violates when fold 0 has none of them or all of them.
+    A label with at least two samples violates when fold 0 has none of them or all of them.
 
     Example:
         >>> constraint_violations(np.array([[[2, 0], [1, 1], [1, 0]]])).tolist()

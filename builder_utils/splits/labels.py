@@ -1,8 +1,6 @@
 """Normalising multilabel inputs and split ratios.
 
-The stratifier, the metrics and the search all work on one internal form, :class:`LabelMatrix`:
-every sample's label indices in a padded row (for per-sample updates) plus, per label, its
-samples (for per-label blocks). Building it once lets the search reuse it for every candidate.
+One internal form, :class:`LabelMatrix`, built once and reused for every candidate.
 """
 
 from __future__ import annotations
@@ -19,10 +17,9 @@ __all__ = ["LabelMatrix", "as_label_matrix", "normalise_ratios"]
 class LabelMatrix:
     """A binary sample-by-label matrix in the two sparse layouts the stratifier needs.
 
-    ``padded[s]`` lists the labels of sample ``s``, filled up with the out-of-range index
-    ``num_labels`` so that every row has the same width. ``label_rows[label_ptr[l]:label_ptr[l + 1]]``
-    are the samples carrying label ``l`` in ascending order; ``label_ptr`` has one entry more
-    than needed so that the filler label ``num_labels`` has an empty slice.
+    ``padded[s]``: sample s's labels, filled with ``num_labels`` (for per-sample updates);
+    ``label_rows[label_ptr[l]:label_ptr[l + 1]]``: label l's samples (for per-label blocks),
+    ``label_ptr`` one entry longer so the filler label has an empty slice.
 
     Example:
         >>> m = as_label_matrix([[0, 2], [2], []])
@@ -74,11 +71,8 @@ class LabelMatrix:
 def as_label_matrix(labels, num_labels: int | None = None) -> LabelMatrix:
     """Normalise a dense or sparse multilabel input to a :class:`LabelMatrix`.
 
-    ``labels`` is either a 2-D numpy array of 0/1 or bool values (samples x labels), or any
-    other sequence with one entry per sample holding that sample's label indices (lists,
-    arrays, sets; an empty entry is a sample without labels). A Python list of lists is
-    always read as the sparse form. ``num_labels`` widens the sparse form to labels that
-    no sample carries; for the dense form it must equal the number of columns.
+    A 2-D numpy array is the dense 0/1 form; any other sequence (a list of lists too) holds each
+    sample's label indices. ``num_labels`` widens the sparse form to labels no sample carries.
 
     Example:
         >>> import numpy as np

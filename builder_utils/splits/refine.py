@@ -1,33 +1,13 @@
 """Local search after the two-stage search: moves and swaps of samples that lower the label error.
 
-The two-stage search only picks among iterative-stratification splits; this step then improves
-the chosen split directly on the measure the search is judged by, the **label error**::
+The search only picks among iterative-stratification splits; this improves the chosen one on the
+measure it is judged by (builder_utils/splits/README.md, "Local search")::
 
     label_error = sum over labels l of  sum_f |c[l, f] - r[f] * n[l]| / n[l]
 
-(the allocation error's label deviation times the number of labels). It keeps every constraint
-of the paper: every label with at least two samples stays in the first fold (train) and in
-another fold, and the fold sizes are the nearest integers to the ratios (largest remainders).
-
-Three steps, all exact on the error:
-
-1. **Descent.** Moves out of over-full folds until the sizes are the targets, then the best
-   swap each round: every sample's move to every other fold is scored with one gather over the
-   samples' labels, the best movers of each side of a fold pair are paired, and each pair is
-   scored as a swap (labels both samples carry do not move). Stops when no swap improves.
-2. **Annealing.** ``rounds`` rounds of swap proposals, each aimed at an answer that one move
-   would improve (one of its clips in a fold with too many, a partner in a fold with too few;
-   partners with rare answers drawn more often), accepted by the Metropolis rule at a temperature falling geometrically; the
-   accepted swaps of a round that touch disjoint labels are applied together, so their scores
-   stay exact. The best split seen is kept. The descent (and so the annealing) only loses a
-   local optimum's worth: on Clotho-AQA descent alone stops near 230, annealing reaches about 226.
-3. **Descent** again from the best split seen.
-
-A move or swap that would break the constraint scores ``_BLOCKED`` and is never applied. The
-draws come from ``seed``, so the same start split and seed give the same result.
-
-:func:`label_error_floor` is the bound no split can pass: each label's best integer counts,
-taken alone under the same constraint, summed over the labels.
+The constraint: every label with at least two samples stays in train and in another fold; fold
+sizes are the largest-remainder targets. Descent, annealing, descent: descent alone stops near
+230 on Clotho-AQA, annealing reaches about 226.
 """
 
 from __future__ import annotations
@@ -59,8 +39,7 @@ _DESCENT_LIMIT = 4
 
 @dataclass(frozen=True)
 class RefineResult:
-    """What :func:`refine_split` did: the new folds, the label error before and after, the steps
-    taken (``swaps`` counts every applied swap, including annealing's that were later undone)."""
+    """What :func:`refine_split` did (``swaps`` counts annealing's swaps that were later undone too)."""
 
     folds: np.ndarray
     error_before: float
@@ -106,9 +85,8 @@ def label_error(labels, folds, ratios, num_labels: int | None = None) -> float:
 def label_error_floor(labels, ratios, num_labels: int | None = None) -> float:
     """The lowest label error any split can have under the constraint (module docstring).
 
-    Each label alone: its counts per fold are best at the largest-remainder rounding of its
-    targets, which keeps the constraint whenever the first fold's target lies in [1, n - 1];
-    other labels (at least two samples, tiny or huge first ratio) are enumerated.
+    Each label alone is best at the largest-remainder rounding of its targets, which keeps the
+    constraint when the first fold's target lies in [1, n - 1]; other labels are enumerated.
 
     Example:
         >>> round(label_error_floor([[0], [0], [1]], (0.5, 0.5)), 3)
@@ -150,11 +128,8 @@ def refine_split(labels, folds, ratios, rounds: int = ANNEAL_ROUNDS, proposals: 
                  num_labels: int | None = None) -> RefineResult:
     """Lower a split's label error by moves and swaps that keep the constraint (module docstring).
 
-    ``folds``: the start split (fold index per sample). The result's folds have the sizes of
-    :func:`target_sizes` unless every move towards them would break the constraint (tiny
-    inputs); a label that meets the constraint at the start still meets it.
-    ``rounds`` of annealing (0: descent only) with ``proposals`` swaps scored per round;
-    ``seed`` (int or SeedSequence) fixes the draws, so the same input gives the same split.
+    The sizes become :func:`target_sizes` unless every move towards them would break the
+    constraint (tiny inputs). ``rounds=0``: descent only.
 
     Example:
         >>> labels = [[0], [0], [0], [1], [1], [1], [0, 1], [2], [2], [2]]
@@ -183,7 +158,10 @@ def refine_split(labels, folds, ratios, rounds: int = ANNEAL_ROUNDS, proposals: 
 
 
 def _descend(state: "_State", wanted: np.ndarray, counter: dict) -> None:
-    """Best-improvement descent: sizes to their targets first, then swaps until none improves."""
+    """Best-improvement descent: sizes to their targets first, then swaps until none improves.
+
+    A swap's candidates are the best single movers of each side (one gather scores every move).
+    """
     n_folds = state.n_folds
     # Each step lowers the error or fixes one sample of size, so this bound is never the reason to stop
     # on real inputs; it only makes the loop's length explicit.
@@ -221,11 +199,8 @@ def _anneal(state: "_State", rng: np.random.Generator, rounds: int, proposals: i
             temperatures: tuple[float, float]) -> int:
     """Simulated annealing over swaps, many at once; the state ends at the best split seen.
 
-    Every round draws ``proposals`` random pairs of samples in different folds and scores each
-    as a swap exactly (a label both carry does not move). Each is accepted with the Metropolis
-    rule at the round's temperature (geometric from ``temperatures[0]`` to ``[1]``); accepted
-    swaps are applied best first as long as they touch neither a sample nor a moving label of
-    a swap already applied this round, so their scores stay exact and add up.
+    Metropolis acceptance at a geometric temperature; accepted swaps are applied best first while
+    they touch no sample or moving label of one already applied, so their scores stay exact.
     """
     matrix = state.matrix
     n, filler, n_folds = matrix.num_samples, matrix.num_labels, state.n_folds

@@ -1,15 +1,9 @@
 """The Clotho-AQA paper's two-stage split search over iterative stratification.
 
-Stage 1 draws ``candidates`` train-vs-rest splits (60/40 for ratios 60/20/20) and keeps the
-``keep`` best: first those meeting the constraint (every label with at least two samples in
-train and in the rest), then by allocation error. Stage 2 splits each kept rest part over the
-remaining ratios (50/50) and picks the final split the same way, now by the allocation error of
-the whole three-way split. Ties go to the lower candidate number, so a seed fixes the result.
-
-Seeds: ``SeedSequence(seed).spawn(2)`` gives one root per stage; candidate i uses child i of
-each root, so candidate i's splits do not depend on how many candidates or kept splits there are
-(``iterative_stratification(labels, (0.6, 0.4), seed=stage_seeds(seed, n)[0][i])`` repeats its
-first stage).
+Stage 1: ``candidates`` train-vs-rest splits, the ``keep`` best kept; stage 2 splits each rest
+over the remaining ratios; ranked by the constraint, then allocation error, then candidate number.
+``SeedSequence(seed).spawn(2)`` gives one root per stage and candidate i uses child i of each, so
+its splits do not depend on how many candidates there are.
 """
 
 from __future__ import annotations
@@ -47,8 +41,8 @@ def default_split_names(n_folds: int) -> tuple[str, ...]:
     """Names of the folds in reports: train/validation/test for three folds.
 
     Example:
-        >>> default_split_names(3), default_split_names(2)
-        (('train', 'validation', 'test'), ('train', 'test'))
+        >>> default_split_names(2)
+        ('train', 'test')
     """
     if n_folds == 3:
         return ("train", "validation", "test")
@@ -73,9 +67,7 @@ def stage_seeds(seed, candidates: int) -> tuple[list, list]:
 class SplitSearchResult:
     """The chosen split of :func:`search_split` and what it took to find it.
 
-    ``folds[s]`` is 0 (train), 1 (validation) or 2 (test) for ratios of three folds.
-    ``violations`` names every label (by ``label_names`` or index) with at least two samples
-    that is missing from train or from validation-and-test; empty when the constraint holds.
+    ``violations`` names every label breaking the constraint (empty when it holds).
     """
 
     folds: np.ndarray
@@ -156,13 +148,9 @@ def search_split(
 ) -> SplitSearchResult:
     """Find a train/validation/test split by the paper's two-stage stratified search.
 
-    ``labels``: a dense 0/1 matrix (samples x labels) or per-sample label-index lists.
-    ``ratios``: the fold ratios, train first (at least two). ``candidates`` first-stage splits
-    are drawn, the ``keep`` best are split again, the best final split wins. Violations of the
-    constraint are reported in ``result.violations``, never dropped silently.
-    ``refine_rounds`` > 0 then improves the chosen split by :func:`~builder_utils.splits.refine.refine_split`
-    (descent, that many annealing rounds, descent; fold sizes set to the targets); the
-    annealing draws come from a third child of the seed, so stages 1 and 2 are unchanged.
+    Violations are reported in ``result.violations``, never dropped silently. ``refine_rounds``
+    > 0 then runs :func:`~builder_utils.splits.refine.refine_split`, its draws from a third child
+    of the seed, so stages 1 and 2 are unchanged.
 
     Example:
         >>> import numpy as np

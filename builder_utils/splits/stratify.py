@@ -1,24 +1,12 @@
 """Multilabel iterative stratification (Sechidis, Tsoumakas and Vlahavas, 2011), vectorised.
 
-The algorithm: every fold f wants ``ratio[f] * n`` samples and, for every label l,
-``ratio[f] * count(l)`` samples carrying l. Repeatedly take the label with the fewest
-(but at least one) unassigned samples, ties broken at random, and hand its unassigned samples,
-in shuffled order, one by one to the fold that still wants the most samples of that label
-(ties: the fold that wants the most samples overall, then at random); every assignment lowers
-the wanted counts of all the sample's labels. Samples without labels fill the folds that
-still want the most samples.
+Repeatedly, the label with the fewest (at least one) unassigned samples hands them, shuffled, to
+the fold that still wants most of that label (ties: most samples overall, then at random).
 
-Two things make this fast enough for a 2,000-candidate search:
-
-* a label's block is placed in one step: handing m samples one by one to "the fold that wants
-  most, minus one" is the same as taking the m largest of the values ``want[f] - k``
-  (k = 0, 1, ...), so one sort gives the whole sequence of folds;
-* many candidate splits run in lockstep, one row of state each, so every numpy call serves a
-  whole batch of candidates. Each row only ever reads its own state and its own random draws,
-  so a candidate's split does not depend on the batch it ran in.
-
-Wanted counts are kept in integer units (ratios scaled to millionths) so that equal ratios tie
-exactly, as the algorithm intends, instead of by floating-point accident.
+Fast enough for a 2,000-candidate search because a label's block is placed in one sort (handing
+m samples one by one is taking the m largest of ``want[f] - k``), and candidates run in lockstep,
+one row of state each (a row reads only its own state and draws, so the batch does not matter).
+Wanted counts are integers (millionths) so that equal ratios tie exactly, not by float accident.
 """
 
 from __future__ import annotations
@@ -64,11 +52,8 @@ def integer_weights(ratios: np.ndarray) -> np.ndarray:
 def iterative_stratification(labels, ratios=(0.5, 0.5), seed=0, num_labels: int | None = None) -> np.ndarray:
     """Split samples into folds with label proportions close to ``ratios``.
 
-    ``labels`` is a dense 0/1 matrix (samples x labels) or a list of per-sample label-index
-    lists (see :func:`as_label_matrix`). Returns the fold index of every sample. Fold sizes
-    follow the algorithm, not a quota: like the ``iterative-stratification`` package, the
-    wanted fold sizes only break ties, so sizes land near, not exactly on, the ratios.
-    ``seed`` is an int or a ``numpy.random.SeedSequence``; the same seed gives the same folds.
+    Returns the fold index of every sample. As in the ``iterative-stratification`` package, the
+    wanted fold sizes only break ties, so sizes land near, not on, the ratios.
 
     Example:
         >>> folds = iterative_stratification([[0], [0], [1], [1], [0, 1]], ratios=(0.6, 0.4), seed=0)
@@ -97,9 +82,8 @@ class _Batch:
 def stratify_batch(matrix: LabelMatrix, ratios, seeds, active: np.ndarray | None = None) -> np.ndarray:
     """Run iterative stratification for several seeds at once; one row of folds per seed.
 
-    ``active`` (one bool row per seed) restricts each run to a subset of the samples; the
-    others get fold -1. Row c equals ``iterative_stratification`` with ``seeds[c]`` on the
-    same subset, whatever the other rows are.
+    ``active`` (a bool row per seed) restricts each run to a subset (others: fold -1); row c
+    equals ``iterative_stratification`` with ``seeds[c]`` whatever the other rows are.
 
     Example:
         >>> m = as_label_matrix([[0], [0], [1], [1]])
@@ -182,8 +166,7 @@ def _place_label_blocks(matrix: LabelMatrix, batch: _Batch) -> None:
 def _place(matrix: LabelMatrix, batch: _Batch, cand, samp, label_pull) -> None:
     """Assign one block of samples per candidate, as the one-by-one greedy would.
 
-    ``label_pull[j, f]`` is how many samples of the block's label fold f still wants (the
-    same for every sample j of one candidate's block).
+    ``label_pull[j, f]``: how many samples of the block's label fold f still wants.
     """
     n_folds = label_pull.shape[1]
     if len(cand) == 0:
@@ -216,8 +199,8 @@ def _place(matrix: LabelMatrix, batch: _Batch, cand, samp, label_pull) -> None:
 def _rank_options(group, by_label, by_size, noise) -> np.ndarray:
     """Order of options by group, then most wanted by label, by size, then noise.
 
-    Two stable integer argsorts over packed keys are several times faster than a four-key
-    lexsort; the packing is exact, and the lexsort remains for ranges that would not fit.
+    Two stable argsorts over packed keys are several times faster than a four-key lexsort (kept
+    for ranges that would not fit).
     """
     label_span = int(by_label.max()) - int(by_label.min()) + 1
     size_span = int(by_size.max()) - int(by_size.min()) + 1
