@@ -1,10 +1,7 @@
 """Reading a model's predictions: JSONL, CSV or Parquet rows of ``question_id`` and ``prediction``.
 
-A prediction is the model's free text, or, for single-word answers, a ranked list of answers
-(best first): a JSON array in JSONL, a list column in Parquet, a JSON array written in the CSV
-cell (``["rain", "water"]``). Numbers are read as their text (``3`` -> ``"3"``); an empty or
-null prediction is kept (it is scored as unparseable). A missing column, a duplicate
-``question_id`` or a malformed line is a :class:`PredictionsError` naming the file and the line.
+Formats: README.md (this package). Numbers are read as their text; an empty or null prediction
+is kept (scored unparseable); a bad row is a :class:`PredictionsError` naming the file and line.
 
 Example:
     >>> import json, os, tempfile
@@ -98,8 +95,7 @@ def _parquet_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
 
 
 def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
-    """``question_id`` -> prediction (text, ranked list, or None), in file order. The format
-    follows the extension: ``.jsonl`` (also ``.json``, ``.ndjson``), ``.csv``, ``.parquet``.
+    """``question_id`` -> prediction (text, ranked list, or None), in file order; the format by extension.
 
     Example::
 
@@ -135,9 +131,7 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
 
 def given_predictions(predictions: str | os.PathLike | Mapping[str, Prediction] | None,
                       ) -> tuple[Mapping[str, Prediction] | None, str | None]:
-    """What an ``evaluate`` function was given as ``predictions``: a file (read now, so that a bad
-    file fails before any data is loaded), a ``{question_id: prediction}`` dict, or None
-    (baselines only). Returns the predictions and the file's name (None unless a file).
+    """``(predictions, file name or None)`` of a file (read now: fails before any data loads), dict or None.
 
     Example:
         >>> given_predictions({"q1": "3"})
