@@ -5,12 +5,6 @@ text's length on any input (one pass per rule, no backtracking, at most :data:`S
 characters of the span read). Beyond the README: ``3.0`` reads as 3, ``2.5`` as nothing; a
 plural ``-s`` is dropped when only the singular is an answer; integer and yes/no read a ranked
 list's first item only.
-
-Example:
-    >>> extract_integer("Let me count. 5 - 2 = 3, so the answer is \\\\boxed{3}.")
-    3
-    >>> extract_yes_no("No, there is no dog."), extract_word("Big.", synonyms={"big": "large"}, vocabulary={"large"})
-    ('no', 'large')
 """
 
 from __future__ import annotations

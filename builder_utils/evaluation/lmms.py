@@ -1,13 +1,6 @@
 """lmms-eval task folders written out to read one export, and what their ``utils.py`` share.
 
 README.md (this package), "lmms-eval". Nothing here imports lmms-eval (optional).
-
-Example:
-    >>> import tempfile
-    >>> from clevr_math.lmms_eval import TASK_DIR
-    >>> out = write_task_folder(TASK_DIR, tempfile.mkdtemp(), "my-name/clevr-math")
-    >>> 'dataset_path: "my-name/clevr-math"' in (out / "_default_template_yaml").read_text()
-    True
 """
 
 from __future__ import annotations
@@ -47,10 +40,11 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
     Through :mod:`builder_utils.ownership`: a later call replaces only its own files, unchanged;
     else a ValueError naming the file, and nothing is written.
 
-    Example::
-
-        write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")
-        # -> PosixPath('my_tasks')
+    Example:
+        >>> import tempfile; from clevr_math.lmms_eval import TASK_DIR
+        >>> out = write_task_folder(TASK_DIR, tempfile.mkdtemp(), "my-name/clevr-math")
+        >>> 'dataset_path: "my-name/clevr-math"' in (out / "_default_template_yaml").read_text()
+        True
     """
     from builder_utils.ownership import OutputFolder
 

@@ -2,14 +2,6 @@
 
 Formats: README.md (this package). Numbers are read as their text; an empty or null prediction
 is kept (scored unparseable); a bad row is a :class:`PredictionsError` naming the file and line.
-
-Example:
-    >>> import json, os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "p.jsonl")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write(json.dumps({"question_id": "q1", "prediction": "Answer: 3"}) + "\\n")
-    >>> read_predictions(path)
-    {'q1': 'Answer: 3'}
 """
 
 from __future__ import annotations
@@ -97,10 +89,11 @@ def _parquet_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
 def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
     """``question_id`` -> prediction (text, ranked list, or None), in file order; the format by extension.
 
-    Example::
-
-        read_predictions("predictions.csv")
-        # -> {'test_000000_0': 'There are 3 cubes left.', ...}
+    Example:
+        >>> import tempfile; path = Path(tempfile.mkdtemp()) / "p.jsonl"
+        >>> _ = path.write_text('{"question_id": "q1", "prediction": "Answer: 3"}\\n', encoding="utf-8")
+        >>> read_predictions(path)
+        {'q1': 'Answer: 3'}
     """
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())

@@ -3,14 +3,6 @@
 A *system* (the model or a baseline) is ``{"overall": summary, "by_category": {group: summary}, ...}``,
 summaries from :func:`builder_utils.evaluation.accuracy.summarize`. The files are staged and
 moved into place together, so a complete ``report.json`` means a complete evaluation.
-
-Example:
-    >>> from builder_utils.evaluation.accuracy import score, summarize
-    >>> systems = {"model": {"overall": summarize([score(["3"], "3"), score(["2"], "3")])}}
-    >>> print(overall_table(systems))
-    | system | accuracy | 95% CI | correct / total | unparseable | missing |
-    |---|---|---|---|---|---|
-    | model | 50.0% | 0.0-100.0 | 1 / 2 | 0 | 0 |
 """
 
 from __future__ import annotations
@@ -92,9 +84,11 @@ def overall_table(systems: Mapping[str, Mapping]) -> str:
     """One row per system: accuracy, interval, counts (questions too where targets differ), failures.
 
     Example:
-        >>> print(overall_table({}))
+        >>> from builder_utils.evaluation.accuracy import score, summarize
+        >>> print(overall_table({"model": {"overall": summarize([score(["3"], "3"), score(["2"], "3")])}}))
         | system | accuracy | 95% CI | correct / total | unparseable | missing |
         |---|---|---|---|---|---|
+        | model | 50.0% | 0.0-100.0 | 1 / 2 | 0 | 0 |
     """
     summaries = {name: result["overall"] for name, result in systems.items() if result.get("overall") is not None}
     targets = any(s.get("questions", s["total"]) != s["total"] for s in summaries.values())

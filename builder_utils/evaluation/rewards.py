@@ -3,12 +3,6 @@ with the signatures TRL and verl call (no trainer imported; README.md, this pack
 
 Formats: ``think_answer``, the tags each once and nothing else around them (as R1-V, R1-AQA);
 ``boxed``, a final ``\\boxed{...}`` (only :data:`_AFTER_BOXED` characters after it).
-
-Example:
-    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "<answer>3</answer>"}]}])
-    '<answer>3</answer>'
-    >>> format_ok("<think>2 + 1</think> <answer>3</answer>", "think_answer"), format_ok("So \\\\boxed{3}.", "boxed")
-    (True, True)
 """
 
 from __future__ import annotations
@@ -83,8 +77,8 @@ def completion_text(completion: Any) -> str:
     """The text of one completion: its assistant messages' (all, when none has a role), typed parts joined.
 
     Example:
-        >>> completion_text([{"role": "assistant", "content": "Yes."}])
-        'Yes.'
+        >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "<answer>3</answer>"}]}])
+        '<answer>3</answer>'
     """
     if completion is None or isinstance(completion, str):
         return completion or ""
@@ -99,8 +93,10 @@ def format_ok(text: str, style: str = "think_answer") -> bool:
     """Whether ``text`` follows the ``style`` convention (the module docstring), in linear time.
 
     Example:
-        >>> format_ok("<answer>3</answer>"), format_ok("\\\\boxed{3} and more", "boxed")
-        (False, False)
+        >>> format_ok("<think>2 + 1</think> <answer>3</answer>"), format_ok("<answer>3</answer>")
+        (True, False)
+        >>> format_ok("So \\\\boxed{3}.", "boxed"), format_ok("\\\\boxed{3} and more", "boxed")
+        (True, False)
     """
     if style == "think_answer":
         text = text.strip()

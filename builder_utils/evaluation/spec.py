@@ -1,11 +1,5 @@
 """A dataset's scoring specification, as data: ``evaluate``, the rewards and lmms-eval all score
 with it, so they agree by construction (README.md, this package).
-
-Example:
-    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")})
-    >>> q = Question("q1", ("3",), "integer", {"category": "insertion"})
-    >>> spec.correct(q, "There are three."), spec.score(q, "Answer: 4")
-    (True, [Scored(rank=None, status='answered')])
 """
 
 from __future__ import annotations
@@ -211,7 +205,7 @@ def _default_headline(config: str) -> Labelling:
 
 @dataclass(frozen=True)
 class ScoringSpec:
-    """A dataset's scoring (example: the module docstring).
+    """A dataset's scoring (examples: its methods).
 
     ``labellings``: the rows of ``by_labelling`` (none: no section); ``headline(config)``: the
     labelling of ``overall`` and the sections (default: each answer a target).

@@ -12,13 +12,9 @@ loading-script mode stays light)::
         "conversation_media": "images",     # its list-of-media column (the_cauldron's name)
         "turn": {"user": "question", "assistant": "label"},   # chat turn <- question row
         "turn_fields": ["question_id", "category", "template"],  # kept per turn, typed as in the rows
-        "reasoning": "cot",                 # chain of thought: the `reasoning_messages` SFT target
         "also_follow": ["multihop"],        # conversations_multihop, prompts_multihop follow `multihop`
         "data_source": "clevr_math",        # the_cauldron's turn `source`, verl's `data_source`
-        "prompts": {...},                   # the `prompts` rows: see builder_utils.prompts.prompt_spec_of
-        "rewards": "clevr_math.rewards",    # the reward functions the card's GRPO snippet imports
-    }
-
+    }  # and reasoning, rewards, prompts: see their fields below
 """
 
 from __future__ import annotations

@@ -72,11 +72,8 @@ def card_columns(builder_cls) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``(answer columns, group columns)`` a builder declares for its card; the first answer column present wins.
 
     Example:
-        >>> class Builder:
-        ...     CARD_ANSWER_COLUMNS = ("label",)
-        ...     CARD_GROUP_COLUMNS = ("category", "template")
-        >>> card_columns(Builder)
-        (('label',), ('category', 'template'))
+        >>> card_columns(type("Builder", (), {"CARD_ANSWER_COLUMNS": ("label",), "CARD_GROUP_COLUMNS": ("category",)}))
+        (('label',), ('category',))
     """
     return tuple(getattr(builder_cls, "CARD_ANSWER_COLUMNS", ())), tuple(getattr(builder_cls, "CARD_GROUP_COLUMNS", ()))
 
