@@ -101,12 +101,7 @@ class Labelling:
 @dataclass(frozen=True)
 class Question:
     """What scoring needs of one question; ``kind`` keys the extractions, a tuple value of ``keys``
-    puts it in several groups, ``extra`` holds what a dataset needs (a program, an image).
-
-    Example:
-        >>> Question("q", ("yes",) * 3, "yes_no", {"category": "yes_no"}).answers
-        ('yes', 'yes', 'yes')
-    """
+    puts it in several groups, ``extra`` holds what a dataset needs (a program, an image)."""
 
     question_id: str
     answers: tuple[str, ...]
@@ -142,12 +137,7 @@ class Section:
 
 @dataclass(frozen=True)
 class ChartSpec:
-    """One PNG chart of a report section (``by_labelling`` included), every system as bars.
-
-    Example:
-        >>> ChartSpec("Accuracy by category", "by_category", "category").filename
-        'accuracy_by_category.png'
-    """
+    """One PNG chart of a report section (``by_labelling`` included), every system as bars."""
 
     title: str
     section: str
