@@ -1,7 +1,4 @@
-"""Scoring model answers: predictions in, answers extracted, accuracy with intervals, reports
-out. A dataset's scoring is a :class:`ScoringSpec` (``clevr_math.scoring``, ``clotho_aqa.scoring``,
-``builder_utils.clevr.evaluate.clevr_spec``); :mod:`builder_utils.evaluation.evaluate` is the one
-``evaluate`` over a spec, :mod:`builder_utils.evaluation.rewards` the training rewards' parts.
+"""Scoring model answers: predictions in, answers extracted, accuracy with intervals, reports out (README.md).
 
 Example:
     >>> from builder_utils.evaluation import extract_ranked, score, summarize

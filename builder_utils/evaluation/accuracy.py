@@ -1,9 +1,7 @@
 """Scoring extracted answers against gold answers: accuracy, top-k, counts, bootstrap intervals.
-Missing and unparseable predictions count as wrong, and are counted.
 
-The 95 % interval is the percentile bootstrap over the scored items (``resamples`` resamples,
-``numpy.random.default_rng(seed)``). A resample's number of correct 0/1 items is exactly
-Binomial(n, k/n), so that is what is drawn (same distribution, no n x resamples index matrix).
+Missing and unparseable predictions count as wrong, and are counted. A bootstrap resample's
+number of correct 0/1 items is exactly Binomial(n, k/n), so that is drawn (no n x resamples matrix).
 
 Example:
     >>> items = [score(["3"], "3"), score(["4"], "3"), score([], "3"), score(None, "3")]
@@ -30,9 +28,7 @@ MAX_RESAMPLES = 10**6
 
 @dataclass(frozen=True)
 class Scored:
-    """One scored item: ``rank`` of the gold answer among the extracted answers (None: absent),
-    ``status`` ``"answered"``, ``"unparseable"`` (nothing could be extracted) or ``"missing"``
-    (no prediction for the question)."""
+    """One scored item: the gold answer's ``rank`` (None: absent); ``status`` answered, unparseable or missing."""
 
     rank: int | None
     status: str
@@ -53,8 +49,7 @@ class Scored:
 
 
 def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
-    """Score extracted ``answers`` (rank order; ``[]`` unparseable, None missing) against
-    ``gold``: one answer, or a set of answers any of which is right.
+    """Score extracted ``answers`` (``[]``: unparseable, None: missing) against ``gold``, one answer or a set.
 
     Example:
         >>> score(["4", "3"], "3"), score(["water"], {"rain", "water"}).correct
@@ -88,8 +83,7 @@ def bootstrap_interval(correct: int, total: int, seed: int = 0, resamples: int =
 
 def summarize(items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
               top_k: int | None = None) -> dict:
-    """Accuracy (exact ``correct / total``), counts and the bootstrap interval of ``items``;
-    with ``top_k``, also ``top_<k>`` accuracy and its interval.
+    """Accuracy, counts and the bootstrap interval of ``items``; with ``top_k``, ``top_<k>`` too.
 
     Example:
         >>> summarize([score(["a", "b"], "b"), score(["b"], "b")], top_k=5)["top_5"]

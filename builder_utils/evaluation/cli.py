@@ -1,6 +1,5 @@
-"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset (its ``evaluate``
-function, scoring spec, default config, extra options) gives the common options (``--data
---config --split --predictions --out`` ...), the run (:func:`run_evaluation`) and the entry point.
+"""The ``evaluate`` subcommands: one :class:`EvaluateCommand` per dataset gives the options, run and entry point.
+
 Errors and signals follow :mod:`builder_utils.command` (one ``error:`` line and status 2).
 """
 
@@ -35,11 +34,9 @@ def run_evaluation(
     chart_files: Sequence[str],
     extra: Sequence[str] = (),
 ) -> int:
-    """What an ``evaluate`` subcommand does with the options of :meth:`EvaluateCommand.add_arguments`:
-    check ``--out`` before any work, ``evaluate(data, config, split, predictions, train_split=,
-    seed=, resamples=, cache_dir=)`` (plus the options named in ``extra``, by name), ``write(report,
-    out, overwrite=)``, and print the overall table unless ``--quiet``. Returns the exit status 0.
-    (:meth:`EvaluateCommand.run` calls it with ``ignore_extra_ids`` and its options in ``extra``.)
+    """Run a parsed ``evaluate`` subcommand: ``--out`` checked before any work, then ``evaluate`` and ``write``.
+
+    The options named in ``extra`` are passed to ``evaluate`` by name. Returns the exit status 0.
 
     Example:
         >>> import tempfile
@@ -77,8 +74,7 @@ def run_evaluation(
 
 @dataclasses.dataclass
 class EvaluatePaths:
-    """The paths of every ``evaluate`` subcommand, each declared once with its role (a command's
-    extra options, such as ``--scenes``, are inputs too)."""
+    """The paths of every ``evaluate`` subcommand, each with its role (extra options, ``--scenes``, are inputs too)."""
 
     data: str = option(None, FilePath(), "an exported folder, a Hub repository id (owner/name) or the builder's "
                        "data_dir", group="inputs and outputs", role="input_dir", flag={"required": True})
@@ -92,23 +88,11 @@ class EvaluatePaths:
 
 @dataclass(frozen=True)
 class EvaluateCommand:
-    """One dataset's ``evaluate`` subcommand: ``evaluate(data, config, split, predictions,
-    train_split=, seed=, resamples=, cache_dir=, ignore_extra_ids=, **options)`` makes the report,
-    written with ``spec``'s charts; ``options`` are extra ``(flag, help)`` string options passed
-    to ``evaluate`` by name. ``builder_config()`` returns the builder's config class (called
-    late: importing it imports ``datasets``); its declared options become flags for a ``--data``
-    that is a ``data_dir``, passed to ``evaluate`` as ``builder_kwargs``.
+    """One dataset's ``evaluate`` subcommand (examples: its methods, :func:`run_evaluation`).
 
-    Example:
-        >>> import tempfile
-        >>> from builder_utils.evaluation.spec import Extraction, Question, ScoringSpec
-        >>> from builder_utils.evaluation.evaluate import score_report
-        >>> spec = ScoringSpec("x", "X", {"integer": Extraction("integer")})
-        >>> def evaluate(data, config, split, predictions, **options):
-        ...     return score_report(spec, [Question("q", ("3",), "integer")], [], {"q": "3"}, header={"data": data})
-        >>> command = EvaluateCommand("x evaluate", "x", "X.", "all", evaluate, spec)
-        >>> command.main(["--data", "d", "--out", tempfile.mkdtemp(), "--quiet"])
-        0
+    ``options``: extra ``(flag, help)`` string options passed to ``evaluate`` by name.
+    ``builder_config()`` is called late (importing the class imports ``datasets``); its options
+    become flags for a ``--data`` that is a ``data_dir``, passed as ``builder_kwargs``.
     """
 
     prog: str

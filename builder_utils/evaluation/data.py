@@ -1,9 +1,6 @@
-"""Where the evaluated questions come from (``--data D``): a folder with a dataset card
-(``README.md``) and Parquet files one level down is an export (``clevr-math export``, or a
-downloaded Hub repository), read with :func:`builder_utils.hub.load_exported`; any other folder
-is the builder's ``data_dir`` (a CLEVR_v1.0 folder, a Clotho-AQA release), built (and cached) by
-the builder class; ``owner/name`` that is not a local path is a Hub dataset repository. Only the
-columns the evaluation needs are kept, so images and audio are never decoded.
+"""Where the evaluated questions come from (``--data``): an export, a ``data_dir`` or a Hub repository.
+
+Only the columns the evaluation needs are kept, so images and audio are never decoded.
 """
 
 from __future__ import annotations
@@ -23,7 +20,7 @@ class EvaluationError(ValueError):
 
 
 def data_kind(data: str | os.PathLike) -> str:
-    """``"export"``, ``"data_dir"`` or ``"hub"``: how ``data`` is read.
+    """``"export"`` (a card and Parquet files one level down), ``"data_dir"`` or ``"hub"``: how ``data`` is read.
 
     Example:
         >>> data_kind("someone/clevr-math")
@@ -43,10 +40,7 @@ def data_kind(data: str | os.PathLike) -> str:
 def load_splits(data: str | os.PathLike, config: str, builder_class: type, columns: Sequence[str],
                 cache_dir: str | os.PathLike | None = None,
                 builder_kwargs: dict | None = None) -> dict[str, "datasets.Dataset"]:
-    """Every split of ``config`` in ``data``, restricted to ``columns`` (those that exist).
-
-    ``builder_kwargs``: builder options for a ``data_dir`` build (an export or a Hub repository
-    holds rows already built).
+    """Every split of ``config`` in ``data``, restricted to ``columns``; ``builder_kwargs``: a ``data_dir``'s only.
 
     Example::
 

@@ -1,8 +1,7 @@
-"""The one ``evaluate``: a :class:`~builder_utils.evaluation.spec.ScoringSpec` and questions in,
-the report out (``report.json``, ``report.md``, PNG charts). A *system* is the model or a
-baseline; each question's prediction is read once, then scored against the targets of the
-headline labelling (``overall`` and the sections) and of each of the spec's labellings
-(``by_labelling``). Summaries count ``questions`` and targets (``total``) apart.
+"""The one ``evaluate``: a :class:`~builder_utils.evaluation.spec.ScoringSpec` and questions in, the report out.
+
+Each prediction is read once, then scored under every labelling. Summaries count ``questions``
+and targets (``total``) apart.
 """
 
 from __future__ import annotations
@@ -40,8 +39,7 @@ def _groups(items: Sequence[tuple[Question, Scored]], key: str, order: Callable 
 
 def system_result(spec: ScoringSpec, questions: Sequence[Question], predictions: Mapping[str, Prediction],
                   config: str = "", vocabulary=None, seed: int = 0, resamples: int = DEFAULT_RESAMPLES) -> dict:
-    """``overall`` (under ``spec.headline(config)``, whose name it carries as ``labelling``),
-    one entry per section and, when the spec has labellings, ``by_labelling``, of one system.
+    """One system's ``overall`` (under ``spec.headline(config)``), sections and ``by_labelling``.
 
     Example:
         >>> from builder_utils.evaluation.spec import Extraction, Labelling, ScoringSpec
@@ -86,11 +84,9 @@ def score_report(spec: ScoringSpec, questions: Sequence[Question], train: Sequen
                  config: str = "", oracle: Mapping[str, str | None] | None = None, notes: Sequence[str] = (),
                  seed: int = 0, resamples: int = DEFAULT_RESAMPLES, ignore_extra_ids: bool = False,
                  where: str = "the evaluated questions") -> dict:
-    """The report of ``predictions`` (None: baselines only) on ``questions``: ``header`` first
-    (what was evaluated), the model's sections, ``baselines`` (learnt from ``train``, plus the
-    ``oracle`` answers when given), ``generalisation`` when the spec has such sections, and
-    ``notes``. A prediction for a question not in ``questions`` is an error naming
-    ``--ignore_extra_ids``; with ``ignore_extra_ids`` it is left out and counted.
+    """The report of ``predictions`` (None: baselines only) on ``questions``, baselines learnt from ``train``.
+
+    A prediction for another question is an error, unless ``ignore_extra_ids`` (then counted).
 
     Example:
         >>> from builder_utils.evaluation.spec import Extraction, ScoringSpec, Section
@@ -148,9 +144,7 @@ def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], bui
                      cache_dir: str | os.PathLike | None = None, ignore_extra_ids: bool = False,
                      oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
                      notes: Sequence[str] = (), builder_kwargs: dict | None = None) -> dict:
-    """:func:`score_report` on ``split`` of ``config`` in ``data`` (an export, a Hub repository
-    or a ``data_dir``; see :func:`~builder_utils.evaluation.data.load_splits`), the questions
-    read from each split by ``read(dataset, config)``, the baselines learnt on ``train_split``.
+    """:func:`score_report` on ``split`` of ``config`` in ``data``, questions read by ``read(dataset, config)``.
 
     Example::
 
@@ -169,8 +163,7 @@ def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], bui
 
 
 def labelling_table(spec: ScoringSpec, systems: Mapping[str, Mapping]) -> str:
-    """One row per labelling of the spec: its questions and targets, each system's accuracy
-    (with top-k in brackets where the labelling has it).
+    """One row per labelling of the spec: questions, targets, each system's accuracy (top-k in brackets).
 
     Example::
 
@@ -196,8 +189,7 @@ def _generalisation_table(spec: ScoringSpec, report: Mapping, names: Sequence[st
 
 
 def render_markdown(spec: ScoringSpec, report: Mapping) -> str:
-    """``report.md``: what was evaluated, the overall table (named by its labelling), the
-    generalisation and labelling tables when the spec has them, one table per section, notes.
+    """``report.md``: what was evaluated, then the overall, generalisation, labelling and section tables.
 
     Example::
 
@@ -248,8 +240,7 @@ def charts(spec: ScoringSpec, report: Mapping) -> list[Chart]:
 
 
 def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and the spec's charts into ``out`` (through
-    :func:`~builder_utils.evaluation.report.write_report`).
+    """Write ``report.json``, ``report.md`` and the spec's charts into ``out``.
 
     Example::
 
@@ -259,8 +250,7 @@ def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike,
 
 
 def write_demo(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, stream=None) -> Mapping:
-    """The demo's last step for one baselines-only ``report``: write it into ``out`` (replacing
-    the previous run's while unchanged), print where, and its labelling table (or overall table). Returns ``report``.
+    """The demo's last step: write a baselines-only ``report`` into ``out``, print its table; returns it.
 
     Example::
 

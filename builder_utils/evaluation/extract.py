@@ -1,26 +1,10 @@
 """Answer extraction: a model's free text -> the answer it gives, or ``None`` (unparseable).
 
-One rule set for every dataset, in two steps; the work is linear in the text's length on any
-input (one pass per rule without backtracking, and the answer read from at most
-:data:`SPAN_LIMIT` characters of the span).
-
-1. **The answer span**: the last ``\\boxed{...}``; else the last ``<answer>...</answer>`` (from the
-   nearest opening tag before the last closing one); else the last ``{...}``; else the text after
-   the last answer marker (``Answer:``, ``answer is``, ``Final answer =`` ...); else the whole text.
-2. **The answer in the span**, by kind: ``integer``, **the last** number, digits (``3``, ``-1``,
-   ``1,000``, ``3.0``; not ``2.5``) winning over English words (``zero`` ... ``ninety-nine``,
-   ``none``); ``yes_no``, the span ``y``/``n`` or **the first** of yes, yeah, yep, true / no,
-   nope, false; ``word``, the span normalised (lower case, punctuation and a leading article
-   removed), synonyms mapped (``ball`` -> ``sphere``) and, with a vocabulary, the span if it is an
-   answer, else **the first** vocabulary word in it (plural ``-s`` dropped if only the singular is known).
-
-A ranked list (single-word answers) is extracted item by item; integer and yes/no use its first item.
-
-Example:
-    >>> extract_integer("Let me count. 5 - 2 = 3, so the answer is \\\\boxed{3}.")
-    3
-    >>> extract_yes_no("No, there is no dog."), extract_word("Big.", synonyms={"big": "large"}, vocabulary={"large"})
-    ('no', 'large')
+One rule set for every dataset: README.md (this package), "Answer extraction". Linear in the
+text's length on any input (one pass per rule, no backtracking, at most :data:`SPAN_LIMIT`
+characters of the span read). Beyond the README: ``3.0`` reads as 3, ``2.5`` as nothing; a
+plural ``-s`` is dropped when only the singular is an answer; integer and yes/no read a ranked
+list's first item only.
 """
 
 from __future__ import annotations
@@ -129,8 +113,7 @@ def last_boxed(text: str) -> tuple[int, int] | None:
 
 
 def answer_span(text: str, work: Work | None = None) -> str:
-    """The part of ``text`` that holds the answer (step 1 of the module's rule), in time linear
-    in ``len(text)`` (``work``, if given, counts what was examined).
+    """The part of ``text`` that holds the answer, in linear time (``work`` counts what was examined).
 
     Example:
         >>> answer_span("Step 1: 10 objects. Step 2: remove 3. Answer: 7."), answer_span("There are 3 cubes.")
@@ -206,12 +189,10 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
 def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms: Mapping[str, str] | None = None,
                  normalize: Callable[[str], str] | None = None, work: Work | None = None,
                  unlisted_words: bool = False) -> str | None:
-    """A single-word answer: the normalised span, mapped through ``synonyms``; with a
-    ``vocabulary``, the span itself when it is an answer, else the first answer word in it, else
-    (``unlisted_words``) the span when it is one word: an answer the vocabulary lacks.
+    """A single-word answer: the normalised span (``normalize``: the dataset's spelling rule), synonyms mapped.
 
-    ``normalize`` is the dataset's own spelling rule (for Clotho-AQA, the one its builder
-    applies to the annotators' answers); by default lower case and single spaces.
+    With a ``vocabulary``: the span if an answer, else its first answer word, else
+    (``unlisted_words``) the span when it is one word.
 
     Example:
         >>> extract_word("The Rain."), extract_word("...")
@@ -242,8 +223,7 @@ def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms:
 
 def extract(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
             synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None) -> str | None:
-    """The answer of one prediction as a string (``"3"``, ``"yes"``, ``"sphere"``), or None; of a
-    ranked list, the first answer (see :func:`extract_ranked`).
+    """The answer of one prediction (of a ranked list: the first) as a string, or None.
 
     Example:
         >>> extract("There are three.", "integer"), extract(["no", "yes"], "yes_no")
@@ -256,8 +236,7 @@ def extract(prediction: str | Sequence[str] | None, kind: str, vocabulary: Colle
 def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary: Collection[str] | None = None,
                    synonyms: Mapping[str, str] | None = None, normalize: Callable[[str], str] | None = None,
                    limit: int | None = None, work: Work | None = None, unlisted_words: bool = False) -> list[str]:
-    """The answers of a prediction in rank order (a text is a list of one), without repeats
-    and without unparseable items, at most ``limit``.
+    """The answers of a prediction in rank order, without repeats or unparseable items, at most ``limit``.
 
     Example:
         >>> extract_ranked(["Rain", "the water", "rain", "???"], "word")

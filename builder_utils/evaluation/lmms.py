@@ -1,25 +1,6 @@
-"""lmms-eval task folders shipped in the packages, written out to read one export, and the
-pieces their ``utils.py`` share: chat messages and per-sample records.
+"""lmms-eval task folders written out to read one export, and what their ``utils.py`` share.
 
-A task folder holds YAML task definitions and the ``utils.py`` their ``!function`` entries
-name. The shipped folders (``clevr_math/lmms_eval``, ``clotho_aqa/lmms_eval``) name no dataset:
-:func:`write_task_folder` (each package's ``write_tasks``) copies one with ``dataset_path`` set to
-an exported folder (made absolute, so the copy works from any working folder) or a Hub
-repository id; lmms-eval then reads the copy with ``--include_path``. lmms-eval itself is
-optional: nothing here imports it.
-
-Scoring follows lmms-eval's per-sample protocol: ``process_results`` scores each question with
-the dataset's scoring spec and returns, per metric, a record with ``score`` (the share of the
-question's targets it got right) and the YAML's ``cluster_key`` (the image or clip the question
-is about), from which lmms-eval 0.6+ computes clustered standard errors; the aggregation is
-:func:`mean_score`.
-
-Example:
-    >>> import tempfile
-    >>> from clevr_math.lmms_eval import TASK_DIR
-    >>> out = write_task_folder(TASK_DIR, tempfile.mkdtemp(), "my-name/clevr-math")
-    >>> 'dataset_path: "my-name/clevr-math"' in (out / "_default_template_yaml").read_text()
-    True
+README.md (this package), "lmms-eval". Nothing here imports lmms-eval (optional).
 """
 
 from __future__ import annotations
@@ -54,19 +35,16 @@ def task_files(task_dir: str | os.PathLike) -> list[Path]:
 
 def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
                       dataset_path: str | os.PathLike) -> Path:
-    """Copy the task folder to ``out_dir`` with every ``dataset_path:`` set to ``dataset_path``:
-    an existing exported folder (written as an absolute path, so the copy does not depend on the
-    working folder) or a Hub repository id (``name`` or ``owner/name``). Returns ``out_dir``.
+    """Copy the task folder to ``out_dir``, every ``dataset_path:`` set to a folder (absolute) or Hub id.
 
-    The files go through :mod:`builder_utils.ownership` (staged, recorded in ``out_dir``'s
-    record with their sha256); a later call replaces only those, unchanged. ValueError, naming the path, for a ``dataset_path`` that is
-    neither a folder nor a repository id, and for a file of ``out_dir`` that this function did
-    not write or that changed since (nothing is written then).
+    Through :mod:`builder_utils.ownership`: a later call replaces only its own files, unchanged;
+    else a ValueError naming the file, and nothing is written.
 
-    Example::
-
-        write_task_folder(TASK_DIR, "my_tasks", "hub/clevr_math")
-        # -> PosixPath('my_tasks')
+    Example:
+        >>> import tempfile; from clevr_math.lmms_eval import TASK_DIR
+        >>> out = write_task_folder(TASK_DIR, tempfile.mkdtemp(), "my-name/clevr-math")
+        >>> 'dataset_path: "my-name/clevr-math"' in (out / "_default_template_yaml").read_text()
+        True
     """
     from builder_utils.ownership import OutputFolder
 
@@ -96,9 +74,7 @@ def write_task_folder(task_dir: str | os.PathLike, out_dir: str | os.PathLike,
 
 
 def user_turn(text: str, images: Sequence[Any] = (), audios: Sequence[Any] = ()) -> list[dict]:
-    """One question as lmms-eval's chat protocol has it (``lmms_eval.protocol.ChatMessages``): a
-    user turn whose content is the images (``{"type": "image", "url": <PIL image>}``), the audio
-    clips (``{"type": "audio", "url": <samples>}``), then the text.
+    """One question as lmms-eval's chat protocol has it: a user turn of images, audio clips, then the text.
 
     Example:
         >>> user_turn("Is it raining?", audios=["clip"])
@@ -111,9 +87,8 @@ def user_turn(text: str, images: Sequence[Any] = (), audios: Sequence[Any] = ())
 
 
 def sample_record(correct: Sequence[bool], **fields: Any) -> dict:
-    """A question's record for one metric: ``correct`` of its ``targets`` and ``score``, the share
-    right (what lmms-eval's standard errors read); without ``score`` when the metric has no target
-    for the question, so that lmms-eval leaves it out. ``fields`` carry the cluster key.
+    """A question's record for one metric; ``score`` (what lmms-eval's standard errors read) only with a
+    target, so that lmms-eval leaves the others out. ``fields`` carry the cluster key.
 
     Example:
         >>> sample_record([True, False, True], file_name="a.wav")
@@ -128,8 +103,7 @@ def sample_record(correct: Sequence[bool], **fields: Any) -> dict:
 
 
 def mean_score(records: Iterable[Mapping]) -> float | None:
-    """The accuracy over every target of the records (None when there is none): right targets
-    over targets, each question weighing its number of targets, as ``evaluate`` counts.
+    """The accuracy over every target of the records (None without any), as ``evaluate`` counts.
 
     Example:
         >>> mean_score([sample_record([True]), sample_record([True, False, False]), sample_record([])])

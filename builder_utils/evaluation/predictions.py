@@ -1,18 +1,7 @@
 """Reading a model's predictions: JSONL, CSV or Parquet rows of ``question_id`` and ``prediction``.
 
-A prediction is the model's free text, or, for single-word answers, a ranked list of answers
-(best first): a JSON array in JSONL, a list column in Parquet, a JSON array written in the CSV
-cell (``["rain", "water"]``). Numbers are read as their text (``3`` -> ``"3"``); an empty or
-null prediction is kept (it is scored as unparseable). A missing column, a duplicate
-``question_id`` or a malformed line is a :class:`PredictionsError` naming the file and the line.
-
-Example:
-    >>> import json, os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "p.jsonl")
-    >>> with open(path, "w") as f:
-    ...     _ = f.write(json.dumps({"question_id": "q1", "prediction": "Answer: 3"}) + "\\n")
-    >>> read_predictions(path)
-    {'q1': 'Answer: 3'}
+Formats: README.md (this package). Numbers are read as their text; an empty or null prediction
+is kept (scored unparseable); a bad row is a :class:`PredictionsError` naming the file and line.
 """
 
 from __future__ import annotations
@@ -98,13 +87,13 @@ def _parquet_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
 
 
 def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
-    """``question_id`` -> prediction (text, ranked list, or None), in file order. The format
-    follows the extension: ``.jsonl`` (also ``.json``, ``.ndjson``), ``.csv``, ``.parquet``.
+    """``question_id`` -> prediction (text, ranked list, or None), in file order; the format by extension.
 
-    Example::
-
-        read_predictions("predictions.csv")
-        # -> {'test_000000_0': 'There are 3 cubes left.', ...}
+    Example:
+        >>> import tempfile; path = Path(tempfile.mkdtemp()) / "p.jsonl"
+        >>> _ = path.write_text('{"question_id": "q1", "prediction": "Answer: 3"}\\n', encoding="utf-8")
+        >>> read_predictions(path)
+        {'q1': 'Answer: 3'}
     """
     path = Path(path)
     kind = FORMATS.get(path.suffix.lower())
@@ -135,9 +124,7 @@ def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:
 
 def given_predictions(predictions: str | os.PathLike | Mapping[str, Prediction] | None,
                       ) -> tuple[Mapping[str, Prediction] | None, str | None]:
-    """What an ``evaluate`` function was given as ``predictions``: a file (read now, so that a bad
-    file fails before any data is loaded), a ``{question_id: prediction}`` dict, or None
-    (baselines only). Returns the predictions and the file's name (None unless a file).
+    """``(predictions, file name or None)`` of a file (read now: fails before any data loads), dict or None.
 
     Example:
         >>> given_predictions({"q1": "3"})

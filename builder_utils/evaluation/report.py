@@ -1,20 +1,8 @@
 """Writing an evaluation: ``report.json``, ``report.md`` (Markdown tables) and PNG charts.
 
-A *system* (the model or a baseline) is a dict of sections, ``{"overall": summary, "by_category":
-{group: summary}, ...}``, a summary being what :func:`builder_utils.evaluation.accuracy.summarize`
-returns. Tables put one system per row (overall), or one group per row and a system per column.
-Files go through :mod:`builder_utils.ownership` (one small function, :func:`write_report`): an
-existing output file is an error unless ``overwrite`` (other files in the folder are never
-touched, a symlink never written through); every file is staged and the set is moved into place
-at the end, so a complete ``report.json`` means a complete evaluation.
-
-Example:
-    >>> from builder_utils.evaluation.accuracy import score, summarize
-    >>> systems = {"model": {"overall": summarize([score(["3"], "3"), score(["2"], "3")])}}
-    >>> print(overall_table(systems))
-    | system | accuracy | 95% CI | correct / total | unparseable | missing |
-    |---|---|---|---|---|---|
-    | model | 50.0% | 0.0-100.0 | 1 / 2 | 0 | 0 |
+A *system* (the model or a baseline) is ``{"overall": summary, "by_category": {group: summary}, ...}``,
+summaries from :func:`builder_utils.evaluation.accuracy.summarize`. The files are staged and
+moved into place together, so a complete ``report.json`` means a complete evaluation.
 """
 
 from __future__ import annotations
@@ -50,8 +38,7 @@ class Chart:
 
 
 def report_systems(report: Mapping) -> dict[str, Mapping]:
-    """The systems of a report, in table order: ``model`` (when predictions were scored: its
-    sections are the report's top level) then each baseline.
+    """The systems of a report, in table order: ``model`` (the top level, if scored), then the baselines.
 
     Example:
         >>> list(report_systems({"overall": {}, "baselines": {"majority": {}}}))
@@ -94,13 +81,14 @@ def _interval(summary: Mapping) -> str:
 
 
 def overall_table(systems: Mapping[str, Mapping]) -> str:
-    """One row per system: accuracy, its interval, counts (targets, and questions when they
-    differ: one target per annotator answer), unparseable and missing predictions.
+    """One row per system: accuracy, interval, counts (questions too where targets differ), failures.
 
     Example:
-        >>> print(overall_table({}))
+        >>> from builder_utils.evaluation.accuracy import score, summarize
+        >>> print(overall_table({"model": {"overall": summarize([score(["3"], "3"), score(["2"], "3")])}}))
         | system | accuracy | 95% CI | correct / total | unparseable | missing |
         |---|---|---|---|---|---|
+        | model | 50.0% | 0.0-100.0 | 1 / 2 | 0 | 0 |
     """
     summaries = {name: result["overall"] for name, result in systems.items() if result.get("overall") is not None}
     targets = any(s.get("questions", s["total"]) != s["total"] for s in summaries.values())
@@ -120,8 +108,7 @@ def _groups(systems: Mapping[str, Mapping], section: str) -> dict[str, Mapping]:
 
 
 def breakdown_table(group_header: str, systems: Mapping[str, Mapping], section: str) -> str:
-    """One row per group of ``section`` (``by_category`` ...): its questions, its targets when
-    they differ (one per annotator answer), one accuracy column per system.
+    """One row per group of ``section``: questions (and targets where they differ), an accuracy per system.
 
     Example:
         >>> from builder_utils.evaluation.accuracy import score, summarize
@@ -153,9 +140,9 @@ def chart_rows(systems: Mapping[str, Mapping], section: str) -> list[tuple[str, 
 
 def accuracy_chart(path: str | os.PathLike, title: str, rows: Sequence[tuple[str, Mapping[str, float | None]]],
                    systems: Sequence[str], *, subtitle: str | None = None, value_label: str | None = None) -> str:
-    """Draw ``rows`` = ``[(label, {system: accuracy in 0..1 or None})]`` as grouped bars, one
-    colour per system, with :func:`builder_utils.charts.bar_chart` (as the cards' charts: same
-    look, same bytes for the same numbers) on the whole 0-100 % scale; write the PNG atomically.
+    """Draw ``[(label, {system: accuracy or None})]`` as grouped bars on the whole 0-100 % scale.
+
+    Through :func:`builder_utils.charts.bar_chart`, as the cards' charts: same look, same bytes.
 
     Example:
         >>> accuracy_chart("/tmp/acc.png", "Accuracy by category", [("insertion", {"model": 0.7})], ["model"])
@@ -168,8 +155,7 @@ def accuracy_chart(path: str | os.PathLike, title: str, rows: Sequence[tuple[str
 
 
 def check_outputs(out: OutputFolder, chart_names: Sequence[str]) -> OutputFolder:
-    """Refuse early (before any work) a report file in the open folder ``out`` that is not ours
-    (unless its ``overwrite``), a symlink or a folder. Returns ``out``.
+    """Refuse, before any work, a report file in ``out`` that is not ours (unless ``overwrite``); returns ``out``.
 
     Example:
         >>> import tempfile
@@ -189,8 +175,7 @@ def write_report(
     out: str | os.PathLike | OutputFolder, report: Mapping, markdown: str, charts: Sequence[Chart] = (),
     overwrite: bool = False,
 ) -> list[Path]:
-    """Write ``report.json``, ``report.md`` and the charts into ``out`` (a folder, or one the
-    caller opened with :meth:`OutputFolder.open`, then written when its block ends); return the paths.
+    """Write the report's files into ``out`` (a path, or an open :class:`OutputFolder`); return the paths.
 
     Example:
         >>> import tempfile

@@ -1,20 +1,8 @@
-"""Training rewards over a :class:`~builder_utils.evaluation.spec.ScoringSpec`: the accuracy
-reward is the spec's scoring (so its mean equals ``evaluate``'s accuracy), the format reward
-checks one of the two conventions in use. No trainer is imported: these are plain functions
-with the signatures TRL and verl call.
+"""Training rewards over a :class:`~builder_utils.evaluation.spec.ScoringSpec`, as plain functions
+with the signatures TRL and verl call (no trainer imported; README.md, this package).
 
-- **Completions** (TRL): strings, or conversational lists of ``{"role", "content"}`` messages
-  whose content is a string or typed parts (``{"type": "text", "text": ...}``); the text of the
-  assistant messages is scored.
-- **Formats**: ``think_answer`` = ``<think>...</think>`` then ``<answer>...</answer>``, each
-  once, nothing else around them but white space (R1-V, R1-AQA); ``boxed`` = the text ends with
-  a ``\\boxed{...}`` (only white space, ``$``, ``.``, ``\\]`` or ``)`` after it).
-
-Example:
-    >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "<answer>3</answer>"}]}])
-    '<answer>3</answer>'
-    >>> format_ok("<think>2 + 1</think> <answer>3</answer>", "think_answer"), format_ok("So \\\\boxed{3}.", "boxed")
-    (True, True)
+Formats: ``think_answer``, the tags each once and nothing else around them (as R1-V, R1-AQA);
+``boxed``, a final ``\\boxed{...}`` (only :data:`_AFTER_BOXED` characters after it).
 """
 
 from __future__ import annotations
@@ -43,19 +31,13 @@ def named(function: Callable, name: str) -> Callable:
 
 
 def check_columns(reward: str, completions: Any, **columns: Any) -> int:
-    """Check a reward's batch: ``completions`` a list (or tuple), each column given (not None) a
-    list of the same length; returns the length. A mismatch is one ``ValueError`` line, never a
-    silently shortened ``zip``.
+    """The batch's length, each given column a list as long; else one ``ValueError``, never a shortened ``zip``.
 
     Example:
         >>> check_columns("accuracy_reward", ["3", "3", "3"], answer=["3"])
         Traceback (most recent call last):
         ...
         ValueError: accuracy_reward: answer has 1 value(s) for 3 completions; give one per completion
-        >>> check_columns("accuracy_reward", "3")
-        Traceback (most recent call last):
-        ...
-        ValueError: accuracy_reward: completions must be a list (one per row), got str
     """
     if not isinstance(completions, (list, tuple)):
         raise ValueError(f"{reward}: completions must be a list (one per row), got {type(completions).__name__}")
@@ -71,8 +53,7 @@ def check_columns(reward: str, completions: Any, **columns: Any) -> int:
 
 
 def check_score_inputs(solution_str: Any, extra_info: Any) -> None:
-    """Check verl's ``compute_score`` arguments: ``solution_str`` a string (or None),
-    ``extra_info`` a dict (or None); else one ``ValueError`` line.
+    """Check the types of verl's ``compute_score`` arguments; else one ``ValueError`` line.
 
     Example:
         >>> check_score_inputs(["3"], None)
@@ -93,12 +74,11 @@ def _content_text(content: Any) -> str:
 
 
 def completion_text(completion: Any) -> str:
-    """The text of one completion: a string as is; a list of messages, the text of its
-    assistant messages (all messages when none has a role), typed parts' text joined.
+    """The text of one completion: its assistant messages' (all, when none has a role), typed parts joined.
 
     Example:
-        >>> completion_text([{"role": "assistant", "content": "Yes."}])
-        'Yes.'
+        >>> completion_text([{"role": "assistant", "content": [{"type": "text", "text": "<answer>3</answer>"}]}])
+        '<answer>3</answer>'
     """
     if completion is None or isinstance(completion, str):
         return completion or ""
@@ -110,12 +90,13 @@ def completion_text(completion: Any) -> str:
 
 
 def format_ok(text: str, style: str = "think_answer") -> bool:
-    """Whether ``text`` follows the ``style`` convention (see the module docstring), in
-    linear time.
+    """Whether ``text`` follows the ``style`` convention (the module docstring), in linear time.
 
     Example:
-        >>> format_ok("<answer>3</answer>"), format_ok("\\\\boxed{3} and more", "boxed")
-        (False, False)
+        >>> format_ok("<think>2 + 1</think> <answer>3</answer>"), format_ok("<answer>3</answer>")
+        (True, False)
+        >>> format_ok("So \\\\boxed{3}.", "boxed"), format_ok("\\\\boxed{3} and more", "boxed")
+        (True, False)
     """
     if style == "think_answer":
         text = text.strip()
@@ -131,8 +112,7 @@ def format_ok(text: str, style: str = "think_answer") -> bool:
 
 
 def make_format_reward(style: str = "think_answer") -> Callable[..., list[float]]:
-    """A TRL reward ``(completions, **kwargs) -> list[float]``: 1.0 where a completion follows
-    ``style``, else 0.0. Named ``format_reward`` (``think_answer``) or ``format_reward_<style>``.
+    """A TRL reward: 1.0 where a completion follows ``style``, else 0.0 (named for TRL's log).
 
     Example:
         >>> reward = make_format_reward("boxed")
@@ -154,23 +134,11 @@ _VERL_BATCH = ("data_sources", "solution_strs", "ground_truths", "extra_infos")
 
 
 def verl_compute_score(accuracy: Callable[..., float | None], name: str = "compute_score") -> Callable[..., Any]:
-    """verl's custom reward function over ``accuracy(solution_str, ground_truth, extra_info,
-    **reward_kwargs)`` (a value in [0, 1], or None: no target, scored 0.0).
+    """verl's custom reward function over ``accuracy(text, ground_truth, extra_info, **kw)`` (None: 0.0).
 
-    The function takes the call shapes of verl 0.9.1's reward managers:
-
-    - naive (``verl.workers.reward_manager`` and the reward loop): ``compute_score(data_source=,
-      solution_str=, ground_truth=, extra_info=, **kwargs)``, ``kwargs`` being the config's
-      ``reward.custom_reward_function.reward_kwargs`` and what the manager adds (the reward-model
-      router's ``reward_router_address``, ``reward_model_tokenizer``), which are ignored;
-    - batch: ``compute_score(data_sources=, solution_strs=, ground_truths=, extra_infos=,
-      **reward_kwargs)``, which returns one result per item.
-
-    Without reward kwargs of its own the result is the accuracy as a float (``evaluate``'s
-    score). ``format_weight=w`` adds a format component (``format_style``, default
-    ``think_answer``; see :func:`format_ok`) and returns a dict, whose every key verl logs:
-    ``{"score": accuracy + w * format, "accuracy": ..., "format": ...}`` (``return_dict=True``
-    gives the dict with ``w = 0``).
+    It takes the call shapes of verl 0.9.1's naive and batch managers (README.md, this package);
+    what the naive ones add (the reward-model router's arguments) reaches ``accuracy``'s
+    ``**kw``, to be ignored there. ``format_weight`` / ``return_dict`` return a dict, every key logged by verl.
 
     Example:
         >>> exact = verl_compute_score(lambda text, truth, extra, **kw: float(text.strip() == truth))

@@ -1,14 +1,5 @@
-"""A dataset's scoring specification, as data: what ``evaluate``, the training rewards and the
-lmms-eval tasks all score with, so that they agree by construction. A :class:`ScoringSpec` holds
-how each kind of question's prediction is read (:class:`Extraction`), the targets under each
-labelling (:class:`Labelling`), the report's breakdowns (:class:`Section`), charts
-(:class:`ChartSpec`) and baselines (:class:`Baseline`); a :class:`Question` is what it scores.
-
-Example:
-    >>> spec = ScoringSpec("toy", "Toy", {"integer": Extraction("integer")})
-    >>> q = Question("q1", ("3",), "integer", {"category": "insertion"})
-    >>> spec.correct(q, "There are three."), spec.score(q, "Answer: 4")
-    (True, [Scored(rank=None, status='answered')])
+"""A dataset's scoring specification, as data: ``evaluate``, the rewards and lmms-eval all score
+with it, so they agree by construction (README.md, this package).
 """
 
 from __future__ import annotations
@@ -30,16 +21,11 @@ Rule = Literal["each", "unanimous", "majority", "any"]
 class Extraction:
     """How the prediction of one kind of question is read (see :mod:`builder_utils.evaluation.extract`).
 
-    ``kind`` is ``integer``, ``yes_no`` or ``word``. For words: a fixed ``vocabulary``, part of
-    the spec so that every scorer reads a prediction against the same words (CLEVR's attribute
-    values; Clotho-AQA's release answers); ``unlisted_words`` reads a one-word span outside it as
-    that word (a dataset whose answers the vocabulary may lack); ``synonyms`` map to the
-    canonical word; ``digit_words`` lets ``2`` answer ``two`` when ``two`` is a known answer;
-    ``normalize`` is the builder's spelling rule; ``top_k`` answers of a ranked prediction are kept.
+    ``vocabulary`` is part of the spec so that every scorer reads against the same words;
+    ``unlisted_words`` reads a one-word span outside it as that word (answers it may lack);
+    ``digit_words`` lets ``2`` answer ``two`` when ``two`` is a known answer.
 
     Example:
-        >>> Extraction("word", digit_words=True).answers(["2", "The birds."], {"two", "birds"})
-        ['two']
         >>> Extraction("word", digit_words=True, top_k=5).answers(["2", "The birds."], {"two", "birds"})
         ['two', 'birds']
     """
@@ -58,8 +44,7 @@ class Extraction:
 
     def answers(self, prediction: Any, vocabulary: Collection[str] | None = None,
                 work: Work | None = None) -> list[str]:
-        """The prediction's answers in rank order (at most ``top_k``); ``vocabulary``, the known
-        answers when the extraction has no fixed one.
+        """The prediction's answers in rank order (at most ``top_k``); ``vocabulary`` if none is fixed.
 
         Example:
             >>> Extraction("integer").answers("Answer: twenty-one")
@@ -78,9 +63,8 @@ class Extraction:
 
 @dataclass(frozen=True)
 class Labelling:
-    """Which answers are targets: ``each`` annotator answer (one target each: unfiltered), the
-    ``unanimous`` answer, the ``majority`` answer (at least 2 of 3), or ``any`` of them (one target
-    met by any answer). ``kinds`` restricts it to some kinds of question; ``top_k`` adds top-k accuracy.
+    """Which answers are targets: ``each`` annotator's (unfiltered), the ``unanimous`` or ``majority``
+    (2 of 3) one, or ``any`` (one target). ``kinds``: the kinds covered; ``top_k`` adds top-k accuracy.
 
     Example:
         >>> q = Question("q", ("rain", "water", "rain"), "single_word")
@@ -95,8 +79,7 @@ class Labelling:
     description: str = ""
 
     def targets(self, question: Question) -> list[frozenset[str]]:
-        """The targets of ``question`` (none when the labelling does not cover its kind, or when
-        its annotators do not agree as the rule needs).
+        """The targets of ``question`` (none outside ``kinds``, or without the agreement the rule needs).
 
         Example:
             >>> Labelling("u", "unanimous").targets(Question("q", ("no", "no", "yes"), "yes_no"))
@@ -117,14 +100,8 @@ class Labelling:
 
 @dataclass(frozen=True)
 class Question:
-    """What scoring needs of one question: annotator ``answers`` (one for CLEVR), its ``kind``
-    (a key of the spec's extractions), the values of its grouping ``keys`` (a tuple value puts
-    it in several groups) and anything else a dataset needs (``extra``: a program, an image).
-
-    Example:
-        >>> Question("q", ("yes",) * 3, "yes_no", {"category": "yes_no"}).answers
-        ('yes', 'yes', 'yes')
-    """
+    """What scoring needs of one question; ``kind`` keys the extractions, a tuple value of ``keys``
+    puts it in several groups, ``extra`` holds what a dataset needs (a program, an image)."""
 
     question_id: str
     answers: tuple[str, ...]
@@ -135,10 +112,10 @@ class Question:
 
 @dataclass(frozen=True)
 class Section:
-    """A breakdown of a report: ``name`` (the report key, ``by_category``), the question ``key``
-    it groups by, the table ``header``, the group ``order`` (default: sorted), whether
-    ``report.md`` shows it as a table, and whether its groups are rows of the ``generalisation``
-    table (accuracy next to the train questions of each group: 0 is zero-shot), named by ``label``.
+    """A breakdown of a report (``name``: its key, ``by_category``) by the question ``key``.
+
+    ``generalisation``: its groups, named by ``label``, are rows of that table (with each group's
+    train questions: 0 is zero-shot).
 
     Example:
         >>> Section("by_hop", "hop").header
@@ -160,12 +137,7 @@ class Section:
 
 @dataclass(frozen=True)
 class ChartSpec:
-    """One PNG chart of a report section (``by_labelling`` included), every system as bars.
-
-    Example:
-        >>> ChartSpec("Accuracy by category", "by_category", "category").filename
-        'accuracy_by_category.png'
-    """
+    """One PNG chart of a report section (``by_labelling`` included), every system as bars."""
 
     title: str
     section: str
@@ -179,10 +151,10 @@ class ChartSpec:
 
 @dataclass(frozen=True)
 class Baseline:
-    """A model-free baseline learnt from the train questions' answers (every annotator answer):
-    the most frequent answers of questions that share ``keys`` (finest first, backing off to the
-    next, then to the overall most frequent; no keys: the majority baseline), ``top_k`` of them
-    ranked, counted ``within_kind`` (per kind of question) or over all questions.
+    """A model-free baseline: the most frequent train answers of questions sharing ``keys``.
+
+    Keys finest first, backing off to the next, then to the majority (no keys: the majority
+    baseline); ``within_kind`` counts per kind of question.
     """
 
     name: str
@@ -191,8 +163,7 @@ class Baseline:
     within_kind: bool = False
 
     def predictions(self, train: Sequence[Question], questions: Sequence[Question]) -> dict[str, list[str]]:
-        """``question_id`` -> ranked answers of this baseline for ``questions``; ties go to the
-        answer that sorts first, so a baseline never depends on row order.
+        """``question_id`` -> ranked answers; ties go to the answer that sorts first (no row-order effect).
 
         Example:
             >>> train = [Question(a + c, (a,), "integer", {"category": c}) for a, c in ("5a", "5a", "2b")]
@@ -224,11 +195,10 @@ def _default_headline(config: str) -> Labelling:
 
 @dataclass(frozen=True)
 class ScoringSpec:
-    """A dataset's scoring. ``extractions``: how each kind of question's prediction is read;
-    ``labellings``: the rows of ``by_labelling`` (none: no such section); ``headline(config)``: the
-    labelling of ``overall`` and the sections (default: each answer a target, plain accuracy for
-    one answer per question); ``extraction_note``: the rule as ``report.json`` states it (example:
-    the module docstring).
+    """A dataset's scoring (examples: its methods).
+
+    ``labellings``: the rows of ``by_labelling`` (none: no section); ``headline(config)``: the
+    labelling of ``overall`` and the sections (default: each answer a target).
     """
 
     dataset: str
@@ -253,8 +223,7 @@ class ScoringSpec:
 
     def score(self, question: Question, prediction: Any, labelling: Labelling | None = None,
               vocabulary: Collection[str] | None = None) -> list[Scored]:
-        """One :class:`Scored` per target of ``question`` under ``labelling`` (default: the
-        headline of no config, each answer a target).
+        """One :class:`Scored` per target of ``question`` under ``labelling`` (default: ``headline("")``).
 
         Example:
             >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})
@@ -267,8 +236,9 @@ class ScoringSpec:
 
     def reward(self, question: Question, prediction: Any, labelling: Labelling | None = None,
                vocabulary: Collection[str] | None = None) -> float | None:
-        """The share of the question's targets the prediction gets right (top-1); None when it has
-        none under ``labelling``. Over questions with one target each, its mean is ``evaluate``'s accuracy.
+        """The share of the question's targets right (top-1), None without targets.
+
+        Over one-target questions, its mean is ``evaluate``'s accuracy.
 
         Example:
             >>> spec = ScoringSpec("t", "T", {"yes_no": Extraction("yes_no")})

@@ -1,12 +1,4 @@
-"""Hub export and push for our builders: the ``push_to_hub`` layout written locally, dataset
-cards filled with real statistics, and an upload that keeps other configurations.
-
-Example::
-
-    from builder_utils.hub import export_builder, load_exported
-    export_builder(ClevrMath, "hub/clevr_math", card_template="clevr_math", data_dir="CLEVR_v1.0")
-    load_exported("hub/clevr_math", "multihop")["test"].num_rows
-"""
+"""Hub export and push for our builders (README.md, this package)."""
 
 from builder_utils.lazy import lazy_exports
 

@@ -1,8 +1,4 @@
-"""``--audio_format flac``: embedded WAV clips re-encoded losslessly as FLAC, with soundfile.
-
-FLAC stores the same integer samples (16 or 24 bit) in fewer bytes; decoding gives back exactly
-the WAV's samples (the tests compare them). Float WAVs have no FLAC form and are an error.
-"""
+"""``--audio_format flac``: embedded WAV clips re-encoded losslessly as FLAC, with soundfile (same samples)."""
 
 from __future__ import annotations
 

@@ -1,27 +1,7 @@
 """Dataset cards: our templates filled with what was exported, merged with an existing card.
 
-A template (``dataset_cards/<name>.md``) is a Markdown file with YAML front matter holding the
-static Hub metadata (``license``, ``pretty_name``, ``task_categories``, ``language``, ``tags``,
-``source_datasets``, ...) and a body with ``{{placeholder}}`` fields filled at export time:
-
-- ``{{configs_table}}``: every configuration with its description and rows per split;
-- ``{{features_table}}``: every column, its type and the configurations that have it;
-- ``{{statistics}}``: per configuration, the answer and template/category distributions as
-  tables and as PNG bar charts (written to ``assets/``);
-- ``{{total_rows}}``, ``{{default_config}}``, ``{{generator}}``;
-- ``{{usage_load}}``: the first lines of the Usage example, loading ``{{usage_config}}`` (the
-  default configuration, always one that was exported) in the export's layout: one
-  ``load_dataset`` for inline media, the join with the media configuration for ``--media
-  shared`` (undecoded audio in both, so no torch is needed);
-- ``{{data_source}}``: what this export was built from (the builder's ``data_source()``: the
-  real release, a synthetic world or release, released questions);
-- ``{{install}}``: how to install this package (it is not on a package index).
-
-A part of the body between ``<!-- if-exported: a,b -->`` and ``<!-- /if-exported -->`` lines is
-kept only when one of the named configurations is in the export (an example that needs it).
-
-Export adds ``size_categories``, ``configs`` (data files per split, ``default: true``) and
-``dataset_info`` to the YAML, in the form ``push_to_hub`` writes them.
+The placeholders and ``if-exported`` parts: README.md (this package). Export adds
+``size_categories``, ``configs`` and ``dataset_info`` to the YAML, in the form ``push_to_hub`` writes them.
 """
 
 from __future__ import annotations
@@ -186,12 +166,10 @@ def merge_metadata(
     default_config: str | None,
     fallback_default: str | None = None,
 ) -> DatasetCardData:
-    """The card's YAML: the template's keys over the existing card's, with ``configs`` and
-    ``dataset_info`` of the existing card kept for every configuration not in ``configs``.
+    """The card's YAML: the template's keys over the existing card's, whose other configurations stay.
 
-    ``default_config`` gets ``default: true`` when it is among the merged configurations;
-    otherwise the existing default (if any) stays, and without one ``fallback_default`` (an
-    exported configuration) gets it, so a card always names a default that is there.
+    Without ``default_config`` among them, the existing default stays, else ``fallback_default``
+    (an exported one) gets it: a card always names a default that is there.
 
     Example:
         >>> data = merge_metadata(None, None, {"a": config_entry("a", ["train"])}, {}, "a")
@@ -353,8 +331,7 @@ def plot_title(column: str, is_answer: bool) -> str:
 def draw_plots(folder: str | os.PathLike, stats: ConfigStats, dataset: str | None = None) -> list[str]:
     """Draw a configuration's distribution plots under ``folder``; return their relative paths.
 
-    ``dataset`` (the card's ``pretty_name``) goes into each plot's subtitle with the
-    configuration, so a plot read on its own still says what it shows.
+    ``dataset`` (``pretty_name``) goes in each subtitle, so a plot read on its own says what it shows.
 
     Example::
 
@@ -410,10 +387,8 @@ def statistics_section(configs: Sequence[str], stats: Mapping[str, ConfigStats],
 class CardUsage:
     """What the Usage section's generated code needs to know about the export.
 
-    ``config``: the configuration the examples load (the default, an exported one).
-    ``media_config`` / ``key``: for ``--media shared``, the media configuration and the column
-    that names a row's file (None for inline media). ``undecoded``: the media column to read
-    undecoded (``Audio(decode=False)``: no torch), or None.
+    ``media_config`` / ``key``: ``--media shared``'s media configuration and join column (else None);
+    ``undecoded``: the column read with ``Audio(decode=False)`` (no torch), or None.
     """
 
     config: str
@@ -499,10 +474,7 @@ def render_card(
     usage: CardUsage | None = None,
     data_source: str = "",
 ) -> DatasetCard:
-    """Fill the template's body and put ``card_data`` on top; the result parses as a DatasetCard.
-
-    ``configs`` are the configurations on the card; the ``if-exported`` parts are kept for
-    those with data in ``stats``.
+    """Fill the template's body and put ``card_data`` on top; ``if-exported`` parts follow ``stats``.
 
     Example::
 

@@ -1,41 +1,8 @@
 """Where a freshly rendered card meets the README.md already in the export folder.
 
-Three cases, decided before any build (:func:`card_state`):
-
-- no README.md: the rendered card is written;
-- a README.md that is not in the folder's record (:mod:`builder_utils.ownership`): refused, even
-  with YAML front matter (a user's own card is never rewritten);
-- the README.md export wrote last time, unchanged (its sha256 is the record's): it is replaced
-  by the new rendering, merged with its ``configs`` / ``dataset_info`` of other configurations;
-- a README.md edited by hand, or not written by export: its body and every YAML key set by hand
-  (``pretty_name``, an extra section, ...) stay. Export updates only its own YAML keys
-  (``configs``, ``dataset_info``, ``size_categories``) and the generated parts of the body, which
-  the rendered card wraps in ``<!-- export:NAME -->`` ... ``<!-- /export:NAME -->`` comments
-  (hidden on the Hub). A card without such markers keeps its whole body.
-
-A README.md without a YAML block is not a dataset card: export refuses to touch it.
-
-Example:
-    >>> marked = mark_generated("Intro.\\n\\n{{configs_table}}\\n\\nEnd.")
-    >>> print(marked)
-    Intro.
-    <BLANKLINE>
-    <!-- export:configs_table -->
-    {{configs_table}}
-    <!-- /export:configs_table -->
-    <BLANKLINE>
-    End.
-    >>> edited = marked.replace("Intro.", "My intro.").replace("{{configs_table}}", "old table")
-    >>> print(update_generated(edited + "\\n\\n## My notes", marked.replace("{{configs_table}}", "new table")))
-    My intro.
-    <BLANKLINE>
-    <!-- export:configs_table -->
-    new table
-    <!-- /export:configs_table -->
-    <BLANKLINE>
-    End.
-    <BLANKLINE>
-    ## My notes
+What is kept and what is replaced: README.md (this package), "The card" (decided before any
+build: :func:`card_state`). The generated parts are wrapped in ``<!-- export:NAME -->`` comments
+(hidden on the Hub); a card without them keeps its whole body.
 """
 
 from __future__ import annotations
@@ -58,9 +25,7 @@ _REGION = re.compile(r"<!-- export:(?P<name>[\w,]+) -->\n(?P<body>.*?)\n<!-- /ex
 
 
 def card_state(folder: OutputFolder) -> str:
-    """``"absent"``, ``"ours"`` (written by export, unchanged) or ``"edited"`` (written by
-    export, then edited); refuses a README.md that is not a regular file, has no YAML block, or
-    is not in the folder's record (a user's own card: export never rewrote it).
+    """``"absent"``, ``"ours"`` (unchanged) or ``"edited"``; a README.md not export's own is refused.
 
     Example:
         >>> import tempfile
@@ -90,8 +55,7 @@ def card_state(folder: OutputFolder) -> str:
 def mark_generated(body: str) -> str:
     """Wrap each paragraph holding a ``{{placeholder}}`` in ``<!-- export:NAMES -->`` markers.
 
-    A whole paragraph, not the placeholder alone: a comment inside a code span or a table
-    would show. ``NAMES`` are the paragraph's placeholders, comma-separated.
+    A whole paragraph: a comment inside a code span or a table would show.
 
     Example:
         >>> print(mark_generated("Total: {{total_rows}} rows."))
@@ -109,8 +73,7 @@ def mark_generated(body: str) -> str:
 
 
 def marked_template(template: CardTemplate, existing_keys: set[str] = frozenset()) -> CardTemplate:
-    """The template with its generated paragraphs marked, without the YAML keys of ``existing_keys``
-    (a hand-edited card keeps its own values of them).
+    """The template with its generated paragraphs marked, without the YAML keys the hand-edited card sets.
 
     Example:
         >>> t = CardTemplate("t.md", {"license": "mit", "pretty_name": "X"}, "{{total_rows}}")
@@ -122,14 +85,14 @@ def marked_template(template: CardTemplate, existing_keys: set[str] = frozenset(
 
 
 def update_generated(existing_body: str, rendered_body: str) -> str:
-    """``existing_body`` with each marked region replaced by the same region of ``rendered_body``.
+    """``existing_body`` with each marked region replaced by the same (n-th of its name) of ``rendered_body``.
 
-    Regions the new rendering no longer has stay as they are; the n-th region of a name takes
-    the n-th region of that name.
+    Regions the new rendering no longer has stay.
 
     Example:
-        >>> update_generated("no markers", "<!-- export:a -->\\nnew\\n<!-- /export:a -->")
-        'no markers'
+        >>> old = "Mine.\\n<!-- export:a -->\\nold\\n<!-- /export:a -->\\nNotes."
+        >>> update_generated(old, "<!-- export:a -->\\nnew\\n<!-- /export:a -->")
+        'Mine.\\n<!-- export:a -->\\nnew\\n<!-- /export:a -->\\nNotes.'
     """
     fresh: dict[str, list[str]] = {}
     for match in _REGION.finditer(rendered_body):
@@ -149,8 +112,7 @@ def update_generated(existing_body: str, rendered_body: str) -> str:
 
 
 def merged_card(rendered: DatasetCard, existing: DatasetCard | None, state: str) -> DatasetCard:
-    """The card to write: ``rendered`` (YAML already merged), with the existing body kept when
-    the existing card was edited by hand.
+    """The card to write: ``rendered`` (YAML already merged), the existing body kept if edited by hand.
 
     Example:
         >>> new = DatasetCard("---\\nlicense: mit\\n---\\n<!-- export:a -->\\nnew\\n<!-- /export:a -->\\n")

@@ -1,11 +1,8 @@
 """Offline checks of a dataset card's YAML against the Hub's rules.
 
-The Hub validates a card's metadata only when it is pushed; these checks run before, with what
-the installed libraries know: the fields of ``huggingface_hub.DatasetCardData`` and their
-types, ``datasets``' lists of known values (languages, task categories, size categories,
-creators, multilinguality) and SPDX license ids (``packaging.licenses``; the Hub's license ids
-are lower-case SPDX ids plus ``other`` and ``unknown``). A license outside that list is
-``other`` with ``license_name`` and ``license_link``, as the Hub asks.
+The Hub validates it only on push; these run before, with what the installed libraries know:
+``DatasetCardData``'s fields, ``datasets``' known values, and SPDX ids (``packaging.licenses``:
+the Hub's are lower-case SPDX ids plus ``other`` and ``unknown``).
 """
 
 from __future__ import annotations
@@ -80,8 +77,6 @@ def metadata_problems(metadata: Mapping) -> list[str]:
     """What the Hub would reject or not recognise in a card's YAML metadata; empty if nothing.
 
     Example:
-        >>> metadata_problems({"license": "other", "language": ["en"], "task_categories": ["question-answering"]})
-        ["license 'other' needs license_name and license_link"]
         >>> metadata_problems({"license": "mit", "size_categories": ["tiny"]})
         ["size_categories: unknown value 'tiny'"]
     """

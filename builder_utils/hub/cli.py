@@ -1,17 +1,7 @@
 """The ``export`` and ``push`` subcommands, shared by ``clevr-math`` and ``clotho-aqa``.
 
-One entry point per command: each dataset's argparse command line registers them on its
-subparsers, with its builder and card template::
-
-    subparsers = parser.add_subparsers(dest="command", required=True)
-    add_export_subcommand(subparsers, ClothoAQA, "clotho_aqa")
-    add_push_subcommand(subparsers)
-    args = parser.parse_args(argv)
-    sys.exit(args.run(args))
-
-``args.run(args)`` returns the exit status: a problem with the input, the folder or the network
-is one line on stderr (``<prog>: error: ...``) and status 2, an interruption (Ctrl-C, SIGTERM)
-one line and 130 / 143, never a traceback.
+``args.run(args)`` returns the exit status: bad input, folder or network is one ``error:`` line
+and 2, an interruption one line and 130 / 143, never a traceback.
 """
 
 from __future__ import annotations
@@ -135,10 +125,8 @@ def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str
                           source=None) -> argparse.ArgumentParser:
     """Register ``export`` on an argparse subparsers object; ``args.run(args)`` runs it.
 
-    ``prog`` (for the error lines) defaults to the subcommand's own, e.g. ``clotho-aqa export``.
-    ``source`` adds rows made elsewhere: its ``add_arguments(parser)`` adds flags, its
-    ``given(args)`` returns None or the ``given`` of :func:`export_builder` (a ValueError is
-    a bad flag); ``--data_dir`` is then optional (clevr-math: ``--stream_questions``).
+    ``source`` (clevr-math's ``--stream_questions``) adds flags (``add_arguments(parser)``) and rows
+    made elsewhere (``given(args)``: :func:`export_builder`'s ``given``), and makes ``--data_dir`` optional.
 
     Example:
         >>> from clotho_aqa import ClothoAQA
@@ -295,8 +283,7 @@ class _Terminal(logging.Handler):
 
 
 def log_to_terminal(prog: str) -> _Terminal:
-    """Show the export's size table (INFO, stdout) and warnings (stderr, ``<prog>: warning:``)
-    until the returned handler is closed.
+    """Show the export's size table (INFO, stdout) and warnings (stderr) until the handler is closed.
 
     Example:
         >>> terminal = log_to_terminal("clotho-aqa export")

@@ -1,21 +1,8 @@
-"""The ``conversations`` configurations: one row per image or clip, all of its questions as chat
-turns, the media once.
+"""The ``conversations`` configurations: one row per image or clip, its questions as chat turns.
 
-A row holds the media as a list (``images``, or ``audios`` for audio) and the turns twice:
-
-- ``texts``: the_cauldron's format (HuggingFaceM4/the_cauldron, which has a ``clevr_math``
-  subset), a list of turns ``{user, assistant, source, ...}``, so that our rows concatenate with
-  its subsets. Each turn also keeps the question's own fields (``question_id``, ``category``,
-  ``template``, ... as the builder's ``HUB_LAYOUT["turn_fields"]`` names them, with their types:
-  a ClassLabel stays a ClassLabel), so single-hop and multi-hop turns can still be told apart.
-- ``messages``: TRL's conversational format (:func:`builder_utils.prompts.conversation_messages`),
-  which ``SFTTrainer`` reads as it is, with the row's ``images``.
-- ``reasoning_messages`` (when the builder declares ``HUB_LAYOUT["reasoning"]``, its chain of
-  thought column): the same turns after the ``think_answer`` system turn, each answer written
-  ``<think>{cot}</think><answer>{answer}</answer>`` (:func:`builder_utils.prompts.reasoning_messages`):
-  the SFT target that leads into GRPO with the format reward.
-
-Rows and turns keep the order of the source configuration.
+Columns and readers: README.md (this package), "Training layouts". ``texts`` is the_cauldron's
+format, so our rows concatenate with its subsets; its turns keep the ``turn_fields`` typed, so
+single-hop and multi-hop turns can be told apart. Rows and turns keep the source's order.
 """
 
 from __future__ import annotations
@@ -73,8 +60,7 @@ def _answer_text(value) -> str | None:
 def conversations_split(rows: datasets.Dataset, layout: HubLayout, split: str | None = None) -> datasets.Dataset:
     """Group one split of the source configuration into conversation rows (media as in ``rows``).
 
-    A question whose assistant column is empty (e.g. no majority answer) gives no turn; a file
-    left without turns gives no row.
+    A question without an answer (no majority) gives no turn; a file without turns, no row.
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"f": ["a", "a", "b"], "m": ["A", "A", "B"],

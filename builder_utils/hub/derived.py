@@ -1,14 +1,9 @@
 """The derived export layouts: configurations built from a question configuration, by name.
 
-Each layout is one :class:`DerivedLayout` object: its rows, how a shared export writes and plans
-them, its card description and its trainer subsection. :data:`DERIVED_LAYOUTS` registers them,
-in the order the export writes them; :func:`resolve` turns a builder's :class:`HubLayout` into
-the :class:`Layouts` of one export, once, and every stage (rows, plan, write, card) reads that.
-A new layout is one module with its object (a :class:`builder_utils.hub.layout.DerivedLayout`,
-so that this module can import it) plus one entry here (or in ``export_builder``'s ``layouts``).
-
-For each registered layout ``L`` available to the builder, ``L`` follows ``conversations_from``
-and ``L_C`` follows ``C`` for each configuration ``C`` of ``also_follow`` (same splits, same rows).
+:func:`resolve` turns a builder's :class:`HubLayout` into one export's :class:`Layouts`, once;
+every stage reads that. A new layout: one :class:`DerivedLayout` (in ``layout.py``, so this module
+can import it) plus one entry in :data:`DERIVED_LAYOUTS`. ``L`` follows ``conversations_from``,
+``L_C`` each ``C`` of ``also_follow``.
 """
 
 from __future__ import annotations
@@ -45,8 +40,7 @@ class Conversations(DerivedLayout):
 
 
 class Prompts(DerivedLayout):
-    """``prompts``: :mod:`builder_utils.hub.prompt_config`, for GRPO and verl; shared, the rows name
-    their file and drop their media list and ``verl_prompt`` (see :mod:`builder_utils.hub.outputs`)."""
+    """``prompts``: :mod:`builder_utils.hub.prompt_config` (GRPO, verl); shared, no media list or ``verl_prompt``."""
 
     name, trainer, names_files, takes_given = "prompts", "GRPO", True, True
 
@@ -88,8 +82,7 @@ class Derived:
 
 @dataclass(frozen=True)
 class Layouts:
-    """A builder's layout resolved once for an export: the declaration, its prompt spec and the
-    derived configurations it offers, by name."""
+    """A builder's layout resolved once for an export: declaration, prompt spec, derived configurations."""
 
     layout: HubLayout | None
     spec: PromptSpec | None = None

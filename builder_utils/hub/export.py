@@ -1,26 +1,9 @@
 """Export a builder's configurations to a local folder in the layout ``push_to_hub`` writes.
 
-::
-
-    OUT/README.md                                  card: YAML (configs, dataset_info, ...) + body
-    OUT/<config>/<split>-00000-of-00002.parquet    shards of at most --max_shard_size, media embedded
-    OUT/assets/<config>-<column>.png               the distribution plots the card shows
-
-Each shard holds the bytes ``push_to_hub`` writes: the split is cut into contiguous shards as
-there, and :mod:`builder_utils.hub.shard_writer` embeds the image and audio files and writes the
-Parquet file as ``embed_table_storage`` and ``Dataset.to_parquet`` would, only faster (the
-tests compare the bytes), several shards at a time. ``datasets.load_dataset(OUT, config)`` then
-loads it with every feature (Image, Audio, ClassLabel) intact, with the source files deleted.
-
-Every file goes through :mod:`builder_utils.ownership`: written in a hidden staging folder
-inside ``OUT`` and moved into place once complete (so a failure or an interruption leaves ``OUT``
-as it was), recorded in ``OUT/.ownership.json`` with its size, sha256 and configuration (the
-entry's group), under the folder's lock (two exports into one ``OUT`` never mix). A re-export
-replaces only our unchanged files, removes the files of the re-exported configurations that it
-no longer writes (stale shards), and refuses to write over anything else. The write path is
-generic: a new configuration (any output of :mod:`builder_utils.hub.outputs`) needs nothing here.
-Configurations already in ``OUT`` are kept, and so is a card edited by hand
-(:mod:`builder_utils.hub.card_merge`).
+The folder's layout and what a re-export keeps: README.md (this package). Shards are cut as
+``push_to_hub`` cuts them and hold its bytes (:mod:`builder_utils.hub.shard_writer`); every file
+goes through :mod:`builder_utils.ownership` (staged, moved into place, recorded, locked). The
+entry's group is the configuration: stale files are found by it.
 """
 
 from __future__ import annotations
@@ -158,8 +141,8 @@ def _media_columns(features: datasets.Features) -> list[str]:
 def media_bytes(dataset: datasets.Dataset, columns: Sequence[str], where: str) -> int:
     """Bytes that embedding adds: stored bytes, or the size of the file each row points to.
 
-    A file that does not exist is an :class:`ExportError` naming it and the first row using it.
-    Only top-level media columns are counted (nested ones are embedded all the same).
+    A missing file is an :class:`ExportError` naming its first row. Top-level columns only
+    (nested media are embedded all the same).
 
     Example::
 
@@ -247,11 +230,9 @@ class ShardJob:
 def plan_split(
     dataset: datasets.Dataset, config_name: str, split: str, max_shard_size: int | str = DEFAULT_MAX_SHARD_SIZE
 ) -> tuple[SplitExport, list[ShardJob]]:
-    """The shards of one split, ``<config>/<split>-NNNNN-of-MMMMM.parquet``, not yet written.
+    """The shards of one split, not yet written (the :class:`SplitExport` fills as they are).
 
-    The number of shards follows ``push_to_hub``: ``int(bytes / max_shard_size) + 1``, where
-    bytes counts the Arrow data plus the media files that get embedded (a missing file is an
-    :class:`ExportError` naming it). The :class:`SplitExport` is filled as the shards are written.
+    ``push_to_hub``'s count: ``int(bytes / max_shard_size) + 1``, bytes with the embedded media.
 
     Example::
 
@@ -293,9 +274,10 @@ def write_shards(
     jobs: Sequence[ShardJob], folder: str | os.PathLike, *, audio_format: str = "wav", workers: int = 2,
     bar: tqdm | None = None,
 ) -> list[ShardWritten]:
-    """Write the shards, ``workers`` at a time (threads: reading files, encoding Parquet and
-    hashing all release the GIL), and return each one's :class:`ShardWritten` (with its
-    sha256), in order. An exception (or Ctrl-C) stops the other shards between two batches.
+    """Write the shards, ``workers`` at a time, and return their :class:`ShardWritten`, in order.
+
+    Threads, as reading, Parquet encoding and hashing release the GIL. An exception (or Ctrl-C)
+    stops the other shards between two batches.
 
     Example::
 
@@ -329,8 +311,7 @@ def write_split(
     bar: tqdm | None = None,
     audio_format: str = "wav",
 ) -> SplitExport:
-    """Write one split as ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards under ``folder``
-    (see :func:`plan_split` and :func:`write_shards`).
+    """Write one split's shards under ``folder`` (:func:`plan_split`, then :func:`write_shards`).
 
     Example::
 
@@ -407,8 +388,7 @@ def _check_configs(builder_cls, configs: Sequence[str] | None, found: Layouts) -
 
 @dataclass
 class ExportPaths:
-    """The paths ``export`` reads and writes, each declared once with its role (the flags of the
-    ``export`` subcommands come from here; :mod:`builder_utils.ownership` applies the rules)."""
+    """The paths ``export`` reads and writes, each with its role (the subcommands' flags come from here)."""
 
     data_dir: str | None = option(None, FilePath(), "the local release/CLEVR folder the builder reads",
                                   group="inputs and outputs", role="input_dir")
@@ -440,26 +420,12 @@ def export_builder(
 ) -> ExportResult:
     """Build ``configs`` (default: all) of ``builder_cls`` and export them with their card.
 
-    ``num_proc`` is passed to ``download_and_prepare`` and is the number of shards written at
-    once (default :data:`WRITER_THREADS`). ``cache_dir`` is the builders' cache; by
-    default a temporary one, removed afterwards (the
-    builders' caches are keyed by path, and a fresh build is cheap next to embedding).
-    ``card_template`` is a shipped template name (``"clevr_math"``), a path, or a
-    :class:`CardTemplate`. An existing ``OUT/README.md`` is merged (see
-    :mod:`builder_utils.hub.card_merge`); files export did not write are never replaced (see
-    :mod:`builder_utils.ownership`), and the refusals come before any build.
-
-    ``media="shared"`` writes the question configurations without media plus the builder's
-    media configuration; ``"conversations"`` among ``configs`` adds that configuration;
-    ``"prompts"`` (``prompts_<C>``) adds the RL prompt rows, their system turn chosen by
-    ``prompt_style`` (:data:`builder_utils.prompts.PROMPT_STYLES`), their clips (inline) stored as
-    samples at ``prompt_audio_rate`` Hz (:mod:`builder_utils.hub.prompt_config`);
-    ``audio_format="flac"`` re-encodes embedded clips; ``plan_only`` builds, fills
-    ``result.plan`` and writes nothing (see :mod:`builder_utils.hub.outputs`).
-    ``given(cache_dir)`` returns rows of ``prompts`` configurations made elsewhere (config ->
-    split -> rows, e.g. ``clevr_math.stream``'s, written into ``cache_dir``); they are written
-    as they are, and the configurations they would follow are not built for them. ``layouts``
-    are the derived layouts offered (:data:`builder_utils.hub.derived.DERIVED_LAYOUTS`).
+    ``num_proc``: ``download_and_prepare``'s, and the shards written at once. ``cache_dir``
+    defaults to a temporary one (builders' caches are keyed by path; a fresh build is cheap next
+    to embedding). The refusals about the folder come before any build. ``plan_only`` builds and
+    writes nothing. ``given(cache_dir)`` returns ``prompts`` rows made elsewhere (config -> split
+    -> rows, e.g. ``clevr_math.stream``'s): written as they are, their source configurations unbuilt.
+    ``media``, ``audio_format``, ``prompt_*``: README.md, "Media layouts" and "Training layouts".
 
     Example::
 
@@ -633,8 +599,7 @@ def _display_order(builder_cls, configs: Mapping[str, dict]) -> list[str]:
 
 
 def _staged_files(staging: Path, owners: Mapping[str, str]) -> dict[str, str | None]:
-    """Every file the export wrote in ``staging`` (hidden ones excepted: marker, build cache),
-    each with the configuration owning it: by its own path (plots) or its top folder (shards)."""
+    """Every file written in ``staging`` but hidden ones, with its owner: by path (plots) or top folder (shards)."""
     files = {}
     for path in sorted(staging.rglob("*")):
         relative = path.relative_to(staging)
@@ -646,8 +611,7 @@ def _staged_files(staging: Path, owners: Mapping[str, str]) -> dict[str, str | N
 
 
 def _check_folders(folder: OutputFolder, folders: Sequence[str]) -> None:
-    """The refusals the commit would make after the build, made before it where the names are
-    known: a folder export writes into that is a symlink or a file, a foreign file at a shard name."""
+    """The commit's refusals made before the build where the names are known (symlink, foreign shard)."""
     for name in folders:
         path = folder.root / name
         if path.is_symlink() or (path.exists() and not path.is_dir()):
@@ -666,14 +630,11 @@ def _commit(
     folder: OutputFolder, staging: Path, written: Mapping[str, str | None], hashes: Mapping[str, str],
     replaced: set, state: str,
 ) -> None:
-    """Move the staged files into the folder, remove our stale files, record it (one
-    :meth:`OutputFolder.commit`: journaled in the record, so a kill -9 is finished by the next run).
+    """Move the staged files in, remove our stale ones, record it (journaled: a kill -9 is finished next run).
 
-    Stale: a file of the record that this export did not write again although it replaced what
-    the file belongs to: a configuration of ``replaced`` (a shard count that went down), or a
-    ``(top folder, configuration)`` of ``replaced`` (a plot no longer drawn). It is removed
-    only while its content is still what export wrote. The card, merged when edited by hand
-    (:mod:`builder_utils.hub.card_merge`), is the one file replaced although changed.
+    Stale: a recorded file not written again whose configuration, or ``(top folder, configuration)``
+    (a plot), is in ``replaced``; removed only while unchanged. The hand-merged card is the one
+    changed file replaced.
     """
 
     def is_replaced(entry: Entry) -> bool:

@@ -1,7 +1,7 @@
 """What a builder declares so that the Hub export can store its media once.
 
-A builder sets a plain ``HUB_LAYOUT`` mapping (plain data, so a builder module needs no import
-of this package, which keeps the legacy loading-script mode light)::
+A builder sets a plain ``HUB_LAYOUT`` mapping (no import of this package: the legacy
+loading-script mode stays light)::
 
     HUB_LAYOUT = {
         "media_column": "image",            # the Image/Audio column of the question configs
@@ -12,16 +12,9 @@ of this package, which keeps the legacy loading-script mode light)::
         "conversation_media": "images",     # its list-of-media column (the_cauldron's name)
         "turn": {"user": "question", "assistant": "label"},   # chat turn <- question row
         "turn_fields": ["question_id", "category", "template"],  # kept per turn, typed as in the rows
-        "reasoning": "cot",                 # chain of thought: the `reasoning_messages` SFT target
         "also_follow": ["multihop"],        # conversations_multihop, prompts_multihop follow `multihop`
         "data_source": "clevr_math",        # the_cauldron's turn `source`, verl's `data_source`
-        "prompts": {...},                   # the `prompts` rows: see builder_utils.prompts.prompt_spec_of
-        "rewards": "clevr_math.rewards",    # the reward functions the card's GRPO snippet imports
-    }
-
-``conversations`` and ``prompts`` (the layouts of :mod:`builder_utils.hub.derived`) follow
-``conversations_from``; for each configuration ``C`` of ``also_follow``, ``conversations_C`` and
-``prompts_C`` follow ``C`` (same splits, same rows).
+    }  # and reasoning, rewards, prompts: see their fields below
 """
 
 from __future__ import annotations
@@ -42,9 +35,7 @@ class HubLayout:
     """A builder's ``HUB_LAYOUT``, checked.
 
     Example:
-        >>> layout = HubLayout("image", "image_filename", "images", conversations_from="general",
-        ...                    turn={"user": "question", "assistant": "label"})
-        >>> layout.media_columns
+        >>> HubLayout("image", "image_filename", "images").media_columns
         ('image',)
     """
 
@@ -93,11 +84,10 @@ class HubLayout:
 
 
 class DerivedLayout:
-    """One derived layout: ``name`` (its configuration's), ``trainer`` (the card's), ``names_files``
-    (a shared export writes its rows naming their file, which the media configuration then holds)
-    and ``takes_given`` (its rows can be made elsewhere); ``rows``, ``description``, ``snippet``
-    and ``notes`` make its rows (media as paths) and its card text; ``found`` is the export's
-    :class:`builder_utils.hub.derived.Layouts`, where the objects are registered."""
+    """One derived layout (registered in :mod:`builder_utils.hub.derived`): its rows and card text.
+
+    ``names_files``: shared, its rows name their file (the media configuration holds it);
+    ``takes_given``: its rows can be made elsewhere."""
 
     name: str
     trainer: str

@@ -16,16 +16,11 @@ from builder_utils.hub.export import README, ExportError
 def load_exported(
     folder: str | os.PathLike, config: str | None = None, cache_dir: str | os.PathLike | None = None
 ) -> datasets.DatasetDict:
-    """``datasets.load_dataset(folder, config)``, then check the rows per split the card records.
-
-    This is how users load the pushed dataset (``load_dataset(repo_id, config)``), so the demo
-    and the tests go through it. A mismatch with the card is an :class:`ExportError`.
+    """``datasets.load_dataset(folder, config)`` (as users load it), rows per split checked against the card.
 
     Example::
 
-        ds = load_exported("demo_output/hub/clevr_math", "multihop")
-        sorted(ds)
-        # -> ['test', 'train', 'validation']
+        sorted(load_exported("demo_output/hub/clevr_math", "multihop"))   # ['test', 'train', 'validation']
     """
     root = Path(folder).expanduser().resolve()
     card = read_card(root / README)

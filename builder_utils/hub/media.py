@@ -1,14 +1,7 @@
-"""The shared-media layout: question configurations without media, one configuration holding
-each image or clip once, and :func:`attach_media`, the lazy join that puts them back together.
+"""The shared-media layout (``--media shared``) and :func:`attach_media`, the lazy join.
 
-::
-
-    OUT/general/train-*.parquet     question rows; the image is named by `image_filename`
-    OUT/images/train-*.parquet      `image_filename`, `image`: every image once, split as CLEVR's
-
-A full-size CLEVR-Math export stores each image about 8 times inline (once per question); shared,
-once. :func:`attach_media` needs nothing but ``datasets``; the card of a shared export shows a
-ten-line version of it for users without this package (:func:`join_snippet`).
+README.md (this package), "Media layouts". The card shows a version of the join with ``datasets``
+alone (:func:`join_snippet`), for users without this package.
 """
 
 from __future__ import annotations
@@ -37,10 +30,8 @@ def question_columns_only(dataset: datasets.Dataset, layout: HubLayout) -> datas
     """The question rows without the media (and per-file metadata) columns; no data is copied.
 
     Example:
-        >>> from builder_utils.hub.layout import HubLayout
-        >>> layout = HubLayout("image", "image_filename", "images")
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": ["a.png"], "q": ["?"]})
-        >>> question_columns_only(rows, layout).column_names
+        >>> question_columns_only(rows, HubLayout("image", "image_filename", "images")).column_names
         ['image_filename', 'q']
     """
     return dataset.remove_columns([c for c in layout.media_columns if c in dataset.column_names])
@@ -49,11 +40,10 @@ def question_columns_only(dataset: datasets.Dataset, layout: HubLayout) -> datas
 def media_rows(
     configs: Mapping[str, Mapping[str, datasets.Dataset]], layout: HubLayout
 ) -> dict[str, datasets.Dataset]:
-    """Per split, each media file of ``configs`` once: the key, the media and its metadata.
+    """Per split, each media file of ``configs`` (config -> split -> rows) once, with its metadata.
 
-    ``configs`` maps configuration -> split -> built rows (media as paths). Rows are sorted by
-    key, so the media configuration does not depend on which configurations were exported. A
-    key found in two splits is an error (a file must belong to one split).
+    Sorted by key, so the result does not depend on which configurations were exported; a key in
+    two splits is an error.
 
     Example:
         >>> layout = HubLayout("image", "image_filename", "images")
@@ -159,28 +149,11 @@ def _lookup(tables: list[datasets.Dataset], index: dict, key: str, columns: list
 
 
 def attach_media(questions, media, key: str | None = None):
-    """The questions with the media columns of ``media`` joined by ``key``, lazily.
+    """The questions with the media columns of ``media`` joined by ``key``, lazily (README.md, "Media layouts").
 
-    ``questions`` is a ``Dataset``, ``DatasetDict``, ``IterableDataset`` or
-    ``IterableDatasetDict`` (a question configuration of a ``--media shared`` export, as
-    ``load_dataset`` gives it from a local folder or a Hub repository); ``media`` is the media
-    configuration as a ``Dataset`` or ``DatasetDict`` (all splits are searched). ``key``
-    defaults to the one column both tables have (``image_filename`` / ``file_name``).
-
-    Nothing is copied: a ``Dataset`` gets a ``with_transform`` that reads a row's media from the
-    media table when the row is read, so ``select``, ``shuffle``, ``train_test_split`` and
-    ``filter(..., input_columns=[...])`` over columns other than the key work on the small
-    question table (a ``filter`` on whole rows reads the media of every row it looks at; or
-    filter before attaching).
-    ``features`` stays the questions' (the transform adds the media columns as the media
-    table decodes them; cast the media table first, e.g. ``Audio(decode=False)``). An
-    ``IterableDataset`` gets a ``map`` that looks each batch up in ``media``, which must then
-    be a map-style ``Dataset``/``DatasetDict`` (a stream cannot be looked up by key).
-
-    Prompt rows (a ``prompts`` configuration, see :func:`builder_utils.prompts.media_list_of`)
-    get the media as the one-item list that an inline export holds (``images`` / ``audios``),
-    without the media table's other columns: the same rows as inline, which ``GRPOTrainer``
-    reads as they are.
+    ``key`` defaults to the one column both have; every split of ``media`` is searched.
+    ``features`` stays the questions' (the media come as the media table decodes them: cast it
+    first, e.g. ``Audio(decode=False)``). Prompt rows get the one-item media list of an inline export.
 
     Example:
         >>> q = datasets.Dataset.from_dict({"image_filename": ["b", "a"], "question": ["?", "!"]})
@@ -220,8 +193,6 @@ def attach_media(questions, media, key: str | None = None):
 
 def join_snippet(layout: HubLayout, config: str, split: str = "train") -> str:
     """Python code that joins a question configuration with its media using ``datasets`` alone.
-
-    ``REPO_ID`` stands for the repository (``push`` replaces it, as in the rest of the card).
 
     Example:
         >>> print(join_snippet(HubLayout("image", "image_filename", "images"), "general").splitlines()[2])

@@ -1,17 +1,7 @@
 """Which configurations an export writes, in which layout, from the configurations it built.
 
-- ``inline``: every built configuration as it is (each row embeds its file);
-- ``shared``: every built configuration without its media columns, plus the media configuration
-  (each file once, see :mod:`builder_utils.hub.media`);
-- ``conversations``, ``conversations_<C>`` (asked for by name): the configuration they follow
-  grouped per file, the media in every row in both layouts (see
-  :mod:`builder_utils.hub.conversations`);
-- ``prompts``, ``prompts_<C>`` (asked for by name): one RL prompt row per question of the
-  configuration they follow (:mod:`builder_utils.hub.prompt_config`); inline with the media list
-  (audio as samples at ``audio_rate``), shared with the key only (their files then go into the
-  media configuration) and without ``verl_prompt``: verl reads the media from the row only, so a
-  shared file handed to it stops on the missing prompt column (``KeyError: 'verl_prompt'``)
-  instead of training on a literal ``<image>`` without pixels.
+The layouts, and why shared ``prompts`` rows lack ``verl_prompt``: README.md (this package),
+"Media layouts" and "Training layouts".
 """
 
 from __future__ import annotations
@@ -77,10 +67,9 @@ def assemble(
     names: Sequence[str], built: Mapping[str, Splits], found: Layouts, media: str,
     style: str = DEFAULT_PROMPT_STYLE, given: Mapping[str, Splits] | None = None, audio_rate: int | None = None,
 ) -> tuple[dict[str, Splits], ExportPlan]:
-    """The output configurations (name -> split -> rows, media as paths) and the size plan;
-    ``style`` is the prompt style of the ``prompts`` configurations' system turn; inline, their
-    clips are samples at ``audio_rate`` Hz. ``given`` holds rows of derived configurations whose
-    layout takes them (``prompts``: a stream's), made elsewhere, used as they are.
+    """The output configurations (name -> split -> rows, media as paths) and the size plan.
+
+    ``given``: rows made elsewhere (a stream's ``prompts``), used as they are.
 
     Example:
         >>> from builder_utils.hub.derived import resolve
@@ -101,8 +90,7 @@ def assemble(
     if given and media == "shared":
         raise ValueError("--media shared joins rows to the images of built configurations; streamed prompts "
                          "rows carry their own images: export them with --media inline")
-    # Built with their media list: the plan needs both layouts; shared drops the list below.
-    # Shared rows drop their media list below: only inline ones are worth decoding.
+    # Built with their media list (the plan needs both layouts); only inline ones are worth decoding.
     rate = audio_rate if media == "inline" else None
     rows = {n: given[n] if n in given else derived[n].layout.rows(built[derived[n].source], found, style, rate)
             for n in wanted}
@@ -150,11 +138,9 @@ def keep_media_of_kept_configs(
     outputs: dict[str, Splits], found: Layouts, kept: Mapping[str, Mapping[str, Sequence[str]]],
     old_media: Mapping[str, Sequence[str]],
 ) -> None:
-    """Add to the new media configuration the files that shared configurations kept in the folder
-    (``kept``: config -> split -> Parquet files) name and this export does not hold, taken from
-    the folder's current media configuration (``old_media``: split -> files). Without them the
-    export would replace the media configuration with one that lacks those files. A kept file
-    found nowhere is a ValueError naming it. Used by :func:`builder_utils.hub.export.export_builder`::
+    """Add the files that ``kept`` shared configurations name, from ``old_media``, to the new media configuration.
+
+    Else the new one would lack them. A kept file found nowhere is a ValueError naming it::
 
         keep_media_of_kept_configs(outputs, found, {"multihop": {"train": [shard, ...]}},
                                    {"train": ["OUT/images/train-00000-of-00001.parquet"]})

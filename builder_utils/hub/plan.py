@@ -1,9 +1,7 @@
 """The size of an export before it is written: rows and projected bytes per configuration and layout.
 
-Projected bytes are the Arrow bytes of the non-media columns plus the size of every media file a
-row embeds (inline: one copy per row; shared: each file once, in the media configuration). The
-Parquet written later is usually a little smaller (text compresses; PNG/WAV bytes are stored as
-they are). ``export --plan`` prints this table and stops; every export prints it before writing.
+Projected: Arrow bytes of the non-media columns plus every media file a row embeds. The Parquet
+is usually a little smaller (text compresses; PNG/WAV bytes are stored as they are).
 """
 
 from __future__ import annotations
@@ -109,9 +107,7 @@ def _cell(nbytes: int | None) -> str:
 
 
 def file_sizes(rows: datasets.Dataset, column: str, sizes: dict[str, int]) -> list[int]:
-    """The size of the file (or stored bytes) of each row's media, caching sizes by path.
-
-    A missing file counts 0 here; writing reports it (naming the row).
+    """The size of each row's media file (or stored bytes), cached by path; missing: 0 (writing reports it).
 
     Example:
         >>> file_sizes(datasets.Dataset.from_dict({"m": [{"bytes": b"abc", "path": None}]}), "m", {})
@@ -156,9 +152,8 @@ def _media_key(value: dict) -> str:
 
 def _listed_media(splits: Mapping[str, datasets.Dataset], column: str | None, sizes: dict[str, int],
                   distinct: dict[str, int]) -> tuple[int, int]:
-    """(bytes of the other columns, bytes of the files) of a configuration holding a media list
-    (of files, or of decoded samples: the audio ``prompts`` rows, whose bytes are their Arrow bytes);
-    each file or clip is also counted once in ``distinct`` (key -> size)."""
+    """(other columns' bytes, media bytes) of a configuration with a media list (files, or samples:
+    their Arrow bytes); each file or clip also counted once in ``distinct``."""
     text = files = 0
     for ds in splits.values():
         text += _column_bytes(ds, [column])
@@ -187,11 +182,10 @@ def plan_export(
     media: Mapping[str, datasets.Dataset] | None = None,
     derived: Sequence[tuple[str, Mapping[str, datasets.Dataset], str | None, bool]] = (),
 ) -> ExportPlan:
-    """Rows and projected bytes of the question configurations (``config -> split -> rows``,
-    media as paths), the media configuration, and the derived configurations when given: each
-    ``(config, split -> rows, its media list column, whether shared it names its files)``. One
-    that names its files (prompts, built with their media list) holds its media inline only; the
-    others (conversations) hold them in both layouts.
+    """Rows and projected bytes of the question, media and ``derived`` configurations.
+
+    ``derived``: ``(config, splits, media list column, names_files)``; one that names its files
+    holds its media inline only, the others in both layouts.
 
     Example:
         >>> from builder_utils.hub.media import media_rows

@@ -1,8 +1,4 @@
-"""The dataset cards' distribution charts: one horizontal bar per value, stacked by split.
-
-The cards show the answer and template/category distributions as PNGs drawn by
-:func:`builder_utils.charts.bar_chart`; this module says what a card's chart shows.
-"""
+"""The dataset cards' distribution charts (:func:`builder_utils.charts.bar_chart`), stacked by split."""
 
 from __future__ import annotations
 
@@ -28,11 +24,7 @@ def bar_chart(
     value_label: str | None = None,
     count_label: str = "rows",
 ) -> str:
-    """Draw one horizontal bar per row, stacked by split, and write it as a PNG atomically.
-
-    ``rows`` is ``[(label, {split: count})]`` in display order; the total is printed at the end
-    of each bar. ``value_label`` names the y axis (the column), ``count_label`` the x axis.
-    Returns the path written.
+    """Draw ``[(label, {split: count})]`` as bars stacked by split, write the PNG atomically; return its path.
 
     Example:
         >>> bar_chart("/tmp/answers.png", "Rows per answer", [("0", {"train": 3, "test": 1})], ["train", "test"],

@@ -1,17 +1,7 @@
-"""The ``prompts`` configurations (RL): one row per question of the configuration they follow,
-as :func:`builder_utils.prompts.prompt_row` makes it.
+"""The ``prompts`` configurations (RL): one :func:`builder_utils.prompts.prompt_row` per question.
 
-Inline, each row carries its media as a one-item list (``images`` / ``audios``), which is what
-TRL's ``GRPOTrainer`` and verl read; shared, a row names its file by the key only and
-:func:`builder_utils.hub.attach_media` adds the list lazily from the media configuration.
-
-Audio, inline, is stored the way verl 0.9.1 hands an ``audios`` item to the processor (it passes
-each item as it is): the clip's samples, a 1-D float32 array (mono), resampled with soxr to
-``--prompt_audio_rate`` Hz (default :data:`DEFAULT_AUDIO_RATE`, the rate of Qwen2-Audio's and
-Whisper's feature extractors). The clips are decoded in batches of :data:`DECODE_BATCH` rows
-(each clip once per batch) by ``Dataset.map`` into an Arrow file beside the builder's cache, as
-``datasets`` caches a map, so the split's samples (64 KB per second of audio and question at
-16 kHz) are memory-mapped, not held in memory.
+Inline audio is stored as samples because verl 0.9.1 hands each ``audios`` item to the processor
+as it is: README.md (this package), "Training layouts".
 """
 
 from __future__ import annotations
@@ -41,8 +31,6 @@ class PromptAudioOptions:
     """The export option of the audio ``prompts`` rows (``--prompt_audio_rate``).
 
     Example:
-        >>> PromptAudioOptions().prompt_audio_rate
-        16000
         >>> PromptAudioOptions(prompt_audio_rate=4_000)
         Traceback (most recent call last):
         ...
@@ -69,8 +57,7 @@ def audio_samples_feature():
 
 
 def decoded_audios(column: pa.Array, sampling_rate: int) -> pa.Array:
-    """The one-item ``audios`` lists of an Audio column (``{"bytes", "path"}`` structs), each clip
-    decoded to mono float32 samples at ``sampling_rate`` (soxr), each distinct file once.
+    """The one-item ``audios`` lists of an Audio column, each distinct clip decoded once (mono float32, soxr).
 
     Example:
         >>> import io, soundfile
@@ -98,8 +85,7 @@ def prompts_split(
     rows: datasets.Dataset, spec: PromptSpec, style: str | PromptStyle, split: str, *, media: bool = True,
     audio_rate: int | None = None,
 ) -> datasets.Dataset:
-    """The prompt rows of one split of question rows (media as paths, as built), in their order;
-    with ``audio_rate``, an audio spec's ``audios`` hold the decoded samples (:func:`decoded_audios`).
+    """The prompt rows of one split of question rows, in order; with ``audio_rate``, audio as samples.
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"question": ["How many?"], "label": [2], "question_id": ["q0"],
@@ -133,9 +119,9 @@ def prompts_split(
 
 
 def with_samples(rows: datasets.Dataset, column: str, sampling_rate: int, cache_file: str | None = None) -> datasets.Dataset:
-    """``rows`` with the one-clip lists of ``column`` decoded to samples (:func:`decoded_audios`),
-    :data:`DECODE_BATCH` rows at a time, written by ``Dataset.map`` to ``cache_file`` (replaced;
-    None: kept in memory).
+    """``rows`` with the clips of ``column`` decoded to samples, :data:`DECODE_BATCH` rows at a time.
+
+    ``Dataset.map`` writes them to ``cache_file`` (None: in memory), so they are memory-mapped, not held.
 
     Example:
         >>> import io, soundfile

@@ -1,30 +1,11 @@
 """Upload an exported folder to a Hub dataset repository with ``huggingface_hub``, resumably.
 
-What is uploaded: the files the folder's record (:mod:`builder_utils.ownership`) lists as written
-by export (the card, our shards, our plots), and nothing else in the folder; a record entry
-breaking the path rules (``/etc/hostname``, ``../x``) makes the whole record untrusted: refused. Every one must still be the file
-export wrote (same size and sha256, a regular file, no symlink): a changed shard or a symlink
-leaving the folder stops the push before any network access. The card may have been edited by
-hand; it is uploaded as it is, with the ``configs`` / ``dataset_info`` of remote configurations
-that the folder does not hold merged in, and ``"REPO_ID"`` in its usage examples replaced.
-
-What is deleted on the remote: only ``<config>/<split>-NNNNN-of-MMMMM.parquet`` shards of a
-configuration *and split* this push replaces (the export holds shards of that split) that the
-export no longer has (a re-export with fewer shards). Notes, a user's extra split in one of our
-configuration folders (``general/predictions-00000-of-00001.parquet``), other configurations'
-files and anything else stay.
-
-How: :func:`plan_push` compares the local files with the remote tree (sizes, sha256 of LFS/Xet
-files, git blob ids of small files) and returns what to upload and what to delete; it is a pure
-function, tested offline. The upload is then a series of commits of at most ``COMMIT_FILES``
-files / ``COMMIT_BYTES`` bytes, and last one commit with the card and the deletions. We commit
-in batches ourselves rather than through ``HfApi.upload_folder``: in huggingface_hub 2.x that
-call replaced ``upload_large_folder`` and is resumable too, but it takes glob patterns over a
-walk of the whole folder (following symlinks), uploads the card from disk and would delete in
-its first commit; here the file list is exactly the manifest, the card is built in memory, and
-the card and the deletions come last, once every shard they describe is on the Hub. An
-interrupted push resumes by running it again: committed files are found unchanged in the remote
-tree and skipped, and Xet deduplicates the chunks of a batch that was cut short.
+What is uploaded and deleted: README.md (this package), "What export and push may touch".
+Not ``HfApi.upload_folder`` (huggingface_hub 2.x, resumable too): it globs a walk of the whole
+folder (following symlinks), uploads the card from disk and would delete in its first commit.
+Here the files are exactly the record's, the card is built in memory, and the card and the
+deletions come last, once every shard they describe is on the Hub. A rerun resumes: committed
+files are found unchanged remotely, and Xet deduplicates a batch cut short.
 """
 
 from __future__ import annotations
@@ -59,8 +40,7 @@ class PushError(RuntimeError):
 
 @dataclass(frozen=True)
 class LocalFile:
-    """A file to push: path in the repository, size, sha256, configuration and, for a small
-    file, its git blob id, which is what the Hub reports for a file it keeps in git."""
+    """A file to push; ``git_oid`` (small files): what the Hub reports for a file it keeps in git."""
 
     path: str
     size: int
@@ -129,11 +109,8 @@ def _same(local: LocalFile, remote: RemoteFile) -> bool:
 def plan_push(local: Mapping[str, LocalFile], remote: Mapping[str, RemoteFile], config_dirs: Iterable[str]) -> PushPlan:
     """Compare the files to push with the remote tree: what to upload, what to delete.
 
-    A file is uploaded unless the remote holds the same content (same size, and same sha256 or
-    git blob id); a file whose remote content cannot be compared is uploaded. A remote file is
-    deleted only if it is a shard (``<dir>/<split>-NNNNN-of-MMMMM.parquet``) in one of
-    ``config_dirs`` (the folders of the configurations being pushed), of a split of which the
-    push holds shards in that folder (so the push replaces it), and is not pushed itself.
+    Uploaded unless the remote content is provably the same. Deleted: a remote shard of a
+    ``config_dirs`` folder and of a split the push holds shards of there, not pushed itself.
 
     Example:
         >>> local = {"a/train-00000-of-00001.parquet": LocalFile("a/train-00000-of-00001.parquet", 3, "s1")}
@@ -162,8 +139,7 @@ def plan_push(local: Mapping[str, LocalFile], remote: Mapping[str, RemoteFile], 
 
 
 def commit_batches(files: Sequence[LocalFile], max_files: int = COMMIT_FILES, max_bytes: int = COMMIT_BYTES) -> list[list[LocalFile]]:
-    """Cut the files to upload into commits of at most ``max_files`` files and ``max_bytes``
-    bytes (a single larger file gets a commit of its own), keeping their order.
+    """Cut the files into ordered commits of at most ``max_files`` / ``max_bytes`` (a larger file: alone).
 
     Example:
         >>> files = [LocalFile(str(i), size, "") for i, size in enumerate([4, 4, 9, 1])]
@@ -219,9 +195,7 @@ REPO_PLACEHOLDER = '"REPO_ID"'
 
 
 def card_for_repo(text: str, repo_id: str | None) -> str:
-    """The card text as uploaded: its usage examples name the repository it is pushed to.
-
-    Export cannot know the repository, so the templates write ``load_dataset("REPO_ID", ...)``.
+    """The card text as uploaded: its usage examples name the repository (export cannot know it).
 
     Example:
         >>> card_for_repo('load_dataset("REPO_ID", "multihop")', "me/clevr-math")
@@ -253,10 +227,8 @@ def check_repo_id(repo_id: str) -> None:
 def plan_upload(folder: str | os.PathLike, repo_id: str | None = None) -> UploadPlan:
     """Check an exported folder and list what a push would upload, without any network.
 
-    The folder needs its card (README.md, with ``configs`` whose data files exist and were
-    written by export) and its manifest; every file of the manifest but the card must be what
-    export wrote. With ``repo_id``, the README's size is that of the card as uploaded
-    (:func:`card_for_repo`).
+    Every recorded file but the card must be what export wrote; with ``repo_id``, the README's
+    size is the uploaded card's.
 
     Example:
         >>> plan_upload("/nonexistent")
@@ -354,8 +326,7 @@ def _merged_readme(local: Path, remote_text: str | None, repo_id: str | None = N
 
 
 def local_files(plan: UploadPlan, readme: bytes) -> dict[str, LocalFile]:
-    """The files of ``plan`` as :class:`LocalFile` (sha256 from the verified manifest), with the
-    card as it will be uploaded.
+    """The files of ``plan`` as :class:`LocalFile` (sha256 from the verified record), the card as uploaded.
 
     Example:
         >>> local_files(UploadPlan(Path("out")), b"card")["README.md"].size
@@ -406,13 +377,10 @@ def push_folder(
     create_pr: bool = False,
     num_workers: int | None = None,
 ) -> PushResult:
-    """Upload what is missing of an exported folder in batched commits.
+    """Upload what is missing of an exported folder in batched commits; a failure is one :class:`PushError`.
 
-    The token comes from ``token``, else ``HF_TOKEN`` or the stored login (``hf auth login``);
-    ``endpoint`` defaults to ``HF_ENDPOINT`` (huggingface.co). ``create_pr`` opens a pull request
-    with the first commit and puts the later ones on it; a push cut short resumes with
-    ``revision="refs/pr/N"`` (logged when the pull request opens). ``num_workers``: files hashed
-    and uploaded at once. Every failure is a :class:`PushError` with one clear line.
+    ``create_pr`` opens a pull request with the first commit and puts the later ones on it; a
+    push cut short resumes with ``revision="refs/pr/N"`` (logged when it opens).
 
     Example::
 

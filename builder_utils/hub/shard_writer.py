@@ -1,19 +1,11 @@
 """Write one Parquet shard, media embedded, the bytes ``Dataset.to_parquet`` would write.
 
-``push_to_hub`` embeds a shard with ``embed_table_storage`` (each file read into a Python
-``bytes``, then copied into an Arrow array) and then writes it through a Python file object.
-At full size that is most of an export's time. Here, for each batch of rows:
-
-- the files of an Image or Audio column (or a list of them) are read with ``readinto`` straight
-  into one Arrow buffer, and every other media feature goes through the library's own
-  ``embed_array_storage``;
-- the next batch is read, and the bytes written so far hashed (sha256, for the export's
-  manifest), in a second thread while pyarrow encodes the current batch (all release the GIL);
-- pyarrow writes to the file by its path, with the options ``datasets`` uses (content-defined
-  chunking, page index, no compression and PLAIN encoding for media, row groups of one batch).
-
-The tests compare the file, byte for byte, with the library's embedding written by
-``Dataset.to_parquet``. Memory: two batches (about 100 media files each), not the shard.
+Not ``embed_table_storage``: it copies each file through a Python ``bytes`` and writes through a
+Python file object, most of an export's time at full size. Here Image/Audio files are read with
+``readinto`` into one Arrow buffer (other media: the library's ``embed_array_storage``), the next
+batch is read and the file hashed in a second thread while pyarrow encodes (all release the GIL),
+and pyarrow writes by path with ``datasets``' options. The tests compare the bytes with the
+library's. Memory: two batches (about 100 media files each), not the shard.
 """
 
 from __future__ import annotations
@@ -49,8 +41,7 @@ class WriteStopped(Exception):
 
 @dataclass(frozen=True)
 class ShardWritten:
-    """What :func:`write_parquet_shard` wrote: rows, Parquet bytes, embedded Arrow bytes and the
-    file's sha256."""
+    """What :func:`write_parquet_shard` wrote: rows, Parquet and embedded Arrow bytes, sha256."""
 
     rows: int
     parquet_bytes: int
@@ -128,8 +119,7 @@ def _embed_files(storage: pa.StructArray, feature) -> pa.Array:
 
 
 def embed_media(array: pa.Array, feature) -> pa.Array:
-    """``array`` (the storage of ``feature``) with its local media files embedded, as
-    ``datasets.table.embed_array_storage`` gives it.
+    """``array`` (the storage of ``feature``) with its local media files embedded, as ``embed_array_storage`` gives it.
 
     Example:
         >>> import tempfile
@@ -181,10 +171,10 @@ def write_parquet_shard(
     transform: Callable[[pa.Table], pa.Table] | None = None,
     stop: threading.Event | None = None,
 ) -> ShardWritten:
-    """Write ``table`` (rows of ``features``) to the Parquet file ``path``, ``batch_size`` rows
-    per row group, media files embedded when ``embed``; ``transform`` then maps each embedded
-    batch (e.g. to FLAC). A set ``stop`` event ends the writing between two batches
-    (:class:`WriteStopped`; the caller removes the incomplete file).
+    """Write ``table`` to the Parquet file ``path``, ``batch_size`` rows per row group, media embedded.
+
+    ``transform`` maps each embedded batch (to FLAC). A set ``stop`` ends it between two batches
+    (:class:`WriteStopped`; the caller removes the file).
 
     Example:
         >>> import tempfile

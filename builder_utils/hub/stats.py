@@ -1,13 +1,8 @@
 """Statistics of exported configurations, read back from their Parquet shards.
 
-The card is filled from the files that will be uploaded, not from the builder, so what the
-card says and what users download cannot drift apart, and the configurations exported by an
-earlier run are described from their own files.
-
-Which columns are described is the builder's declaration (:func:`card_columns`): its
-``CARD_ANSWER_COLUMNS`` (the first present in a configuration is its answer) and
-``CARD_GROUP_COLUMNS`` (distributions shown next to it). Values are counted as they are in the
-column, so every key of the card is a value users can filter on.
+From the files to upload, not the builder: the card and the download cannot drift apart, and an
+earlier run's configurations are described from their own files. Values are counted as stored,
+so every key of the card is a value users can filter on.
 """
 
 from __future__ import annotations
@@ -28,11 +23,10 @@ MISSING = "(none)"
 
 @dataclass
 class Distribution:
-    """How often each value of one column occurs, per split.
+    """How often each value of one column occurs, per split: ``[(value, {split: count})]`` in display order.
 
-    ``values`` is ``[(value, {split: count})]`` in display order: ClassLabel names in label
-    order, integers ascending, other answers most frequent first, other groups (templates,
-    answer types) by name, numbers inside names compared as numbers.
+    ClassLabel names in label order, integers ascending, other answers most frequent first, other
+    groups by name (numbers inside compared as numbers).
     """
 
     column: str
@@ -75,14 +69,11 @@ class ConfigStats:
 
 
 def card_columns(builder_cls) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """``(answer columns, group columns)`` a builder class declares for its card (none: empty).
+    """``(answer columns, group columns)`` a builder declares for its card; the first answer column present wins.
 
     Example:
-        >>> class Builder:
-        ...     CARD_ANSWER_COLUMNS = ("label",)
-        ...     CARD_GROUP_COLUMNS = ("category", "template")
-        >>> card_columns(Builder)
-        (('label',), ('category', 'template'))
+        >>> card_columns(type("Builder", (), {"CARD_ANSWER_COLUMNS": ("label",), "CARD_GROUP_COLUMNS": ("category",)}))
+        (('label',), ('category',))
     """
     return tuple(getattr(builder_cls, "CARD_ANSWER_COLUMNS", ())), tuple(getattr(builder_cls, "CARD_GROUP_COLUMNS", ()))
 
@@ -122,11 +113,7 @@ def config_statistics(
     answer_columns: Sequence[str] = (),
     group_columns: Sequence[str] = (),
 ) -> ConfigStats:
-    """Count rows and the answer / group distributions of one configuration's Parquet files.
-
-    ``split_files`` maps each split to its shards, in split order; ``answer_columns`` and
-    ``group_columns`` come from the builder (:func:`card_columns`). Only the needed columns are
-    read.
+    """Count rows and the answer / group distributions of one configuration's Parquet files (needed columns only).
 
     Example::
 

@@ -1,10 +1,7 @@
 """The card section that loads each conversation and prompt configuration into its trainer.
 
-One subsection per such configuration of the export: ``SFTTrainer`` on a ``conversations``
-configuration, ``GRPOTrainer`` with the package's rewards on a ``prompts`` configuration (and
-verl's command line for an inline one, images or audio). Every snippet has two parts, split at
-:data:`TRL_MARKER`: loading (``datasets`` and this package only; the test suite runs it on the
-exported folder) and training (needs TRL; ``make test-train`` runs it).
+Each snippet splits at :data:`TRL_MARKER`: loading (the suite runs it on the export) and training
+(needs TRL; ``make test-train`` runs it).
 """
 
 from __future__ import annotations
@@ -38,8 +35,7 @@ def _load_lines(layout: HubLayout, config: str) -> list[str]:
 
 
 def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
-    """The import of the rewards and the ``reward_funcs`` list: the format reward checks the
-    convention the export's system turn asks for (none for ``plain``)."""
+    """The rewards' import and ``reward_funcs``; the format reward checks what the system turn asks."""
     if not layout.rewards:
         return [], "[...]"
     note = f"  # {install_hint()}"
@@ -163,10 +159,7 @@ def _verl_notes(layout: HubLayout, config: str, media: str, audio_rate: int) -> 
 
 def trainer_section(found, configs: Sequence[str], media: str,
                     style: str = DEFAULT_PROMPT_STYLE, audio_rate: int = DEFAULT_AUDIO_RATE) -> str | None:
-    """The card section for the derived configurations among ``configs`` (None if there are
-    none; ``found``: the export's :class:`builder_utils.hub.derived.Layouts`), for an export in
-    ``media`` layout with prompt style ``style`` (and audio prompts at ``audio_rate`` Hz).
-    ``REPO_ID`` stands for the repository, as in the rest of the card.
+    """The card section for the derived configurations among ``configs`` (None without any).
 
     Example:
         >>> from builder_utils.hub.derived import resolve
