@@ -13,13 +13,7 @@
 >>> answer(program, scenes[0]), execute(program, scenes[0])
 ('1', [[0, 1, 2], [2], 1])
 
-``InvalidProgram``: a well-formed program without an answer on the scene (``unique`` over
-0 or 2+ objects, ``choose`` out of range, a negative ``subtraction``). ``MalformedProgram``
-(a ``ValueError``): a program that cannot run anywhere; its message names node and function.
-``SceneError`` (a ``ValueError``): a malformed scene file; its message names file, scene, field.
-
-The question generator built on this language (templates, plan, search, text, chain of thought,
-balancing) is mapped module by module in ``README.md`` beside this file.
+The errors and the generator, module by module: ``README.md`` beside this file.
 """
 
 from .executor import (

@@ -1,10 +1,9 @@
 """Answer balancing and the windows over which its counts live.
 
 Per template, an answer is refused while its count exceeds 1.1 times the second most common
-answer's count, or 5 times max(median count, 5), as in the reference generator. Counts (and
-the template use counts that order templates) start afresh at every multiple of
-``reset_counts_every`` in *absolute* scene positions, so any run that starts at a window
-boundary sees exactly the counts of a run over the whole file.
+answer's count, or 5 times max(median count, 5), as in the reference generator. Counts reset
+at *absolute* multiples of ``reset_counts_every``: a run from a window boundary sees the
+counts of a whole-file run.
 
 >>> b = AnswerBalancer((True, False))
 >>> b.allows(True); b.add(True); b.allows(True), b.allows(False)
@@ -21,10 +20,7 @@ __all__ = ["AnswerBalancer", "balancing_windows"]
 
 
 class AnswerBalancer:
-    """Answer counts of one template within one window, and the answers they refuse.
-
-    ``domain`` lists the answers counted from the start (for example 0..10 for counts); an
-    answer outside it is counted from its first acceptance on.
+    """Answer counts of one template within one window (``domain``: answers counted from the start).
 
     >>> b = AnswerBalancer(range(3))
     >>> for answer in (0, 1, 0): b.add(answer)
@@ -68,9 +64,7 @@ class AnswerBalancer:
 
 
 def balancing_windows(num_scenes: int, reset_counts_every: int, start: int = 0) -> list[tuple[int, int]]:
-    """The ``[start, stop)`` scene ranges over which counts accumulate, covering scenes
-    ``start`` to ``num_scenes`` and cut at absolute multiples of ``reset_counts_every``
-    (0 means counts never reset: one window).
+    """The ``[start, stop)`` ranges over which counts accumulate (``reset_counts_every`` 0: one window).
 
     >>> balancing_windows(600, 250)
     [(0, 250), (250, 500), (500, 600)]

@@ -1,45 +1,15 @@
 """Write the ``clevr_math_chains`` template set: chains of k operations, k = 2..max.
 
-CLEVR-Math's paper names longer chains, and chains that alternate removal and insertion, as its
-future work; this module writes them as ordinary template files so that the template engine
-needs nothing special. Each chain alternates removal and insertion, and ends with "how many
-objects are there now?". There are four templates per length k: starting with a removal or with
-an insertion, and with removals written as "all <C> <S>s" or as "<X> of the <C> <S>s" (the chain
-then alternates between the two forms, so both occur from k = 3).
-
-Semantics that keep every step exact with the counting functions of the CLEVR language:
-- Every operation names its own colour and the colours are pairwise different (``NEQ``), so the
-  groups never overlap: a removal never takes away objects an earlier insertion put in, and the
-  count of a group is its count in the original scene.
-- A removal always takes away at least one object: "all <C> <S>s" needs the group to be present
-  (``OUT_RANGE`` min 1), "<X> of the <C> <S>s" needs a group of two or more (``OUT_RANGE`` min 2)
-  and ``choose`` draws X in 1..|group|.
-- A removal names a colour and, optionally, a shape ("all red things"); an insertion names both.
-- An insertion adds X objects, X in 1..min(N, 3) (``choose`` over the whole scene, capped by
-  ``OUT_RANGE``; ``--max-insert``): without the cap chains drift upwards, since a removal takes
-  away one or two objects on average, and most answers would pile up at the top of 0..10. The
-  group's filter only describes the new objects, so its output is not used by the arithmetic.
-- The program is a chain of ``subtraction``/``addition`` nodes starting from ``count(scene)``;
-  the state after operation i is the output of the i-th arithmetic node, so the engine's
-  ``intermediate_counts`` are the counts after each operation.
-
-Answers may exceed 10; the generator's ``max_answer`` option decides which are kept.
-
-Compare the committed set with what would be written (the default, k = 2..5) with::
-
-    python -m builder_utils.clevr.chain_templates --check
-
-Nothing is ever written inside the installed package (its files are an input of every
-command): to regenerate the shipped set, write it into a new folder and replace the shipped
-folder's files with its ``chain_*.json``.
-
-or write longer chains elsewhere and use them with ``generate-questions --template_dir DIR``::
-
-    python -m builder_utils.clevr.chain_templates --max-operations 8 --output-dir my_chains
-
-The shipped ``clevr_math_long_chains`` set (what ``clevr_math.stream`` asks with
-``num_operations`` 2..8) adds same-sign chains (removals only, insertions only) to the
-alternating ones, up to 8 operations; regenerate it with ``--long``.
+The paper's future work as ordinary template files (usage: README, "CLEVR-Math template sets").
+What keeps every step exact with CLEVR's counting functions:
+- Pairwise different colours (``NEQ``): groups never overlap, each counts as in the scene.
+- A removal takes at least one object (``OUT_RANGE`` min 1; min 2 for "<X> of the <C> <S>s").
+- An insertion adds 1..min(N, 3) (``--max-insert``): uncapped, chains drift upwards (a removal
+  takes one or two on average) and answers pile up at the top of 0..10. Its filter only
+  describes the new objects: no arithmetic reads it.
+- The i-th arithmetic node is the count after operation i (``intermediate_counts``).
+Nothing is written inside the installed package (its files are every command's input): write
+elsewhere and copy the ``chain_*.json`` over the shipped set; ``--check`` compares.
 """
 
 from __future__ import annotations
@@ -205,8 +175,7 @@ def chain_templates(num_operations: int, max_insert: int | None = DEFAULT_MAX_IN
 
 
 def same_sign_templates(num_operations: int, max_insert: int | None = DEFAULT_MAX_INSERT) -> list[dict]:
-    """The three same-sign chains of one length: removals only (starting with either removal
-    form) and insertions only (whose answers pass 10 from a few operations on).
+    """The three same-sign chains of one length: removals only (either form first), insertions only.
 
     >>> [t["text"][0] for t in same_sign_templates(2)][2]
     '{Add} <X1> <C1> <S1>s. {Add} <X2> <C2> <S2>s. How many objects are there now?'
@@ -219,8 +188,7 @@ def same_sign_templates(num_operations: int, max_insert: int | None = DEFAULT_MA
 
 
 def long_chain_files(max_operations: int = MAX_OPERATIONS, max_insert: int | None = DEFAULT_MAX_INSERT) -> dict[str, str]:
-    """File name -> JSON text of the stream's set: ``chain_k.json`` (alternating, as
-    :func:`chain_files`) and ``same_sign_k.json`` for k = 2..``max_operations``.
+    """File name -> JSON text of the stream's set: :func:`chain_files` plus ``same_sign_k.json``.
 
     >>> sorted(long_chain_files(2))
     ['chain_2.json', 'same_sign_2.json']
@@ -273,10 +241,7 @@ def write_chain_set(
     max_operations: int = DEFAULT_MAX_OPERATIONS,
     max_insert: int | None = DEFAULT_MAX_INSERT,
 ) -> list[Path]:
-    """Write the chain files into ``output_dir`` (created if needed); returns their paths.
-
-    Stale ``chain_*.json`` files of lengths above ``max_operations`` are removed so that the
-    folder holds exactly one template set.
+    """Write the chain files into ``output_dir``; stale longer ``chain_*.json`` of ours are removed.
 
     >>> import tempfile
     >>> [p.name for p in write_chain_set(tempfile.mkdtemp(), 2)]
@@ -286,8 +251,7 @@ def write_chain_set(
 
 
 def _write_files(out: Path, files: dict[str, str], overwrite: bool = False) -> list[Path]:
-    """Write ``files`` into ``out`` through :mod:`builder_utils.ownership` and remove the stale
-    chain files of our previous run there (the folder's record says which, while unchanged)."""
+    """Write ``files`` into ``out``, removing the chain files the folder's record says we wrote."""
     with OutputFolder.open(out, command=COMMAND, flag="--output-dir", overwrite=overwrite) as folder:
         for name, text in files.items():
             (folder.stage / name).write_text(text, encoding="utf-8")

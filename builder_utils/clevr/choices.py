@@ -1,23 +1,7 @@
-"""The choices of filter and relate nodes on one scene (what the search tries), and the
-per-scene caches.
+"""The choices of filter and relate nodes on one scene (what the search tries), and the per-scene caches.
 
-The choices for a filter node are the attribute combinations present among its *declared* input
-objects (for relate nodes: the scene's combinations intersected with the objects related to
-the input object), using only the attributes the node lists. ``filter_count``, ``filter`` and
-``filter_exist`` also get placeholders for combinations that match nothing, drawn when the
-shuffled iteration reaches them, so that 0 and "no" answers occur. Those empty combinations
-are taken first from the ones present in the scene but not among the input objects (a "no"
-about objects that are in the picture, elsewhere, survives the degeneracy check and reads
-naturally), then from the whole vocabulary. ``relate_filter`` offers empty selections as
-``filter`` does (as many as it has one-object options); ``relate_filter_count`` and
-``relate_filter_exist`` offer every empty one. A template's ``OUT_RANGE`` on a ``filter`` or
-``filter_count`` node is applied to its choices (``Step.sizes``): no selection outside the
-range, and no empty combination where it asks for at least one object.
-
-For example::
-
-    data = SceneData(SceneIndex(scene), ("left", "right", "behind", "front"))
-    choices, empties = filter_choices(step, data, data.index.all_mask, {})
+Empty filter keys are offered so that 0 and "no" occur: first keys present elsewhere in the
+scene (such a "no" survives the degeneracy check and reads naturally), then any.
 """
 
 from __future__ import annotations
@@ -42,10 +26,7 @@ _SUPPORT_KEYS = tuple(itemgetter(*(a if support >> a & 1 else len(ATTRS) for a i
 
 
 class SceneData:
-    """A :class:`SceneIndex` plus the per-scene caches of the search (filter keys present in
-    the scene, option lists per node signature and input). Build one per scene; it is shared
-    by every template tried on that scene and dropped afterwards, so nothing leaks into
-    output.
+    """A :class:`SceneIndex` plus the search's caches, shared by the templates of one scene only.
 
     For example::
 
@@ -72,8 +53,7 @@ class SceneData:
         self._domains: dict[tuple, tuple[tuple, ...]] = {}
 
     def _table(self, support: int) -> dict[tuple, int]:
-        """The filter keys of one attribute support present in the scene, with their masks
-        (in object order, the first object that has a key first)."""
+        """The filter keys of one attribute support present in the scene, with their masks, in object order."""
         table = self._by_support[support]
         if table is None:
             table = self._by_support[support] = {}
@@ -86,8 +66,7 @@ class SceneData:
         return table
 
     def keys(self, allowed: int, required: int) -> list[tuple[tuple, int]]:
-        """Filter keys present in the scene using only ``allowed`` attributes and all of the
-        ``required`` ones, with the mask of the objects each selects."""
+        """Filter keys present in the scene over ``allowed`` attributes, all ``required`` set, with masks."""
         cached = self._keys.get((allowed, required))
         if cached is None:
             cached = []
@@ -98,9 +77,7 @@ class SceneData:
         return cached
 
     def summary(self, allowed: int, required: int) -> tuple[frozenset, int, list[tuple[tuple, int]]]:
-        """Of the :meth:`keys` for ``allowed`` and ``required``: the set of keys, how many
-        select one object, and those one-object ``(key, mask)`` pairs (what a filter over
-        the whole scene offers; many templates start with one)."""
+        """The set of :meth:`keys`, and their one-object ``(key, mask)`` pairs (many templates start so)."""
         found = self._summaries.get((allowed, required))
         if found is None:
             pairs = self.keys(allowed, required)
@@ -110,8 +87,7 @@ class SceneData:
         return found
 
     def key_mask(self, key: tuple) -> int:
-        """Objects of the scene matching a filter key (0 if the combination is absent; the
-        all-null key, listed under the empty support, matches every object)."""
+        """Objects matching a filter key (0 if absent; the all-null key matches every object)."""
         mask = self._key_masks.get(key)
         if mask is None:
             # A key lives in the table of its support: the attributes it sets (object
@@ -122,9 +98,7 @@ class SceneData:
 
 
 def shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
-    """Items in a uniformly random order, drawn lazily (a search that succeeds on its first
-    options pays for a few draws instead of a full shuffle), using only ``rng.random()``,
-    whose sequence for a given seed is the same on every Python version.
+    """Items in a random order, drawn lazily by ``rng.random()`` only (the same on every Python version).
 
     >>> sorted(shuffled(range(5), random.Random(0)))
     [0, 1, 2, 3, 4]
@@ -139,10 +113,8 @@ def shuffled(items: Sequence[Any], rng: random.Random) -> Iterator[Any]:
 
 
 def filter_choices(step: Step, data: SceneData, mask: int, values: dict) -> tuple[list, "_EmptyKeys | None"]:
-    """The options of a filter-family step on input ``mask``: ``(key, selected)`` pairs for
-    the combinations present, plus (for count/exist/filter) ``None`` placeholders that stand
-    for combinations matching nothing, drawn from the returned :class:`_EmptyKeys` when the
-    shuffled iteration reaches them (most searches stop after a few options)."""
+    """``(key, selected)`` options of a filter-family step on ``mask``, with ``None`` placeholders
+    for empty keys, drawn from the :class:`_EmptyKeys` only when reached (most searches stop early)."""
     fixed_values = tuple([values[p] for _, p in step.fixed]) if step.fixed else ()
     cache_key = (step.signature, mask, fixed_values)
     cached = data._filters.get(cache_key)
@@ -219,9 +191,8 @@ def _key_domains(step: Step, data: SceneData, fixed_values: tuple) -> tuple[tupl
 
 
 class _EmptyKeys:
-    """Draws distinct filter keys that match none of the input objects: first, in random
-    order, the keys present in the scene outside the input set (``elsewhere``), then keys
-    drawn attribute by attribute, each uniformly among its values and null."""
+    """Draws distinct filter keys matching none of the input objects: those ``elsewhere`` first, then
+    attribute by attribute, each uniformly among its values and null."""
 
     __slots__ = ("domains", "present", "drop_null", "seen", "_elsewhere")
 
@@ -268,11 +239,8 @@ class _EmptyKeys:
 def relate_choices(step: Step, data: SceneData, obj: int, values: dict, rng: random.Random) -> list:
     """The ``(relation, key, selected)`` options of a relate-family step on object ``obj``.
 
-    ``relate_filter_unique`` keeps one-object selections; ``relate_filter_count`` /
-    ``relate_filter_exist`` keep every selection, empty ones included; ``relate_filter`` keeps
-    the non-empty ones plus, as ``filter`` does, as many random empty ones as it has
-    one-object options. About 10 % of the result are "trivial" options, in which the relation
-    does not narrow the filter.
+    ``_count`` / ``_exist`` keep every selection, empty ones too; ``relate_filter`` as many empty
+    ones as one-object ones, as ``filter`` does. About 10 % are trivial (the relation does not narrow).
     """
     fixed_values = tuple([values[p] for _, p in step.fixed]) if step.fixed else ()
     rel_value = values[step.rel_param] if step.rel_fixed else None
@@ -321,8 +289,7 @@ def relate_choices(step: Step, data: SceneData, obj: int, values: dict, rng: ran
 
 
 def _sample(items: Sequence[Any], k: int, rng: random.Random) -> list:
-    """The first ``k`` items :func:`shuffled` would yield, in O(k): a sparse Fisher-Yates
-    shuffle (the lists sampled here are long and only a few items are wanted)."""
+    """The first ``k`` items :func:`shuffled` would yield, in O(k) (a sparse Fisher-Yates)."""
     n = len(items)
     moved: dict[int, int] = {}
     chosen = []

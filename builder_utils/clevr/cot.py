@@ -1,18 +1,8 @@
 """Chain-of-thought text for generated questions: tables of per-function step renderers.
 
-A question's reasoning is written one template node at a time, in program order. Each node
-type (``filter_unique``, ``relate_filter_count``, ``query_color``, ``subtraction`` ...) has a
-renderer that turns the node's inputs, parameter values and output into zero or more
-sentences; the sentences are numbered ``Step k:`` and the text ends with ``Answer: <answer>.``
-
-The renderers are a table (:class:`StepRenderers`) handed to :func:`render_cot`: this module's
-:data:`CLEVR_STEPS` words the CLEVR functions; another module extends it with a table of its own
-(``{**CLEVR_STEPS, **MINE}``), as :mod:`builder_utils.clevr.math_cot` does for CLEVR-Math's
-programs (``CLEVR_MATH_STEPS``, what ``generate-questions`` uses): which renderer wins is said
-where the tables are combined, not by the order of imports.
-
->>> "filter_unique" in CLEVR_STEPS
-True
+Another module extends :data:`CLEVR_STEPS` with a table of its own (``{**CLEVR_STEPS, **MINE}``,
+as :mod:`builder_utils.clevr.math_cot` does), so which renderer wins is said where the tables
+are combined, not by the order of imports.
 """
 
 from __future__ import annotations
@@ -44,11 +34,7 @@ StepRenderer = Callable[["StepContext"], "str | Sequence[str] | None"]
 
 
 class StepRenderers(dict):
-    """A table of step renderers, ``{function: renderer}``, as :func:`render_cot` takes it.
-
-    A renderer takes a :class:`StepContext` and returns one sentence, a list of sentences, or
-    ``None`` for no step. :meth:`step` adds one (usable as a decorator; a function twice in one
-    table is an error).
+    """``{function: renderer}``; a renderer returns a sentence, a list of them or ``None`` (no step).
 
     >>> mine = StepRenderers()
     >>> @mine.step("my_function")
@@ -76,12 +62,8 @@ CLEVR_STEPS = StepRenderers()
 
 @dataclass(slots=True)
 class NodeTrace:
-    """What one template node did in an accepted instantiation.
-
-    ``values`` maps the node's side-input params to their values (``None`` = null) and
-    ``by_type`` the same by param type; ``selected`` is the object set a filter or relate
-    node matched (a bitmask), before its ``unique``/``count``/``exist``.
-    """
+    """What one template node did in an accepted instantiation: ``values`` by param, ``by_type`` by
+    param type (``None``: null), ``selected`` the bitmask a filter matched before its ``unique``/``count``."""
 
     node: TemplateNode
     values: dict[str, Any]
@@ -92,16 +74,8 @@ class NodeTrace:
 
 @dataclass(frozen=True)
 class ProgramShape:
-    """What a program's node types and inputs alone decide, for renderers that read the
-    program's structure: per node, the later nodes that use its output (``consumers``);
-    the node types present (``types``); whether a node other than the scene and the last
-    one has no consumer (``has_unused``: the action of an adversarial question); per node,
-    whether it outputs one object (``outputs_object``: a ``unique`` or ``*_unique``). The same
-    for every question of a template, so a caller may build it once (:func:`program_shape`)
-    and pass it to every :func:`render_cot`. ``derived`` holds what renderers work out from
-    the program's nodes alone, under keys of their own, so that the template's later
-    questions reuse it.
-    """
+    """What a program's nodes alone decide, built once per template (``has_unused``: an adversarial
+    action; ``derived``: what renderers work out, under keys of their own)."""
 
     consumers: tuple[tuple[int, ...], ...]
     types: frozenset[str]
@@ -130,10 +104,7 @@ def program_shape(nodes: Sequence[TemplateNode]) -> ProgramShape:
 
 @dataclass
 class SceneWords:
-    """The object phrases (:meth:`StepContext.the`) and set listings
-    (:meth:`StepContext.listing`) already written on one scene: the chains of thought of a
-    scene's questions may share one, as they name the same objects again and again.
-    """
+    """The object phrases and set listings written on one scene, shared by its questions' chains."""
 
     objects: dict[int, str] = field(default_factory=dict)
     sets: dict[int, str] = field(default_factory=dict)
@@ -143,17 +114,10 @@ class SceneWords:
 class StepContext:
     """Everything a renderer may read about one node, plus wording helpers.
 
-    ``inputs`` are the raw outputs of the node's input nodes (ObjectSet = bitmask, Object =
-    index); ``trace`` holds every node of the program, so a renderer can look further back.
-    ``category`` is the template's category (``remove_subset``, ``zero_hop`` ...; ``None``
-    when the caller did not give one): programs of the same shape can mean different things,
-    e.g. "remove X of the N cubes" and "how many must go to leave X" are both ``N - X``.
-    ``extra`` carries anything else a caller passes to :func:`render_cot`.
-
-    :func:`render_cot` moves one context from node to node (``position``, ``step_number``,
-    ``subject``, ``subject_set``): a renderer must not keep it past its call, and takes a
-    modified view with :func:`dataclasses.replace` rather than assigning to it.
-    """
+    ``inputs`` are raw outputs (ObjectSet: bitmask, Object: index); ``trace`` holds every node.
+    ``category``: programs of one shape mean different things ("remove X of the N cubes" and "how
+    many must go to leave X" are both ``N - X``). One context moves along the program: a renderer
+    must not keep it, and modifies a :func:`dataclasses.replace` view."""
 
     trace: Sequence[NodeTrace]
     position: int
@@ -231,8 +195,7 @@ class StepContext:
         return text
 
     def refer(self, node_position: int) -> str:
-        """How to name the object output by an earlier node: ``that object`` when it was the
-        subject of the previous step, else its full description."""
+        """``that object`` when the earlier node's object was the previous step's subject, else its description."""
         obj = self.trace[node_position].output
         if self.subject == node_position:
             return "that object"
@@ -264,12 +227,8 @@ def render_cot(
 ) -> str:
     """The chain of thought of one instantiation: numbered steps, then ``Answer: <answer>.``
 
-    ``category`` (the template's) reaches every renderer as ``StepContext.category``, and
-    ``extra`` as ``StepContext.extra``. Nodes without a renderer get a plain step naming the
-    function and its result, so the text is never empty. ``shape`` is the trace's
-    :func:`program_shape` (computed here when not given); ``words`` may be shared by all
-    the chains of thought of one scene (``index``), see :class:`SceneWords`; ``renderers`` is
-    the table of step renderers (default: :data:`CLEVR_STEPS`).
+    Nodes without a renderer get a plain step naming the function and its result, so the text
+    is never empty.
 
     >>> from builder_utils.clevr.templates import TemplateNode
     >>> scene = {"objects": [], "relationships": {}}

@@ -1,32 +1,11 @@
-"""Run independent tasks in one process, a local process pool or a Dask cluster, and get their
-results back in task order, a bounded number at a time.
+"""Run independent tasks in one process, a process pool or a Dask cluster; results in task order.
 
-The generator and the synthetic renderer split their work into tasks whose results depend only
-on the task (balancing windows, per-scene seeds), so *where* a task runs never changes the
-output: :func:`ordered_map` is the one place that decides it.
-
-- ``num_workers=1`` (and no ``dask``): a plain loop in this process.
-- ``num_workers=N``: a :class:`multiprocessing.pool.Pool` of N processes. Its workers ignore
-  SIGINT and exit cleanly on SIGTERM; on any exception in the caller (Ctrl-C, SIGTERM through
-  :func:`builder_utils.interrupt.stop_on_signals`) the pool is terminated at once, so an
-  interrupted run neither waits for queued tasks nor leaves orphaned workers.
-- ``dask="local"``: a :class:`distributed.LocalCluster` of ``num_workers`` single-threaded
-  processes, closed at the end, with a scratch folder of its own (not the shared
-  ``/tmp/dask-scratch-space``) removed when it closes; its workers never see Ctrl-C (only this
-  process decides what an interrupt does, so it prints one line, not one traceback per
-  worker). ``dask="tcp://host:8786"``: an existing scheduler. Tasks are
-  submitted with retries; a task whose worker dies is recomputed elsewhere by the scheduler,
-  and since a task is a pure function of its arguments, the results are the same.
-
-In every mode at most ``lookahead`` tasks are submitted ahead of the one being consumed, so the
-caller holds a bounded number of results whatever the number of tasks.
-
-Dask is an optional dependency (``pip install 'clevr-clotho-qa[dask]'``); without it, a
-``dask`` argument raises :class:`DaskUnavailable`, whose message names the extra.
+A task's result depends only on the task (balancing windows, per-scene seeds), so where it runs
+never changes the output; a task whose Dask worker dies is recomputed elsewhere with the same
+result. Workers never act on Ctrl-C: only this process decides, so an interrupt prints one line,
+not a traceback per worker. At most ``lookahead`` tasks run ahead of the one being consumed.
 
 Example:
-    >>> list(ordered_map(abs, [(-1,), (2,), (-3,)]))
-    [1, 2, 3]
     >>> list(ordered_map(abs, [(-1,), (2,), (-3,)], num_workers=2))
     [1, 2, 3]
 """
@@ -106,12 +85,8 @@ def _scratch_cluster(distributed) -> type:
 
 
 def local_cluster(num_workers: int = 2) -> Any:
-    """A new ``distributed.LocalCluster`` of ``num_workers`` single-threaded worker processes,
-    with the light housekeeping of :data:`LOCAL_CLUSTER_CONFIG`. The caller closes it (also at
-    interpreter exit, through ``distributed``'s own hook); closing removes its scratch folder, a
-    new ``dask-scratch-*`` folder of the temporary directory. Its workers ignore SIGINT
-    (:func:`_start_method_without_sigint`): a Ctrl-C reaches the whole process group, and only
-    this process must act on it.
+    """A new ``distributed.LocalCluster`` of single-threaded workers, light housekeeping
+    (:data:`LOCAL_CLUSTER_CONFIG`) and a scratch folder of its own, removed when the caller closes it.
 
     Example (prose, a cluster takes seconds to start)::
 
@@ -163,10 +138,8 @@ class _Deferred(list):
 
 @contextmanager
 def _signals_deferred() -> Iterator[_Deferred]:
-    """Record SIGINT and SIGTERM during the block instead of acting on them, so that the
-    cluster being started is never left half-built (``distributed`` would then fail to close
-    it at exit, with a traceback); the caller closes it and calls ``deliver()``. Outside the
-    main thread (no handler can be set there), nothing changes."""
+    """Record SIGINT and SIGTERM during the block: a cluster left half-built fails to close at
+    exit, with a traceback. Outside the main thread (no handler can be set), nothing changes."""
     import threading
 
     deferred = _Deferred()
@@ -182,13 +155,9 @@ def _signals_deferred() -> Iterator[_Deferred]:
 
 
 def _start_method_without_sigint() -> str:
-    """The start method for the workers: ``forkserver``, the server started now with SIGINT
-    ignored, so that every process it forks (the workers, restarted ones too) ignores it;
-    ``spawn`` (dask's default) outside the main thread, where no handler can be set.
-
-    Python installs no ``KeyboardInterrupt`` handler in a process that starts with SIGINT
-    ignored, and the fork server restores that state in each child. Meanwhile this process
-    blocks SIGINT, so a Ctrl-C of these few milliseconds is raised afterwards, not lost.
+    """``forkserver``, its server started now with SIGINT ignored, a state each forked worker
+    (restarted ones too) inherits; ``spawn`` outside the main thread, where no handler can be set.
+    SIGINT is blocked meanwhile, so a Ctrl-C of these milliseconds is raised afterwards, not lost.
     """
     import threading
     from multiprocessing import forkserver
@@ -213,11 +182,9 @@ _SOCKET_PATH_LIMIT = 107
 def _short_socket_folder() -> None:
     """Make multiprocessing's temporary folder under ``/tmp`` when the usual one is too deep for a socket.
 
-    The fork server listens on ``<temp folder>/pymp-XXXXXXXX/listener-XXXXXXXX``; under a deep
-    ``TMPDIR`` (a CI runner's, a test's, a cluster job's) that path passes the limit and the
-    start fails with "AF_UNIX path too long". multiprocessing creates that folder once, on first
-    use, from :func:`tempfile.gettempdir`, and removes it at exit; so it is created here first,
-    under ``/tmp``, while the rest of the run keeps the user's ``TMPDIR``.
+    Under a deep ``TMPDIR`` the fork server's ``pymp-*/listener-*`` fails with "AF_UNIX path too
+    long". multiprocessing makes that folder once, on first use; made here first, the rest of
+    the run keeps the user's ``TMPDIR``.
     """
     from multiprocessing import util
 
@@ -234,9 +201,7 @@ def _short_socket_folder() -> None:
 
 @contextmanager
 def dask_client(address: str, num_workers: int = 2) -> Iterator[Any]:
-    """A ``distributed.Client``: on a new :func:`local_cluster` of ``num_workers`` processes
-    when ``address`` is ``"local"``, else connected to the scheduler at ``address``
-    (``tcp://host:8786``). Everything this context started is closed on exit.
+    """A ``distributed.Client`` on a new :func:`local_cluster` (``"local"``) or at ``address``.
 
     Example (prose, a cluster takes seconds to start)::
 
@@ -291,8 +256,7 @@ def _run_task(fn: Callable[..., Any], task: tuple) -> Any:
 
 
 def in_this_process(num_tasks: int, *, num_workers: int = 1, dask: str | None = None, client: Any = None) -> bool:
-    """Whether :func:`ordered_map` runs ``num_tasks`` tasks here, in a plain loop (then a
-    result need not be packed for another process).
+    """Whether :func:`ordered_map` runs the tasks here, in a plain loop (no result to pack).
 
     Example:
         >>> in_this_process(8), in_this_process(8, num_workers=2), in_this_process(1, num_workers=2)
@@ -312,9 +276,7 @@ def ordered_map(
 ) -> Iterator[Any]:
     """Yield ``fn(*task)`` for each task, in task order.
 
-    ``fn`` must be a module-level function and the tasks picklable. ``lookahead`` (default:
-    twice the number of workers) bounds the tasks submitted beyond the one being consumed.
-    ``client`` reuses an open Dask client instead of ``dask``.
+    ``fn`` must be module-level and the tasks picklable; ``lookahead`` defaults to twice the workers.
 
     Example:
         >>> list(ordered_map(pow, [(2, 3), (3, 2)], num_workers=1))

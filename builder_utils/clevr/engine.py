@@ -1,16 +1,7 @@
 """Instantiating one template on one scene: a depth-first search over object bitmasks.
 
-The search walks a template's compiled steps (:mod:`.plan`) in order, trying each node's
-choices (:mod:`.choices`) in a random order drawn from the scene's generator. A partial state
-is pruned as soon as a ``unique`` sees other than one object, a function has no valid result
-or a constraint fails; a complete state is accepted when the caller's answer check (balancing,
-answer range) passes and the question is not degenerate. Every option tried counts against a
-per-template budget, so a template that cannot be satisfied on a scene costs bounded work.
-
-For example::
-
-    plan = compile_template(template, load_metadata())
-    found = search(plan, SceneData(index, relations), rng, lambda answer: True)
+A state is pruned as soon as it fails; every option tried counts against a per-template
+budget, so a template a scene cannot satisfy costs bounded work.
 """
 
 from __future__ import annotations
@@ -43,8 +34,7 @@ class Instance:
 
 @dataclass
 class SearchStats:
-    """Work done by one search: ``states`` tried (``replayed`` of them without exploring
-    them again, see :class:`~.plan.Recall`), whether the budget ran out."""
+    """Work done by one search (``replayed``: states not explored again, see :class:`~.plan.Recall`)."""
 
     states: int = 0
     exhausted_budget: bool = False
@@ -69,14 +59,9 @@ def search(
 ) -> list[Instance]:
     """Find up to ``max_instances`` instantiations of ``plan`` on a scene.
 
-    A complete, valid state is accepted when ``admissible(answer)`` (answer balancing,
-    answer range) holds and the question is not degenerate; ``on_accept(instance)`` then runs
-    at once, so that the next candidate already sees the updated answer counts. The search
-    stops after ``budget`` options tried. A subtree that found nothing is not explored a
-    second time with the same inputs but replayed (``replay``; False explores every one, the
-    reference the tests compare with): the same instances, states and random draws, provided
-    ``admissible`` gives the same verdict on an answer until the next acceptance (as the
-    answer balancer does).
+    ``on_accept`` runs at once, so the next candidate sees the updated answer counts. A failed
+    subtree met again is replayed (``replay=False``, the tests' reference, explores it): the same
+    result, provided ``admissible`` keeps its verdict until the next acceptance (as balancing does).
 
     For example::
 
@@ -102,9 +87,7 @@ def search(
     recalls = (plan.recalls if replay else ()) or (None,) * n
 
     def recall(k: int) -> bool:
-        """Visit step ``k``, or replay a failed subtree already explored there: its cost goes
-        against the budget and its draws are taken from ``rng``, so the search goes on
-        exactly as if it had explored it again."""
+        """Visit step ``k``, or replay a failed subtree (its cost and draws taken) as if explored again."""
         nonlocal remaining, plains, replayed
         key = (k, recalls[k].key(outputs, choices, values))
         cost = failed.get(key)
@@ -257,9 +240,8 @@ def _product(domains: Sequence[Sequence[Any]]) -> list[tuple]:
 
 
 def _degenerate(plan: CompiledTemplate, data: SceneData, outputs: list, choices: list) -> bool:
-    """True when a raw ``relate`` that narrows an intersection does not matter: with its
-    output replaced by the whole scene, the answer is unchanged and so is the object set the
-    final count/exist reduces (for exist, "yes" alone would make every yes degenerate)."""
+    """Whether a raw ``relate`` narrowing an intersection changes nothing if it outputs the whole
+    scene: answer and final reduced set alike (the answer alone would make every "yes" degenerate)."""
     final = plan.steps[-1]
     before = _reduced_set(final, outputs, choices)
     for position in plan.raw_relates:
@@ -279,8 +261,7 @@ def _reduced_set(step: Step, outputs: list, choices: list) -> int | None:
 
 
 def _reevaluate(plan: CompiledTemplate, data: SceneData, outputs: list, choices: list, start: int, override: Any):
-    """``(answer, reduced set)`` when node ``start`` outputs ``override`` and every later
-    node keeps its chosen params; ``None`` if the program then has no answer."""
+    """``(answer, reduced set)`` when node ``start`` outputs ``override`` (``None``: no answer then)."""
     index = data.index
     new = list(outputs)
     new_choices = list(choices)

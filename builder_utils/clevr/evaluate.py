@@ -1,14 +1,7 @@
 """Scoring answers to classic CLEVR questions: accuracy per question family and coarse type.
 
-Questions: ``generate-questions`` output or a released CLEVR question file; predictions keyed by
-``question_index``. This module holds :func:`clevr_spec` (the kind of answer follows the gold
-answer: yes/no, integer, or an attribute's words with CLEVR's synonyms, ``ball`` -> ``sphere``),
-how questions are read, and the program ``oracle`` (``--scenes``). Reported: ``overall``,
-``by_family`` (template file), ``by_question_type`` (the coarse types of ``--question_types``);
-baselines ``majority`` and ``family_prior`` from ``--train_questions``.
-
-    python -m builder_utils.clevr.evaluate --questions q.json --predictions p.jsonl --out eval \\
-        --train_questions train_q.json --scenes CLEVR_val_scenes.json
+The kind of answer follows the gold answer; attribute words count with CLEVR's synonyms. The
+report's parts: ``builder_utils/evaluation/README.md``.
 
 Example:
     >>> answer_kind("metal")
@@ -53,8 +46,7 @@ def _attribute_values() -> dict[str, tuple[str, ...]]:
 
 @lru_cache(maxsize=None)
 def attribute_synonyms(kind: str) -> tuple[frozenset[str], dict[str, str]]:
-    """The values of one attribute (``color``, ``shape``, ``size``, ``material``) and the map of
-    their synonyms (the generator's ``synonyms.json``) to the value.
+    """The values of one attribute and the map of their synonyms (``synonyms.json``) to the value.
 
     Example:
         >>> values, synonyms = attribute_synonyms("shape")
@@ -82,8 +74,7 @@ def answer_kind(answer: str) -> str:
 
 @lru_cache(maxsize=None)
 def clevr_spec() -> ScoringSpec:
-    """How classic CLEVR answers are scored: the kind follows the gold answer; breakdowns by
-    family and coarse question type; majority and family prior baselines.
+    """How classic CLEVR answers are scored: by gold answer kind, per family and coarse type.
 
     Example:
         >>> sorted(clevr_spec().extractions)
@@ -105,8 +96,7 @@ def clevr_spec() -> ScoringSpec:
 
 @dataclass(frozen=True)
 class Program:
-    """What the oracle runs for a question (its :class:`Question`'s ``extra``): the program
-    (released form) on the scene of its image.
+    """What the oracle runs for a question (its ``extra``): the program on its image's scene.
 
     Example:
         >>> Program([{"function": "scene"}], "CLEVR_val_000000.png").image_filename
@@ -162,9 +152,7 @@ def _scene_files(scenes: str | os.PathLike) -> list[Path]:
 
 
 def oracle_answers(questions: Sequence[Question], scenes: str | os.PathLike) -> dict[str, str | None]:
-    """Each question's program run on its scene graph (:func:`builder_utils.clevr.answer`):
-    the answer, or None when the program has no answer there. Questions whose image has no
-    scene in ``scenes`` get no entry (they count as missing).
+    """Each question's program answer on its scene (None: no answer); no scene, no entry (missing).
 
     Example::
 

@@ -1,33 +1,9 @@
-"""Running CLEVR functional programs on scenes, fast.
+"""Running CLEVR functional programs on scenes, fast (README, "Scenes and programs").
 
-Question generation executes millions of partial programs, so the work per node is one call
-and a few integer operations on a per-scene :class:`SceneIndex`:
-
-* ObjectSet values are ``int`` bitmasks (bit ``i`` set = object ``i`` in the set). Every set
-  the language can build is in index order, so a bitmask loses nothing; the public form is the
-  sorted list of indices.
-* Object values are ``int`` indices, Integer ``int``, Bool ``bool``, attribute values ``str``.
-
-A program is a list of nodes written either as released CLEVR question files do,
-``{"function", "inputs", "value_inputs"}``, or as generator output,
-``{"type", "inputs", "side_inputs"}``. Two errors are kept apart:
-
-* :class:`MalformedProgram` (a ``ValueError``): the program cannot be run on any scene
-  (unknown or template-only function, wrong number or type of inputs, an input that is not an
-  earlier node, an unknown value).
-* :class:`InvalidProgram`: the program is well formed but has no answer on this scene
-  (``unique`` over zero or several objects, ``choose`` outside 0..|set|, negative ``subtraction``).
-
-Adding a function to the language takes one entry in ``metadata.json`` and one
-``@register("name")`` implementation below.
-
-For example::
-
-    from tests.clevr_scene_factory import make_scene
-    scene = make_scene([("large", "red", "metal", "cube", 0, 0)])
-    answer([{"function": "scene", "inputs": [], "value_inputs": []},
-            {"function": "count", "inputs": [0], "value_inputs": []}], scene)
-    # -> '1'
+Generation executes millions of partial programs, so a node costs one call and a few integer
+operations on a per-scene :class:`SceneIndex`. An ObjectSet is an ``int`` bitmask: every set the
+language builds is in index order, so a bitmask loses nothing. A new function takes one entry in
+``metadata.json`` and one ``@register("name")`` below.
 """
 
 from __future__ import annotations
@@ -61,8 +37,7 @@ _NON_ANSWER_TYPES = frozenset({"Object", "ObjectSet"})
 
 
 class InvalidProgram(Exception):
-    """A well-formed program that has no answer on this scene (for example ``unique`` over
-    zero or two objects). ``node`` and ``function`` say where it failed.
+    """A well-formed program with no answer on this scene; ``node`` and ``function`` say where.
 
     >>> str(InvalidProgram("expected exactly one object, found 2", node=3, function="unique"))
     'node 3 (unique): expected exactly one object, found 2'
@@ -94,17 +69,11 @@ class MalformedProgram(ValueError):
 
 
 class SceneIndex:
-    """Per-scene lookup tables, built once per scene and shared by every program run on it.
+    """Per-scene lookup tables, built once and shared by every program run on the scene.
 
-    * ``num_objects``, ``all_mask`` (every object's bit set), ``objects`` (per object a dict of
-      ``size``/``color``/``material``/``shape``), ``scene`` (the scene dict itself);
-    * ``attribute_masks[attr][value]``: bitmask of the objects with that value (every
-      vocabulary value is present, 0 when no object has it);
-    * ``relation_masks[rel][i]``: bitmask of the objects ``j`` in relation ``rel`` to object
-      ``i`` (``relate`` of ``i``), from the scene's ``relationships``.
-
-    ``validate=False`` skips the scene check, for scenes that :func:`load_scenes` already
-    validated.
+    ``attribute_masks[attr][value]`` (every vocabulary value present, 0 if no object has it) and
+    ``relation_masks[rel][i]`` (``relate`` of object ``i``) are bitmasks. ``validate=False``: for
+    scenes :func:`load_scenes` already validated.
 
     For example::
 
@@ -296,11 +265,7 @@ def _either(node: Mapping, i: int, keys: tuple[str, str], what: str, required: b
 
 
 def normalize_program(program: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Rewrite a program's nodes as ``{"function", "inputs", "value_inputs"}`` dicts.
-
-    Accepts the released spelling (``function`` / ``value_inputs``) and the generator's
-    (``type`` / ``side_inputs``); other keys (such as the reference's ``_output``) are dropped.
-    Only the shape is checked here; :func:`compile_program` checks names, types and values.
+    """Rewrite a program's nodes (either spelling) as ``function``/``inputs``/``value_inputs``; shape checks only.
 
     >>> normalize_program([{"type": "scene", "inputs": []},
     ...                    {"type": "filter_color", "inputs": [0], "side_inputs": ["red"]}])
@@ -335,10 +300,7 @@ def normalize_program(program: Sequence[Mapping[str, Any]]) -> list[dict[str, An
 
 
 class CompiledProgram:
-    """A checked program ready to run: ``nodes`` (normalized), ``output_types`` (one type
-    name per node) and ``steps`` (``(impl, input indices, value inputs)`` per node).
-
-    Compile once and run on many scenes to skip the checks.
+    """A checked program: compile once, run on many scenes without the checks.
 
     >>> program = compile_program([{"function": "scene", "inputs": []},
     ...                            {"function": "exist", "inputs": [0]}])
@@ -374,8 +336,7 @@ _SIGNATURE_CACHE: dict[int, tuple[Metadata, int, dict[str, tuple]]] = {}
 
 
 def _signatures(metadata: Metadata) -> dict[str, tuple]:
-    """name -> (impl, input types, allowed values per value input (None = integer), output),
-    for the executable functions; rebuilt only when the metadata or the registry changes."""
+    """name -> (impl, input types, allowed values (None: integer), output); rebuilt on a change."""
     cached = _SIGNATURE_CACHE.get(id(metadata))
     if cached is not None and cached[0] is metadata and cached[1] == len(FUNCTIONS):
         return cached[2]
@@ -440,8 +401,7 @@ def _value_allowed(value: str, allowed: frozenset | None) -> bool:
 
 
 def _compile_known(nodes: list[dict], known: tuple) -> CompiledProgram | None:
-    """The program of a structure checked before: only its values are checked (None if one
-    fails: the full check then names the error)."""
+    """A structure checked before: only its values are checked (None: the full check names the error)."""
     _, output_types, allowed, impls = known
     steps = []
     for node, ok_values, impl in zip(nodes, allowed, impls):
@@ -489,8 +449,7 @@ def _compile_checked(nodes: list[dict], table: dict, metadata: Metadata) -> Comp
 
 
 def execute_raw(program, index: SceneIndex) -> list[Any]:
-    """Run a program on a :class:`SceneIndex`; return every node's raw output (ObjectSet as
-    bitmask). Raises :class:`InvalidProgram` with the failing node.
+    """Every node's raw output (ObjectSet as bitmask) on a :class:`SceneIndex`.
 
     For example::
 
@@ -549,9 +508,7 @@ def _as_index(scene, metadata: Metadata | None) -> SceneIndex:
 
 
 def execute(program, scene, *, metadata: Metadata | None = None) -> list[Any]:
-    """Run a program on a scene (a scene dict or a :class:`SceneIndex`); return every node's
-    output in public form: ObjectSet as a sorted list of indices, Object as an index, Integer
-    ``int``, Bool ``bool``, attribute values ``str``.
+    """Every node's output in public form (ObjectSet as sorted indices) on a scene or :class:`SceneIndex`.
 
     For example::
 
@@ -566,9 +523,7 @@ def execute(program, scene, *, metadata: Metadata | None = None) -> list[Any]:
 
 
 def answer(program, scene, *, metadata: Metadata | None = None) -> str:
-    """The program's answer on a scene as the released CLEVR string (``"yes"``, ``"3"``,
-    ``"metal"``). Raises :class:`InvalidProgram` when the program has no answer on this scene
-    and :class:`MalformedProgram` when its last node does not give an answer value.
+    """The program's answer on a scene as the released CLEVR string (``"yes"``, ``"3"``, ``"metal"``).
 
     For example::
 

@@ -1,10 +1,4 @@
-"""Writing an accepted instantiation as a released CLEVR program.
-
-Template-only nodes expand into ``filter_*`` chains (non-null values, in the node's side-input
-order), preceded by ``relate`` for the relate family and followed by ``unique`` / ``count`` /
-``exist``; other nodes map one to one, with their drawn values as ``value_inputs``. The
-generator writes every accepted instance's ``program`` this way (example: :func:`expand_program`).
-"""
+"""Writing an accepted instantiation as a released CLEVR program."""
 
 from __future__ import annotations
 
@@ -71,9 +65,7 @@ def expand_program(plan: CompiledTemplate, instance: Instance) -> list[dict[str,
 
 
 def matching_steps(plan: CompiledTemplate) -> tuple[bool, ...]:
-    """Per template node, whether its choice ends with the object set it matched (a filter or
-    relate node's, before its ``unique``/``count``/``exist``): the ``selected`` set of its
-    :class:`~builder_utils.clevr.cot.NodeTrace` is then ``choice[-1]``.
+    """Per template node, whether its choice ends with the set it matched (``NodeTrace.selected``).
 
     >>> from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
     >>> plan = QuestionGenerator(GeneratorOptions(templates="clevr_math")).plans[0]

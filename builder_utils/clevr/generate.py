@@ -13,11 +13,7 @@
 >>> questions[0]["answer"] == answer(questions[0]["program"], scenes[0])
 True
 
-Determinism: each scene draws from its own generator seeded from ``(seed, image_index)``
-through a stable hash; balancing counts reset at absolute multiples of
-``reset_counts_every``. A run over ``[start, stop)`` with ``start`` on a window boundary
-therefore yields exactly the questions that a run over the whole file yields for those
-scenes, whichever process computes them.
+Why windows run anywhere: README, "generate-questions" (Reproducible).
 """
 
 from __future__ import annotations
@@ -76,8 +72,7 @@ class TemplateStats:
 
 
 def scene_seed(seed: int, image_index: int) -> int:
-    """The seed of one scene's random generator: a stable hash of (seed, image_index), the
-    same on every platform and Python version (unlike ``hash()``).
+    """A stable hash of (seed, image_index): the same on every platform and Python, unlike ``hash()``.
 
     >>> scene_seed(0, 0) == scene_seed(0, 0), scene_seed(0, 0) == scene_seed(0, 1)
     (True, False)
@@ -131,10 +126,7 @@ class QuestionGenerator:
         self._misses = [0] * len(self.plans)
 
     def _budget(self, t: int) -> int:
-        """Search budget of template ``t`` on the next image: the full budget, halved for
-        each consecutive image of this window on which the template found nothing, down to
-        1/16. A template whose remaining answers balancing keeps refusing (or that a scene
-        cannot satisfy) thus stops eating the run, and recovers its budget on a success."""
+        """Halved per consecutive miss, down to 1/16: a template balancing keeps refusing stops eating the run."""
         full = self.options.search_budget
         return max(full >> min(self._misses[t], 4), 1)
 
@@ -146,11 +138,9 @@ class QuestionGenerator:
         *,
         progress: Callable[[int], None] | None = None,
     ) -> Iterator[dict]:
-        """Yield the questions of scenes ``start`` to ``stop`` (exclusive) in order.
+        """Yield the questions of scenes ``[start, stop)``; counts reset at ``start`` and every window.
 
-        ``scenes`` is a :class:`~builder_utils.clevr.scenes.SceneFile` (read in windows) or a
-        list of scene dicts (validated here). Counts reset at ``start`` and at every absolute
-        multiple of ``reset_counts_every``. ``progress(1)`` is called after each scene.
+        ``scenes``: a :class:`~builder_utils.clevr.scenes.SceneFile` (read in windows) or scene dicts (validated).
         """
         return self._generate(scenes, start, stop, base=0, progress=progress)
 
@@ -328,9 +318,7 @@ def _keep(options: GeneratorOptions, generator: QuestionGenerator) -> QuestionGe
 
 def window_tasks(start: int, stop: int, reset_counts_every: int, *, min_scenes: int = MIN_TASK_SCENES,
                  cuts: Sequence[int] = ()) -> list[tuple[int, int]]:
-    """Scene ranges ``[a, b)`` covering ``start`` to ``stop``, each made of whole balancing
-    windows (at least ``min_scenes`` scenes unless cut short), never crossing a position of
-    ``cuts``: the units of work that can run anywhere.
+    """Tasks ``[a, b)`` of whole balancing windows (at least ``min_scenes``), never crossing ``cuts``.
 
     >>> window_tasks(0, 20, 4, min_scenes=6)
     [(0, 8), (8, 16), (16, 20)]
@@ -348,8 +336,7 @@ def window_tasks(start: int, stop: int, reset_counts_every: int, *, min_scenes: 
 
 
 def task_scenes(num_scenes: int, num_workers: int) -> int:
-    """The ``min_scenes`` of :func:`window_tasks` for a run: :data:`MIN_TASK_SCENES`, less
-    when that would leave fewer than four tasks per worker (the load would not balance).
+    """:data:`MIN_TASK_SCENES`, less when that leaves fewer than four tasks a worker (no balanced load).
 
     >>> task_scenes(100_000, 2), task_scenes(24, 2), task_scenes(24, 1)
     (64, 3, 64)
@@ -365,13 +352,10 @@ _JSON = json.JSONEncoder(check_circular=False)
 
 
 def run_window(options: GeneratorOptions, scenes: Sequence[dict], base: int, output: str = "dict") -> Any:
-    """The questions of ``scenes`` (whose first scene is absolute position ``base``, a window
-    boundary), as a list of dicts (``output="dict"``), a list of their ``json.dumps`` texts
-    (``"json"``), those texts joined by newlines in one ``bytes`` (``"jsonl"``: far cheaper
-    to send between processes, and Dask would decode a list of texts item by item) or a
-    :mod:`pyarrow` table (``"arrow"``, see
-    :func:`builder_utils.clevr.question_files.questions_table`). The task function of
-    :func:`generate_windows`, run in whichever process gets it.
+    """The task of :func:`generate_windows`: the questions of ``scenes``, first at window boundary ``base``.
+
+    ``output``: ``"dict"``, ``"json"`` (texts), ``"arrow"`` (a table) or ``"jsonl"`` (the texts in one
+    ``bytes``: far cheaper between processes, and Dask would decode a list of texts item by item).
 
     >>> from builder_utils.clevr.synth import generate_scenes
     >>> len(run_window(GeneratorOptions(templates_per_image=2), generate_scenes(2, seed=0), 0))
@@ -402,12 +386,10 @@ def generate_windows(
     client: Any = None,
     generator: QuestionGenerator | None = None,
 ) -> Iterator[tuple[tuple[int, int], Any]]:
-    """Yield ``((a, b), run_window(...))`` for each task range, in order, computed in this
-    process, a pool of ``num_workers`` processes or on Dask (see
-    :func:`builder_utils.clevr.distributed.ordered_map`). A :class:`SceneFile` travels as its
-    path and byte offsets, so each worker reads only its own window of the file.
-    ``generator``: one the caller just built from ``options``; the tasks run in this process
-    (and in forked workers) use it instead of loading the same files again.
+    """Yield ``((a, b), run_window(...))`` per task, in order, wherever :func:`ordered_map` runs them.
+
+    A :class:`SceneFile` travels as path and offsets: a worker reads only its window.
+    ``generator``: one just built from ``options``, reused here and in forked workers.
 
     >>> from builder_utils.clevr.synth import generate_scenes
     >>> [(r, len(qs)) for r, qs in generate_windows(GeneratorOptions(templates_per_image=1),
@@ -441,13 +423,9 @@ def generate_parallel(
     as_json: bool = False,
     dask: str | None = None,
 ) -> Iterator[dict | str]:
-    """Generate with ``num_workers`` processes (or on Dask: ``dask="local"`` or a scheduler
-    address), over whole balancing windows, and yield the questions in scene order: the same
-    questions as ``QuestionGenerator(options).generate`` (each as its ``json.dumps`` text when
-    ``as_json``).
+    """The questions of ``QuestionGenerator(options).generate``, computed by workers over windows.
 
-    Parallelism is over windows of ``reset_counts_every`` scenes. ``on_window(start, stop)``
-    is called as each task's results arrive (in order), e.g. to move a progress bar.
+    ``on_window(a, b)`` is called as each task's results arrive, in order.
 
     >>> from builder_utils.clevr.synth import generate_scenes
     >>> scenes = generate_scenes(4, seed=0)

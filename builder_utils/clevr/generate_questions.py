@@ -1,22 +1,5 @@
 """``generate-questions``: CLEVR-style questions, programs, answers and chains of thought for
-the scenes of a CLEVR scene file (also ``python -m builder_utils.clevr.generate_questions``).
-
-    generate-questions --input_scene_file CLEVR_val_scenes.json \\
-        --output_questions_file CLEVR_val_questions.json --seed 0 --num_workers 2
-
-Metadata, templates and synonyms default to the files shipped with the package, so the
-command works from any directory. The output (``{"info": ..., "questions": [...]}``, or a
-folder of Parquet shards with ``--output_format parquet``) goes through
-:mod:`builder_utils.ownership`: staged and moved into place only when complete. Before any
-work the command refuses an output that equals, contains or lies inside one of its inputs
-(scene, metadata, synonyms and template files), and checks that the output location is
-writable. An existing output is replaced without asking only when the record of its folder
-(``.ownership.json``) lists it as ours and unchanged; anything else needs ``--overwrite``.
-
-Exit status: 0 on success; 1 when the run wrote no question at all (with a warning); 2 on
-bad input or arguments (one line ``generate-questions: error: ...`` naming the file and the
-place); 130 / 143 when interrupted by SIGINT / SIGTERM (no output, no temporary file and no
-worker process left behind).
+the scenes of a CLEVR scene file (usage, safety and exit status: README, "generate-questions").
 """
 
 from __future__ import annotations
@@ -101,8 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 @dataclasses.dataclass
 class QuestionFiles:
-    """The paths of ``generate-questions`` besides the generator's own (:class:`GeneratorOptions`
-    declares the metadata, synonyms and template folder), each declared once with its role."""
+    """The command's paths besides the generator's own, each declared once with its role."""
 
     input_scene_file: str = option(None, FilePath(), 'CLEVR scene file ({"info", "scenes"})',
                                    group="inputs and outputs", role="input", flag={"required": True})
@@ -218,8 +200,7 @@ class _NoBar:
 
 
 def _progress_bar(total: int, shown: bool):
-    """A tqdm bar over ``total`` scenes, or a stand-in: tqdm (and the multiprocessing it loads)
-    is imported only when a bar is shown, which keeps a piped run's start-up short."""
+    """A tqdm bar, or a stand-in: tqdm is imported only to show one (a piped run starts faster)."""
     if not shown:
         return _NoBar()
     from tqdm import tqdm
@@ -241,9 +222,7 @@ def _shard_tables(results, shards):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``generate-questions``; returns the exit status (0 on success, 1 when no
-    question was generated, 2 on bad input with one line on stderr naming the file and the
-    place, 130/143 when interrupted)."""
+    """Entry point of ``generate-questions``; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
         with stop_on_signals(), running(PROG, quiet=args.quiet):

@@ -1,33 +1,11 @@
 """Chain-of-thought steps for CLEVR-Math programs: a table of renderers over the engine's.
 
-A math question's reasoning states the count before each operation, the operation, the
-arithmetic and the count after it, e.g. for "Remove all red cubes. Add 3 blue spheres. How many
-objects are there now?"::
-
-    Step 1: There are 7 objects in the scene.
-    Step 2: There are 2 red cubes in the scene: the large red metal cube, located near (...) ...
-    Step 3: Counting them gives 2.
-    Step 4: Removing the 2 red cubes leaves 7 - 2 = 5 objects.
-    Step 5: Adding 3 blue spheres gives 5 + 3 = 8 objects.
-    Answer: 8.
-
-The renderers read the meaning of an operation from the shape of the program (which node an
-arithmetic node's inputs come from), so they work for any template written in the style of the
-shipped ``clevr_math`` and ``clevr_math_chains`` sets:
-
-- removal of a group: ``subtraction(<count before>, count(filter ...))``;
-- removal of X objects: ``subtraction(<count before>, choose(filter ...))``; when the count
-  before is the chosen group's own, the template's category (``StepContext.category``) tells
-  "remove X of the N cubes" (``remove_subset``) from "how many must go to leave X"
-  (``count_backwards``);
-- insertion of X objects: ``addition(<count before>, choose(...))``, the new objects described
-  by the ``filter`` node just before the ``choose`` (or by the counted group itself);
-- an action that does not touch the asked-about group (adversarial questions): a ``filter`` or
-  ``choose`` node whose output nothing uses.
-
-Programs without these functions (the nine CLEVR families) keep the engine's own wording: this
-module only takes over ``filter`` and ``count`` steps inside math programs. :data:`CLEVR_MATH_STEPS`
-is the engine's table with this module's (:data:`MATH_STEPS`) in place: ``generate-questions``' table.
+An operation's meaning is read from the program's shape, so any template in the style of the
+shipped sets works: ``subtraction(<before>, count(filter ...))`` removes a group,
+``subtraction(<before>, choose(filter ...))`` X objects (the category tells ``remove_subset``
+from ``count_backwards`` when both count the chosen group), ``addition(<before>, choose(...))``
+inserts X objects described by the ``filter`` before the ``choose``, and a node whose output
+nothing uses is an adversarial action. Outside math programs the engine's wording stays.
 
 >>> sorted(MATH_STEPS)
 ['addition', 'choose', 'count', 'filter', 'subtraction']
@@ -58,8 +36,7 @@ MATH_STEPS = StepRenderers()
 
 
 def is_math_program(trace: Sequence[NodeTrace]) -> bool:
-    """Whether a traced program is a CLEVR-Math one: it uses addition, subtraction or choose,
-    or it has an unused node (the action of an adversarial question).
+    """Whether a traced program is a CLEVR-Math one (arithmetic, ``choose`` or an unused node).
 
     >>> is_math_program([])
     False
@@ -72,8 +49,7 @@ def _is_math(shape: ProgramShape) -> bool:
 
 
 def _filter_chain(nodes: Sequence[TemplateNode], position: int) -> tuple[int, ...]:
-    """The filter nodes whose values select node ``position``'s set: it and its first inputs
-    back to the first node that is not a filter."""
+    """Node ``position`` and its first inputs back to the first node that is not a filter."""
     chain = []
     k = position
     while nodes[k].type in _FILTERS:
@@ -85,8 +61,7 @@ def _filter_chain(nodes: Sequence[TemplateNode], position: int) -> tuple[int, ..
 
 
 def _set_noun(trace: Sequence[NodeTrace], chain: Sequence[int], n: int) -> str:
-    """The noun phrase of :func:`describe_set` for the set at the head of a filter chain
-    (:func:`_filter_chain`): each attribute's value as its nearest filter sets it."""
+    """The noun phrase of a filter chain's set: each attribute as its nearest filter sets it."""
     words = []
     for ptype in _ATTRIBUTE_TYPES:
         for k in chain:
@@ -105,8 +80,7 @@ def _set_noun(trace: Sequence[NodeTrace], chain: Sequence[int], n: int) -> str:
 
 
 def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
-    """Noun phrase for the set made by node ``position`` (agreeing with ``n`` objects):
-    ``red cubes``, ``large metal objects``, ``objects``.
+    """Noun phrase for the set made by node ``position``, agreeing with ``n`` objects.
 
     >>> from builder_utils.clevr.templates import TemplateNode
     >>> trace = [NodeTrace(TemplateNode(0, "scene", ()), {}, {}, 0b11),
@@ -119,8 +93,7 @@ def describe_set(trace: Sequence[NodeTrace], position: int, n: int = 2) -> str:
 
 
 class _Layout:
-    """What these renderers read off a program's nodes alone, worked out on a template's first
-    question and kept in its :class:`ProgramShape` (``derived``) for the next ones."""
+    """What these renderers read off a program's nodes alone, kept in its ``ProgramShape.derived``."""
 
     __slots__ = ("is_math", "chains", "asked", "insertion_source", "insertion_descriptions")
 
@@ -159,8 +132,7 @@ def _describe(ctx: StepContext, position: int, n: int = 2) -> str:
 
 
 def _asked(nodes: Sequence[TemplateNode]) -> int | None:
-    """The node whose set the question counts in the end, followed back from the final node
-    (``None``: the whole scene)."""
+    """The node whose set the question counts in the end (``None``: the whole scene)."""
     k = len(nodes) - 1
     while nodes[k].type in _ARITHMETIC:
         k = nodes[k].inputs[0]

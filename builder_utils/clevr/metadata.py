@@ -1,14 +1,7 @@
 """The CLEVR functional language: value types and function signatures (``metadata.json``).
 
-The shipped ``metadata.json`` follows the public CLEVR schema (``dataset``, ``types``,
-``functions``) and is written by this project. It also declares the CLEVR-Math functions
+The shipped file follows the public CLEVR schema, written by this project, plus CLEVR-Math's
 ``addition``, ``subtraction`` and ``choose``.
-
->>> meta = load_metadata()
->>> meta.types["Material"]
-('rubber', 'metal')
->>> meta.functions["count"].output
-'Integer'
 """
 
 from __future__ import annotations
@@ -55,8 +48,7 @@ class FunctionSpec:
 
 @dataclass(frozen=True)
 class Metadata:
-    """Parsed metadata: ``types`` maps a type name to its values (``None`` for non-value
-    types such as ``ObjectSet``); ``functions`` maps a name to its :class:`FunctionSpec`.
+    """Parsed metadata: ``types`` (values, ``None`` for ``ObjectSet`` ...) and ``functions``.
 
     >>> "red" in load_metadata().types["Color"]
     True
@@ -69,9 +61,7 @@ class Metadata:
 
     @functools.cached_property
     def arithmetic(self) -> frozenset[str]:
-        """The arithmetic functions: integers in, an integer out (CLEVR-Math's ``addition``
-        and ``subtraction``). A question's ``num_operations`` and ``intermediate_counts``
-        are the outputs of these nodes; this is the one definition of that set.
+        """The arithmetic functions, the one definition behind ``num_operations`` and ``intermediate_counts``.
 
         >>> sorted(load_metadata().arithmetic)
         ['addition', 'subtraction']
@@ -165,10 +155,7 @@ def _parse(doc, path: str) -> Metadata:
 
 
 def load_metadata(path: str | os.PathLike | None = None) -> Metadata:
-    """Load and validate a metadata file; ``None`` loads the shipped ``metadata.json``.
-
-    Errors are :class:`MetadataError` naming the file and the entry, e.g.
-    ``metadata.json: functions[3] ('filter_color'): inputs[0]: unknown type 'Colour' ...``.
+    """Load and validate a metadata file (``None``: the shipped one); errors name file and entry.
 
     >>> load_metadata().functions["filter_unique"].template_only
     True

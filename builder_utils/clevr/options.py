@@ -2,7 +2,7 @@
 
 :class:`GeneratorOptions` is everything that decides the generated questions; the framework
 (:mod:`builder_utils.options`) derives from it the ``generate-questions`` flags and the fields
-CLEVR-Math's builder config inherits. So adding an option is one field here, plus its test.
+CLEVR-Math's builder config inherits: adding an option is one field here, plus its test.
 
 >>> options = GeneratorOptions(templates="clevr_math", max_answer=10)
 >>> options.templates_per_image, option_names(cls=GeneratorOptions, builder=True)[:2]
@@ -47,16 +47,9 @@ MAX_SEARCH_BUDGET = 10**6
 class GeneratorOptions:
     """Everything that decides the generated questions (and nothing else does).
 
-    ``templates`` names a shipped set (``clevr``, ``clevr_math``, ``clevr_math_chains``) and
-    is ignored when ``template_dir`` is given; ``metadata_file`` / ``synonyms_json`` default
-    to the shipped files. ``max_answer`` refuses Integer answers above it (CLEVR-Math: 10);
-    with ``bound_intermediate_counts`` it also bounds every ``addition`` / ``subtraction``
-    result on the way (the question's ``intermediate_counts``), so a chain never passes
-    through more than ``max_answer`` objects. ``search_budget`` bounds the options tried per
-    template and image.
+    ``template_dir`` overrides ``templates``; ``bound_intermediate_counts`` applies ``max_answer``
+    to every count along a chain too.
 
-    >>> GeneratorOptions(templates="clevr_math", max_answer=10).templates_per_image
-    10
     >>> GeneratorOptions(bound_intermediate_counts=True)
     Traceback (most recent call last):
     ...

@@ -1,20 +1,8 @@
 """Compiling a validated template into a search plan, once per template.
 
-A plan has one :class:`Step` per template node: its kind (scene, filter family, relate family,
-``choose``, another function with side inputs, or a plain function), its params bound **by
-type**, which of them an earlier node already bound, the attributes its filter keys may and
-must set (``NULL`` / ``NOT_NULL`` folded in), and the constraints that become checkable once
-it has run. Every function runs through the executor's registry (:data:`.executor.FUNCTIONS`),
-which is the language's one implementation: a plain step holds its registered function with
-the input positions bound, a filter or relate step the function of its suffix.
-
->>> from builder_utils.clevr.metadata import load_metadata
-
-For example::
-
-    plan = compile_template(template, load_metadata())
-    [step.function for step in plan.steps]
-    # -> ['scene', 'filter_unique', 'relate_filter_count']
+One :class:`Step` per node: params bound **by type**, ``NULL`` / ``NOT_NULL`` folded into the
+filter keys, constraints placed where they become checkable. Every step runs the executor's
+registered function (:data:`.executor.FUNCTIONS`), the language's one implementation.
 """
 
 from __future__ import annotations
@@ -72,22 +60,13 @@ class Step:
 
     @property
     def draws_empty_keys(self) -> bool:
-        """Whether the step's options include empty filter keys, drawn at random when the
-        search reaches them: a filter not reduced by ``unique`` whose range (``sizes``) allows
-        an empty selection."""
+        """Whether the options include empty filter keys: no ``unique`` after, ``sizes`` allow empty."""
         return self.kind == FILTER and self.suffix != "unique" and (self.sizes[0] is None or self.sizes[0] <= 0)
 
 
 @dataclass
 class CompiledTemplate:
-    """A template compiled for the search: steps, answer domain and degeneracy targets.
-
-    For example::
-
-        plan = compile_template(template, load_metadata())
-        plan.template.key
-        # -> 'zero_hop:0'
-    """
+    """A template compiled for the search: steps, answer domain and degeneracy targets."""
 
     template: Template
     steps: tuple[Step, ...]
@@ -104,17 +83,9 @@ class CompiledTemplate:
 
 @dataclass(frozen=True)
 class Recall:
-    """What the steps from one position on read of the earlier steps: the outputs and choices
-    at ``outputs``/``choices`` and the params ``params``. Two visits of that position that
-    agree on them explore the same subtree, with the same random draws in number; a subtree
-    that found nothing once finds nothing again (while no question was accepted), so the
-    search replays its cost instead of exploring it. ``key`` gives the agreement as one
-    hashable value.
-
-    For example::
-
-        recall = plan.recalls[3]
-        recall.key(outputs, choices, values)
+    """What the steps from one position on read of the earlier ones. Two visits that agree on it
+    explore the same subtree with as many draws; one that found nothing finds nothing again
+    (while no question was accepted), so the search replays its cost instead.
     """
 
     outputs: tuple[int, ...]
@@ -258,8 +229,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
 
 
 def _fold_ranges(found: list[tuple], position: int) -> tuple[int | None, int | None]:
-    """Remove the OUT_RANGE checks on the output at ``position`` from ``found`` and return
-    their intersection as ``(low, high)`` (``None``: unbounded)."""
+    """Pop the OUT_RANGE checks of ``position`` from ``found``; their intersection ``(low, high)``."""
     low, high = None, None
     for chk in [c for c in found if c[0] == OUT_RANGE and c[1] == position]:
         found.remove(chk)
@@ -269,8 +239,7 @@ def _fold_ranges(found: list[tuple], position: int) -> tuple[int | None, int | N
 
 
 def bound_arithmetic(plan: CompiledTemplate, maximum: int) -> None:
-    """Make every arithmetic result (``addition`` / ``subtraction``) above ``maximum`` prune
-    the search (checked as soon as the node has run, like an ``OUT_RANGE`` constraint).
+    """Prune the search at every arithmetic result above ``maximum``, as soon as its node has run.
 
     For example::
 
@@ -340,13 +309,10 @@ def _step_reads(step: Step, steps: Sequence[Step]) -> tuple[set[int], set[int], 
 
 
 def _recalls(plan: CompiledTemplate) -> tuple[Recall | None, ...]:
-    """Per position k, the :class:`Recall` of the subtree from step k, where one is exact and
-    pays: step k-1 tries options (so the search visits k repeatedly), the subtree reads
-    neither its output nor its choice nor all the params it binds (so some of those visits
-    agree), and draws from the random stream only to order options (no relate, whose
-    options are sampled, nor a filter offering empty keys, drawn at random: their number of
-    draws would vary). A plan checked for degeneracy (raw relates) reads everything at
-    acceptance: it has none."""
+    """Per position k, the :class:`Recall` from step k where one is exact and pays: step k-1 tries
+    options, the subtree reads not all of what it binds, and it draws only to order options
+    (no relate or empty-key filter: their number of draws varies). A plan checked for
+    degeneracy reads everything at acceptance: none."""
     steps = plan.steps
     recalls: list[Recall | None] = [None] * len(steps)
     if plan.raw_relates or plan.bound_at is None:
@@ -407,11 +373,8 @@ def _check_test(check: tuple, steps: Sequence[Step]) -> Callable[[list, list, di
 
 
 def _intersected_relates(template: Template) -> tuple[int, ...]:
-    """Raw ``relate`` nodes subject to the degeneracy check: those not feeding a ``union``.
-
-    Dropping one branch of a union cannot be modelled by "every object" (that would make
-    every "yes" degenerate), and its two branches are kept apart by OUT_NEQ instead.
-    """
+    """Raw ``relate`` nodes subject to the degeneracy check: those not feeding a ``union`` (its
+    branches are kept apart by OUT_NEQ; "every object" would make every "yes" degenerate)."""
     feeds_union = {i for n in template.nodes if n.type == "union" for i in n.inputs}
     return tuple(n.index for n in template.nodes if n.type == "relate" and n.index not in feeds_union)
 
@@ -426,9 +389,7 @@ def _dependents(template: Template, source: int) -> tuple[int, ...]:
 
 
 def _bind_inputs(impl: Callable, inputs: tuple[int, ...]) -> Callable:
-    """``run(index, outputs)``: the registered ``impl`` on the outputs at ``inputs`` (the
-    search keeps every node's output in one list; binding the positions once spares a list
-    per call)."""
+    """``run(index, outputs)``: ``impl`` on the outputs at ``inputs`` (bound once: no list per call)."""
     if len(inputs) == 1:
         (i,) = inputs
         return lambda index, out: impl(index, (out[i],), ())

@@ -1,21 +1,7 @@
 """Writing generated questions: one CLEVR-style JSON file, or a folder of Parquet shards.
 
-JSON (the default, what the released CLEVR question files look like)::
-
-    {"info": <the scene file's info>, "questions": [{..., "question_index": 0}, ...]}
-
-Parquet (for large outputs, one shard per group of balancing windows)::
-
-    DIR/questions-00000-of-00003.parquet ...    the questions, ``question_index`` last
-    DIR/index.json                               info, and per shard its scenes and questions
-
-The shards load with ``datasets.load_dataset("parquet", data_files="DIR/*.parquet")``, in
-order (the names sort). Every file goes through :mod:`builder_utils.ownership` and appears
-complete or not at all: written in a hidden staging folder and moved into place (a killed run's
-staging is removed by the next one). The folder's record lists the JSON file, or the shards and
-the index, we wrote: only those, unchanged, are replaced without ``overwrite`` (a question file
-corrected by hand is refused), and stale shards of our previous run are removed while
-unchanged. Nothing else in the folder is touched.
+Formats: README, "generate-questions" and "On a Dask cluster"; through :mod:`builder_utils.ownership`
+(a question file corrected by hand is refused without ``overwrite``).
 """
 
 from __future__ import annotations
@@ -61,8 +47,7 @@ def shard_name(k: int, n: int) -> str:
 
 
 def question_schema(with_index: bool = True):
-    """The Arrow schema of a question row (fixed, so that every shard, even an empty one,
-    has the same columns and types).
+    """The Arrow schema of a question row (fixed: every shard, even an empty one, has the same).
 
     >>> question_schema().names[-2:]
     ['intermediate_counts', 'question_index']
@@ -96,12 +81,8 @@ def questions_table(questions: list[dict]):
 
 def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dict | str], *,
                     overwrite: bool = False, out: OutputFolder | None = None) -> int:
-    """Stream ``{"info": info, "questions": [...]}`` to ``path`` through the staging of its
-    folder (moved into place when complete), adding each question's ``question_index`` (last
-    key). Questions are dicts or their ``json.dumps`` text. The bytes equal ``json.dumps`` of the
-    whole document. An existing file is replaced only when the folder's record lists it as ours
-    and unchanged, or with ``overwrite``. ``out``: the output folder the caller opened (with
-    ``OutputFolder.open(path, file=True)``). Returns the number written.
+    """Stream the questions (dicts or their ``json.dumps`` texts) to ``path`` with their
+    ``question_index``: the bytes of ``json.dumps`` of the whole document.
 
     >>> folder = tempfile.mkdtemp()
     >>> write_questions(os.path.join(folder, "q.json"), {"split": "val"}, [{"question": "Q?"}])
@@ -130,8 +111,7 @@ def write_questions(path: str | os.PathLike, info: dict, questions: Iterable[dic
 
 
 def check_parquet_folder(out: OutputFolder) -> None:
-    """Refuse, before any work, an ``index.json`` or a file at a shard name in the open output
-    folder ``out`` that is not ours (unless its ``overwrite``).
+    """Refuse, before any work, an ``index.json`` or shard-named file in ``out`` that is not ours.
 
     >>> with OutputFolder.open(tempfile.mkdtemp(), command=COMMAND) as out:
     ...     check_parquet_folder(out)     # an empty folder is fine
@@ -149,10 +129,7 @@ def write_questions_parquet(
     overwrite: bool = False,
     out: OutputFolder | None = None,
 ) -> int:
-    """Write ``num_shards`` Parquet shards and ``index.json`` into ``folder``; returns the
-    number of questions. ``shards`` yields ``((scene_start, scene_stop), table)`` in order,
-    each table from :func:`questions_table`; ``question_index`` is added here. ``out``: the
-    output folder the caller opened; stale shards of our previous run go at the commit.
+    """Write ``num_shards`` Parquet shards of ``((scene_start, scene_stop), table)`` and ``index.json``.
 
     >>> folder = tempfile.mkdtemp()
     >>> write_questions_parquet(folder, {"split": "val"}, [((0, 1), questions_table([]))], 1)

@@ -1,8 +1,6 @@
 """``--question_types``: selecting templates by family, coarse type or exact family index.
 
-Tokens are lower-cased, a ``.json`` suffix is dropped and ``-`` reads as ``_``; they are
-separated by commas or spaces. A token is a family stem (``one_hop``), a coarse type
-(:data:`COARSE_TYPES`) or ``stem:index`` (the index within the family's file).
+Tokens (README, "generate-questions") are lower-cased, ``.json`` dropped, ``-`` read as ``_``.
 
 >>> parse_question_types("Zero-Hop.json, count")
 ['zero_hop', 'count']
@@ -87,8 +85,7 @@ def coarse_types(template: Template) -> frozenset[str]:
 
 
 def program_coarse_types(functions: Sequence[str]) -> frozenset[str]:
-    """The coarse question types of a program given as its node types in order (a template's,
-    or a released program's ``function`` names: the last node gives the answer).
+    """The coarse question types of a program given as its node types in order (the last answers).
 
     >>> sorted(program_coarse_types(["scene", "relate", "query_color"]))
     ['query', 'relation']
@@ -116,8 +113,7 @@ def program_coarse_types(functions: Sequence[str]) -> frozenset[str]:
 
 
 def select_templates(templates: Sequence[Template], spec: str | Sequence[str] | None) -> list[Template]:
-    """The templates matching any token of ``spec`` (all of them when ``spec`` is empty),
-    in set order. Unknown tokens and empty selections raise :class:`QuestionTypeError`.
+    """The templates matching any token of ``spec`` (all when empty), in set order.
 
     >>> from builder_utils.clevr.metadata import default_metadata
     >>> from builder_utils.clevr.templates import load_template_set

@@ -1,20 +1,7 @@
 """Loading and validating CLEVR scene files (``{"info": ..., "scenes": [...]}``).
 
-The full CLEVR train scene file holds ~70,000 scenes (hundreds of MB); parsing all of it into
-Python objects costs several GB. :func:`load_scenes` therefore streams the file once, validates
-every scene as it goes and keeps only each scene's byte range (and, for a file of at most
-:data:`KEEP_PARSED_BYTES`, the scenes it parsed, each handed out once instead of parsed again).
-The returned :class:`SceneFile` is a read-only sequence that parses scenes on demand; pickling it
-sends a path and two integer arrays, so handing a window of scenes to a worker process is cheap.
-
->>> import tempfile
->>> from builder_utils.clevr.synth import write_clevr_folder
->>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 20}, seed=0, render=False, progress=False)
->>> scenes = load_scenes(root / "scenes" / "CLEVR_val_scenes.json")
->>> len(scenes), scenes[0]["image_filename"]
-(20, 'CLEVR_val_000000.png')
->>> [scene["image_index"] for scene in scenes.window(10, 13)]
-[10, 11, 12]
+Parsing CLEVR's 70,000 train scenes into Python objects costs several GB, so :func:`load_scenes`
+streams the file once, validates every scene and keeps only byte ranges; scenes are parsed on demand.
 """
 
 from __future__ import annotations
@@ -60,10 +47,8 @@ MAX_OBJECTS = 128
 
 
 class SceneError(ValueError):
-    """A malformed scene file or scene. The message names the file, the scene (its index in
-    the file and its ``image_filename``) and the field, e.g.
-    ``scenes.json: scene 3 (CLEVR_val_000003.png): objects[2].color: unknown color 'pink' ...``.
-    """
+    """A malformed scene file or scene, e.g. ``scenes.json: scene 3 (CLEVR_val_000003.png):
+    objects[2].color: unknown color 'pink' ...``."""
 
 
 class _Problem(Exception):
@@ -80,9 +65,8 @@ _REPR.maxlevel, _REPR.maxlist, _REPR.maxstring, _REPR.maxother = 3, 8, 60, 60
 
 
 def _shown(value: Any) -> str:
-    """A value as a message shows it: bounded in depth and length (a hostile scene may put a
-    900-level list or a megabyte string where a number belongs; plain repr would recurse or
-    flood the terminal)."""
+    """A value bounded in depth and length: plain repr of a hostile scene's 900-level list would
+    recurse, of a megabyte string flood the terminal."""
     return _REPR.repr(value)
 
 
@@ -105,8 +89,7 @@ class _Vocabulary:
         self.index_sets: dict[int, frozenset] = {}
 
     def indices(self, n: int) -> frozenset:
-        """The valid object indices of an n-object scene (one set per n: linear memory; a set
-        per object, as before, made the check quadratic)."""
+        """The valid object indices of an n-object scene (one set per n: a set per object made the check quadratic)."""
         table = self.index_sets.get(n)
         if table is None:
             table = self.index_sets[n] = frozenset(range(n))
@@ -129,9 +112,8 @@ _INT_TYPE = frozenset({int})
 
 
 def _looks_valid(scene: Any, vocab: _Vocabulary) -> bool:
-    """A fast exact check for the common case of a valid scene (C-level set operations
-    instead of per-element Python loops). False means "explain": :func:`_explain_scene` then
-    finds the problem, or accepts the scene if this check was merely conservative."""
+    """A fast check of a valid scene by C-level set operations; False means "explain" (then
+    :func:`_explain_scene` finds the problem, or accepts a scene this check was conservative about)."""
     try:
         if type(scene) is not dict:
             return False
@@ -265,10 +247,7 @@ def _scene_label(position: int, scene: Any) -> str:
 
 
 def validate_scene(scene: Any, *, metadata: Metadata | None = None, where: str = "scene") -> None:
-    """Check one scene dict against the CLEVR scene format and the metadata vocabulary.
-
-    Raises :class:`SceneError` naming ``where`` and the field. :func:`load_scenes` runs this
-    on every scene; call it directly for scenes built in memory.
+    """Check one scene dict (format and vocabulary); :class:`SceneError` names ``where`` and the field.
 
     >>> validate_scene({"image_index": 0})
     Traceback (most recent call last):
@@ -284,9 +263,8 @@ def validate_scene(scene: Any, *, metadata: Metadata | None = None, where: str =
 class _Reader:
     """Streams a JSON document in chunks, decoding one value at a time with byte offsets.
 
-    Text is decoded as latin-1 so that character offsets equal byte offsets; UTF-8 multi-byte
-    sequences never contain JSON's structural ASCII characters, so the structure is read
-    correctly, and any scene that is not pure ASCII is re-decoded from its bytes as UTF-8.
+    Decoded as latin-1 so that character offsets are byte offsets (UTF-8 sequences never hold
+    JSON's structural characters); a value that is not pure ASCII is re-decoded as UTF-8.
     """
 
     def __init__(self, fh, path: str):
@@ -327,8 +305,7 @@ class _Reader:
                 return self.text[self.pos] if self.pos < len(self.text) else ""
 
     def value(self) -> tuple[Any, int, int, bool]:
-        """Decode the next JSON value; return it, its start and end byte offsets, and whether
-        its text holds non-ASCII bytes (then it was decoded as latin-1 and must be re-read)."""
+        """The next JSON value, its start and end byte offsets, and whether it must be re-read as UTF-8."""
         self.peek()
         while True:
             try:
@@ -377,13 +354,9 @@ def _line_column(path: str, byte_offset: int) -> tuple[int, int]:
 
 
 class SceneFile(Sequence):
-    """A validated CLEVR scene file, read on demand: ``len``, integer indexing and slices
-    return parsed scene dicts, fresh on every access (the caller's to keep or change; keep
-    what you need).
+    """A validated CLEVR scene file, read on demand: each access parses fresh scene dicts.
 
-    ``info`` is the file's ``info`` block, ``path`` the file as given. Pickling sends only the
-    path and the byte offsets, so a ``SceneFile`` (or a :meth:`part` of it) is cheap to hand
-    to worker processes, which then read their scenes with :meth:`window`.
+    Pickling sends only the path and the byte offsets: cheap to hand to worker processes.
 
     >>> import pickle, tempfile
     >>> from builder_utils.clevr.synth import write_clevr_folder
@@ -464,9 +437,8 @@ class SceneFile(Sequence):
         return [json.loads(blob[starts[k] - first : ends[k] - first]) for k in range(start, stop)]
 
     def _take(self, start: int, stop: int) -> list[dict | None] | None:
-        """Remove the kept scenes ``[start, stop)`` from this file and return them (None where
-        one was already handed out), or None when nothing is kept. Whoever takes a scene holds
-        the only reference to it: as fresh as a parse, and no other caller ever sees it."""
+        """Hand out the kept scenes ``[start, stop)`` once (None where taken, or if none is kept): the
+        taker holds the only reference."""
         if self._parsed is None:
             return None
         with self._taking:
@@ -497,11 +469,7 @@ class SceneFile(Sequence):
 
 
 def load_scenes(path: str | os.PathLike, *, metadata: Metadata | None = None) -> SceneFile:
-    """Read and validate a CLEVR scene file; return a :class:`SceneFile`.
-
-    Every scene is checked (required keys, object attributes in the metadata vocabulary,
-    coordinates, one list of valid object indices per object for each of the four relations).
-    Problems raise :class:`SceneError` naming the file, the scene and the field.
+    """Read and validate every scene of a CLEVR scene file; :class:`SceneError` names file, scene and field.
 
     >>> import tempfile
     >>> from builder_utils.clevr.synth import write_clevr_folder
@@ -568,8 +536,7 @@ def _index_document(reader: _Reader, path: str, vocab: _Vocabulary,
 
 
 def _warn_other_splits(path: str, file_split: Any, splits: dict[str, tuple[int, str]]) -> None:
-    """A scene whose ``split`` is not its file's is most likely a file assembled by hand from
-    two splits: legal, but worth a word, since questions take the scene's split."""
+    """Warn of scenes whose ``split`` is not their file's: legal, but questions take the scene's split."""
     if not isinstance(file_split, str):
         return
     for split, (count, first) in splits.items():
@@ -580,8 +547,7 @@ def _warn_other_splits(path: str, file_split: Any, splits: dict[str, tuple[int, 
 
 def _index_scenes(reader: _Reader, path: str, vocab: _Vocabulary,
                   parsed: list[dict] | None) -> tuple[array, array, dict]:
-    """Byte ranges of the scenes, and per scene ``split`` (count, first scene) for the warning;
-    each checked scene is appended to ``parsed`` unless it is None."""
+    """Byte ranges of the scenes, and per ``split`` (count, first scene) for the warning."""
     starts, ends = array("q"), array("q")
     splits: dict[str, tuple[int, str]] = {}
     if reader.peek() != "[":

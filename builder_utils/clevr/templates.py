@@ -1,18 +1,7 @@
-"""Loading and validating question templates (the format is described in ``TEMPLATES.md``).
+"""Loading and validating question templates (the format: ``TEMPLATES.md``).
 
-A template set is a folder of ``*.json`` files, each a list of templates. Loading checks every
-template against the functional language of ``metadata.json`` and, when synonyms are given,
-every ``{Word}`` slot of its texts. Problems raise :class:`TemplateError` naming the file, the
-template index and the node, param or text variant at fault, so a typo in a template never
-surfaces as a wrong question much later.
-
->>> from builder_utils.clevr.metadata import load_metadata
-
-For example::
-
-    tset = load_template_set("clevr", load_metadata())
-    tset.templates[0].key
-    # -> 'compare_integer:0'
+Every template is checked at load time, so a typo in one never surfaces as a wrong question
+much later.
 """
 
 from __future__ import annotations
@@ -75,9 +64,8 @@ MAX_TEMPLATE_DEPTH = 64
 
 
 class TemplateError(ValueError):
-    """A template file that cannot be used; the message names the file and the place, e.g.
-    ``one_hop.json: template 2: node 3 (relate_filter_unique): side input '<Q>' is not a param``.
-    """
+    """A template file that cannot be used, e.g. ``one_hop.json: template 2: node 3
+    (relate_filter_unique): side input '<Q>' is not a param``."""
 
 
 @dataclass(frozen=True)
@@ -114,9 +102,8 @@ class Constraint:
 
 @dataclass(frozen=True)
 class Template:
-    """A validated template. ``family`` is its file's stem, ``index`` its position in the file,
-    ``family_index`` its position in the whole set; ``params`` maps name -> type in the order
-    declared; ``answer_type`` is the metadata type of the final node's output.
+    """A validated template (``family``: its file's stem; ``family_index``: its place in the set;
+    ``params``: name -> type, in declared order; ``answer_type``: the last node's output type).
 
     For example::
 
@@ -206,10 +193,6 @@ def load_template_set(
     synonyms: Mapping[str, Any] | None = None,
 ) -> TemplateSet:
     """Load a named set (``"clevr"``, ``"clevr_math"``, ...) or a folder of template files.
-
-    Files load in sorted name order; ``family_index`` counts templates across the whole set.
-
-    >>> from builder_utils.clevr.metadata import load_metadata
 
     For example::
 
@@ -374,8 +357,7 @@ class _Validator:
         return nodes, outputs
 
     def _check_side_types(self, where: str, ntype: str, declared, given: list[str], names: list[str]) -> None:
-        """Side inputs bind to params by type: each given param's type must be a declared
-        side-input type, no type twice; raw functions need every declared type."""
+        """Side inputs bind to params by type: declared types only, none twice; raw functions need all."""
         seen: dict[str, str] = {}
         for name, ptype in zip(names, given):
             if ptype not in declared:
@@ -497,8 +479,7 @@ class _Validator:
 
 
 def slot_synonyms(synonyms: Mapping[str, Any], word: str):
-    """The synonyms of a ``{Word}`` slot: the entry as written, else with its first letter's
-    case flipped (so ``{Remove}`` and ``{remove}`` share one entry); ``None`` if neither.
+    """The synonyms of a ``{Word}`` slot, also under its first letter's other case; ``None`` if none.
 
     >>> slot_synonyms({"remove": ["remove", "take away"]}, "Remove")
     ['remove', 'take away']

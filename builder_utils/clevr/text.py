@@ -1,8 +1,7 @@
 """Turning an instantiated template into question text.
 
-All random choices draw from the scene's ``random.Random`` as :func:`pick` does, with
-``rng.random()`` only, whose sequences are fixed for a given seed across Python versions, so
-the same seed gives the same words everywhere.
+Every draw uses ``rng.random()`` only (:func:`pick`): its sequence is fixed for a seed across
+Python versions, so the same seed gives the same words everywhere.
 
 >>> import random
 >>> realise(["How many <C> <S>s are there?"], {"<C>": "Color", "<S>": "Shape"},
@@ -66,10 +65,7 @@ def realise(
     *,
     agreement: Callable[[str], str] | None = None,
 ) -> str:
-    """Render one question: a random text variant, one synonym draw per param (so a param
-    written twice reads the same), ``{Word}`` slots, ``[optional]`` segments kept with
-    probability 0.5, the "other" rule, article agreement and tidy whitespace. (The generator
-    keeps one :class:`TextPlan` per template instead of calling this.)
+    """Render one question as ``TEMPLATES.md`` says (one synonym draw per param: written twice, it reads the same).
 
     >>> realise(["Is there another <C2> <S2> [that is] the same size as the <C> <S>?"],
     ...         {"<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<S2>": "Shape"},
@@ -80,14 +76,8 @@ def realise(
 
 
 class TextPlan:
-    """A template's text variants prepared once for :func:`realise`: the null word of each param,
-    the param pairs that the "other" rule compares, and each variant cut into a format string
-    whose fields are the drawn words (params, then ``{Word}`` slots with their synonyms' case
-    already set, then ``[optional]`` segments). ``render`` then makes exactly the draws (and
-    the text) that substituting into the variant text in that order would.
-
-    Param names are ``<...>`` placeholders (none inside another, as template validation
-    requires); drawn words are inserted as they are, never read as slots or segments.
+    """A template's text variants cut once into format strings: ``render`` makes exactly the draws
+    and text of :func:`realise`. Drawn words are inserted as they are, never read as slots.
 
     >>> plan = TextPlan(["How many <C> <S>s are there?"], {"<C>": "Color", "<S>": "Shape"}, {})
     >>> plan.render({"<C>": "red", "<S>": None}, random.Random(0))
@@ -106,9 +96,7 @@ class TextPlan:
         self._variants = tuple(_Variant(text, [name for name, _ in self._params], synonyms) for text in self.texts)
 
     def render(self, values: Mapping[str, Any], rng: random.Random) -> str:
-        """One question text for the params' ``values``, drawing from ``rng``: the variant,
-        then one synonym per param (in declared order), per ``{Word}`` slot and per
-        ``[optional]`` segment (kept with probability 0.5), each in text order."""
+        """One question text; draws: the variant, then per param, ``{Word}`` slot and ``[optional]`` segment."""
         rand = rng.random
         synonyms = self.synonyms
         variants = self._variants
@@ -154,9 +142,7 @@ class TextPlan:
 
 
 class _Variant:
-    """One text variant as a format string: fields ``0..P-1`` are the params' words (in
-    declared order), then one per ``{Word}`` slot, then one per ``[optional]`` segment, whose
-    own format string takes the param and slot fields."""
+    """One text variant as a format string: fields for params, ``{Word}`` slots, ``[optional]`` segments."""
 
     __slots__ = ("format", "slots", "optional")
 
@@ -204,10 +190,8 @@ def _escape_braces(literal: str) -> str:
 def number_agreement(
     adjectives: Iterable[str], nouns: Iterable[str], fillers: Iterable[str] = ("more", "other", "extra", "new")
 ) -> Callable[[str], str]:
-    """A text fix-up that makes "1 <adjectives> <noun>s" singular, for templates that write
-    ``<X> <C> <S>s`` with a drawn count: "Add 1 red balls" -> "Add 1 red ball". Only the
-    given attribute words (and a few fillers such as "more") may stand between the number and
-    the noun, so "1 of the red balls" is left alone.
+    """A fix-up making "1 <adjectives> <noun>s" singular: only the given words (and fillers such as
+    "more") may stand between, so "1 of the red balls" is left alone.
 
     >>> fix = number_agreement(["red", "small"], ["ball", "thing"])
     >>> fix("Add 1 small red balls. Remove 1 of the balls. Add 3 balls.")
@@ -242,12 +226,8 @@ def with_post_prompt(question: str, answer_type: str) -> str:
 
 
 def _contrasted_pairs(param_types: Mapping[str, str]) -> tuple[tuple[str, str], ...]:
-    """The param pairs whose different stated values make "other"/"another" redundant (and
-    misleading), so that it is dropped: the two params of an attribute type that has exactly
-    two, in a template describing at most two objects.
-
-    Only templates with at most two params of each attribute type qualify: with three object
-    descriptions it is unclear which two "other" contrasts.
+    """The two params of an attribute type, whose different values make "other" redundant (and
+    misleading), so it is dropped; with three of a type it is unclear which two "other" contrasts.
 
     >>> _contrasted_pairs({"<C>": "Color", "<S>": "Shape", "<C2>": "Color", "<X>": "Integer"})
     (('<C>', '<C2>'),)

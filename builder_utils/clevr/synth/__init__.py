@@ -1,12 +1,6 @@
 """A synthetic CLEVR world: random scene graphs, quick PNG renders and CLEVR_v1.0-shaped folders.
 
 Use it to get CLEVR-format data without the 18 GB download: for tests, demos and benchmarks.
-
-Example:
-    >>> from builder_utils.clevr.synth import generate_scenes, draw_scene
-    >>> scene = generate_scenes(1, seed=0, split="val")[0]
-    >>> draw_scene(scene).size
-    (480, 320)
 """
 
 from .camera import DEFAULT_CAMERA, IMAGE_HEIGHT, IMAGE_WIDTH, Camera

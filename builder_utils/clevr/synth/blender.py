@@ -1,26 +1,8 @@
 """Render synthetic CLEVR scenes with Blender's Cycles, in CLEVR's own look, without importing ``bpy``.
 
 ``bpy`` is GPL-3 and each of its wheels serves one Python only, so the package never imports it:
-the studio lives in a separate program, ``blender_script.py`` (beside this module), run by a
-Blender interpreter in its own long-lived process. This module finds that interpreter, starts one
-process per worker and sends it one JSON line per pass (scene in; PNG out, with the objects'
-``pixel_coords`` from Blender's camera projection): no start-up cost per image.
-
-**Which Blender.** ``--blender PATH`` (``blender=`` in Python), else the environment variable
-``CLEVR_BLENDER``, else ``blender`` on ``PATH``. The path is either a Blender executable (run as
-``blender --background --python blender_script.py -- ...``) or a Python interpreter that imports
-``bpy`` (its file name starts with ``python``; ``pip install bpy==5.0.1`` on Python 3.11). A
-missing or wrong interpreter is one :class:`BlenderUnavailable` line saying what to install.
-
-**Per scene.** The camera and the key / fill / back lights are jittered as CLEVR's renderer
-did (camera +-0.5, lights +-1.0 along each axis), drawn from a stream of the scene's own seed,
-so the scene graph (whose ``directions`` follow the jittered camera) depends on (seed, split,
-index, settings) only. A 1-sample flat-colour object-index pass counts each object's visible
-pixels; a scene with an object under the floor is placed again
-(:func:`builder_utils.clevr.synth.scenes.generate_scene`), then the Cycles image is rendered
-(``samples`` with OpenImageDenoise by default) into a hidden file renamed into place, so a
-half-written PNG never carries an image's name. A pass that fails (crash, error, timeout)
-restarts the process and is tried again, :data:`ATTEMPTS` times in all.
+``blender_script.py`` runs in one long-lived Blender process per worker (no start-up cost per
+image). The passes of a scene: README, "Rendered by Blender".
 """
 
 from __future__ import annotations
@@ -89,9 +71,7 @@ class SceneRenderFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class BlenderSettings:
-    """What a Blender process renders with: image size, Cycles samples (with OpenImageDenoise
-    when ``denoise``), ``device`` (``cpu`` or ``gpu``: OptiX, CUDA or HIP, whichever is there)
-    and CPU threads (0: Blender's choice, every core).
+    """What a Blender process renders with (``device="gpu"``: OptiX, CUDA or HIP; ``threads=0``: every core).
 
     Example:
         >>> BlenderSettings().samples, BlenderSettings(samples=64, denoise=False).denoise
@@ -119,8 +99,7 @@ class BlenderSettings:
 
 
 def blender_command(executable: str | os.PathLike) -> list[str]:
-    """The command line that runs the studio script with ``executable``: a Python that imports
-    ``bpy`` when its file name starts with ``python``, else a Blender executable.
+    """The studio script's command line: ``executable`` is a Python importing ``bpy`` if named ``python*``.
 
     Example:
         >>> blender_command("/opt/blender/blender")[1:4]
@@ -135,8 +114,7 @@ def blender_command(executable: str | os.PathLike) -> list[str]:
 
 
 def find_blender(path: str | os.PathLike | None = None) -> list[str]:
-    """The command line of the Blender interpreter to use: ``path``, else ``$CLEVR_BLENDER``,
-    else ``blender`` on ``PATH``; :class:`BlenderUnavailable` (one line) when there is none.
+    """The command line of ``path``, else ``$CLEVR_BLENDER``, else ``blender`` on ``PATH``.
 
     Example:
         >>> find_blender("/nonexistent/blender")  # doctest: +ELLIPSIS
@@ -163,8 +141,7 @@ def find_blender(path: str | os.PathLike | None = None) -> list[str]:
 
 
 def studio_for(seed: int, split: str, image_index: int) -> dict:
-    """Camera and lights of one scene: CLEVR's jitter drawn from the scene's studio stream
-    (the scene's seed, split and index, and a key of its own), the same on every worker.
+    """Camera and lights of one scene, CLEVR's jitter drawn from the scene's own stream (any worker).
 
     Example:
         >>> studio = studio_for(0, "val", 3)
@@ -183,8 +160,7 @@ def studio_for(seed: int, split: str, image_index: int) -> dict:
 
 
 def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
-    """The pinhole model of a studio's camera (the scene graph's directions and first guess of
-    ``pixel_coords``; Blender's projection replaces the latter).
+    """The pinhole model of a studio's camera (``directions``; Blender's projection gives ``pixel_coords``).
 
     Example:
         >>> studio_camera(studio_for(0, "val", 3), BlenderSettings()).width
@@ -195,8 +171,7 @@ def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
 
 
 class _BlenderProcess:
-    """One Blender process running the studio script: requests on its stdin, replies on a pipe
-    of their own (Blender prints its progress on stdout, kept only as the last lines for errors)."""
+    """One Blender process: requests on stdin, replies on a pipe of their own (stdout is Blender's)."""
 
     def __init__(self, command: list[str], settings: BlenderSettings):
         self.command = command
@@ -297,9 +272,6 @@ class _BlenderProcess:
 class BlenderRenderer:
     """Renders scenes in one Blender process (started on first use, restarted after a failure).
 
-    ``command`` is :func:`find_blender`'s answer. Use it as a context manager, or call
-    :meth:`close`; :func:`renderer_for` keeps one per worker process instead.
-
     Example (prose: it needs Blender)::
 
         with BlenderRenderer(find_blender(), BlenderSettings(samples=8)) as renderer:
@@ -350,9 +322,7 @@ class BlenderRenderer:
         raise SceneRenderFailed(f"{what}: failed {ATTEMPTS} times; last: {failures[-1]}")
 
     def index_map(self, scene: dict, studio: dict, scratch: Path) -> tuple[np.ndarray, list[list]]:
-        """The flat-colour pass as a map of object indices (0: the studio, k + 1: object k), and
-        each object's ``pixel_coords`` from Blender's camera. ``scratch``: a folder for the pass's
-        image, removed again."""
+        """The flat-colour pass as object indices (0: studio, k + 1: object k), and the ``pixel_coords``."""
         from PIL import Image
 
         path = scratch / f".index-{os.getpid()}.png"
@@ -374,9 +344,7 @@ class BlenderRenderer:
 
     def scene_for(self, seed: int, split: str, image_index: int, *, min_pixels_per_object: int,
                   scratch: Path, max_objects: int | None = None) -> dict:
-        """The scene graph of (seed, split, index) as Blender sees it: placed again until every
-        object shows ``min_pixels_per_object`` (in the 480x320 frame) on the index pass, with
-        ``pixel_coords`` from Blender's camera, and the studio it is rendered in under ``"_studio"``."""
+        """The scene graph of (seed, split, index), visible on the index pass; its studio in ``"_studio"``."""
         from .scenes import MAX_OBJECTS, generate_scene
 
         studio = studio_for(seed, split, image_index)
@@ -399,8 +367,7 @@ class BlenderRenderer:
         return scene
 
     def render(self, scene: dict, path: Path) -> None:
-        """Render ``scene`` (from :meth:`scene_for`) to ``path``: written as a hidden file beside
-        it, then renamed, so that ``path`` is complete or absent."""
+        """Render ``scene`` to ``path`` through a hidden file renamed: ``path`` is complete or absent."""
         studio = scene["_studio"]
         partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
         try:
@@ -463,9 +430,8 @@ class BlenderJob:
     min_pixels_per_object: int
 
     def resume_key(self, seed: int) -> str:
-        """A name for what the images of this run are: the seed, the settings (not the device or
-        threads: they change the noise, not the picture) and the studio (this module's lights and
-        the script). A re-run with the same key keeps the images a failed run finished.
+        """A name for the images of this run, kept by a re-run: seed, settings (not device or
+        threads: they change the noise, not the picture) and studio (the lights, the script).
 
         Example:
             >>> job = BlenderJob("/usr/bin/blender", BlenderSettings(), 200)
@@ -488,13 +454,10 @@ FAILED = "_failed"
 
 def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None, progress_dir: str,
                  job: BlenderJob) -> list[dict]:
-    """Scenes ``start..stop-1`` of a split, rendered into ``image_dir`` by this process's Blender
-    (``None``: the scene graphs alone, placed by the object-index pass).
+    """Scenes ``[start, stop)`` rendered into ``image_dir`` (``None``: scene graphs only).
 
-    A scene already finished (its PNG, then its scene graph in ``progress_dir``, both in place)
-    is read back, not rendered again. A scene that failed every attempt comes back as
-    ``{FAILED: message}``, so that the run names every failed scene (and a re-run renders only
-    those and the unfinished ones).
+    A finished scene (PNG and graph in ``progress_dir``) is read back; one that failed comes back
+    as ``{FAILED: message}``, so the run names every failed scene.
     """
     from .scenes import image_filename
     from .visibility import VisibilityError

@@ -1,24 +1,8 @@
 """The CLEVR studio in Blender: run by a Blender interpreter, never imported by the package.
 
-This file imports ``bpy`` (GPL-3), so it is a separate program: the package starts it in its own
-process (:mod:`builder_utils.clevr.synth.blender`) with either of::
-
-    blender --background --factory-startup --python blender_script.py -- --reply-fd N --settings JSON
-    python-with-bpy blender_script.py --reply-fd N --settings JSON
-
-It builds the studio once (floor with a curved backdrop, key / fill / back area lights, the
-camera, the three shapes and the sixteen materials), answers ``ready`` on the reply descriptor,
-then reads one JSON request a line on stdin and answers one JSON line each on the reply
-descriptor (Blender and Cycles print their own chatter on stdout, which is not the protocol):
-
-- ``{"op": "index", "scene": ..., "studio": ..., "png": path}``: a 1-sample flat-colour pass, one
-  shade of red per object (object k in ``R = (k + 1) / index_levels``, the studio black), written to
-  ``png``; answers ``{"pixel_coords": [[x, y, depth], ...]}`` from Blender's camera projection.
-- ``{"op": "render", "scene": ..., "studio": ..., "png": path, "seed": n}``: the Cycles image.
-
-``studio`` places the camera and the lights (the jitter is drawn by the package from the
-scene's seed). The process ends at the end of its input. A request that fails answers
-``{"error": "..."}`` and the process goes on.
+It imports ``bpy`` (GPL-3), so :mod:`builder_utils.clevr.synth.blender` runs it apart: one JSON
+reply line on the reply descriptor (stdout is Blender's chatter) per request line of stdin, ops
+``index`` (object k in red (k + 1) / ``index_levels``) and ``render``; an error reply does not end it.
 """
 
 import json

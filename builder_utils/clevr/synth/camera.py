@@ -1,10 +1,7 @@
 """The fixed pinhole camera of the synthetic CLEVR world.
 
-The camera sits where CLEVR's Blender camera sits (above and behind the scene, looking at the
-origin) with CLEVR's 35 mm lens on a 32 mm sensor, so a 3D position maps to roughly the same
-relative image position as in the real renders. The projection convention follows CLEVR's
-``pixel_coords``: x grows to the right, y grows downwards, depth is the distance along the
-viewing axis.
+Where CLEVR's Blender camera sits, with its 35 mm lens on a 32 mm sensor, so a 3D position maps
+to about the same image position as in the real renders; projections follow ``pixel_coords``.
 """
 
 from __future__ import annotations
@@ -83,9 +80,7 @@ class Camera:
         return out
 
     def project_point(self, point) -> tuple[float, float, float]:
-        """Project one world point to (px, py, depth) in pure Python floats.
-
-        Pure Python on purpose: for a handful of points it is several times faster than numpy.
+        """Project one world point to (px, py, depth): pure Python, several times faster than numpy here.
 
         Example:
             >>> Camera().project_point((0, 0, 0))[2] > 0
@@ -113,10 +108,7 @@ class Camera:
         return self._basis
 
     def directions(self) -> dict[str, list[float]]:
-        """CLEVR's ``directions`` dict: ground-plane unit vectors that agree with the image.
-
-        "right" is the camera's right axis and "behind" the viewing direction, both flattened
-        onto the ground; "left"/"front"/"below" are their opposites.
+        """CLEVR's ``directions``: the camera's right and viewing axes flattened onto the ground.
 
         Example:
             >>> d = Camera().directions()

@@ -1,23 +1,7 @@
 """Write a synthetic CLEVR release shaped like ``CLEVR_v1.0`` (scenes JSON + PNG images).
 
-Layout::
-
-    <out>/scenes/CLEVR_<split>_scenes.json
-    <out>/images/<split>/CLEVR_<split>_NNNNNN.png
-
-Every file goes through :mod:`builder_utils.ownership`: the whole world is written into a
-hidden staging folder inside ``out_dir`` and moved into place at the end, so an interrupted run
-(Ctrl-C, SIGTERM, a full disk) leaves nothing of the new world, and one killed by ``kill -9``
-is finished or removed by the next run. Scenes and
-images depend only on (seed, split, index), so the output is byte-identical for a seed whatever
-``num_proc`` is, and on a Dask cluster (``dask="local"`` or a scheduler address: the workers
-write the images, so ``out_dir`` must be on storage they share).
-
-Data safety: only what synth wrote there before (the folder's record: every file, with its
-size and sha256) is replaced; a file at one of our paths that is not ours is refused unless
-``overwrite`` (:data:`builder_utils.ownership.OVERWRITE_HELP`); nothing is written through a
-symlinked sub-folder; files of our earlier run that the new one does not write are removed
-while unchanged, nothing else.
+Layout, determinism and data safety: README, "Synthetic CLEVR worlds" (a world killed by
+``kill -9`` is finished or removed by the next run).
 """
 
 from __future__ import annotations
@@ -71,8 +55,7 @@ MAX_MIN_PIXELS_PER_OBJECT = 480 * 320
 
 @dataclasses.dataclass(frozen=True)
 class WorldPaths:
-    """The folder ``clevr-math synth`` writes, declared with its role (``--blender``, the other
-    path it reads, is an :class:`ImageOptions` field)."""
+    """The folder ``clevr-math synth`` writes, declared with its role (``--blender`` is in ImageOptions)."""
 
     out: str = option(None, FilePath(), "output folder (created if missing)", group="inputs and outputs",
                       role="output_dir", flag={"required": True})
@@ -80,9 +63,7 @@ class WorldPaths:
 
 @dataclasses.dataclass(frozen=True)
 class ImageOptions:
-    """The images of a synthetic world: their size, CLEVR's visibility floor and the renderer
-    (``renderer="blender"``: Blender's Cycles with ``samples``, on ``device``, run by the
-    interpreter ``blender``; see :mod:`builder_utils.clevr.synth.blender`).
+    """The images of a synthetic world: size, CLEVR's visibility floor and renderer (``pillow``/``blender``).
 
     Example:
         >>> ImageOptions().width, ImageOptions().height, ImageOptions().min_pixels_per_object
@@ -198,8 +179,7 @@ def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None =
 
 
 def _blender_job(images: ImageOptions, num_workers: int, dask: str | None) -> BlenderJob:
-    """The Blender run's settings, its interpreter found and started once here, before anything is
-    written, so that a missing or wrong one is one line (:class:`BlenderUnavailable`)."""
+    """The Blender run's settings, its interpreter started once before anything is written (one error line)."""
     command = find_blender(images.blender)
     local = dask is None or dask == "local"
     # the cores of this machine shared between its workers; on a remote cluster, Blender's choice
@@ -250,20 +230,9 @@ def write_clevr_folder(
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
-    ``num_scenes`` is either one count for every split in ``splits`` or a dict split -> count
-    (then its keys are the splits written). ``render=False`` writes only the scene files.
-    ``num_proc`` worker processes, or ``dask`` (``"local"``: a LocalCluster of ``num_proc``
-    processes; or a scheduler address) render in parallel with the same bytes. Only what synth
-    wrote there (the folder's record) is replaced without ``overwrite``; a user's file beside
-    ours stays. ``images``: the image size and the visibility floor (:class:`ImageOptions`; by default
-    CLEVR's 480x320 and 200 pixels); the scene graphs depend on them, not on ``render``.
-
-    ``images=ImageOptions(renderer="blender")`` renders with Blender's Cycles in CLEVR's look
-    (``samples``, ``device`` ``"cpu"``/``"gpu"``, ``blender``: the interpreter, see
-    :func:`~builder_utils.clevr.synth.blender.find_blender`), one Blender process per worker;
-    its object-index pass places the scenes, so they depend on the renderer. Such a run that
-    fails or is killed is resumed by the same call: the images it finished are kept; a scene
-    that fails every attempt is named (:class:`SceneRenderFailed`).
+    ``num_scenes``: one count per split, or a dict split -> count (its keys are the splits). The
+    scene graphs depend on ``images`` (size, floor; Blender's index pass places its scenes), not
+    on ``render``. A failed or killed Blender run is resumed by the same call.
 
     Example:
         >>> import tempfile
@@ -382,8 +351,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
          reader: str = "") -> int:
     """Entry point: ``python -m builder_utils.clevr.synth --out DIR --num_scenes N --seed S``.
 
-    ``required_splits``: the splits ``reader`` (a builder reading the folder) cannot do without;
-    a world without one of them is still written, with a warning naming the split and the fix.
+    A world without one of ``required_splits`` (of the builder ``reader``) is written, with a warning.
 
     Example:
         >>> import tempfile

@@ -1,16 +1,8 @@
 """A fast Pillow renderer for CLEVR-format scenes (no Blender, no GPU).
 
-It draws what matters for visual question answering, recognisably and in a few milliseconds,
-in a stylised look (not CLEVR's path-traced one): CLEVR's colours, taken as the linear RGB they
-are in CLEVR's ``properties.json`` and shown in sRGB as Blender's view transform shows them;
-shapes whose outline follows the camera projection (so size shrinks with distance and cubes
-show their rotation), objects painted back to front, soft contact shadows, and two materials:
-rubber is matte and flat, metal has high-contrast shading, a specular highlight and a bright
-rim. The image is drawn at twice the size and box-filtered down, which smooths the edges.
-
-:func:`visible_pixels` draws the same outlines, in the same order, as flat object indices
-(CLEVR's flat-colour pass) and counts what each object shows: the visibility rule of
-:mod:`builder_utils.clevr.synth.visibility` is measured on the image's own pixels.
+What it draws and what it does not: README, "Synthetic CLEVR worlds". The image is drawn at twice
+the size and box-filtered down, which smooths the edges; :func:`visible_pixels` draws the same
+outlines as object indices, so visibility is measured on the image's own pixels.
 """
 
 from __future__ import annotations
@@ -71,8 +63,7 @@ def _dot(a, b) -> float:
 
 @lru_cache(maxsize=4)
 def _lighting(camera: Camera) -> tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float]]:
-    """The world light direction, the same in camera coordinates (x right, y up, z to the viewer)
-    and the direction shadows fall on the ground."""
+    """The light direction in world and camera coordinates, and the shadows' direction on the ground."""
     forward, right, up = camera.basis
     toward_camera = _unit((-forward[0], -forward[1], 0.0))
     # light from the upper left of the picture, a little from the camera's side
@@ -84,8 +75,7 @@ def _lighting(camera: Camera) -> tuple[tuple[float, float, float], tuple[float, 
 
 @lru_cache(maxsize=4)
 def _background(camera: Camera, scale: int) -> Image.Image:
-    """The empty studio: a grey floor lit near the centre, which bends up into a backdrop beyond
-    its far edge with no visible seam (as CLEVR's curved backdrop does)."""
+    """The empty studio: a grey floor bending up into a backdrop without a seam, as CLEVR's does."""
     w, h, f = camera.width * scale, camera.height * scale, camera.focal_px * scale
     u = (np.arange(w) + 0.5 - w / 2) / f
     v = (np.arange(h) + 0.5 - h / 2) / f
@@ -120,11 +110,8 @@ def _background(camera: Camera, scale: int) -> Image.Image:
 
 @lru_cache(maxsize=64)
 def _sphere_sprite(camera: Camera, base: tuple[int, int, int], metal: bool) -> Image.Image:
-    """A shaded RGBA ball, SPRITE_SIZE pixels wide, lit like the rest of the scene.
-
-    Spheres look the same from everywhere, so one per-pixel-shaded picture per colour and
-    material, resized per object, gives smooth balls for the cost of a paste.
-    """
+    """A shaded RGBA ball: spheres look the same from everywhere, so one per colour and material,
+    resized per object, gives smooth balls for the cost of a paste."""
     _, (lx, ly, lz), _ = _lighting(camera)
     n = SPRITE_SIZE
     c = (np.arange(n) + 0.5) / n * 2.0 - 1.0
@@ -231,8 +218,7 @@ def _draw_shadow(draw, camera, x, y, r, scale, shadow_dir) -> None:
 
 
 def _convex_hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    """The convex hull of 2-D points, counter-clockwise (Andrew's monotone chain): the outline of
-    a convex solid's projection, which is what a flat pass needs of a cube or a cylinder."""
+    """The convex hull of 2-D points, counter-clockwise: a cube's or cylinder's projected outline."""
     pts = sorted(set(points))
     if len(pts) < 3:
         return pts
@@ -384,11 +370,7 @@ def _draw_objects(image: Image.Image, camera: Camera, objects: list[tuple], scal
 
 
 def draw_scene(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
-    """Render a CLEVR-format scene to a new RGB Pillow image (480x320, CLEVR v1.0's size, with
-    the default camera).
-
-    Objects are placed from their ``3d_coords`` (and ``rotation``) through ``camera``; the
-    scene's own ``pixel_coords`` are not needed, so real CLEVR scenes render too.
+    """Render a CLEVR-format scene to a new RGB image, from ``3d_coords``: real CLEVR scenes render too.
 
     Example:
         >>> from builder_utils.clevr.synth import generate_scenes
@@ -407,9 +389,7 @@ def draw_scene(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
 
 
 def object_index_map(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
-    """CLEVR's flat-colour pass: an L image of the camera's size where each pixel holds the
-    index + 1 of the object :func:`draw_scene` shows there (the same outlines, painted in the
-    same order), 0 where the floor shows. Shadows and highlights are not objects.
+    """CLEVR's flat-colour pass: per pixel the index + 1 of the object :func:`draw_scene` shows, 0 for the floor.
 
     Example:
         >>> import numpy as np
@@ -427,8 +407,7 @@ def object_index_map(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Imag
 
 
 def visible_pixels(scene: dict, camera: Camera = DEFAULT_CAMERA) -> list[int]:
-    """How many pixels of the image each object of ``scene`` shows (:func:`object_index_map`),
-    in the scene's order: the counter of the visibility rule for this renderer.
+    """How many pixels each object of ``scene`` shows: this renderer's counter for the visibility rule.
 
     Example:
         >>> from builder_utils.clevr.synth import generate_scene
@@ -466,13 +445,11 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def encode_png(image: Image.Image) -> bytes:
-    """The PNG bytes of ``image``: 8-bit L, RGB or RGBA rows left unfiltered (filter type 0) in
-    one zlib stream at :data:`PNG_COMPRESS_LEVEL`; other modes go through Pillow.
+    """The PNG bytes of ``image``: L, RGB or RGBA rows unfiltered; other modes go through Pillow.
 
-    Why not Pillow's encoder: it tries the five PNG filters on every row (adaptive filtering),
-    which costs more than the deflate itself; on rendered scenes (a smooth floor, flat shapes)
-    unfiltered rows deflate as small and in half the time (about 1.5 ms instead of 3.3 ms).
-    The pixels are the same; the bytes depend only on them and zlib.
+    Pillow tries the five PNG filters on every row, which costs more than the deflate; rendered
+    scenes deflate as small unfiltered, in half the time (about 1.5 ms instead of 3.3 ms). The
+    bytes depend only on the pixels and zlib.
 
     Example:
         >>> import io
@@ -494,8 +471,7 @@ def encode_png(image: Image.Image) -> bytes:
 
 
 def write_png_atomic(image: Image.Image, path: Path) -> None:
-    """Save ``image`` as PNG (:func:`encode_png`) at ``path`` via a temporary file and a rename
-    (no half-written PNGs).
+    """Save ``image`` as PNG at ``path`` through a temporary file and a rename.
 
     Example:
         >>> import tempfile

@@ -1,14 +1,8 @@
 """Random CLEVR scene graphs in the exact format of the official ``CLEVR_<split>_scenes.json``.
 
-Placement follows the rules CLEVR's renderer used: 3 to 10 objects (up to
-``MAX_WORLD_OBJECTS`` on request, placed a little closer) on the ground plane within
-[-3, 3] x [-3, 3], at least ``MIN_GAP`` between object surfaces, and at least ``MARGIN`` apart
-along the left/right and front/behind axes so that every spatial relation is unambiguous. A
-scene whose objects cannot be placed is redrawn, and so is one where an object shows fewer
-pixels than CLEVR's visibility floor (:mod:`builder_utils.clevr.synth.visibility`).
-
-Every scene draws from its own generator, seeded from ``(seed, split, image_index)``, so scene
-k is the same whatever the number of scenes asked for and whichever worker process makes it.
+Placement follows CLEVR's renderer: objects within [-3, 3] x [-3, 3], ``MIN_GAP`` between
+surfaces and ``MARGIN`` apart along both axes so that every spatial relation is unambiguous.
+Scene k draws from its own generator, the same whatever the number of scenes or the worker.
 """
 
 from __future__ import annotations
@@ -133,11 +127,7 @@ def _place(rng: np.random.Generator, radii: list[float], axes: np.ndarray) -> li
 
 def scene_candidates(seed: int, split: str, image_index: int, camera: Camera = DEFAULT_CAMERA, *,
                      max_objects: int = MAX_OBJECTS, colour_of_shape: dict[str, str] | None = None) -> Iterator[dict]:
-    """Successive placements of one scene, endless, all drawn from the scene's own generator:
-    the object count is drawn once, then each candidate draws sizes, positions (free spots on
-    the floor, redrawn until they fit), colours, materials, shapes and rotations. The
-    visibility rule (:func:`~builder_utils.clevr.synth.visibility.place_visible`) keeps the
-    first one whose every object shows enough pixels.
+    """Endless placements of one scene from its own generator, for the visibility rule to pick from.
 
     Example:
         >>> from itertools import islice
@@ -205,15 +195,10 @@ def generate_scene(seed: int, split: str, image_index: int, camera: Camera = DEF
                    max_objects: int = MAX_OBJECTS, colour_of_shape: dict[str, str] | None = None,
                    min_pixels_per_object: int = DEFAULT_MIN_PIXELS_PER_OBJECT,
                    count_pixels: PixelCounter | None = None) -> dict:
-    """One random scene in the official CLEVR scene format: ``MIN_OBJECTS`` to ``max_objects``
-    objects (at most :data:`MAX_WORLD_OBJECTS`), every one showing at least
-    ``min_pixels_per_object`` pixels (in the 480x320 frame, scaled to ``camera``'s image; 0: no
-    check), as CLEVR's renderer required. ``count_pixels`` (``scene -> visible pixels per
-    object``) measures them; by default the Pillow renderer's object-index pass through
-    ``camera``. A scene that fails is placed again from its own generator (at most
-    :data:`~builder_utils.clevr.synth.visibility.MAX_VISIBILITY_RETRIES` times).
-    ``colour_of_shape`` paints every object of a shape in one colour (a confounder); the random
-    draws are the same with or without it.
+    """One random scene in the official CLEVR scene format, every object visible by CLEVR's rule.
+
+    ``count_pixels`` defaults to the Pillow renderer's index pass. ``colour_of_shape`` (a
+    confounder) leaves the random draws unchanged.
 
     Example:
         >>> scene = generate_scene(0, "val", 5)

@@ -1,16 +1,8 @@
-"""CLEVR's visibility rule, whatever the renderer: every object shows enough pixels, or the scene
-is placed again.
+"""CLEVR's visibility rule, whatever the renderer: every object shows enough pixels, or placed again.
 
-CLEVR's renderer drew a flat-colour pass (one colour per object, no shading), counted each
-object's pixels, and placed the whole scene again when one object had fewer than
-``--min_pixels_per_object`` (200 in its 480x320 frame). This module holds that rule without the
-drawing: a renderer supplies a callable ``scene -> visible pixels of each object`` (the Pillow
-renderer counts on its own object-index pass; a Blender renderer counts in its own process), and
-:func:`place_visible` keeps the first candidate scene that meets the floor.
-
-The candidates come from one scene's own random generator, drawn on after each rejected
-placement, so the scene kept is a function of (seed, split, index, settings) only: never of the
-number of workers, nor of which worker made it.
+The rule without the drawing: a renderer supplies ``scene -> visible pixels of each object``.
+Candidates come from the scene's own generator, so the scene kept depends on (seed, split, index,
+settings) only, never on the workers.
 """
 
 from __future__ import annotations
@@ -37,8 +29,7 @@ class VisibilityError(RuntimeError):
 
 
 def min_pixels_for(width: int, height: int, min_pixels_per_object: int = DEFAULT_MIN_PIXELS_PER_OBJECT) -> int:
-    """The floor for an image of ``width`` x ``height``: ``min_pixels_per_object`` is given in the
-    480x320 frame and scales with the image's area (rounded up).
+    """The floor for an image of ``width`` x ``height``, scaled from the 480x320 frame by area.
 
     Example:
         >>> min_pixels_for(480, 320), min_pixels_for(320, 240), min_pixels_for(960, 640)
@@ -54,8 +45,7 @@ def min_pixels_for(width: int, height: int, min_pixels_per_object: int = DEFAULT
 
 
 def count_visible_pixels(index_map, num_objects: int) -> list[int]:
-    """Each object's pixels in an object-index map: 0 is the background, ``k + 1`` is object
-    ``k`` (as the scene lists it); values above ``num_objects`` are ignored.
+    """Each object's pixels in an object-index map (0: background, ``k + 1``: object ``k``, larger: ignored).
 
     Example:
         >>> count_visible_pixels(np.array([[0, 1, 1], [2, 1, 0]], dtype=np.uint8), 3)
@@ -77,14 +67,8 @@ def under_floor(counts: Sequence[int], min_pixels: int) -> list[int]:
 
 def place_visible(candidates: Iterable[dict], count_pixels: PixelCounter, min_pixels: int, *,
                   max_retries: int = MAX_VISIBILITY_RETRIES, name: str = "scene") -> dict:
-    """The first of ``candidates`` whose every object shows at least ``min_pixels`` pixels by
-    ``count_pixels`` (``scene -> one count per object``), trying at most ``1 + max_retries``
-    candidates; :class:`VisibilityError` (naming ``name``) when none does. ``min_pixels`` 0 keeps
-    the first candidate without counting, as CLEVR's ``--min_pixels_per_object 0`` does.
-
-    ``candidates`` should be successive placements drawn from one scene's own generator (see
-    :func:`builder_utils.clevr.synth.scenes.scene_candidates`), so the result depends on the seed
-    and the settings only.
+    """The first of ``candidates`` (at most ``1 + max_retries``) whose every object shows
+    ``min_pixels``; ``min_pixels`` 0 keeps the first uncounted, as CLEVR's 0 does.
 
     Example:
         >>> scenes = ({"objects": [{}, {}], "try": k} for k in range(10))

@@ -1,10 +1,7 @@
 """CLEVR's object vocabulary with the rendering facts the synthetic world needs.
 
-The attribute values come from ``builder_utils/clevr/metadata.json`` (``types``, read by the
-shared :func:`builder_utils.clevr.metadata.load_metadata`) when that file exists, so there is one
-source of truth; otherwise from the constants below. Values are always used in sorted order, so
-the random draws (and thus the generated scenes) do not depend on the order in which a file
-happens to list them.
+Values come from ``metadata.json`` when it exists (one source of truth), else the constants
+below; always sorted, so the draws do not depend on the order a file lists them in.
 """
 
 from __future__ import annotations
