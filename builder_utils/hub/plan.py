@@ -172,7 +172,6 @@ def _listed_media(splits: Mapping[str, datasets.Dataset], column: str | None, si
                 samples = clip.to_numpy(zero_copy_only=False)
                 distinct[hashlib.sha256(memoryview(samples)).hexdigest()] = clip.nbytes
     return text, files
-    return text, files
 
 
 def plan_export(
