@@ -1,13 +1,6 @@
-"""The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`.
-
-``process_results`` scores each question with the spec that ``clevr-math evaluate`` and the
-rewards use (integer extraction), so the harness, the command and the rewards agree. Each
-metric's record carries ``score`` and ``image_filename``, the tasks' ``cluster_key``: a CLEVR
-image has about 8 questions, and lmms-eval 0.6+ reports standard errors clustered by image.
-Chat models get :func:`clevr_math_doc_to_messages`: the image, then the text. ``unparseable``
-aggregates with :func:`~builder_utils.evaluation.lmms.mean_score`.
-
-Importing this module imports neither ``datasets`` nor the builder.
+"""The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`
+(scoring, clustering by image, chat models: builder_utils/evaluation/README.md, lmms-eval section).
+Importing it imports neither ``datasets`` nor the builder.
 
 Example:
     >>> doc = {"question_id": "q1", "question": "Add 2 cubes. How many cubes are there?", "label": 5,
@@ -74,8 +67,7 @@ def _category(value) -> str:
 
 
 def clevr_math_process_results(doc: dict, results: list) -> dict:
-    """Per metric, the question's record: ``score`` (1.0 right / 0.0; for ``unparseable``, 1.0
-    when no integer could be read), ``image_filename`` (the cluster key) and the category.
+    """Per metric, the question's record: ``score``, ``image_filename`` (the cluster key) and the category.
 
     Example:
         >>> doc = {"question_id": "q", "label": 0, "category": 5, "template": "subtraction-multihop",
