@@ -79,6 +79,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     ``num_proc`` works on shards of ``reset_counts_every`` scenes (the balancing window, so any number
     of processes gives the same rows): a smaller split builds in one process, with a warning.
 
+    Example:
         >>> ClevrMath(config_name="general", data_dir="CLEVR_v1.0", sed=1)
         Traceback (most recent call last):
         ...

@@ -47,8 +47,7 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
         3
     """
 
-    # Declared options (builder_utils.options): each is checked, has its --NAME flag in every
-    # command that builds the dataset, and is part of the cache key (content()).
+    # Declared options: each is checked, has its --NAME flag wherever the dataset is built, and keys the cache.
     template_set: str = option(
         "clevr_math", _TemplateSet(), group=None, builder=True,
         help=f"template set: {' or '.join(CLEVR_MATH_TEMPLATE_SETS)}, or a folder of template files")

@@ -1,8 +1,5 @@
-"""How hard a stream's problems are (:class:`Difficulty`), and how that changes with training
-(:class:`Curriculum`, :class:`AdaptiveCurriculum`); README, "A stream of fresh problems".
-
-Each knob is declared once with :func:`builder_utils.options.option`: the keyword arguments of
-:func:`clevr_math.stream`, the ``clevr-math export`` flags and the checks all come from it.
+"""How hard a stream's problems are (:class:`Difficulty`), and how that changes with training (README,
+"A stream of fresh problems"). Each knob is one ``option``: stream keywords, export flags and checks.
 
 >>> Difficulty(num_operations=9)
 Traceback (most recent call last):
@@ -52,8 +49,6 @@ def _paper_templates() -> tuple[tuple[str, str, int], ...]:
 class Difficulty:
     """One difficulty level of a stream (the knobs: their ``option`` help, and the README's table).
 
-    >>> Difficulty().templates()[0][1:]
-    ('clevr_math', None)
     >>> Difficulty(adversarial=0.5, categories="adversarial,insertion").templates()[0][0]
     0.5
     >>> Difficulty(num_operations=3, adversarial=0.2)
@@ -143,8 +138,7 @@ def difficulty_fields() -> tuple[str, ...]:
 
 
 class Curriculum:
-    """Difficulty as a function of the step: ``schedule`` lists ``(threshold, difficulty)`` pairs,
-    thresholds rising from 0; the last threshold reached is in force.
+    """Difficulty as a function of the step: ``(threshold, difficulty)`` pairs, thresholds rising from 0.
 
     ``by="problems"`` counts each shard's own problems instead of the training loop's ``step``:
     DataLoader workers iterate a copy of the stream and never see ``step`` move.
@@ -206,8 +200,7 @@ class Curriculum:
         return self.levels[self.level(problems, step=step)]
 
     def trainer_callback(self):
-        """A ``transformers.TrainerCallback`` setting :attr:`step` to ``state.global_step`` (also at the
-        start of training, so a resumed run starts at its step).
+        """A ``transformers.TrainerCallback`` setting :attr:`step` to ``state.global_step`` (at train begin too).
 
         Example (needs transformers)::
 

@@ -2,12 +2,8 @@
 reward is ``evaluate``'s accuracy (builder_utils/evaluation/README.md, "Training rewards").
 
 Example:
-    >>> accuracy_reward(["<think>5 - 2</think><answer>3</answer>", "There are four."], answer=["3", "3"])
-    [1.0, 0.0]
     >>> format_reward(["<think>5 - 2</think><answer>3</answer>", "3"])
     [1.0, 0.0]
-    >>> compute_score("clevr_math", "So the answer is \\\\boxed{3}.", "3")
-    1.0
 """
 
 from __future__ import annotations

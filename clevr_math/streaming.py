@@ -1,10 +1,8 @@
 """CLEVR-Math as a stream of fresh, verified problems: :func:`stream` (README, "A stream of fresh problems").
 
-The layout every guarantee follows from: ``num_shards`` gen_kwargs shards, so ranks and DataLoader
-workers get whole shards; shard ``i`` reads blocks ``i, i + num_shards, ...`` of :data:`SCENES_PER_BLOCK`
-scenes, each block drawing from a seed of (seed, split, block) with answer balancing restarted, so
-a block is the same whoever computes it. ``state_dict()`` is (shard, block, problems passed in it,
-each scene's level): a resume regenerates that one block's questions, without rendering.
+Every guarantee follows from the layout (README, "Determinism and resume"): each block of
+:data:`SCENES_PER_BLOCK` scenes draws from a seed of (seed, split, block) with answer balancing
+restarted, so a block is the same whoever computes it, and a resume regenerates one block.
 
 >>> ds = stream(seed=0, num_questions=3, num_shards=1)
 >>> [row["answer"] == str(row["label"]) for row in ds]

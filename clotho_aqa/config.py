@@ -1,7 +1,6 @@
 """The configurations of the Clotho-AQA builder: one per labelling in use (README, "Configurations and columns").
 
-Options are checked in ``__post_init__`` and again by :meth:`ClothoAQAConfig.validate`, since
-``datasets`` sets keyword overrides with ``setattr`` afterwards.
+Checked in ``__post_init__`` and again by :meth:`ClothoAQAConfig.validate`: ``datasets`` sets overrides by ``setattr``.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ from builder_utils.options import MAX_SEED, Choice, Flag, Integer, option
 from builder_utils.splits.settings import ANNEAL_ROUNDS
 
 SPLIT_STRATEGIES = ("official", "recomputed")
-#: The fields that decide the rows (they key the cache).
 # The maxima: 50 times the paper's 2,000 candidates (each candidate is one split of the ~2,000
 # clips, searched one at a time, so memory does not grow with them), and 1,000 times the default
 # rounds of the local search: generous, and a run that still ends.
@@ -20,6 +19,7 @@ MAX_REFINE_ROUNDS = 10**6
 # 44.1 kHz is 100 MB (Clotho's clips are 15 to 30 s).
 MAX_FILES = 100_000
 MAX_DURATION = 600.0
+#: The fields that decide the rows (they key the cache).
 CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "refine_rounds", "skip_missing_audio")
 
 

@@ -1,11 +1,7 @@
-"""Reading and validating the official Clotho-AQA release (Zenodo record 6473207): one reader and
-one set of error messages for the builder, the CLI and the tests.
+"""Reading and validating the official Clotho-AQA release (Zenodo record 6473207): one reader, one set of errors.
 
-Quirks handled on purpose (README, "Options and checks"): annotator rows grouped by position (one
-train clip asks a question twice); ``&#39;``/``&amp;`` kept in file names (the audio files carry
-them too); ``_``/``.`` spellings resolved against the files that exist; answers spelt one way (an
-edited CSV's ``Yes `` would otherwise turn a yes/no question into a single-word one); UTF-8 only,
-so upstream mojibake stays as is.
+The release's quirks are handled on purpose (README, "Options and checks"); ``&#39;``/``&amp;`` stay in
+file names because the audio files carry them too, and text is UTF-8 only, so upstream mojibake stays.
 """
 
 from __future__ import annotations

@@ -6,11 +6,6 @@ Without an ``answer_type`` column, a question whose answers are all yes/no is a 
 Example:
     >>> accuracy_reward(["<answer>yes</answer>", "No."], answers=[["yes", "yes", "no"], ["yes", "no", "no"]])
     [1.0, 1.0]
-    >>> any_of_3 = make_accuracy_reward(labelling="any_of_3")
-    >>> any_of_3.__name__, any_of_3(["<answer>water</answer>"], answers=[["rain", "water", "rain"]])
-    ('accuracy_reward_any_of_3', [1.0])
-    >>> compute_score("clotho_aqa", "<think>drops</think><answer>rain</answer>", ["rain", "rain", "water"])
-    1.0
 """
 
 from __future__ import annotations
@@ -55,8 +50,6 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
         >>> reward = make_accuracy_reward("unanimous")
         >>> reward.__name__, reward(["yes", "yes"], answers=[["yes"] * 3, ["yes", "no", "yes"]])
         ('accuracy_reward_unanimous', [1.0, None])
-        >>> accuracy_reward(["It is metal."], answers=[["metal", "metal", "wood"]])
-        [1.0]
     """
     if labelling not in RULES:
         raise ValueError(f"unknown labelling {labelling!r}; valid: {', '.join(RULES)}")

@@ -1,9 +1,7 @@
 """A small synthetic Clotho-AQA release in the official layout, for tests and the demo (our own questions).
 
-Formats as Zenodo record 6473207's (UTF-8, LF, minimal quoting; the metadata CSV with a leading
-unnamed index column; one WAV more than the CSVs use). ``quirks=True`` adds the official quirks
-that :mod:`clotho_aqa.release` handles (names, spellings, a question asked twice, capitalised
-confidences, mojibake).
+Formats as Zenodo record 6473207's (UTF-8, LF, minimal quoting, an unnamed index column in the metadata
+CSV, one WAV more than the CSVs use); ``quirks=True`` adds the official quirks :mod:`clotho_aqa.release` handles.
 """
 
 from __future__ import annotations
@@ -144,9 +142,8 @@ def write_synthetic_release(
 ) -> SyntheticRelease:
     """Write a synthetic release of ``num_files`` clips (split about 60/20/20) into ``out_dir``.
 
-    Each clip gets 6 questions (4 yes/no, 2 single-word); every validation/test answer also occurs in
-    train, and the answers cover unanimous, 2-of-3 and all-different cases. Written through
-    :mod:`builder_utils.ownership` (staged, then moved into place).
+    Each clip: 4 yes/no and 2 single-word questions; every validation/test answer also occurs in train.
+    Written through :mod:`builder_utils.ownership` (staged, then moved into place).
 
     Example:
         >>> import os, tempfile

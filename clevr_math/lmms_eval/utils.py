@@ -1,16 +1,6 @@
 """The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`
 (scoring, clustering by image, chat models: builder_utils/evaluation/README.md, lmms-eval section).
 Importing it imports neither ``datasets`` nor the builder.
-
-Example:
-    >>> doc = {"question_id": "q1", "question": "Add 2 cubes. How many cubes are there?", "label": 5,
-    ...        "category": 2, "template": "addition", "template_index": 1, "num_operations": 1,
-    ...        "image_filename": "CLEVR_val_000001.png"}
-    >>> clevr_math_doc_to_text(doc, {"pre_prompt": "", "post_prompt": " Answer with a number."})
-    'Add 2 cubes. How many cubes are there? Answer with a number.'
-    >>> record = clevr_math_process_results(doc, ["There are \\\\boxed{5} cubes."])["accuracy"]
-    >>> record["score"], record["image_filename"], clevr_math_accuracy([record])
-    (1.0, 'CLEVR_val_000001.png', 1.0)
 """
 
 from __future__ import annotations

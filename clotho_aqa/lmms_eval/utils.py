@@ -1,16 +1,11 @@
 """The ``!function`` entries of the Clotho-AQA lmms-eval task, on :data:`clotho_aqa.scoring.SPEC`
 (scoring, clustering by clip and audio: builder_utils/evaluation/README.md, lmms-eval section).
 
-A question without a target under a labelling (single-word for the yes/no metrics, no majority) has
-no ``score`` there; a single-word answer is read against the spec's shipped vocabulary, so a
-question scored alone needs no other question.
+A question without a target under a labelling (e.g. no majority) has no ``score`` there.
 
-Example:
-    >>> doc = {"question_id": "a.wav#0", "question": "Is it raining?", "answers": ["yes", "yes", "no"],
-    ...        "answer_type": "yes_no", "file_name": "a.wav"}
-    >>> clotho_aqa_doc_to_text(doc, {"pre_prompt": "", "yes_no_post_prompt": " Answer yes or no."})
-    'Is it raining? Answer yes or no.'
-    >>> records = clotho_aqa_process_results(doc, ["Yes, it is."])
+Example (``unfiltered``: the share of the 3 annotator answers matched):
+    >>> records = clotho_aqa_process_results({"question_id": "a.wav#0", "question": "Is it raining?",
+    ...     "answers": ["yes", "yes", "no"], "answer_type": "yes_no", "file_name": "a.wav"}, ["Yes, it is."])
     >>> mean_score([records["yes_no_majority"]]), mean_score([records["yes_no_unfiltered"]])
     (1.0, 0.6666666666666666)
 """
