@@ -1,7 +1,6 @@
 """The typed configuration of the CLEVR-Math builder and its predefined configurations (README, "Options").
 
-Checked in ``__post_init__`` and again by :meth:`ClevrMathConfig.validate`: ``datasets`` sets keyword
-overrides with ``setattr``, which skips ``__post_init__``.
+Checked in ``__post_init__`` and again by :meth:`ClevrMathConfig.validate`: ``datasets`` sets overrides by ``setattr``.
 """
 
 from __future__ import annotations

@@ -204,8 +204,7 @@ class Curriculum:
 
         Example (needs transformers)::
 
-            trainer = GRPOTrainer(..., train_dataset=clevr_math.stream(curriculum=c),
-                                  callbacks=[c.trainer_callback()])
+            trainer = GRPOTrainer(..., train_dataset=clevr_math.stream(curriculum=c), callbacks=[c.trainer_callback()])
         """
         from transformers import TrainerCallback
 
@@ -234,8 +233,8 @@ MAX_WINDOW = 100_000
 
 
 class AdaptiveCurriculum(Curriculum):
-    """Difficulty that follows the model: up a level when the mean of a reward over the last ``window``
-    logged steps reaches ``raise_above``, down when it falls to ``lower_below`` (None: never).
+    """Difficulty that follows the model: up when a reward's mean over ``window`` logged steps reaches
+    ``raise_above``, down when it falls to ``lower_below`` (None: never).
 
     ``delay`` logged steps after a change are not counted: Accelerate's loader reads one batch
     ahead, so a level set at the end of step s is trained on from step s + 2.

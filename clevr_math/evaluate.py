@@ -31,8 +31,7 @@ def read_questions(dataset, config: str = "") -> list[Question]:
 
     Example::
 
-        read_questions(load_exported("hub", "general")["test"])[0].keys["template"]
-        # -> 'adversarial[1]'
+        read_questions(load_exported("hub", "general")["test"])[0].keys["template"]   # -> 'adversarial[1]'
     """
     names = dataset.features["category"].names
     has_program = "program" in dataset.column_names

@@ -1,8 +1,8 @@
 """Reading the originally released CLEVR-Math question files (``clevr-math-{train,val,test}.json``).
 
-As the public generator wrote them: ``template_filename`` with ``.json``, ``question_family_index``
-counted per template file, answers as strings or integers, program nodes in either spelling. Rows
-get the regenerated rows' features, so published numbers are reproduced by the same evaluation code.
+As the public generator wrote them (``.json`` template names, family indices per template file, answers
+as strings or integers, either program spelling); rows get the regenerated rows' features, so published
+numbers are reproduced by the same evaluation code.
 """
 
 from __future__ import annotations

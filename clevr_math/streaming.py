@@ -1,8 +1,7 @@
 """CLEVR-Math as a stream of fresh, verified problems: :func:`stream` (README, "A stream of fresh problems").
 
-Every guarantee follows from the layout (README, "Determinism and resume"): each block of
-:data:`SCENES_PER_BLOCK` scenes draws from a seed of (seed, split, block) with answer balancing
-restarted, so a block is the same whoever computes it, and a resume regenerates one block.
+Every guarantee follows from the layout (README, "Determinism and resume"): a block of :data:`SCENES_PER_BLOCK`
+scenes draws from a seed of (seed, split, block), balancing restarted: the same whoever computes it.
 
 >>> ds = stream(seed=0, num_questions=3, num_shards=1)
 >>> [row["answer"] == str(row["label"]) for row in ds]

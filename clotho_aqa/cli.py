@@ -90,8 +90,7 @@ def compute_split_file(
 ) -> dict:
     """Recompute the 60/20/20 split of a release's clips and write ``file_name,split`` rows.
 
-    Only the QA CSVs are read. The outputs go through :mod:`builder_utils.ownership` (refused before
-    any work when they overlap); search options None: the builder's defaults. Returns the report.
+    Only the QA CSVs are read; outputs go through :mod:`builder_utils.ownership`. Returns the report.
 
     Example:
         >>> import os, tempfile

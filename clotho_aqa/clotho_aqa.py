@@ -1,9 +1,8 @@
 """The Clotho-AQA builder: the official release under every labelling in use (clotho_aqa/README.md).
 
-An ``ArrowBasedBuilder`` on purpose: ``datasets`` 5.x imports torch and torchcodec as soon as a
-``GeneratorBasedBuilder`` writes an ``Audio`` column; Arrow tables cast to the features need neither.
-It doubles as the ``datasets`` < 4 loading script, so it imports only installed packages, absolutely,
-and never looks for files beside itself (a loading script is copied alone into a modules cache).
+An ``ArrowBasedBuilder`` on purpose: a ``GeneratorBasedBuilder`` writing an ``Audio`` column imports torch
+and torchcodec under ``datasets`` 5.x. It doubles as the < 4 loading script, copied alone into a modules
+cache: so it imports only installed packages, absolutely, and never looks for files beside itself.
 """
 
 import logging

@@ -30,8 +30,7 @@ def read_questions(dataset, config: str) -> list[Question]:
 
     Example::
 
-        read_questions(load_exported("hub", "questions")["test"], "questions")[0].kind
-        # -> 'yes_no'
+        read_questions(load_exported("hub", "questions")["test"], "questions")[0].kind   # -> 'yes_no'
     """
     from clotho_aqa.config import registered  # the dataset is read: datasets is imported already
 

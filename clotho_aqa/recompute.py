@@ -1,7 +1,7 @@
 """The recomputed 60/20/20 split: one rule for ``clotho-aqa splits`` and ``split_strategy="recomputed"``.
 
-Every clip the QA tables name takes part, WAV present or not: ``skip_missing_audio`` drops clips
-*after* the split is chosen, so the others stay where ``clotho-aqa splits`` puts them.
+Every clip the QA tables name takes part, WAV or not: ``skip_missing_audio`` drops clips *after* the
+split, so the others stay where ``clotho-aqa splits`` puts them.
 """
 
 from __future__ import annotations

@@ -425,8 +425,7 @@ def load_release(
 ) -> Release:
     """Read and cross-check a release: QA tables, audio folder and optional metadata.
 
-    Missing audio raises :class:`MissingAudioError` unless ``skip_missing_audio`` (their questions
-    dropped, with a warning); ``check_audio`` reads every used clip's header (:func:`check_clips`).
+    Missing audio raises :class:`MissingAudioError` unless ``skip_missing_audio`` (questions dropped, warned).
 
     Example:
         >>> import os, tempfile

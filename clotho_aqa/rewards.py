@@ -1,8 +1,6 @@
 """Training rewards for Clotho-AQA (TRL, verl) on :data:`clotho_aqa.scoring.SPEC`: under one labelling,
 the mean accuracy reward is ``evaluate``'s accuracy (builder_utils/evaluation/README.md, "Training rewards").
 
-Without an ``answer_type`` column, a question whose answers are all yes/no is a yes/no question.
-
 Example:
     >>> accuracy_reward(["<answer>yes</answer>", "No."], answers=[["yes", "yes", "no"], ["yes", "no", "no"]])
     [1.0, 1.0]
@@ -44,7 +42,8 @@ def _column(values: Sequence | None, count: int) -> Sequence:
 def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str] | None = None,
                          name: str | None = None) -> Callable[..., list[float | None]]:
     """A TRL accuracy reward under ``labelling`` (a key of :data:`clotho_aqa.scoring.RULES`), named
-    ``accuracy_reward`` (majority) or ``accuracy_reward_<labelling>``; ``vocabulary`` replaces the release's words.
+    ``accuracy_reward`` (majority) or ``accuracy_reward_<labelling>``; ``vocabulary``: another release's words.
+    Without an ``answer_type`` column, a question whose answers are all yes/no is a yes/no question.
 
     Example:
         >>> reward = make_accuracy_reward("unanimous")

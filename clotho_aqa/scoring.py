@@ -1,6 +1,5 @@
-"""How Clotho-AQA is scored, as data: :data:`SPEC` and its labellings (:data:`RULES`,
-:func:`labelling`, each configuration's :func:`headline`), shared by ``clotho-aqa evaluate``, the
-rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no report code.
+"""How Clotho-AQA is scored, as data: :data:`SPEC` and its labellings, shared by ``clotho-aqa evaluate``,
+the rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no report code.
 
 Example:
     >>> SPEC.reward(aqa_question("q", "Is it raining?", ["yes", "no", "yes"], "yes_no"), "Yes.", labelling("majority"))

@@ -1,7 +1,6 @@
 """A small synthetic Clotho-AQA release in the official layout, for tests and the demo (our own questions).
 
-Formats as Zenodo record 6473207's (UTF-8, LF, minimal quoting, an unnamed index column in the metadata
-CSV, one WAV more than the CSVs use); ``quirks=True`` adds the official quirks :mod:`clotho_aqa.release` handles.
+Formats as Zenodo record 6473207's, one WAV more than the CSVs use; ``quirks=True`` adds the official quirks.
 """
 
 from __future__ import annotations
@@ -143,7 +142,6 @@ def write_synthetic_release(
     """Write a synthetic release of ``num_files`` clips (split about 60/20/20) into ``out_dir``.
 
     Each clip: 4 yes/no and 2 single-word questions; every validation/test answer also occurs in train.
-    Written through :mod:`builder_utils.ownership` (staged, then moved into place).
 
     Example:
         >>> import os, tempfile

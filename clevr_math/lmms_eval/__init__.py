@@ -1,7 +1,6 @@
 """lmms-eval tasks for CLEVR-Math: ``clevr_math_general`` and ``clevr_math_multihop`` (tag ``ccqa_clevr_math``).
 
-Tags start with ``ccqa_`` so that none is a task or group lmms-eval ships; :func:`write_tasks` writes
-a copy that reads your export (builder_utils/evaluation/README.md, lmms-eval section).
+Tags start with ``ccqa_``, so none is a task or group lmms-eval ships (builder_utils/evaluation/README.md).
 """
 
 from __future__ import annotations

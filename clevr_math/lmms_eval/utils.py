@@ -1,6 +1,5 @@
 """The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`
-(scoring, clustering by image, chat models: builder_utils/evaluation/README.md, lmms-eval section).
-Importing it imports neither ``datasets`` nor the builder.
+(builder_utils/evaluation/README.md, lmms-eval section); it imports neither ``datasets`` nor the builder.
 """
 
 from __future__ import annotations

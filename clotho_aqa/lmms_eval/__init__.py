@@ -1,7 +1,6 @@
 """lmms-eval task for Clotho-AQA: ``clotho_aqa_questions`` (tag ``ccqa_clotho_aqa``), every labelling at once.
 
-The tag is not ``clotho_aqa``: that is lmms-eval's own group, which wins ``--tasks clotho_aqa``.
-:func:`write_tasks` writes a copy that reads your export (builder_utils/evaluation/README.md, lmms-eval section).
+The tag is not ``clotho_aqa``: lmms-eval's own group of that name wins ``--tasks clotho_aqa`` (evaluation README).
 """
 
 from __future__ import annotations

@@ -40,8 +40,7 @@ def clotho_aqa_process_docs(dataset):
 
     Example::
 
-        clotho_aqa_process_docs(load_exported("hub", "questions")["test"]).features["audio"].decode
-        # -> False
+        clotho_aqa_process_docs(load_exported("hub", "questions")["test"]).features["audio"].decode  # -> False
     """
     return without_decoding(dataset)
 
