@@ -64,8 +64,7 @@ def find_splits(root: str) -> list[SplitSource]:
     """The splits present under ``root`` (train and validation required, test optional).
 
     Example:
-        >>> import os, tempfile
-        >>> from builder_utils.clevr.synth import write_clevr_folder
+        >>> import os, tempfile; from builder_utils.clevr.synth import write_clevr_folder
         >>> root = write_clevr_folder(tempfile.mkdtemp(), {"train": 1, "val": 1}, seed=0, progress=False)
         >>> [s.hf_split for s in find_splits(root)]          # no test scenes: no test split
         ['train', 'validation']

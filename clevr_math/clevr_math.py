@@ -76,8 +76,7 @@ _RENDERED_BY = {
 class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     """CLEVR-Math, regenerated from CLEVR scenes (configs ``general``, ``multihop``, ``chains``).
 
-    ``num_proc`` works on shards of ``reset_counts_every`` scenes (the balancing window, so any number
-    of processes gives the same rows): a smaller split builds in one process, with a warning.
+    ``num_proc`` shares out shards of ``reset_counts_every`` scenes (the balancing window): same rows for any number.
 
     Example:
         >>> ClevrMath(config_name="general", data_dir="CLEVR_v1.0", sed=1)

@@ -140,8 +140,7 @@ def difficulty_fields() -> tuple[str, ...]:
 class Curriculum:
     """Difficulty as a function of the step: ``(threshold, difficulty)`` pairs, thresholds rising from 0.
 
-    ``by="problems"`` counts each shard's own problems instead of the training loop's ``step``:
-    DataLoader workers iterate a copy of the stream and never see ``step`` move.
+    ``by="problems"``: thresholds count each shard's own problems (DataLoader workers never see ``step`` move).
 
     >>> c = Curriculum.raising("num_operations", [1, 2, 3], every=10)
     >>> c.difficulty().num_operations, c.difficulty(step=25).num_operations
@@ -236,8 +235,7 @@ class AdaptiveCurriculum(Curriculum):
     """Difficulty that follows the model: up when a reward's mean over ``window`` logged steps reaches
     ``raise_above``, down when it falls to ``lower_below`` (None: never).
 
-    ``delay`` logged steps after a change are not counted: Accelerate's loader reads one batch
-    ahead, so a level set at the end of step s is trained on from step s + 2.
+    ``delay`` logged steps after a change are not counted: the data loader reads one batch ahead (README).
 
     >>> c = AdaptiveCurriculum.over("num_operations", [1, 2, 3], reward="accuracy_reward", window=2,
     ...                             raise_above=0.75, lower_below=0.25, delay=0)

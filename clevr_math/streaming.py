@@ -566,8 +566,7 @@ def _stream_rows(kwargs: dict) -> Iterator[dict]:
 
 
 class StreamExport:
-    """The ``--stream_questions`` source of ``clevr-math export``: :func:`stream` rows as the ``prompts``
-    configuration, through the export's own writer.
+    """The ``--stream_questions`` source of ``clevr-math export``: :func:`stream` rows as the ``prompts`` config.
 
     >>> import argparse
     >>> parser = argparse.ArgumentParser()

@@ -93,8 +93,7 @@ def compute_split_file(
     Only the QA CSVs are read; outputs go through :mod:`builder_utils.ownership`. Returns the report.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> report = compute_split_file(root, root.parent / "splits.csv", None, candidates=20, keep=5)
         >>> report["files"]            # the official CSVs, default options: 1193 / 399 / 399

@@ -46,8 +46,8 @@ def duration_seconds(value) -> float:
 class ClothoAQAOptions:
     """The options of the Clotho-AQA builder (each one's help says what it does).
 
-    Search defaults 1 / 1 / ``ANNEAL_ROUNDS`` rather than the paper's 2,000 / 50 / 0: one two-stage
-    split as the start, then local search, gives a lower label error in a fifth of the time (README).
+    Search defaults 1 / 1 / ``ANNEAL_ROUNDS``, not the paper's 2,000 / 50 / 0: a lower label error in a fifth
+    of the time (README, "Options and checks").
 
     Example:
         >>> ClothoAQAOptions(split_strategy="recomputed", seed=3).seed

@@ -187,8 +187,7 @@ def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
     """Read one official QA table into questions, grouping annotators by position.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> questions = read_qa_csv(root / "clotho_aqa_val.csv", "validation")
         >>> questions[0].answers, questions[0].line
@@ -274,8 +273,7 @@ def read_metadata_csv(path: str | os.PathLike) -> dict[str, ClipMetadata]:
     """Read ``clotho_aqa_metadata.csv`` into a dict keyed by file name as written there.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> meta = read_metadata_csv(root / "clotho_aqa_metadata.csv")
         >>> meta["Crickets at the market 03.wav"].keywords[:2]
@@ -327,8 +325,7 @@ class AudioIndex:
     Only names listed in the folder resolve, so a CSV cell like ``../x.wav`` never points outside it.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> index = AudioIndex(root / "audio_files")     # holds tin_can_da.nce.wav, as the zip spells it
         >>> index.resolve("tin_can_da_nce.wav").name
@@ -391,8 +388,7 @@ def read_questions(csv_paths: Mapping[str, str | os.PathLike]) -> list[Question]
     """Read several QA tables (split name -> path) and check that no clip is in two splits.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> questions = read_questions(find_release_files(root)["csv"])
         >>> len(questions)                               # 5 clips, 6 questions each
@@ -428,8 +424,7 @@ def load_release(
     Missing audio raises :class:`MissingAudioError` unless ``skip_missing_audio`` (questions dropped, warned).
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> release = load_release(find_release_files(root)["csv"], root / "audio_files")
         >>> len(release.file_names())
@@ -493,8 +488,7 @@ def find_release_files(data_dir: str | os.PathLike) -> dict:
     Returns ``{"csv": {split: path}, "metadata", "audio_dir", "audio_zip"}`` (None when absent).
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> files = find_release_files(root)
         >>> sorted(files["csv"]), files["audio_zip"]
