@@ -1,24 +1,10 @@
-"""The CLEVR-Math dataset builder.
+"""The CLEVR-Math dataset builder, its stream and problem sets (reference: ``README.md`` beside this file).
 
-Example (``data_dir``: an unzipped CLEVR_v1.0, or ``clevr-math synth --out DIR``)::
+Example::
 
     from clevr_math import ClevrMath
     builder = ClevrMath(config_name="general", data_dir="CLEVR_v1.0")
     builder.download_and_prepare()
-    ds = builder.as_dataset()
-
-A stream of fresh problems (synthetic worlds rendered on the fly, or a CLEVR folder)::
-
-    from clevr_math import Curriculum, stream
-    ds = stream(seed=0, curriculum=Curriculum.raising("num_operations", [1, 2, 4, 8], every=100))
-
-A fixed-size problem set (``len(ds)``, ``ds[i]``: the first problems of a one-shard stream)::
-
-    from clevr_math import problems
-    ds = problems(size=1000, seed=0, num_operations=2)
-
-The reference (configurations, columns, options, what differs from the original release) is
-``README.md`` beside this file.
 """
 
 

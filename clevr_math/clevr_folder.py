@@ -1,14 +1,6 @@
-"""Finding the splits of a CLEVR_v1.0-shaped folder and the images its scenes name.
+"""Finding the splits of a CLEVR_v1.0-shaped folder and the images its scenes name (README, "Data").
 
-The layout is the official archive's::
-
-    CLEVR_v1.0/
-      scenes/CLEVR_train_scenes.json   scenes/CLEVR_val_scenes.json   [scenes/CLEVR_test_scenes.json]
-      images/train/CLEVR_train_000000.png ...   images/val/...   [images/test/...]
-
-The official archive has ``images/test`` but no test scenes (CLEVR's test scenes were never
-released), so a test split exists only when ``scenes/CLEVR_test_scenes.json`` does: CLEVR-Math's
-own 1,000 test scenes, or the synthetic ones of ``clevr-math synth --splits train,val,test``.
+A test split exists only with ``scenes/CLEVR_test_scenes.json``: CLEVR never released its test scenes.
 """
 
 from __future__ import annotations
@@ -71,11 +63,8 @@ def clevr_root(path: str) -> str:
 def find_splits(root: str) -> list[SplitSource]:
     """The splits present under ``root`` (train and validation required, test optional).
 
-    Raises :class:`ClevrDataError` naming the missing file or folder.
-
     Example:
-        >>> import os, tempfile
-        >>> from builder_utils.clevr.synth import write_clevr_folder
+        >>> import os, tempfile; from builder_utils.clevr.synth import write_clevr_folder
         >>> root = write_clevr_folder(tempfile.mkdtemp(), {"train": 1, "val": 1}, seed=0, progress=False)
         >>> [s.hf_split for s in find_splits(root)]          # no test scenes: no test split
         ['train', 'validation']
@@ -104,8 +93,7 @@ def find_splits(root: str) -> list[SplitSource]:
 def image_path(source: SplitSource, image_filename: str, where: str) -> str:
     """The image file of one scene; :class:`ClevrDataError` naming the file and ``where`` if absent.
 
-    ``image_filename`` comes from a scene file, so it is refused if it would leave the split's
-    image folder (a guard against path traversal in untrusted scene files).
+    A name that would leave the split's image folder is refused (scene files are untrusted).
 
     Example:
         >>> image_path(SplitSource("train", "train", "s.json", "/no"), "CLEVR_train_000000.png", "s.json: scene 0")
@@ -122,12 +110,9 @@ def image_path(source: SplitSource, image_filename: str, where: str) -> str:
 
 
 def check_images(source: SplitSource, scenes, origin: str | None = None, item: str = "scene") -> None:
-    """Every scene's image exists and is a whole PNG (Pillow open + verify, see
-    :mod:`builder_utils.media_check`); else :class:`ClevrDataError` (missing file, or a folder
-    in its place) or :class:`~builder_utils.media_check.MediaError` naming the file and its scene
-    (``item`` ``position`` of ``origin``, by default the split's scene file). Run before
-    generating, so the user gets this error directly rather than wrapped in a generation error
-    from a worker.
+    """Every scene's image exists and is a whole PNG, else an error naming the file and its scene.
+
+    Run before generating, so the error is not wrapped in a generation error from a worker.
 
     Example:
         >>> check_images(SplitSource("val", "val", "s.json", "/nonexistent"), [])

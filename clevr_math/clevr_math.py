@@ -1,19 +1,6 @@
-"""CLEVR-Math: arithmetic word problems about CLEVR scenes, as a ``datasets`` builder.
+"""CLEVR-Math: arithmetic word problems about CLEVR scenes, as a ``datasets`` builder (clevr_math/README.md).
 
-Questions are regenerated from the CLEVR scene graphs by the template engine of
-``builder_utils.clevr`` (or read from the originally released question files). Use the class
-directly (``datasets`` 5.x)::
-
-    from clevr_math import ClevrMath
-    builder = ClevrMath(config_name="multihop", data_dir="CLEVR_v1.0")
-    builder.download_and_prepare(num_proc=2)
-    ds = builder.as_dataset()
-
-or, under ``datasets`` < 4, as a loading script::
-
-    load_dataset("<checkout>/clevr_math/clevr_math.py", "multihop", data_dir=..., trust_remote_code=True)
-
-This module doubles as that loading script, so it imports only installed packages, absolutely
+It doubles as the ``datasets`` < 4 loading script, so it imports only installed packages, absolutely
 (a loading script is copied alone into a modules cache, where relative imports break).
 """
 
@@ -89,24 +76,9 @@ _RENDERED_BY = {
 class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     """CLEVR-Math, regenerated from CLEVR scenes (configs ``general``, ``multihop``, ``chains``).
 
-    Data comes from ``data_dir`` (the CLEVR_v1.0 layout, test split when
-    ``scenes/CLEVR_test_scenes.json`` exists) or, without it, from the official CLEVR_v1.0.zip.
-    Any field of :class:`ClevrMathConfig` can be overridden as a keyword argument.
+    ``num_proc`` shares out shards of ``reset_counts_every`` scenes (the balancing window): same rows for any number.
 
-    Example (the test split's questions are all multihop, category 5)::
-
-        builder = ClevrMath(config_name="multihop", data_dir="CLEVR_v1.0", seed=1)
-        builder.download_and_prepare(num_proc=2)
-        builder.as_dataset(split="test")[0]["category"]     # 5
-
-    ``num_proc`` works on shards of ``reset_counts_every`` scenes (default 250; the balancing
-    window of the template counts, so that any number of processes gives the same rows): a split
-    of under 250 scenes is one shard and builds in one process, and ``num_proc`` above the number
-    of shards gives no more processes. A warning says so; lower ``reset_counts_every`` to spread
-    a small world over more processes (it changes the rows, like any option).
-
-    A bad option is refused on construction, naming the valid ones:
-
+    Example:
         >>> ClevrMath(config_name="general", data_dir="CLEVR_v1.0", sed=1)
         Traceback (most recent call last):
         ...
@@ -164,8 +136,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     def data_source(self) -> str:
         """One sentence for the card: what this build's scenes and questions come from.
 
-        A scene file written by ``clevr-math synth`` carries ``"date": "synthetic"`` in its
-        ``info`` block (CLEVR v1.0's carry their release date); only the file's head is read.
+        ``clevr-math synth`` writes ``"date": "synthetic"`` in a scene file's ``info`` (CLEVR's: a date).
 
         Example:
             >>> ClevrMath(config_name="general").data_source().startswith("Scenes and images are CLEVR v1.0")
@@ -390,8 +361,7 @@ def question_features(categories: list[str]) -> datasets.Features:
 
 
 def question_row(question: dict, question_id: str, image) -> dict:
-    """The row of one generated (or released) question: ``image`` is a path or
-    ``{"bytes", "path"}``; the builder and :func:`clevr_math.stream` both write it.
+    """The row of one generated (or released) question, for the builder and :func:`clevr_math.stream`.
 
     Example:
         >>> q = {"template_filename": "addition", "image_filename": "a.png", "question": "Add 1 cube. How many?",

@@ -1,8 +1,6 @@
 """The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``, ``evaluate``.
 
-Declared once, in :data:`ENTRY` (:class:`builder_utils.entry.DatasetEntry`), like ``clotho-aqa``:
-the shared subcommands come from it, and only ``synth`` and the export's ``--stream_questions``
-rows are CLEVR-Math's own; only the subcommand that runs is built (start-up).
+Declared in :data:`ENTRY`; only ``synth`` and the export's ``--stream_questions`` rows are CLEVR-Math's own.
 
 Example:
     $ clevr-math synth --out /tmp/clevr --num_scenes 50 --splits train,val,test

@@ -1,10 +1,6 @@
-"""The typed configuration of the CLEVR-Math builder and its predefined configurations.
+"""The typed configuration of the CLEVR-Math builder and its predefined configurations (README, "Options").
 
-A configuration says *how* questions are made (template set, seed, generator knobs) and *how*
-they are split (which category, if any, is held out for the test split). Everything is checked
-in ``__post_init__`` and again by :meth:`ClevrMathConfig.validate` after ``datasets`` has
-overwritten fields with user keyword arguments (``datasets`` does that with ``setattr``, which
-skips ``__post_init__``).
+Checked in ``__post_init__`` and again by :meth:`ClevrMathConfig.validate`: ``datasets`` sets overrides by ``setattr``.
 """
 
 from __future__ import annotations
@@ -24,9 +20,7 @@ from clevr_math.categories import CATEGORIES
 # The shipped template sets a CLEVR-Math configuration may name (the generator also ships "clevr").
 CLEVR_MATH_TEMPLATE_SETS: tuple[str, ...] = ("clevr_math", "clevr_math_chains")
 
-# The generator options a configuration sets (seed, templates_per_image, instances_per_template,
-# reset_counts_every, question_types, add_post_prompt, max_answer, bound_intermediate_counts):
-# declared, checked and documented once in builder_utils/clevr/options.py; only the default
+# The generator options, declared once in builder_utils/clevr/options.py; only the default
 # answer cap is CLEVR-Math's own (the paper's answers are 0-10).
 GeneratorFields = builder_fields("GeneratorFields", GeneratorOptions, max_answer=10)
 
@@ -45,21 +39,14 @@ class _TemplateSet:
 
 @dataclasses.dataclass
 class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
-    """Configuration of :class:`clevr_math.ClevrMath`.
-
-    Every field is a declared option (its help says what it does): those below, and the
-    generator options of :data:`GeneratorFields` (``max_answer`` 10, the others as the
-    generator's; ``reset_counts_every`` is also the shard size for ``num_proc``, on which
-    sharding is exact). ``released_questions_dir`` reads the originally released questions
-    instead of regenerating them (for comparability).
+    """Configuration of :class:`clevr_math.ClevrMath`: every field a declared option (its help says what it does).
 
     Example:
         >>> ClevrMathConfig(name="mine", seed=3, templates_per_image=5).seed
         3
     """
 
-    # Declared options (builder_utils.options): each is checked, has its --NAME flag in every
-    # command that builds the dataset, and is part of the cache key (content()).
+    # Declared options: each is checked, has its --NAME flag wherever the dataset is built, and keys the cache.
     template_set: str = option(
         "clevr_math", _TemplateSet(), group=None, builder=True,
         help=f"template set: {' or '.join(CLEVR_MATH_TEMPLATE_SETS)}, or a folder of template files")

@@ -1,15 +1,4 @@
-"""``clevr-math demo``: the whole pipeline on a tiny synthetic CLEVR world, offline.
-
-Steps: write a synthetic CLEVR_v1.0 folder (train, val and test scenes with rendered PNGs),
-build the ``general`` and ``multihop`` configurations with :class:`clevr_math.ClevrMath` and
-export them to ``OUT/hub`` in the layout ``push_to_hub`` writes (Parquet shards with the images
-embedded, a dataset card), load each back with ``datasets.load_dataset(OUT/hub, config)`` and
-print the split sizes and a few rows. ``clevr-math push --folder OUT/hub`` would upload it.
-
-Example (what ``clevr-math demo`` runs; about a minute)::
-
-    run_demo("demo_output", num_scenes=30)   # {'general': DatasetDict(...), 'multihop': DatasetDict(...)}
-"""
+"""``clevr-math demo``: the whole pipeline on a tiny synthetic CLEVR world, offline (README, "Data")."""
 
 from __future__ import annotations
 
@@ -95,13 +84,7 @@ def run_demo(
 ) -> dict[str, datasets.DatasetDict]:
     """Make the world, build and export both configurations, load them back, print them.
 
-    ``builder_kwargs``: builder options for both configurations (``--NAME`` flags of the command);
-    ``stream``: where the transcript goes (default: stdout).
-
-    The demo writes only the folders of :data:`DEMO_FOLDERS` inside ``out_dir``, and only when
-    it created them itself (an earlier run): a user's ``CLEVR_v1.0``, ``hub`` or ``evaluation``
-    already there is refused with :class:`builder_utils.ownership.OwnershipError` before anything
-    is written. Inside them, only files of ours are replaced (:mod:`builder_utils.ownership`).
+    Only :data:`DEMO_FOLDERS` are written, and only those an earlier run created (else ``OwnershipError``).
 
     Example (about a minute: it builds and exports both configurations)::
 

@@ -1,17 +1,10 @@
-"""How hard the problems of a stream are (:class:`Difficulty`), and how that changes with the
-training step (:class:`Curriculum`).
-
-Each difficulty knob is one field of :class:`Difficulty`, declared once with
-:func:`builder_utils.options.option` (default, check, help): the keyword arguments of
-:func:`clevr_math.stream`, the ``clevr-math export --stream_questions`` flags and the checks
-all come from that declaration. A bad value is one line naming the knob and the valid values:
+"""How hard a stream's problems are (:class:`Difficulty`), and how that changes with training (README,
+"A stream of fresh problems"). Each knob is one ``option``: stream keywords, export flags and checks.
 
 >>> Difficulty(num_operations=9)
 Traceback (most recent call last):
 ...
 ValueError: num_operations must be an integer in 1..8 or None, got 9
->>> Difficulty(num_operations=4, operations="same_sign").templates()
-[(1.0, 'clevr_math_long_chains', ('same_sign_4',))]
 """
 
 from __future__ import annotations
@@ -46,8 +39,7 @@ LONG_CHAINS_SET = "clevr_math_long_chains"
 
 @lru_cache(maxsize=None)
 def _paper_templates() -> tuple[tuple[str, str, int], ...]:
-    """(key, category, arithmetic operations) of each of the paper's 13 templates, read from
-    the shipped set (1 operation; 2 for multihop; 0 for two adversarial ones)."""
+    """(key, category, arithmetic operations) of each of the paper's 13 templates (the shipped set)."""
     metadata = default_metadata()
     return tuple((t.key, t.category, sum(n.type in metadata.arithmetic for n in t.nodes))
                  for t in load_template_set(PAPER_SET, metadata).templates)
@@ -55,21 +47,8 @@ def _paper_templates() -> tuple[tuple[str, str, int], ...]:
 
 @dataclasses.dataclass(frozen=True)
 class Difficulty:
-    """One difficulty level of a stream.
+    """One difficulty level of a stream (the knobs: their ``option`` help, and the README's table).
 
-    ``num_operations`` None asks for the paper's 13 templates (1 operation, 2 for multihop, 0 for
-    two adversarial ones); 1 for their one-operation templates; 2..8 for chains of exactly that
-    many operations, ``operations`` ``alternating`` (removal and insertion in turn) or
-    ``same_sign`` (removals only, or insertions only). ``categories`` keeps some of the paper's
-    six (chains are ``multihop``). ``max_answer`` bounds the answer and every count on the way;
-    above 10 it needs insertions or more objects: ``max_objects`` (synthetic worlds only, up to
-    :data:`MAX_STREAM_OBJECTS`). ``adversarial`` is the share of adversarial problems among the
-    paper's templates (None: as the templates fall). ``confounder`` paints each shape in one
-    fixed colour in a training stream and leaves colours random in held-out streams
-    (synthetic worlds only).
-
-    >>> Difficulty().templates()[0][1:]
-    ('clevr_math', None)
     >>> Difficulty(adversarial=0.5, categories="adversarial,insertion").templates()[0][0]
     0.5
     >>> Difficulty(num_operations=3, adversarial=0.2)
@@ -126,8 +105,7 @@ class Difficulty:
                              f"categories={list(self.categories or ())}")
 
     def templates(self) -> list[tuple[float, str, tuple[str, ...] | None]]:
-        """What to generate from: ``(share, template set, question_types)`` per generator, shares
-        summing to 1 (question_types None: the whole set).
+        """``(share, template set, question_types)`` per generator, shares summing to 1 (None: the whole set).
 
         >>> Difficulty(num_operations=1, categories="insertion").templates()
         [(1.0, 'clevr_math', ('addition:0', 'addition:1', 'addition:2'))]
@@ -160,16 +138,9 @@ def difficulty_fields() -> tuple[str, ...]:
 
 
 class Curriculum:
-    """Difficulty as a function of the step: ``schedule`` lists ``(threshold, difficulty)`` pairs
-    (a :class:`Difficulty` or its keyword arguments), thresholds rising from 0; the level in
-    force is the last whose threshold is reached.
+    """Difficulty as a function of the step: ``(threshold, difficulty)`` pairs, thresholds rising from 0.
 
-    ``by="step"``: the threshold is the training step, which the training loop sets
-    (``curriculum.step = n``, or the callback of :meth:`trainer_callback`); the stream reads it
-    for every scene, so it follows without restarting. ``by="problems"``: the threshold counts
-    the problems each shard of the stream has yielded before the scene (the stream's own
-    position): deterministic, and the same in DataLoader worker processes, which do not see
-    ``step`` updates made in the training process (they iterate a copy of the stream).
+    ``by="problems"``: thresholds count each shard's own problems (DataLoader workers never see ``step`` move).
 
     >>> c = Curriculum.raising("num_operations", [1, 2, 3], every=10)
     >>> c.difficulty().num_operations, c.difficulty(step=25).num_operations
@@ -200,8 +171,7 @@ class Curriculum:
 
     @classmethod
     def raising(cls, knob: str, values: Sequence[Any], every: int, *, by: str = "step", **fixed: Any) -> "Curriculum":
-        """One knob taking ``values`` in turn, every ``every`` steps (or problems), the other knobs
-        ``fixed``.
+        """One knob taking ``values`` in turn, every ``every`` steps (or problems), the others ``fixed``.
 
         >>> Curriculum.raising("max_answer", [10, 20], every=5).levels[1].max_answer
         20
@@ -220,8 +190,7 @@ class Curriculum:
         return cls([(0, difficulty)])
 
     def level(self, problems: int = 0, *, step: int | None = None) -> int:
-        """The index in :attr:`levels` in force: at ``step`` (default: :attr:`step`) with
-        ``by="step"``, after ``problems`` problems of a shard with ``by="problems"``."""
+        """The index in :attr:`levels` in force (``problems`` counts only with ``by="problems"``)."""
         position = problems if self.by == "problems" else (self.step if step is None else step)
         return bisect.bisect_right(self.thresholds, position) - 1
 
@@ -230,13 +199,11 @@ class Curriculum:
         return self.levels[self.level(problems, step=step)]
 
     def trainer_callback(self):
-        """A ``transformers.TrainerCallback`` that sets :attr:`step` to ``state.global_step`` at
-        every step (and at the start of training, so a resumed run starts at its step).
+        """A ``transformers.TrainerCallback`` setting :attr:`step` to ``state.global_step`` (at train begin too).
 
         Example (needs transformers)::
 
-            trainer = GRPOTrainer(..., train_dataset=clevr_math.stream(curriculum=c),
-                                  callbacks=[c.trainer_callback()])
+            trainer = GRPOTrainer(..., train_dataset=clevr_math.stream(curriculum=c), callbacks=[c.trainer_callback()])
         """
         from transformers import TrainerCallback
 
@@ -265,19 +232,10 @@ MAX_WINDOW = 100_000
 
 
 class AdaptiveCurriculum(Curriculum):
-    """Difficulty that follows the model: the level steps up when the running mean of a named
-    reward over the last ``window`` logged steps reaches ``raise_above``, and down when it falls
-    to ``lower_below`` (None: never down). ``levels`` are the difficulties in rising order (a
-    :class:`Difficulty` or its keyword arguments); training starts at ``start``.
+    """Difficulty that follows the model: up when a reward's mean over ``window`` logged steps reaches
+    ``raise_above``, down when it falls to ``lower_below`` (None: never).
 
-    The trainer callback (:meth:`trainer_callback`) moves it: it reads each log record's
-    ``rewards/<reward>/mean`` (what TRL's ``GRPOTrainer`` logs per reward function, under the
-    function's ``__name__``; ``reward="reward"`` reads the total), one value per
-    ``logging_steps``. After a change the window starts afresh, and the first ``delay`` logged
-    steps are not counted: TRL trains on problems drawn ahead of time (with Accelerate's data
-    loader reading one batch ahead, a level set at the end of step s is trained on from step
-    s + 2), so the step after a change still scores the old level. The stream reads the level in
-    force for every problem, like ``by="step"``; DataLoader workers do not see it move.
+    ``delay`` logged steps after a change are not counted: the data loader reads one batch ahead (README).
 
     >>> c = AdaptiveCurriculum.over("num_operations", [1, 2, 3], reward="accuracy_reward", window=2,
     ...                             raise_above=0.75, lower_below=0.25, delay=0)
@@ -322,7 +280,7 @@ class AdaptiveCurriculum(Curriculum):
                    raise_above=raise_above, lower_below=lower_below, start=start, delay=delay)
 
     def level(self, problems: int = 0, *, step: int | None = None) -> int:
-        """The level in force now (the arguments are those of :meth:`Curriculum.level`, unused)."""
+        """The level in force now (the arguments are unused)."""
         return self.current
 
     @property
@@ -372,16 +330,12 @@ class AdaptiveCurriculum(Curriculum):
         self.changes = [tuple(change) for change in state["changes"]]
 
     def trainer_callback(self):
-        """The callback of :meth:`Curriculum.trainer_callback` that also feeds :meth:`observe` with
-        each log record's reward mean (records without it, e.g. the closing summary, are skipped).
+        """:meth:`Curriculum.trainer_callback`, also feeding :meth:`observe` each log record's
+        :attr:`log_key` (records without it, e.g. the closing summary, are skipped).
 
         Example (needs transformers)::
 
-            c = AdaptiveCurriculum.over("num_operations", [1, 2, 4, 8], reward="accuracy_reward",
-                                        window=20, raise_above=0.8, lower_below=0.3)
-            trainer = GRPOTrainer(..., train_dataset=clevr_math.stream(curriculum=c),
-                                  args=GRPOConfig(..., logging_steps=1, shuffle_dataset=False),
-                                  callbacks=[c.trainer_callback()])
+            GRPOTrainer(..., args=GRPOConfig(..., logging_steps=1), callbacks=[c.trainer_callback()])
         """
         callback = super().trainer_callback()
         curriculum = self

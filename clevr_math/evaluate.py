@@ -1,18 +1,7 @@
 """``clevr-math evaluate``: score a model's answers on CLEVR-Math the way the paper reports them.
 
-The scoring is :data:`clevr_math.scoring.SPEC` (integer answers; accuracy overall, by category,
-template, number of operations and hop, with bootstrap intervals; the generalisation table;
-majority and prior baselines); this module adds how rows become questions and the ``oracle``
-baseline, each question's program run on its scene graph (expected: 100 %), when the scenes are
-available (``--data`` is a CLEVR_v1.0 ``data_dir``, or ``--scenes``).
-
-Example::
-
-    report = evaluate("demo_output/clevr_math/hub", "multihop", predictions="preds.jsonl",
-                      scenes="demo_output/clevr_math/CLEVR_v1.0")
-    report["overall"]["accuracy"], report["baselines"]["oracle"]["overall"]["accuracy"]
-    # -> (0.625, 1.0)
-    write_evaluation(report, "eval_out")
+The scoring is :data:`clevr_math.scoring.SPEC`; this module adds how rows become questions and the
+``oracle`` baseline (each program run on its scene graph; expected 100 %) when the scenes are given.
 """
 
 from __future__ import annotations
@@ -42,8 +31,7 @@ def read_questions(dataset, config: str = "") -> list[Question]:
 
     Example::
 
-        read_questions(load_exported("hub", "general")["test"])[0].keys["template"]
-        # -> 'adversarial[1]'
+        read_questions(load_exported("hub", "general")["test"])[0].keys["template"]   # -> 'adversarial[1]'
     """
     names = dataset.features["category"].names
     has_program = "program" in dataset.column_names
@@ -56,10 +44,8 @@ def read_questions(dataset, config: str = "") -> list[Question]:
 def evaluate(data: str | os.PathLike, config: str = "general", split: str = "test",
              predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
              scenes: str | os.PathLike | None = None, **options) -> dict:
-    """The report (what ``report.json`` holds) of ``predictions`` (a file, or a
-    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``;
-    ``options``: ``train_split``, ``seed``, ``resamples``, ``cache_dir``, ``ignore_extra_ids``
-    (see :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`).
+    """The report (``report.json``) of ``predictions`` (None: baselines only) on ``split`` of ``config``;
+    ``options``: those of :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`.
 
     Example::
 
@@ -83,8 +69,7 @@ write_evaluation = partial(engine.write_evaluation, SPEC)
 def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | os.PathLike,
                   configs: Sequence[str] = ("general", "multihop"), cache_dir: str | os.PathLike | None = None,
                   stream=None) -> dict[str, dict]:
-    """The demo's last step: the baselines (and the oracle) on each config's test split of the
-    demo export, reports in ``out/<config>``, the overall tables printed.
+    """The demo's last step: the baselines and the oracle on each config's test split, reports in ``out/<config>``.
 
     Example::
 

@@ -1,15 +1,7 @@
-"""Fixed-size CLEVR-Math problem sets: :func:`problems`, a map-style ``datasets.Dataset`` of a
-stream's rows (``len(ds)``, ``ds[i]``), as reasoning-gym's ``create_dataset(name, size=, seed=)``.
+"""Fixed-size CLEVR-Math problem sets: :func:`problems`, the first ``size`` rows of a one-shard
+:func:`clevr_math.stream` as a map-style ``datasets.Dataset`` (README, "Fixed-size problem sets").
 
-A problem set is the first ``size`` problems of ``stream(data_dir, seed=seed, split=split,
-num_shards=1, **difficulty)``: the same arguments give the same rows, byte for byte, and a
-smaller set is a prefix of a larger one (one shard: its blocks in order, 4 problems per scene,
-so a set of n problems renders about n / 4 scenes). The rows are held in memory (about 25 kB a
-problem over synthetic worlds, most of it the PNG), hence the bound :data:`MAX_PROBLEMS`;
-nothing is written to disk.
-
-Mixtures are ``datasets.interleave_datasets`` of sets (or of streams), each source with a seed
-of its own so that it draws its own worlds:
+Mixtures: ``datasets.interleave_datasets``, each source with a seed of its own (its own worlds):
 
 >>> import datasets
 >>> one_op = problems(size=7, seed=0, num_operations=1)
@@ -45,11 +37,7 @@ _CHUNK = 512
 
 def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int = 0, split: str = "train",
              **difficulty: Any) -> datasets.Dataset:
-    """``size`` CLEVR-Math problems (1..:data:`MAX_PROBLEMS`) as a ``datasets.Dataset``: the rows
-    and features of :func:`clevr_math.stream` (``images`` decoded to PIL on access,
-    ``extra_info.index`` = the row's position), from synthetic worlds or the CLEVR folder
-    ``data_dir``; ``difficulty``: the knobs of :class:`clevr_math.Difficulty`. Bad arguments are
-    one-line :class:`clevr_math.StreamError`\\ s.
+    """``size`` CLEVR-Math problems as a ``datasets.Dataset`` (the stream's features); a smaller set is a prefix.
 
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size

@@ -1,11 +1,8 @@
 """Reading the originally released CLEVR-Math question files (``clevr-math-{train,val,test}.json``).
 
-They are CLEVR question files (``{"info": ..., "questions": [...]}``) written by the public
-CLEVR-Math generator: ``template_filename`` with its ``.json`` suffix, a ``question_family_index``
-counted inside each template file, answers as strings or integers, and program nodes in either
-the released spelling (``function``/``value_inputs``) or the generator's (``type``/``side_inputs``).
-Rows read from them carry the same features as regenerated rows, so published numbers can be
-reproduced with the same evaluation code.
+As the public generator wrote them (``.json`` template names, family indices per template file, answers
+as strings or integers, either program spelling); rows get the regenerated rows' features, so published
+numbers are reproduced by the same evaluation code.
 """
 
 from __future__ import annotations

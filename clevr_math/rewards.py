@@ -1,23 +1,9 @@
-"""Training rewards for CLEVR-Math, on the scoring spec of ``clevr-math evaluate``
-(:data:`clevr_math.scoring.SPEC`): the mean accuracy reward over a set of predictions is the
-accuracy ``evaluate`` reports for them. No trainer is imported.
-
-- TRL: ``GRPOTrainer(reward_funcs=[accuracy_reward, format_reward])``. The ground truth is the
-  dataset's ``answer`` column (the answer as text, e.g. ``"3"``), which TRL passes as a keyword
-  argument; a row without one gets ``None`` (no reward). Completions are strings or
-  conversational message lists.
-- verl: this file is a ``custom_reward_function``: :func:`compute_score` with
-  ``reward_model.ground_truth`` = the answer text, under the naive and the batch reward managers,
-  with reward kwargs (``format_weight``: a dict with ``score`` and its parts; see
-  :func:`builder_utils.evaluation.rewards.verl_compute_score`).
+"""Training rewards for CLEVR-Math (TRL, verl) on :data:`clevr_math.scoring.SPEC`: the mean accuracy
+reward is ``evaluate``'s accuracy (builder_utils/evaluation/README.md, "Training rewards").
 
 Example:
-    >>> accuracy_reward(["<think>5 - 2</think><answer>3</answer>", "There are four."], answer=["3", "3"])
-    [1.0, 0.0]
     >>> format_reward(["<think>5 - 2</think><answer>3</answer>", "3"])
     [1.0, 0.0]
-    >>> compute_score("clevr_math", "So the answer is \\\\boxed{3}.", "3")
-    1.0
 """
 
 from __future__ import annotations
@@ -39,9 +25,7 @@ def _question(answer: Any) -> Question | None:
 
 
 def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[float | None]]:
-    """A TRL accuracy reward ``(completions, answer=None, **kwargs) -> list[float | None]``:
-    1.0 where the completion's integer (read like ``evaluate`` reads it) is the answer, 0.0
-    where not, None where the row has no answer.
+    """A TRL accuracy reward: 1.0 where the completion's integer is the ``answer``, None without one.
 
     Example:
         >>> make_accuracy_reward()(["\\\\boxed{2}", "2"], answer=["2", None])
@@ -73,8 +57,7 @@ _verl_score = verl_compute_score(_accuracy)
 
 def compute_score(data_source: str | None = None, solution_str: str | None = None, ground_truth: Any = None,
                   extra_info: dict | None = None, **kwargs) -> Any:
-    """verl's custom reward: 1.0 when ``solution_str`` gives ``ground_truth`` (the answer
-    text), else 0.0 (also when there is no ground truth); ``format_weight`` adds the format part.
+    """verl's custom reward: 1.0 when ``solution_str`` gives ``ground_truth``, else 0.0 (also without one).
 
     Example:
         >>> compute_score("clevr_math", "I count 7.", "7"), compute_score("clevr_math", "7", None)

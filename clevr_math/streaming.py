@@ -1,26 +1,7 @@
-"""CLEVR-Math as a stream of fresh, verified problems: :func:`stream`.
+"""CLEVR-Math as a stream of fresh, verified problems: :func:`stream` (README, "A stream of fresh problems").
 
-A stream is a ``datasets.IterableDataset`` whose rows are the ``prompts`` configuration's
-(:func:`builder_utils.prompts.prompt_row` of the builder's question row) plus ``question``,
-``program``, ``cot`` and ``scene`` (the scene graph as JSON text). Problems come from a CLEVR
-folder (``data_dir``: the ``CLEVR_v1.0`` layout; new questions over its images, pass after
-pass) or, without ``data_dir``, from synthetic worlds made and rendered on the fly.
-
-How the problems are laid out, so that every guarantee follows from it:
-
-- The stream has ``num_shards`` shards (``gen_kwargs`` lists, one entry per shard), so
-  ``datasets.distributed.split_dataset_by_node`` and DataLoader workers hand whole shards to
-  each rank and worker: disjoint, deterministic sub-streams. Shard ``i`` reads blocks
-  ``i, i + num_shards, i + 2 num_shards, ...`` of :data:`SCENES_PER_BLOCK` scenes each.
-- A block's scenes are synthetic scenes ``b * SCENES_PER_BLOCK ...`` of the split (the split
-  is in every scene's seed: held-out streams never meet a training scene), or the next scenes
-  of the folder's split (pass ``p`` over the folder draws its questions from a seed of its
-  own). Each block draws from a seed of (seed, split, block) and restarts answer balancing,
-  so a block is the same whoever computes it.
-- ``state_dict()`` is the position: shard, block, problems yielded within the block and the
-  difficulty level of each scene so far. Resuming regenerates that one block's questions (no
-  rendering) and continues with the next problem, byte for byte.
-- Every answer is re-executed on its scene before it is yielded (:func:`builder_utils.clevr.answer`).
+Every guarantee follows from the layout (README, "Determinism and resume"): a block of :data:`SCENES_PER_BLOCK`
+scenes draws from a seed of (seed, split, block), balancing restarted: the same whoever computes it.
 
 >>> ds = stream(seed=0, num_questions=3, num_shards=1)
 >>> [row["answer"] == str(row["label"]) for row in ds]
@@ -145,9 +126,8 @@ def image_key(question: str, image_bytes: bytes) -> tuple[str, str]:
 
 
 def evaluation_keys(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> frozenset:
-    """The :func:`image_key` of every question of an evaluation export: Parquet files, or folders
-    searched for ``*.parquet``; rows need ``question`` and the image embedded (``image`` or
-    ``images``). A stream given them (``exclude=``) never yields one of these problems.
+    """The :func:`image_key` of every question of an evaluation export (Parquet files, or folders of
+    them, images embedded): a stream given them (``exclude=``) never yields one of these problems.
 
     Example::
 
@@ -183,8 +163,7 @@ def evaluation_keys(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> f
 
 
 def stream_features() -> datasets.Features:
-    """The features of a stream's rows: the ``prompts`` configuration's, then ``question``,
-    ``program``, ``cot`` and ``scene``.
+    """The features of a stream's rows: the ``prompts`` configuration's, then four more.
 
     >>> list(stream_features())[-4:]
     ['question', 'program', 'cot', 'scene']
@@ -204,12 +183,8 @@ _MAX_COMPILED = 1024
 
 
 def _compiled(program: list[dict]) -> CompiledProgram:
-    """The program compiled (checked: names, types and values), cached by its nodes.
-
-    A stream asks the same programs again and again (templates times values): compiling costs
-    more than running them. About 5 KB an entry, so the cache stays near 5 MB (memory flat over
-    any number of problems); a new program's shape is checked once per structure by the executor.
-    """
+    """The program compiled (checked), cached by its nodes: a stream asks the same programs again and
+    again, and compiling costs more than running. About 5 KB an entry: the cache stays near 5 MB."""
     key = tuple([(node["function"], tuple(node["inputs"]), tuple(node["value_inputs"])) for node in program])
     compiled = _COMPILED.get(key)
     if compiled is None:
@@ -251,11 +226,9 @@ def _row_features() -> datasets.Features:
 
 @dataclasses.dataclass(frozen=True)
 class _EncodedPieces:
-    """What ``datasets``' encode-then-decode does to the parts of a stream row that it reshapes,
-    worked out once per prompt style by ``datasets`` itself: ``prompts(question)`` gives fresh
-    ``prompt`` and ``verl_prompt`` values as encoded (the encoder decides a list's shape from its
-    first element: ``text: None`` is added to the image placeholder only when the user turn comes
-    first, as in the ``plain`` style), ``category`` the ClassLabel integer of each category name."""
+    """What ``datasets``' encode-then-decode does to the row parts it reshapes, worked out once per
+    prompt style by ``datasets`` itself (the encoder decides a list's shape from its first element:
+    ``text: None`` joins the image placeholder only when the user turn comes first, as in ``plain``)."""
 
     prompts: Callable[[str], tuple]
     category: dict
@@ -287,30 +260,21 @@ def _literal(piece) -> str:
 
 
 def _literal_function(piece):
-    """``question -> a fresh copy of piece`` with the question in place of :data:`_QUESTION`, as
-    one compiled literal expression (made from our own strings by ``repr``): building the few
-    dicts and lists of a prompt that way is about 7 times faster than walking the piece."""
+    """``question -> a fresh copy of piece`` as one compiled literal (our own strings, by ``repr``):
+    about 7 times faster than walking the piece."""
     return eval(compile(f"lambda question: {_literal(piece)}", "<stream prompt piece>", "eval"), {})
 
 
 class _StreamExamples(StatefulExamples):
-    """``datasets``' generator iterable over gen_kwargs shards, whose state also records the
-    block and the problems yielded in it, so that ``load_state_dict`` resumes by regenerating
-    one block instead of the whole shard (the base class re-runs the shard and skips).
+    """``datasets``' generator iterable over gen_kwargs shards, its state also holding the block and
+    the problems passed in it: a resume regenerates one block (the base class re-runs the shard).
 
-    Its rows are already what ``datasets``' per-example ``Features.encode_example`` then
-    ``decode_example`` makes of them for :func:`_row_features` (the ``decode(False)`` features),
-    and ``features`` says so: an ``IterableDataset`` whose features are these yields the rows
-    as they are (``_prepare_ex_iterable_for_iteration`` adds a ``FormattedExamplesIterable``
-    only when the features differ). ``is_typed`` stays False on purpose: under any other
-    features (the default decoded images, ``cast_column``, ``select_columns``, a format, a
-    ``map``/``filter`` input) datasets 5.2 then re-types every row through its own path, which
-    gives what it gave before; a typed iterable would be passed through unchanged there, since
-    ``FormattedExamplesIterable`` only re-types iterables that are not typed.
-
-    ``interleave_datasets`` and ``concatenate_datasets`` combine deep copies of their sources'
-    iterables and take the first one's features for all: a deep copy declares none, so that
-    rows of another source (which may not be encoded yet) still go through datasets' path."""
+    Its rows are already encoded-then-decoded for :func:`_row_features`, and ``features`` says so:
+    ``IterableDataset`` then yields them as they are (it adds a ``FormattedExamplesIterable`` only
+    when features differ). ``is_typed`` stays False: under other features (decoded images,
+    ``cast_column``, a format, ``map``) datasets 5.2 re-types every row as before, where a typed
+    iterable would pass unchanged. A deep copy (``interleave_datasets``/``concatenate_datasets``
+    take the first source's features for all) declares none: other sources' rows stay on datasets' path."""
 
     declared = True  # the features are declared (see __deepcopy__)
 
@@ -547,14 +511,8 @@ def stream(
     prompt_style_name: str = DEFAULT_PROMPT_STYLE,
     **difficulty: Any,
 ) -> datasets.IterableDataset:
-    """A ``datasets.IterableDataset`` of CLEVR-Math problems (see the module docstring).
-
-    ``data_dir``: a CLEVR_v1.0-shaped folder (its ``split`` scenes and images only), or None
-    for synthetic worlds. ``num_questions``: that many problems (spread over the shards), or
-    None for an endless stream. ``difficulty``: the knobs of :class:`clevr_math.Difficulty`
-    (``num_operations``, ``operations``, ``categories``, ``max_answer``, ``max_objects``,
-    ``adversarial``, ``confounder``); or ``curriculum``, a :class:`clevr_math.Curriculum`.
-    ``exclude``: an evaluation export (see :func:`evaluation_keys`) whose problems never come.
+    """A ``datasets.IterableDataset`` of CLEVR-Math problems; ``data_dir`` None: synthetic worlds,
+    ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``).
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
     >>> row["num_operations"], row["category"], row["images"][0].size
@@ -608,9 +566,7 @@ def _stream_rows(kwargs: dict) -> Iterator[dict]:
 
 
 class StreamExport:
-    """The ``--stream_questions`` source of ``clevr-math export`` (see
-    :func:`builder_utils.hub.cli.add_export_subcommand`): the ``prompts`` configuration written
-    from :func:`stream` rows, through the export's own writer.
+    """The ``--stream_questions`` source of ``clevr-math export``: :func:`stream` rows as the ``prompts`` config.
 
     >>> import argparse
     >>> parser = argparse.ArgumentParser()

@@ -1,10 +1,4 @@
-"""Which templates a CLEVR-Math configuration uses, and the category names they declare.
-
-Example:
-    >>> from clevr_math.config import BUILDER_CONFIGS
-    >>> [t.key for t in selected_templates(BUILDER_CONFIGS[1], "test")]
-    ['subtraction-multihop:0']
-"""
+"""Which templates a CLEVR-Math configuration uses, and the category names they declare."""
 
 from __future__ import annotations
 
@@ -15,8 +9,7 @@ from clevr_math.config import CATEGORIES, ClevrMathConfig, ConfigError
 
 
 def in_split(category: str, holdout_category: str | None, clevr_split: str) -> bool:
-    """Whether questions of ``category`` belong to ``clevr_split``: with a held-out category,
-    it goes to the test split only and the test split holds only it.
+    """Whether questions of ``category`` belong to ``clevr_split`` (a held-out category: test only, alone).
 
     Example:
         >>> in_split("multihop", "multihop", "test"), in_split("insertion", "multihop", "test")
@@ -39,8 +32,7 @@ def template_set(config: ClevrMathConfig) -> TemplateSet:
 
 
 def category_names(config: ClevrMathConfig) -> list[str]:
-    """ClassLabel names of the ``category`` feature: the paper's six, then any other category a
-    custom template set declares (sorted), so the ids of the six never move.
+    """ClassLabel names of ``category``: the paper's six first, so their ids never move, then a custom set's own.
 
     Example:
         >>> category_names(ClevrMathConfig(name="x"))
@@ -51,8 +43,7 @@ def category_names(config: ClevrMathConfig) -> list[str]:
 
 
 def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Template]:
-    """The templates that generate the questions of one split: ``question_types``, then
-    ``max_operations``, then the held-out category (only it in test, never elsewhere).
+    """The templates of one split: filtered by ``question_types``, ``max_operations``, then the held-out category.
 
     Example:
         >>> from clevr_math.config import BUILDER_CONFIGS

@@ -1,14 +1,9 @@
-"""One spelling per answer: the rule the builder applies to every annotator answer, and the
-rule the evaluation applies to a model's single-word predictions, so that both compare equal.
+"""One spelling per answer, for the builder's annotator answers and the evaluation's predictions alike.
 
-The official answers are lower-case single tokens; a hand-edited or re-exported CSV may carry
-``Yes``, ``yes `` or ``YES``, which would otherwise be three label classes and would turn a yes/no
-question into a single-word one. Case is lowered and surrounding whitespace dropped; runs of inner
-whitespace become one space (a multi-word answer stays multi-word, but spelled one way).
+An edited CSV's ``Yes``, ``yes `` and ``YES`` would otherwise be three label classes and turn a yes/no
+question into a single-word one.
 
 Example:
-    >>> normalize_answer("  Yes ")
-    'yes'
     >>> normalize_answer("Dog\\tbarking")
     'dog barking'
 """

@@ -1,8 +1,4 @@
-"""Decoding Clotho-AQA audio without torch (the code is shared: :mod:`builder_utils.audio`).
-
-The official clips are 44.1 kHz mono WAV files, so ``decode_audio(row)`` gives a float32
-``(frames,)`` array at 44100 Hz, and ``decode_audio(row, sampling_rate=16000)`` resamples it
-with soxr for a 16 kHz model.
+"""Decoding Clotho-AQA audio without torch (shared: :mod:`builder_utils.audio`; README, "Audio").
 
 Example:
     >>> import builder_utils.audio

@@ -1,8 +1,6 @@
 """The ``clotho-aqa`` command: ``synth``, ``demo``, ``splits``, ``export``, ``push`` and ``evaluate``.
 
-Declared once, in :data:`ENTRY` (:class:`builder_utils.entry.DatasetEntry`), like ``clevr-math``:
-the shared subcommands come from it, and only ``synth`` and ``splits`` are Clotho-AQA's own; only
-the subcommand that runs is built (start-up).
+Declared in :data:`ENTRY`; only ``synth`` and ``splits`` are Clotho-AQA's own.
 """
 
 from __future__ import annotations
@@ -92,17 +90,10 @@ def compute_split_file(
 ) -> dict:
     """Recompute the 60/20/20 split of a release's clips and write ``file_name,split`` rows.
 
-    Only the QA CSVs are read (no audio needed). The CSV and the optional JSON report (the
-    search's report plus clip counts, the label error, its floor and the tables' own split's
-    label error, and the same as Markdown next to it, ``.md``) go through
-    :mod:`builder_utils.ownership`: refused before any work when they overlap ``data_dir`` or each
-    other; an existing file this command did not write is replaced only with ``overwrite``.
-    ``candidates``, ``keep``, ``seed``, ``refine_rounds``: None for the builder config's defaults.
-    Returns the report.
+    Only the QA CSVs are read; outputs go through :mod:`builder_utils.ownership`. Returns the report.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> report = compute_split_file(root, root.parent / "splits.csv", None, candidates=20, keep=5)
         >>> report["files"]            # the official CSVs, default options: 1193 / 399 / 399

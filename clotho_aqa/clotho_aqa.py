@@ -1,23 +1,8 @@
-"""The Clotho-AQA builder: the official release under every labelling in use.
+"""The Clotho-AQA builder: the official release under every labelling in use (clotho_aqa/README.md).
 
-An ``ArrowBasedBuilder`` on purpose: ``datasets`` 5.x imports torch and torchcodec as soon
-as a ``GeneratorBasedBuilder`` writes an ``Audio`` column, while Arrow tables cast to the
-features are written without them. The audio column stores each clip's path (like the
-packaged ``audiofolder``); ``save_to_disk`` and ``push_to_hub`` embed the bytes.
-Decoding: see :mod:`clotho_aqa.audio`.
-
-Use the class directly (``datasets`` 5.x)::
-
-    from clotho_aqa import ClothoAQA
-    builder = ClothoAQA(config_name="yes_no_majority", data_dir="release")
-    builder.download_and_prepare()
-
-or, under ``datasets`` < 4, as a loading script::
-
-    load_dataset("<checkout>/clotho_aqa/clotho_aqa.py", "yes_no_majority", data_dir=..., trust_remote_code=True)
-
-This module doubles as that loading script, so it imports only installed packages, absolutely,
-and never looks for files beside itself (a loading script is copied alone into a modules cache).
+An ``ArrowBasedBuilder`` on purpose: a ``GeneratorBasedBuilder`` writing an ``Audio`` column imports torch
+and torchcodec under ``datasets`` 5.x. It doubles as the < 4 loading script, copied alone into a modules
+cache: so it imports only installed packages, absolutely, and never looks for files beside itself.
 """
 
 import logging
@@ -81,11 +66,6 @@ _DATA_OPTIONS = (
 
 class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
     """Clotho-AQA from the official release (a local ``data_dir`` or the Zenodo files).
-
-    ``data_dir`` holds the official CSV names and ``audio_files/`` (or ``audio_files.zip``);
-    without it the Zenodo record is downloaded (about 3.1 GB). Splits: train, validation,
-    test; see :class:`~clotho_aqa.config.ClothoAQAConfig` for the options and
-    ``BUILDER_CONFIGS`` for the configs. Any option can be passed as a keyword argument.
 
     Example::
 

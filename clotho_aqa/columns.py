@@ -1,8 +1,4 @@
-"""What one Clotho-AQA row is in a configuration: features, row mapping, label vocabulary.
-
-Plain functions of a configuration's :class:`~clotho_aqa.config.Rows` and the release's
-:class:`~clotho_aqa.release.Question` records, so the builder only reads, splits and writes.
-"""
+"""What one Clotho-AQA row is in a configuration (features, rows, labels), so the builder only reads and writes."""
 
 from __future__ import annotations
 
@@ -70,10 +66,7 @@ def config_features(rows: Rows, with_metadata: bool, vocabulary: Iterable[str] =
 
 
 def config_rows(rows: Rows, question: Question, label_of: dict[str, int]) -> list[dict[str, Any]]:
-    """The config-specific columns of the rows one question contributes (possibly none).
-
-    ``label_of`` maps an answer to its class index (yes/no or the single-word vocabulary);
-    an answer outside it gets -1 (no label).
+    """The config-specific columns of the rows one question contributes (possibly none); label -1 outside ``label_of``.
 
     Example:
         >>> q = Question("a.wav", 0, "Any rain?", ("yes", "no", "yes"), ("yes", "yes", "maybe"), "train", 2)

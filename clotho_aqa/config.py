@@ -1,9 +1,6 @@
-"""The configurations of the Clotho-AQA builder: one per labelling in use, with typed options.
+"""The configurations of the Clotho-AQA builder: one per labelling in use (README, "Configurations and columns").
 
-Each carries what its rows are (:class:`Rows`), which the features, rows, descriptions and scoring
-read: a new configuration is one entry in :data:`BUILDER_CONFIGS`. Every option is checked in
-``__post_init__`` and again by :meth:`ClothoAQAConfig.validate` after ``datasets`` has set keyword
-overrides with ``setattr`` (see :class:`builder_utils.builder.CheckedConfigBuilder`).
+Checked in ``__post_init__`` and again by :meth:`ClothoAQAConfig.validate`: ``datasets`` sets overrides by ``setattr``.
 """
 
 from __future__ import annotations
@@ -29,11 +26,8 @@ _ONE_ANSWER = {"unanimous": lambda q: q.unanimous, "majority": lambda q: q.major
 
 @dataclass(frozen=True)
 class Rows:
-    """What the rows of a configuration are: the ``answer_types`` it holds (of
-    :data:`~clotho_aqa.answers.TYPES`; with both, an ``answer_type`` column), one row per annotator
-    ``"answer"`` or per ``"question"`` (``unit``), and its ``labelling`` (a key of
-    :data:`~clotho_aqa.answers.RULES`): its report's headline, and which questions are rows. Rows
-    of one answer type holding one answer each have a ``label``.
+    """What the rows of a configuration are: ``answer_types``, ``unit`` (one row per ``"answer"`` or
+    ``"question"``) and ``labelling`` (a key of :data:`~clotho_aqa.answers.RULES`; its report's headline).
 
     Example:
         >>> Rows(("yes_no",), QUESTION, "majority").classes
@@ -71,10 +65,8 @@ class Rows:
 
 @dataclass
 class ClothoAQAConfig(ClothoAQAOptions, datasets.BuilderConfig):
-    """A configuration of the Clotho-AQA builder: a name, its :class:`Rows` (without them, those of
-    the :data:`BUILDER_CONFIGS` entry of that name) and the options of
-    :class:`clotho_aqa.options.ClothoAQAOptions`. ``rows`` is what the configuration is, not an
-    option: no field, so no keyword override and no flag; :meth:`content` keys the cache with it.
+    """A configuration of the Clotho-AQA builder: a name, its :class:`Rows` (default: the registered
+    ones) and the options. ``rows`` is no field, so no keyword override and no flag; it is in the cache key.
 
     Example:
         >>> ClothoAQAConfig(name="questions", split_strategy="recomputed", seed=3).seed

@@ -1,18 +1,4 @@
-"""``clotho-aqa demo``: every configuration built from a synthetic release, exported and reloaded, offline.
-
-Steps: write a small synthetic release in the official layout (``OUT/release``), export every
-configuration to ``OUT/hub`` in the layout ``push_to_hub`` writes, load each back with
-``datasets.load_dataset(OUT/hub, config)`` and print one row with its decoded audio (no torch
-needed). ``clotho-aqa push --folder OUT/hub`` would upload it.
-
-The demo writes only ``release`` and ``hub`` inside ``OUT``, and only when it created them itself
-(an earlier run: the folder holds our record, :mod:`builder_utils.ownership`): a user's folder of
-that name is refused before anything is written, and inside ours only our own files are replaced.
-
-Example::
-
-    run_demo("demo_output/clotho_aqa", num_files=5)["all"]["train"]   # -> 54 rows
-"""
+"""``clotho-aqa demo``: every configuration built from a synthetic release, exported and reloaded, offline."""
 
 from __future__ import annotations
 
@@ -39,11 +25,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
              builder_kwargs: dict | None = None) -> dict[str, dict[str, int]]:
     """Synthesise a release, export every config in the Hub layout, load each back and print a row.
 
-    ``builder_kwargs``: builder options for every configuration (``--NAME`` flags of the command).
-
-    Returns config -> split -> rows of the reloaded datasets. Raises
-    :class:`builder_utils.ownership.OwnershipError` when ``OUT/release`` or ``OUT/hub`` exists
-    and was not created by an earlier demo run.
+    Returns config -> split -> rows; ``OwnershipError`` for a folder an earlier demo run did not create.
 
     Example::
 

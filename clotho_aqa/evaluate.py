@@ -1,17 +1,7 @@
 """``clotho-aqa evaluate``: score a model's answers on Clotho-AQA the way the paper reports them.
 
-The scoring is :data:`clotho_aqa.scoring.SPEC`: one prediction per question (``question_id`` =
-``<file_name>#<question index>``) under every labelling (unfiltered, unanimous, majority,
-any_of_3), ``overall`` under the configuration's own (``report["labelling"]`` names it), by
-question type, single words also top-5; majority and question-only prior baselines. This module
-adds how the rows of any configuration become questions.
-
-Example::
-
-    report = evaluate("demo_output/clotho_aqa/hub", "yes_no_majority", predictions="preds.jsonl",
-                      ignore_extra_ids=True)
-    report["labelling"]["name"], report["overall"]["accuracy"]
-    # -> ('majority', 0.7)
+The scoring is :data:`clotho_aqa.scoring.SPEC` (``overall`` under the configuration's own labelling);
+this module adds how the rows of any configuration become questions.
 """
 
 from __future__ import annotations
@@ -36,15 +26,11 @@ COLUMNS = ("question_id", "question", "answers", "answer", "label", "answer_type
 
 
 def read_questions(dataset, config: str) -> list[Question]:
-    """The questions of a split of any Clotho-AQA config, with their annotator answers.
-
-    Configs with one row per annotator answer (``all``, ``yes_no_unfiltered``, ``single_word``)
-    are grouped back into questions by ``question_id``.
+    """The questions of a split of any Clotho-AQA config (rows per annotator answer grouped by ``question_id``).
 
     Example::
 
-        read_questions(load_exported("hub", "questions")["test"], "questions")[0].kind
-        # -> 'yes_no'
+        read_questions(load_exported("hub", "questions")["test"], "questions")[0].kind   # -> 'yes_no'
     """
     from clotho_aqa.config import registered  # the dataset is read: datasets is imported already
 
@@ -72,11 +58,8 @@ def read_questions(dataset, config: str) -> list[Question]:
 
 def evaluate(data: str | os.PathLike, config: str = "questions", split: str = "test",
              predictions: str | os.PathLike | Mapping[str, Prediction] | None = None, **options) -> dict:
-    """The report (what ``report.json`` holds) of ``predictions`` (a file or a
-    ``{question_id: prediction}`` dict; None: baselines only) on ``split`` of ``config`` in ``data``;
-    ``options``: ``train_split``, ``seed``, ``resamples``, ``cache_dir``, ``ignore_extra_ids`` (a
-    file made for a larger configuration: the other ids are counted, not an error; see
-    :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`).
+    """The report (``report.json``) of ``predictions`` (None: baselines only) on ``split`` of ``config``;
+    ``options``: those of :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`.
 
     Example::
 
@@ -94,8 +77,7 @@ write_evaluation = partial(engine.write_evaluation, SPEC)
 
 def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
                   stream=None) -> dict:
-    """The demo's last step: the baselines on the test split of the demo export's ``questions``
-    config, the report in ``out``, the labelling table printed.
+    """The demo's last step: the baselines on the ``questions`` test split, the report in ``out``.
 
     Example::
 

@@ -1,9 +1,5 @@
-"""The options of the Clotho-AQA builder, declared once and importable without ``datasets``.
-
-The split strategies and the options (default, check and help, with
-:func:`builder_utils.options.option`) live here; :mod:`clotho_aqa.config` makes them a
-``datasets.BuilderConfig``. Commands that build no dataset (``clotho-aqa splits``) take their
-flags from here and so start in a tenth of a second.
+"""The options of the Clotho-AQA builder, declared once and importable without ``datasets``, so that
+``clotho-aqa splits`` (no dataset built) starts in a tenth of a second.
 """
 
 from __future__ import annotations
@@ -14,7 +10,6 @@ from builder_utils.options import MAX_SEED, Choice, Flag, Integer, option
 from builder_utils.splits.settings import ANNEAL_ROUNDS
 
 SPLIT_STRATEGIES = ("official", "recomputed")
-#: The fields that decide the rows (they key the cache).
 # The maxima: 50 times the paper's 2,000 candidates (each candidate is one split of the ~2,000
 # clips, searched one at a time, so memory does not grow with them), and 1,000 times the default
 # rounds of the local search: generous, and a run that still ends.
@@ -24,6 +19,7 @@ MAX_REFINE_ROUNDS = 10**6
 # 44.1 kHz is 100 MB (Clotho's clips are 15 to 30 s).
 MAX_FILES = 100_000
 MAX_DURATION = 600.0
+#: The fields that decide the rows (they key the cache).
 CONTENT_FIELDS = ("name", "split_strategy", "seed", "candidates", "keep", "refine_rounds", "skip_missing_audio")
 
 
@@ -48,22 +44,10 @@ def duration_seconds(value) -> float:
 
 @dataclass
 class ClothoAQAOptions:
-    """The options of the Clotho-AQA builder, without ``datasets`` (which costs a second to
-    import): ``clotho-aqa splits`` reads its flags here; :class:`clotho_aqa.config.ClothoAQAConfig`
-    adds them to a ``datasets.BuilderConfig``.
+    """The options of the Clotho-AQA builder (each one's help says what it does).
 
-    Args:
-        split_strategy: ``"official"`` (the release's split) or ``"recomputed"`` (our multilabel
-            stratified 60/20/20 search over each clip's set of answer words; the same rule as
-            ``clotho-aqa splits``, see :mod:`clotho_aqa.recompute`).
-        seed, candidates, keep, refine_rounds: the recomputed search's seed, number of 60/40
-            candidates, how many of the best are split again (keep is capped at candidates), and
-            the rounds of the local search that then improves the split
-            (:mod:`builder_utils.splits.refine`). The paper's search alone is 2,000 / 50 / 0;
-            the default 1 / 1 / 800 (one two-stage split as the start) gives a lower label error (about 226 against
-            the official split's 242.8, floor 220.5) in a fifth of the time.
-        skip_missing_audio: drop the questions of clips whose WAV is missing (with a warning
-            giving the count) instead of raising an error that lists them.
+    Search defaults 1 / 1 / ``ANNEAL_ROUNDS``, not the paper's 2,000 / 50 / 0: a lower label error in a fifth
+    of the time (README, "Options and checks").
 
     Example:
         >>> ClothoAQAOptions(split_strategy="recomputed", seed=3).seed

@@ -1,14 +1,7 @@
 """The recomputed 60/20/20 split: one rule for ``clotho-aqa splits`` and ``split_strategy="recomputed"``.
 
-The split is a property of the release's QA tables alone: every clip the tables name takes
-part in the search, whether or not its WAV is present. A build with ``skip_missing_audio=True``
-drops the questions of missing clips *after* the split is chosen, so the clips that remain are
-in the same split as in ``clotho-aqa splits``' file.
-
-Example::
-
-    assignment, result = recompute_release_splits(find_release_files("release")["csv"], seed=0)
-    assignment["river_mouth3.wav"]    # -> "train"
+Every clip the QA tables name takes part, WAV or not: ``skip_missing_audio`` drops clips *after* the
+split, so the others stay where ``clotho-aqa splits`` puts them.
 """
 
 from __future__ import annotations
@@ -27,10 +20,7 @@ def recompute_splits(questions: list[Question], seed: int = 0, candidates: int =
                      progress: bool = False, refine_rounds: int = _ROUNDS):
     """Assign clips to train/validation/test by the stratified 60/20/20 search of :mod:`builder_utils.splits`.
 
-    Labels are each clip's set of answer words (yes/no included), as in the paper. The
-    paper's two-stage search gives the start, ``refine_rounds`` of local search then lower its
-    label error (fold sizes 60/20/20, every answer kept in train and in validation or test).
-    Returns ``(clip name -> split name, search result)``.
+    Labels are each clip's set of answer words, as in the paper. Returns ``(clip -> split, search result)``.
 
     Example:
         >>> qs = [Question(f"{c}.wav", 0, "Q?", (w, w, w), ("yes",) * 3, "train", 2) for c, w in zip("abcdefghij", "xyxyxyxyxy")]
@@ -63,9 +53,6 @@ def recompute_release_splits(csv_paths: Mapping[str, str | os.PathLike], seed: i
 
 def official_label_error(questions: list[Question]) -> float:
     """The label error (:func:`builder_utils.splits.refine.label_error`) of the tables' own split.
-
-    The same measure as the recomputed split's ``label_error``, on the split each clip's CSV puts
-    it in: with the official tables, the official split's figure.
 
     Example:
         >>> qs = [Question(f"{c}.wav", 0, "Q?", ("x",) * 3, ("yes",) * 3, s, 2) for c, s in zip("abcde", ["train"] * 3 + ["validation", "test"])]

@@ -1,24 +1,7 @@
-"""Reading and validating the official Clotho-AQA release (Zenodo record 6473207).
+"""Reading and validating the official Clotho-AQA release (Zenodo record 6473207): one reader, one set of errors.
 
-The release is three QA tables (``clotho_aqa_{train,val,test}.csv``), an optional
-per-clip metadata table (``clotho_aqa_metadata.csv``) and a flat ``audio_files/``
-folder of WAV clips. Everything here is plain Python over those files, so the
-builder, the CLI and the tests share one reader and one set of error messages.
-
-Quirks of the official files that this module handles on purpose:
-
-- the three annotator rows of a question are grouped by *position* (every 3 rows),
-  because one train clip asks the same question twice;
-- literal HTML entities in file names (``&#39;``, ``&amp;``) are kept as written:
-  the audio files carry them too;
-- a file name may be spelt with ``_`` in one place and ``.`` in another
-  (``souffle_me_tallique`` vs ``souffle_me.tallique``, ``18_44`` vs ``18.44``):
-  names are resolved against the audio files that exist;
-- confidences come as ``yes``/``Yes``/``maybe``/``Maybe``/``no``/``No`` and are
-  lower-cased; answers are spelt one way by :func:`clotho_aqa.answers.normalize_answer`
-  (the official ones already are; an edited CSV's ``Yes `` would otherwise be a class of its
-  own and turn a yes/no question into a single-word one), with a warning giving the count;
-- text is read as UTF-8 and nothing else, so upstream mojibake stays as is.
+The release's quirks are handled on purpose (README, "Options and checks"); ``&#39;``/``&amp;`` stay in
+file names because the audio files carry them too, and text is UTF-8 only, so upstream mojibake stays.
 """
 
 from __future__ import annotations
@@ -104,9 +87,7 @@ class MissingAudioError(FileNotFoundError):
 class Question:
     """One question about one clip with its three annotator answers, as read from a QA CSV.
 
-    ``file_name`` is spelt as in the QA CSV; ``position`` is the question's index among the
-    clip's questions (0-5 in the official release), which makes ``question_id`` unique even
-    when a clip asks the same question twice.
+    ``position`` (index among the clip's questions) keeps ``question_id`` unique when a clip asks twice.
 
     Example:
         >>> q = Question("a.wav", 0, "Is it raining?", ("yes", "yes", "no"), ("yes", "maybe", "no"), "train", 2)
@@ -205,13 +186,8 @@ def _group_key(row: dict[str, str]) -> tuple[str, str]:
 def read_qa_csv(path: str | os.PathLike, split: str) -> list[Question]:
     """Read one official QA table into questions, grouping annotators by position.
 
-    Every question must be exactly 3 consecutive rows with the same file name and text;
-    answers must be non-empty and confidences one of yes/maybe/no in any case. Answers are
-    normalised (:func:`~clotho_aqa.answers.normalize_answer`); a warning gives how many changed.
-
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> questions = read_qa_csv(root / "clotho_aqa_val.csv", "validation")
         >>> questions[0].answers, questions[0].line
@@ -297,8 +273,7 @@ def read_metadata_csv(path: str | os.PathLike) -> dict[str, ClipMetadata]:
     """Read ``clotho_aqa_metadata.csv`` into a dict keyed by file name as written there.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> meta = read_metadata_csv(root / "clotho_aqa_metadata.csv")
         >>> meta["Crickets at the market 03.wav"].keywords[:2]
@@ -323,10 +298,7 @@ def read_metadata_csv(path: str | os.PathLike) -> dict[str, ClipMetadata]:
 
 
 def spelling_key(file_name: str) -> str:
-    """A key under which the release's alternative spellings of one file name coincide.
-
-    The release writes some names with ``_`` in one file and ``.`` in another, so the stem's
-    dots become underscores (the extension is kept).
+    """A key under which the release's ``_``/``.`` spellings of one file name coincide (the extension kept).
 
     Example:
         >>> spelling_key("souffle_me.tallique.wav") == spelling_key("souffle_me_tallique.wav")
@@ -350,12 +322,10 @@ def _by_spelling(names: Iterable[str]) -> dict[str, list[str]]:
 class AudioIndex:
     """The audio files present in one folder, looked up by exact name or alternative spelling.
 
-    Only names listed in the folder can resolve, so a CSV cell like ``../x.wav`` can never
-    point outside it.
+    Only names listed in the folder resolve, so a CSV cell like ``../x.wav`` never points outside it.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> index = AudioIndex(root / "audio_files")     # holds tin_can_da.nce.wav, as the zip spells it
         >>> index.resolve("tin_can_da_nce.wav").name
@@ -402,12 +372,7 @@ def match_metadata(file_names: Iterable[str], metadata: Mapping[str, ClipMetadat
 
 @dataclass
 class Release:
-    """Everything the builder needs from one release: questions, audio paths, metadata.
-
-    ``questions`` are in official order (train, validation, test; CSV order within each).
-    ``audio`` maps each QA file name to its resolved path; ``metadata`` is None when the
-    release has no metadata CSV.
-    """
+    """Everything the builder needs from one release; ``questions`` in official order (train, validation, test)."""
 
     questions: list[Question]
     audio: dict[str, Path]
@@ -423,8 +388,7 @@ def read_questions(csv_paths: Mapping[str, str | os.PathLike]) -> list[Question]
     """Read several QA tables (split name -> path) and check that no clip is in two splits.
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> questions = read_questions(find_release_files(root)["csv"])
         >>> len(questions)                               # 5 clips, 6 questions each
@@ -457,17 +421,10 @@ def load_release(
 ) -> Release:
     """Read and cross-check a release: QA tables, audio folder and optional metadata.
 
-    ``csv_paths`` maps split names (train, validation, test) to QA CSV paths. A clip in more
-    than one split is an error; missing audio raises :class:`MissingAudioError` unless
-    ``skip_missing_audio`` is set, in which case their questions are dropped and a warning
-    gives the count. With ``check_audio`` every used clip's header is read
-    (:func:`builder_utils.media_check.check_wav`): an empty, unreadable or truncated file raises
-    :class:`~builder_utils.media_check.MediaError` naming it, and clips whose sample rate or
-    channel count differ from the declared 44.1 kHz mono are counted in a warning.
+    Missing audio raises :class:`MissingAudioError` unless ``skip_missing_audio`` (questions dropped, warned).
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> release = load_release(find_release_files(root)["csv"], root / "audio_files")
         >>> len(release.file_names())
@@ -528,12 +485,10 @@ def check_clips(audio: Mapping[str, Path]) -> None:
 def find_release_files(data_dir: str | os.PathLike) -> dict:
     """Locate the official files in a local folder laid out like the Zenodo record.
 
-    Returns ``{"csv": {split: path}, "metadata": path or None, "audio_dir": path or None,
-    "audio_zip": path or None}``; a missing QA CSV is an error naming the expected path.
+    Returns ``{"csv": {split: path}, "metadata", "audio_dir", "audio_zip"}`` (None when absent).
 
     Example:
-        >>> import os, tempfile
-        >>> from clotho_aqa.synth import write_synthetic_release
+        >>> import os, tempfile; from clotho_aqa.synth import write_synthetic_release
         >>> root = write_synthetic_release(os.path.join(tempfile.mkdtemp(), "rel"), num_files=5, seed=0).root
         >>> files = find_release_files(root)
         >>> sorted(files["csv"]), files["audio_zip"]
@@ -563,8 +518,7 @@ def find_release_files(data_dir: str | os.PathLike) -> dict:
 def file_answer_sets(questions: Iterable[Question]) -> tuple[list[str], list[str], list[list[int]]]:
     """Per clip, the set of answer words (yes/no included) as indices into a sorted vocabulary.
 
-    This is what the paper stratifies on. Returns (file names in first-seen order,
-    vocabulary, per-file sorted label indices).
+    What the paper stratifies on: (file names in first-seen order, vocabulary, per-file label indices).
 
     Example:
         >>> qs = [Question("a.wav", 0, "Q?", ("yes", "no", "yes"), ("yes",) * 3, "train", 2)]

@@ -1,33 +1,9 @@
-"""Training rewards for Clotho-AQA, on the scoring spec of ``clotho-aqa evaluate``
-(:data:`clotho_aqa.scoring.SPEC`): under one labelling, the mean accuracy reward over a set
-of predictions is the accuracy ``evaluate`` reports for that labelling. No trainer is imported.
-
-- TRL: ``GRPOTrainer(reward_funcs=[accuracy_reward, format_reward])``. The ground truth comes
-  from the dataset's columns as keyword arguments: ``answers`` (the 3 annotator answers) or
-  else ``answer`` (the majority answer; may be None), and ``answer_type`` when there is one
-  (otherwise a question whose answers are all yes/no is a yes/no question). A row without a
-  target under the labelling (no majority) gets ``None``.
-- Labellings (:func:`make_accuracy_reward`): ``majority`` (default), ``any_of_3`` (right if it
-  matches any annotator), ``unanimous`` (only questions whose annotators agree), ``unfiltered``
-  (the share of the 3 answers matched).
-- Single words are read exactly as ``evaluate`` and the lmms-eval task read them (one spec):
-  the answer span, else its first word that is one of the release's answers
-  (:data:`clotho_aqa.scoring.ANSWER_VOCABULARY`), so "It is metal." answers ``metal``;
-  ``vocabulary=`` replaces those words (a release with other answers).
-- verl: :func:`compute_score` with ``reward_model.ground_truth`` = the 3 annotator answers
-  (majority labelling; ``extra_info={"labelling": "any_of_3"}`` or the reward kwarg
-  ``labelling`` to change it), under the naive and the batch reward managers, with reward kwargs
-  (``format_weight``: a dict with ``score`` and its parts; see
-  :func:`builder_utils.evaluation.rewards.verl_compute_score`).
+"""Training rewards for Clotho-AQA (TRL, verl) on :data:`clotho_aqa.scoring.SPEC`: under one labelling,
+the mean accuracy reward is ``evaluate``'s accuracy (builder_utils/evaluation/README.md, "Training rewards").
 
 Example:
     >>> accuracy_reward(["<answer>yes</answer>", "No."], answers=[["yes", "yes", "no"], ["yes", "no", "no"]])
     [1.0, 1.0]
-    >>> any_of_3 = make_accuracy_reward(labelling="any_of_3")
-    >>> any_of_3.__name__, any_of_3(["<answer>water</answer>"], answers=[["rain", "water", "rain"]])
-    ('accuracy_reward_any_of_3', [1.0])
-    >>> compute_score("clotho_aqa", "<think>drops</think><answer>rain</answer>", ["rain", "rain", "water"])
-    1.0
 """
 
 from __future__ import annotations
@@ -65,17 +41,14 @@ def _column(values: Sequence | None, count: int) -> Sequence:
 
 def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str] | None = None,
                          name: str | None = None) -> Callable[..., list[float | None]]:
-    """A TRL accuracy reward ``(completions, answer=None, answers=None, answer_type=None,
-    **kwargs) -> list[float | None]`` under ``labelling`` (a key of
-    :data:`clotho_aqa.scoring.RULES`). Named ``accuracy_reward`` (majority) or
-    ``accuracy_reward_<labelling>``.
+    """A TRL accuracy reward under ``labelling`` (a key of :data:`clotho_aqa.scoring.RULES`), named
+    ``accuracy_reward`` (majority) or ``accuracy_reward_<labelling>``; ``vocabulary``: another release's words.
+    Without an ``answer_type`` column, a question whose answers are all yes/no is a yes/no question.
 
     Example:
         >>> reward = make_accuracy_reward("unanimous")
         >>> reward.__name__, reward(["yes", "yes"], answers=[["yes"] * 3, ["yes", "no", "yes"]])
         ('accuracy_reward_unanimous', [1.0, None])
-        >>> accuracy_reward(["It is metal."], answers=[["metal", "metal", "wood"]])
-        [1.0]
     """
     if labelling not in RULES:
         raise ValueError(f"unknown labelling {labelling!r}; valid: {', '.join(RULES)}")
@@ -116,10 +89,8 @@ _verl_score = verl_compute_score(_accuracy)
 
 def compute_score(data_source: str | None = None, solution_str: str | None = None, ground_truth: Any = None,
                   extra_info: dict | None = None, **kwargs) -> Any:
-    """verl's custom reward: the accuracy reward of ``solution_str`` against ``ground_truth``
-    (the 3 annotator answers, or one answer as text), majority labelling unless the reward kwarg
-    ``labelling`` or ``extra_info["labelling"]`` names another; 0.0 where there is no target;
-    ``format_weight`` adds the format part.
+    """verl's custom reward against the 3 annotator answers (majority, unless the reward kwarg or
+    ``extra_info`` names a ``labelling``); 0.0 where there is no target.
 
     Example:
         >>> compute_score("clotho_aqa", "No", ["yes", "no", "maybe"]), compute_score("clotho_aqa", "No", ["no"])

@@ -1,6 +1,5 @@
-"""How Clotho-AQA is scored, as data: :data:`SPEC` and its labellings (:data:`RULES`,
-:func:`labelling`, each configuration's :func:`headline`), shared by ``clotho-aqa evaluate``, the
-rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no report code.
+"""How Clotho-AQA is scored, as data: :data:`SPEC` and its labellings, shared by ``clotho-aqa evaluate``,
+the rewards and the lmms-eval task. It imports the spec alone: no ``datasets``, no report code.
 
 Example:
     >>> SPEC.reward(aqa_question("q", "Is it raining?", ["yes", "no", "yes"], "yes_no"), "Yes.", labelling("majority"))
@@ -41,10 +40,8 @@ def read_vocabulary(path: str | Path = VOCABULARY_FILE) -> frozenset[str]:
     return frozenset(word for word in (line.strip() for line in lines) if word and not word.startswith("#"))
 
 
-#: The answers a single-word prediction is read against, everywhere (``evaluate``, the rewards,
-#: lmms-eval): the official release's single-word answers, the label classes of its
-#: ``single_word`` configurations, shipped with the package, so that a scorer that sees one
-#: question at a time reads "It is metal." as ``metal`` just as ``evaluate`` does.
+#: The answers a single-word prediction is read against, everywhere: the release's single-word answers,
+#: shipped, so a scorer seeing one question at a time reads "It is metal." as ``evaluate`` does.
 ANSWER_VOCABULARY = read_vocabulary()
 
 def labelling(name: str, kind: str | None = None) -> Labelling:
@@ -63,8 +60,7 @@ def labelling(name: str, kind: str | None = None) -> Labelling:
 
 
 def headline(config: str) -> Labelling:
-    """The labelling of ``overall`` for the configuration called ``config``: its own, over its
-    answer types (:class:`clotho_aqa.config.Rows`); unfiltered over both for no configuration.
+    """The labelling of ``overall`` for ``config``: its own over its answer types (none: unfiltered).
 
     Example:
         >>> headline("yes_no_majority").name, headline("yes_no_majority").kinds, headline("questions").name
@@ -101,8 +97,7 @@ SPEC = ScoringSpec(
 
 
 def aqa_question(question_id: str, question: str, answers: Sequence[str], answer_type: str) -> Question:
-    """One Clotho-AQA question as the spec scores it: its annotator answers, its type, and the
-    question-only prior's keys (its first two words, and the first).
+    """One Clotho-AQA question as the spec scores it, with the question-only prior's keys.
 
     Example:
         >>> aqa_question("q", "How many birds sing?", ["two"] * 3, "single_word").keys["leading_words"]

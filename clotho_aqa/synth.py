@@ -1,13 +1,6 @@
-"""A small synthetic Clotho-AQA release in the official layout, for tests and the demo.
+"""A small synthetic Clotho-AQA release in the official layout, for tests and the demo (our own questions).
 
-The layout and formats are those of Zenodo record 6473207 (see ``release.py``): three QA
-CSVs with header ``file_name,QuestionText,answer,confidence`` (UTF-8, LF, minimal
-quoting), ``clotho_aqa_metadata.csv`` with a leading unnamed index column, and a flat
-``audio_files/`` folder of 44.1 kHz mono WAVs, holding one clip more than the CSVs use.
-The questions and answers are our own. With ``quirks=True`` the release also carries the
-official quirks: literal ``&#39;``/``&amp;`` in names, a name spelt with ``_`` in the CSV and
-``.`` on disk, a metadata name spelt ``_`` where the CSV and disk say ``.``, one question
-asked twice about one clip, capitalised confidences and a mojibake question text.
+Formats as Zenodo record 6473207's, one WAV more than the CSVs use; ``quirks=True`` adds the official quirks.
 """
 
 from __future__ import annotations
@@ -148,14 +141,7 @@ def write_synthetic_release(
 ) -> SyntheticRelease:
     """Write a synthetic release of ``num_files`` clips (split about 60/20/20) into ``out_dir``.
 
-    Each clip gets 6 questions (4 yes/no, 2 single-word) with 3 answers each; every
-    validation/test answer also occurs in train, and the answers cover unanimous, 2-of-3 and
-    (single-word) all-different cases. The same arguments give byte-identical files. The
-    release goes through :mod:`builder_utils.ownership`: staged inside ``out_dir`` and moved into
-    place at the end, so a failure (a full disk is one line naming the file) leaves nothing
-    half-written. Only the files this command wrote there (the folder's record) are replaced or
-    removed: a user's file in the folder stays, and one at a release name is refused unless
-    ``overwrite``.
+    Each clip: 4 yes/no and 2 single-word questions; every validation/test answer also occurs in train.
 
     Example:
         >>> import os, tempfile

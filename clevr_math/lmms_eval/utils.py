@@ -1,23 +1,5 @@
-"""The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`.
-
-``process_results`` scores each question with the spec that ``clevr-math evaluate`` and the
-rewards use (integer extraction), so the harness, the command and the rewards agree. Each
-metric's record carries ``score`` and ``image_filename``, the tasks' ``cluster_key``: a CLEVR
-image has about 8 questions, and lmms-eval 0.6+ reports standard errors clustered by image.
-Chat models get :func:`clevr_math_doc_to_messages`: the image, then the text. ``unparseable``
-aggregates with :func:`~builder_utils.evaluation.lmms.mean_score`.
-
-Importing this module imports neither ``datasets`` nor the builder.
-
-Example:
-    >>> doc = {"question_id": "q1", "question": "Add 2 cubes. How many cubes are there?", "label": 5,
-    ...        "category": 2, "template": "addition", "template_index": 1, "num_operations": 1,
-    ...        "image_filename": "CLEVR_val_000001.png"}
-    >>> clevr_math_doc_to_text(doc, {"pre_prompt": "", "post_prompt": " Answer with a number."})
-    'Add 2 cubes. How many cubes are there? Answer with a number.'
-    >>> record = clevr_math_process_results(doc, ["There are \\\\boxed{5} cubes."])["accuracy"]
-    >>> record["score"], record["image_filename"], clevr_math_accuracy([record])
-    (1.0, 'CLEVR_val_000001.png', 1.0)
+"""The ``!function`` entries of the CLEVR-Math lmms-eval tasks, on :data:`clevr_math.scoring.SPEC`
+(builder_utils/evaluation/README.md, lmms-eval section); it imports neither ``datasets`` nor the builder.
 """
 
 from __future__ import annotations
@@ -74,8 +56,7 @@ def _category(value) -> str:
 
 
 def clevr_math_process_results(doc: dict, results: list) -> dict:
-    """Per metric, the question's record: ``score`` (1.0 right / 0.0; for ``unparseable``, 1.0
-    when no integer could be read), ``image_filename`` (the cluster key) and the category.
+    """Per metric, the question's record: ``score``, ``image_filename`` (the cluster key) and the category.
 
     Example:
         >>> doc = {"question_id": "q", "label": 0, "category": 5, "template": "subtraction-multihop",

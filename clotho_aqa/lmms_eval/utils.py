@@ -1,30 +1,11 @@
-"""The ``!function`` entries of the Clotho-AQA lmms-eval task, on :data:`clotho_aqa.scoring.SPEC`.
+"""The ``!function`` entries of the Clotho-AQA lmms-eval task, on :data:`clotho_aqa.scoring.SPEC`
+(scoring, clustering by clip and audio: builder_utils/evaluation/README.md, lmms-eval section).
 
-``process_results`` scores each question under every labelling of the spec that ``clotho-aqa
-evaluate`` and the rewards use; each metric's record carries ``score`` (the share of the
-question's targets it got right: the 3 annotator answers for ``unfiltered``, one target
-otherwise) and ``file_name``, the task's ``cluster_key``: a clip has about 6 questions, and
-lmms-eval 0.6+ reports standard errors clustered by clip. A question without a target under a
-labelling (a single-word question for the yes/no metrics, no majority) has no ``score`` there.
-Every metric aggregates with :func:`~builder_utils.evaluation.lmms.mean_score` (right targets
-over targets, as ``evaluate`` counts).
+A question without a target under a labelling (e.g. no majority) has no ``score`` there.
 
-A single-word answer is read as ``clotho-aqa evaluate`` and the rewards read it: the normalised
-answer span, else its first word that is one of the release's answers (the spec's vocabulary,
-shipped with the package, so a question scored alone needs no other question): "It is metal."
-answers ``metal`` in all three.
-
-The audio reaches simple models as ``{"array", "sampling_rate"}`` (the clip's own rate, mono) and
-chat models as an ``{"type": "audio"}`` content part holding the samples at
-``audio_sampling_rate`` Hz (16 kHz, what audio language models take). The rows are read with the
-audio undecoded (``process_docs``) and decoded with soundfile: no torch or torchcodec needed.
-
-Example:
-    >>> doc = {"question_id": "a.wav#0", "question": "Is it raining?", "answers": ["yes", "yes", "no"],
-    ...        "answer_type": "yes_no", "file_name": "a.wav"}
-    >>> clotho_aqa_doc_to_text(doc, {"pre_prompt": "", "yes_no_post_prompt": " Answer yes or no."})
-    'Is it raining? Answer yes or no.'
-    >>> records = clotho_aqa_process_results(doc, ["Yes, it is."])
+Example (``unfiltered``: the share of the 3 annotator answers matched):
+    >>> records = clotho_aqa_process_results({"question_id": "a.wav#0", "question": "Is it raining?",
+    ...     "answers": ["yes", "yes", "no"], "answer_type": "yes_no", "file_name": "a.wav"}, ["Yes, it is."])
     >>> mean_score([records["yes_no_majority"]]), mean_score([records["yes_no_unfiltered"]])
     (1.0, 0.6666666666666666)
 """
@@ -59,8 +40,7 @@ def clotho_aqa_process_docs(dataset):
 
     Example::
 
-        clotho_aqa_process_docs(load_exported("hub", "questions")["test"]).features["audio"].decode
-        # -> False
+        clotho_aqa_process_docs(load_exported("hub", "questions")["test"]).features["audio"].decode  # -> False
     """
     return without_decoding(dataset)
 
@@ -92,8 +72,7 @@ def clotho_aqa_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = N
 
 
 def clotho_aqa_doc_to_messages(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> list[dict]:
-    """The chat messages of a question: one user turn with the clip (mono float32 samples at
-    ``audio_sampling_rate`` Hz, default 16000), then the prompt text.
+    """The chat messages of a question: one user turn with the clip (at ``audio_sampling_rate``), then the text.
 
     Example:
         >>> import numpy as np
