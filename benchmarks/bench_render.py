@@ -9,7 +9,8 @@ largest Blender process's. Each sample count renders the same scenes (placed bef
 their object-index passes are not counted in the image rows). The Dask rows write a whole world
 (index passes, retries and images) on a LocalCluster of 1 and 2 workers: wall seconds per image,
 and the CPU seconds of its Blender processes (sampled with psutil every 0.2 s: the workers are
-not this process's children) per image.
+not this process's children) per image. Each sample row also gives its PSNR against the 64-sample
+images of the same scenes (mean, then per scene).
 """
 
 from __future__ import annotations
@@ -22,13 +23,15 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import psutil
 
 from builder_utils.clevr.synth import render_scene, write_clevr_folder
 from builder_utils.clevr.synth.blender import SCRIPT, BlenderRenderer, BlenderSettings, find_blender
 from builder_utils.clevr.synth.folder import ImageOptions
 
-SAMPLES = (8, 16, 32, 64)
+SAMPLES = (6, 8, 16, 32, 64)
+REFERENCE = 64  # the PSNR column compares each row with the images of this many samples
 INDEX_REPEATS = 10
 
 
@@ -67,6 +70,16 @@ def blender_cpu(command, settings, action) -> float:
     return children_cpu() - before
 
 
+def psnr(path: Path, reference: Path) -> float:
+    """Peak signal-to-noise ratio of one 8-bit RGB image against another, in dB."""
+    from PIL import Image
+
+    with Image.open(path) as a, Image.open(reference) as b:
+        x = np.asarray(a.convert("RGB"), dtype=np.float64)
+        y = np.asarray(b.convert("RGB"), dtype=np.float64)
+    return float(10 * np.log10(255.0 ** 2 / max(np.mean((x - y) ** 2), 1e-12)))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--blender", default=None, help="the interpreter (default: as synth finds it)")
@@ -99,6 +112,7 @@ def main() -> None:
 
     cpu = blender_cpu(command, BlenderSettings(), index_only)
     print(f"| index pass (1 sample, flat colour) | {(cpu - startup) / (n * INDEX_REPEATS):.2f} |")
+    rows = []
     for samples in args.samples:
         settings = BlenderSettings(samples=samples)
 
@@ -108,7 +122,13 @@ def main() -> None:
 
         cpu = blender_cpu(command, settings, images)
         size = sum((work / f"s{samples}-{k}.png").stat().st_size for k in range(n)) / n / 1024
-        print(f"| {samples} samples + OpenImageDenoise | {(cpu - startup) / n:.2f} | {size:.0f} KiB |")
+        rows.append((samples, (cpu - startup) / n, size))
+    for samples, cpu, size in rows:
+        quality = ""
+        if REFERENCE in args.samples and samples != REFERENCE:
+            values = [psnr(work / f"s{samples}-{k}.png", work / f"s{REFERENCE}-{k}.png") for k in range(n)]
+            quality = f"{sum(values) / n:.1f} dB ({' / '.join(f'{v:.1f}' for v in values)})"
+        print(f"| {samples} samples + OpenImageDenoise | {cpu:.2f} | {quality} | {size:.0f} KiB |")
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"peak RSS of a Blender process: {peak:.0f} MiB")
 

@@ -35,6 +35,9 @@ INSTALL = ("install Blender 4.2 or later (https://www.blender.org/download/) and
            "or `pip install bpy==5.0.1` into a Python 3.11 environment; then pass --blender PATH "
            f"or set {BLENDER_ENV}")
 DEVICES = ("cpu", "gpu")
+# With OpenImageDenoise, 6 samples are 41.9 dB PSNR from a 64-sample render (8: 43.0) at three
+# quarters of the cost: benchmarks/bench_render.py, BENCHMARKS.md "Blender renderer".
+DEFAULT_SAMPLES = 6
 # One pass tried this many times in all, each time in a fresh Blender process, before its
 # scene is named as failed.
 ATTEMPTS = 3
@@ -75,12 +78,12 @@ class BlenderSettings:
 
     Example:
         >>> BlenderSettings().samples, BlenderSettings(samples=64, denoise=False).denoise
-        (8, False)
+        (6, False)
     """
 
     width: int = 480
     height: int = 320
-    samples: int = 8
+    samples: int = DEFAULT_SAMPLES
     denoise: bool = True
     device: str = "cpu"
     threads: int = 0
@@ -274,7 +277,7 @@ class BlenderRenderer:
 
     Example (prose: it needs Blender)::
 
-        with BlenderRenderer(find_blender(), BlenderSettings(samples=8)) as renderer:
+        with BlenderRenderer(find_blender(), BlenderSettings()) as renderer:
             scene = renderer.scene_for(0, "val", 0, min_pixels_per_object=200, scratch=Path("/tmp"))
             renderer.render(scene, Path("/tmp/CLEVR_val_000000.png"))
     """

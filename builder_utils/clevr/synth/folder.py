@@ -27,7 +27,7 @@ from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 from builder_utils.wait_points import wait_point
 
 from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
-from .blender import BLENDER_ENV, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
+from .blender import BLENDER_ENV, DEFAULT_SAMPLES, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
     find_blender, render_chunk, renderer_for
 from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
 from .render import render_scene
@@ -87,8 +87,8 @@ class ImageOptions:
         "pillow: the fast stylised renderer (milliseconds an image); blender: Blender's Cycles in CLEVR's "
         "own look (seconds an image; needs Blender, see --blender) (default: %(default)s)", group="rendering")
     samples: int = option(
-        8, Integer(1, maximum=MAX_SAMPLES),
-        "--renderer blender: Cycles samples per pixel; 8 with OpenImageDenoise looks like 64 (default: %(default)s)",
+        DEFAULT_SAMPLES, Integer(1, maximum=MAX_SAMPLES),
+        "--renderer blender: Cycles samples per pixel; 6 with OpenImageDenoise look like 64 (default: %(default)s)",
         group="rendering")
     device: str = option(
         "cpu", Choice(DEVICES),
