@@ -24,7 +24,7 @@ import pyarrow as pa
 
 from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.options import Integer
-from clevr_math.streaming import StreamError, _row_features, stream, stream_features
+from clevr_math.streaming import StreamError, encoded_row_features, stream, stream_features
 
 __all__ = ["MAX_PROBLEMS", "problems"]
 
@@ -57,7 +57,7 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
     # The stream's rows are already in the encoded form of its undecoded features, so they go to
     # Arrow as they are, chunk by chunk (datasets' from_list would encode them again: twice the
     # memory at the peak); the stream's own features then decode the images on access (same types).
-    schema = _row_features().arrow_schema
+    schema = encoded_row_features().arrow_schema
     chunks = []
     while chunk := list(islice(rows, _CHUNK)):
         chunks.append(pa.Table.from_pylist(chunk, schema=schema))

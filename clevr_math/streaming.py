@@ -215,10 +215,13 @@ _QUESTION = "\x00question\x00"
 
 
 @lru_cache(maxsize=1)
-def _row_features() -> datasets.Features:
-    # The features of the rows as the stream yields them: the images not decoded, which is
-    # exactly what ``stream(...).decode(False)`` asks for (a test checks that datasets then
-    # iterates the stream's own iterable, with no per-example step of its own).
+def encoded_row_features() -> datasets.Features:
+    """The features of the rows as the stream yields them, images not decoded: what
+    ``stream(...).decode(False)`` asks for, so datasets iterates the stream's own rows as they are.
+
+    >>> encoded_row_features()["images"].feature.decode
+    False
+    """
     features = stream_features()
     features["images"] = list_of(datasets.Image(decode=False))
     return features
@@ -236,7 +239,7 @@ class _EncodedPieces:
 
 @lru_cache(maxsize=8)
 def _encoded_pieces(style: str) -> _EncodedPieces:
-    features = _row_features()
+    features = encoded_row_features()
     spec = _prompt_spec()
     sample = {name: None for name in spec.source_columns()} | {spec.question: _QUESTION, spec.answer: 0}
     encoded = features.encode_example(prompt_row(sample, dataset=spec, style=style, split="", index=0))
@@ -269,7 +272,7 @@ class _StreamExamples(StatefulExamples):
     """``datasets``' generator iterable over gen_kwargs shards, its state also holding the block and
     the problems passed in it: a resume regenerates one block (the base class re-runs the shard).
 
-    Its rows are already encoded-then-decoded for :func:`_row_features`, and ``features`` says so:
+    Its rows are already encoded-then-decoded for :func:`encoded_row_features`, and ``features`` says so:
     ``IterableDataset`` then yields them as they are (it adds a ``FormattedExamplesIterable`` only
     when features differ). ``is_typed`` stays False: under other features (decoded images,
     ``cast_column``, a format, ``map``) datasets 5.2 re-types every row as before, where a typed
@@ -280,7 +283,7 @@ class _StreamExamples(StatefulExamples):
 
     @property
     def features(self) -> datasets.Features | None:
-        return _row_features() if self.declared else None
+        return encoded_row_features() if self.declared else None
 
     def __deepcopy__(self, memo) -> "_StreamExamples":
         copied = self.__class__.__new__(self.__class__)
