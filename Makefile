@@ -31,6 +31,10 @@ TRAIN_TRANSFORMERS ?= transformers==5.24.0
 # lmms-eval requirement) does not import beside that torch and breaks transformers' import;
 # nothing lmms-eval runs here needs it, so it is removed. No torchcodec: the Clotho-AQA task
 # decodes its clips with soundfile.
+HARNESS_VENV := .venv-harness
+HARNESS_STAMP := $(HARNESS_VENV)/.installed
+HARNESS_TORCH ?= $(AUDIO_TORCH)
+HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
 # A sixth, optional environment for the Blender renderer (tests/render/): Python 3.11 with bpy
 # 5.0.x (each bpy wheel serves one Python; 5.1 and later need 3.13), about 1 GB. The package
 # never imports bpy: the tests run Blender's studio script with this venv's Python.
@@ -38,11 +42,7 @@ RENDER_VENV := .venv-render
 RENDER_STAMP := $(RENDER_VENV)/.installed
 RENDER_PYTHON ?= $(shell command -v python3.11 || echo /root/.pyenv/versions/3.11.7/bin/python)
 RENDER_BPY ?= bpy==5.0.1
-HARNESS_VENV := .venv-harness
-HARNESS_STAMP := $(HARNESS_VENV)/.installed
-HARNESS_TORCH ?= $(AUDIO_TORCH)
-HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
-# A sixth, optional environment for verl (tests/verl_train/): verl 0.9.1 pins transformers<5.11, so it
+# A seventh, optional environment for verl (tests/verl_train/): verl 0.9.1 pins transformers<5.11, so it
 # cannot share .venv-train. torch's CPU build in the same pip command, as for [train]. No
 # torchvision (PyPI's build does not load beside that torch), hence no qwen_vl_utils: verl's
 # length filter of image prompts needs them, and tests/verl_train/ reads images without that filter.
@@ -53,16 +53,25 @@ VERL_VERL ?= verl==0.9.1
 
 .PHONY: demo test test-legacy test-audio test-train test-harness test-verl test-render clean bytecode
 
+# What every environment's recipe does first: $(call new_venv,PYTHON,VENV,PIP ARGUMENTS) makes
+# VENV with PYTHON, upgrades its pip and installs the arguments (a variable: they hold commas).
+# Each recipe touches its stamp last, so an install that fails is tried again on the next run.
+define new_venv
+$(1) -m venv $(2)
+$(2)/bin/python -m pip install --quiet --upgrade pip
+$(2)/bin/python -m pip install --quiet $(3)
+endef
+MAIN_INSTALL = -e '.[test,dask]'
+TRAIN_INSTALL = '$(TRAIN_TORCH)' '$(TRAIN_TRL)' '$(TRAIN_TRANSFORMERS)' -e '.[test,train]'
+AUDIO_INSTALL = '$(AUDIO_TORCH)' '$(AUDIO_TORCHCODEC)' -e '.[test,audio]'
+RENDER_INSTALL = '$(RENDER_BPY)' -e '.[test,dask]'
+
 $(STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,dask]'
+	$(call new_venv,$(PYTHON),$(VENV),$(MAIN_INSTALL))
 	touch $(STAMP)
 
 $(LEGACY_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(LEGACY_VENV)
-	$(LEGACY_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(LEGACY_VENV)/bin/python -m pip install --quiet 'datasets==3.6.0' -e .
+	$(call new_venv,$(PYTHON),$(LEGACY_VENV),'datasets==3.6.0' -e .)
 	touch $(LEGACY_STAMP)
 
 # torchcodec loads FFmpeg's shared libraries; as root on Debian/Ubuntu they are installed here.
@@ -70,34 +79,24 @@ $(AUDIO_STAMP): setup.cfg pyproject.toml
 	@command -v ffmpeg >/dev/null || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || \
 		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ffmpeg >/dev/null)
 	@command -v ffmpeg >/dev/null || { echo "make test-audio needs FFmpeg (e.g. sudo apt-get install ffmpeg)" >&2; exit 1; }
-	$(PYTHON) -m venv $(AUDIO_VENV)
-	$(AUDIO_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(AUDIO_VENV)/bin/python -m pip install --quiet '$(AUDIO_TORCH)' '$(AUDIO_TORCHCODEC)' -e '.[test,audio]'
+	$(call new_venv,$(PYTHON),$(AUDIO_VENV),$(AUDIO_INSTALL))
 	touch $(AUDIO_STAMP)
 
 $(TRAIN_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(TRAIN_VENV)
-	$(TRAIN_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(TRAIN_VENV)/bin/python -m pip install --quiet '$(TRAIN_TORCH)' '$(TRAIN_TRL)' '$(TRAIN_TRANSFORMERS)' -e '.[test,train]'
+	$(call new_venv,$(PYTHON),$(TRAIN_VENV),$(TRAIN_INSTALL))
 	touch $(TRAIN_STAMP)
 
 $(HARNESS_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(HARNESS_VENV)
-	$(HARNESS_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(HARNESS_VENV)/bin/python -m pip install --quiet '$(HARNESS_TORCH)' '$(HARNESS_LMMS_EVAL)' 'filelock<4' -e '.[test]'
+	$(call new_venv,$(PYTHON),$(HARNESS_VENV),'$(HARNESS_TORCH)' '$(HARNESS_LMMS_EVAL)' 'filelock<4' -e '.[test]')
 	$(HARNESS_VENV)/bin/python -m pip uninstall --quiet --yes torchvision
 	touch $(HARNESS_STAMP)
 
 $(VERL_STAMP): setup.cfg pyproject.toml
-	$(PYTHON) -m venv $(VERL_VENV)
-	$(VERL_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(VERL_VENV)/bin/python -m pip install --quiet '$(VERL_TORCH)' '$(VERL_VERL)' -e '.[test]'
+	$(call new_venv,$(PYTHON),$(VERL_VENV),'$(VERL_TORCH)' '$(VERL_VERL)' -e '.[test]')
 	touch $(VERL_STAMP)
 
 $(RENDER_STAMP): setup.cfg pyproject.toml
-	$(RENDER_PYTHON) -m venv $(RENDER_VENV)
-	$(RENDER_VENV)/bin/python -m pip install --quiet --upgrade pip
-	$(RENDER_VENV)/bin/python -m pip install --quiet '$(RENDER_BPY)' -e '.[test,dask]'
+	$(call new_venv,$(RENDER_PYTHON),$(RENDER_VENV),$(RENDER_INSTALL))
 	touch $(RENDER_STAMP)
 
 # The package's modules compiled ahead (0.07 s when up to date): an editable install leaves
