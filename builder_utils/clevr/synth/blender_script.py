@@ -300,11 +300,10 @@ class Studio:
     def render_index(self, path: str) -> None:
         scene, cycles, view = self.scene, self.scene.cycles, bpy.context.view_layer
         saved = (cycles.samples, cycles.use_denoising, cycles.filter_width, cycles.max_bounces,
-                 scene.view_settings.view_transform, scene.render.dither_intensity, cycles.use_adaptive_sampling)
+                 scene.view_settings.view_transform, scene.render.dither_intensity)
         try:
             cycles.samples = 1
             cycles.use_denoising = False
-            cycles.use_adaptive_sampling = False
             cycles.filter_width = 0.01  # the one sample at the pixel's centre: no blend of two objects
             cycles.max_bounces = 0
             scene.view_settings.view_transform = "Raw"
@@ -314,7 +313,7 @@ class Studio:
         finally:
             view.material_override = None
             (cycles.samples, cycles.use_denoising, cycles.filter_width, cycles.max_bounces,
-             scene.view_settings.view_transform, scene.render.dither_intensity, cycles.use_adaptive_sampling) = saved
+             scene.view_settings.view_transform, scene.render.dither_intensity) = saved
 
     def render_image(self, path: str, seed: int) -> None:
         cycles = self.scene.cycles
