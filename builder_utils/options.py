@@ -25,7 +25,9 @@ __all__ = [
     "FilePath",
     "Flag",
     "Integer",
+    "Real",
     "Share",
+    "Text",
     "Words",
     "add_builder_flags",
     "add_option_flags",
@@ -121,6 +123,59 @@ class Share:
 
     def flag(self) -> dict:
         return {"type": float}
+
+
+class Real:
+    """A finite number (an ``int`` or ``float``, not a bool) in ``[minimum, maximum]``; ``None`` too when ``optional``.
+
+    >>> Real(0, 2)("min_dist", -0.5)
+    Traceback (most recent call last):
+    ...
+    ValueError: min_dist must be a number in [0, 2], got -0.5
+    >>> Real(0, 2)("margin", 1)
+    1.0
+    """
+
+    def __init__(self, minimum: float, maximum: float, *, optional: bool = False):
+        self.minimum, self.maximum, self.optional = minimum, maximum, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if value is None and self.optional:
+            return value
+        # NaN fails both comparisons, so it is refused with the out-of-range values
+        if type(value) not in (int, float) or not self.minimum <= value <= self.maximum:
+            alternative = " or None" if self.optional else ""
+            raise ValueError(f"{name} must be a number in [{self.minimum}, {self.maximum}]{alternative}, got {value!r}")
+        return float(value)
+
+    def flag(self) -> dict:
+        return {"type": float}
+
+
+class Text:
+    """A string of at most ``max_length`` printable characters (no newline: it goes into one JSON
+    field and one log line); ``pattern`` (a regular expression) restricts it further.
+
+    >>> Text(20, pattern=r"[A-Za-z0-9_-]+")("filename_prefix", "a/b")
+    Traceback (most recent call last):
+    ...
+    ValueError: filename_prefix must match [A-Za-z0-9_-]+ (1 to 20 characters), got 'a/b'
+    """
+
+    def __init__(self, max_length: int, *, pattern: str | None = None):
+        self.max_length, self.pattern = max_length, pattern
+
+    def __call__(self, name: str, value: Any) -> Any:
+        import re
+
+        if not isinstance(value, str) or not value.isprintable() or len(value) > self.max_length or (
+                self.pattern is not None and re.fullmatch(self.pattern, value) is None):
+            what = f"match {self.pattern} (1 to" if self.pattern else "be printable text (at most"
+            raise ValueError(f"{name} must {what} {self.max_length} characters), got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {}
 
 
 class Flag:
