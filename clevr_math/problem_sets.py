@@ -39,6 +39,9 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
              **difficulty: Any) -> datasets.Dataset:
     """``size`` CLEVR-Math problems as a ``datasets.Dataset`` (the stream's features); a smaller set is a prefix.
 
+    ``difficulty`` also takes the stream's ``cogent=`` (``"A"``, ``"B"`` or shape -> colours): a
+    CoGenT train set is ``problems(size=n, cogent="A")``, its test set ``problems(size=n, split="test", cogent="B")``.
+
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
     (5, 4, 2, (480, 320))
@@ -63,8 +66,14 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
         chunks.append(pa.Table.from_pylist(chunk, schema=schema))
     table = pa.concat_tables(chunks)
     return dataset_from_table(table, stream_features(), datasets.NamedSplit(split),
-                              description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed})",
+                              description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed}"
+                                          + (f", shape-colour rule {_rule_name(difficulty['cogent'])})"
+                                             if difficulty.get("cogent") is not None else ")"),
                               fingerprint=_fingerprint(table))
+
+
+def _rule_name(cogent) -> str:
+    return f"CoGenT {cogent}" if isinstance(cogent, str) else str(dict(cogent))
 
 
 def _fingerprint(table: pa.Table) -> str:

@@ -537,15 +537,19 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
     for split in named:
         if split not in SPLITS:
             parser.error(f"unknown split {split!r}: choose from {', '.join(SPLITS)}")
-    for name, reason in REFUSED_OUTPUTS.items():
-        if getattr(args, name) is not None:
-            parser.error(f"--{name}: {reason}")
     try:
         images = options_from_args(args, ImageOptions)
+    except ValueError as exc:
+        parser.error(str(exc))
+    # CLEVR's controls that our layout replaces, or that mean nothing together: one line each
+    for name, reason in REFUSED_OUTPUTS.items():
+        if getattr(args, name) is not None:
+            return report_error(parser.prog, ValueError(f"--{name}: {reason}"))
+    try:
         world = options_from_args(args, WorldOptions)
         check_combination(world, images, not args.no_render)
     except ValueError as exc:
-        parser.error(str(exc))
+        return report_error(parser.prog, exc)
     try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
             missing = [split for split in required_splits if split not in named]
