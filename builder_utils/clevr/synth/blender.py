@@ -199,7 +199,10 @@ class _BlenderProcess:
         self.tail: deque[str] = deque(maxlen=20)
         reply_read, reply_write = os.pipe()
         studio_settings = {**asdict(settings), "colours": dict(settings.colours or COLOR_RGB.items()),
-                           "radii": dict(settings.radii or ()), "index_levels": INDEX_LEVELS}
+                           "radii": dict(settings.radii or ()), "index_levels": INDEX_LEVELS,
+                           # where studio_for's jitter starts from: CLEVR's base scene moves by the offsets
+                           "studio_centre": {"camera": CLEVR_CAMERA_LOCATION,
+                                             "lights": {name: light["location"] for name, light in LIGHTS.items()}}}
         try:
             self.process = subprocess.Popen(
                 [*command, "--reply-fd", str(reply_write), "--settings", json.dumps(studio_settings)],
@@ -483,7 +486,9 @@ class BlenderJob:
         what = json.dumps({"seed": seed, "settings": settings, "floor": self.min_pixels_per_object,
                            "world": world, "jitter": list(self.jitter), "blend": self.blend_dir is not None,
                            "lights": LIGHTS, "camera_jitter": CAMERA_JITTER, "light_jitter": LIGHT_JITTER,
-                           "script": hashlib.sha256(SCRIPT.read_bytes()).hexdigest()}, sort_keys=True)
+                           "script": hashlib.sha256(SCRIPT.read_bytes()).hexdigest(),
+                           "assets_script": hashlib.sha256(SCRIPT.with_name("clevr_assets.py").read_bytes()).hexdigest()
+                           if self.settings.assets else None}, sort_keys=True)
         return "blender-" + hashlib.sha256(what.encode("utf-8")).hexdigest()[:16]
 
 

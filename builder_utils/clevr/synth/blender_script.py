@@ -345,6 +345,16 @@ def _clevr_render_controls(cycles, settings: dict) -> None:
         cycles.tile_size = int(settings["tile_size"])
 
 
+def _studio_class(settings: dict):
+    """Our studio, or with CLEVR's asset files (clevr_assets.py, beside this script) when given."""
+    if not settings.get("assets"):
+        return Studio
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from clevr_assets import asset_studio
+
+    return asset_studio(Studio)
+
+
 def _use_gpu() -> str:
     """Enable every GPU device of the first backend that has one; returns its name."""
     preferences = bpy.context.preferences.addons["cycles"].preferences
@@ -376,7 +386,7 @@ def main() -> int:
     try:
         settings = json.loads(args["settings"])
         backend = _use_gpu() if settings["device"] == "gpu" else "CPU"
-        studio = Studio(settings)
+        studio = _studio_class(settings)(settings)
     except Exception as exc:
         _reply(fd, {"error": f"studio set-up failed: {type(exc).__name__}: {exc}"})
         return 1

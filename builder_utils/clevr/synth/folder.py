@@ -206,8 +206,6 @@ def check_combination(world: WorldOptions, images: "ImageOptions", render: bool)
                              "colours and sizes only (a subset of them is fine); use --renderer blender for others")
     if not render and images.save_blendfiles:
         raise ValueError("--save_blendfiles with --no_render: no scene is rendered, so no Blender file is saved")
-    if images.shape_dir is not None and world.properties_json is None:
-        raise ValueError("--shape_dir: give --properties_json too (CLEVR's properties.json names each shape's file)")
     if images.renderer == "blender":
         world.rules()  # the files it names are read (and refused in one line) before Blender starts
 
@@ -307,7 +305,9 @@ def _assets(images: ImageOptions, world: WorldOptions) -> tuple | None:
     """CLEVR's asset files for the studio (absolute paths), and the names its properties file gives them."""
     if images.base_scene_blendfile is None and images.shape_dir is None and images.material_dir is None:
         return None
-    names = {"shapes": (), "materials": ()}
+    # the file names of CLEVR's repository, unless the properties file names others
+    names = {"shapes": (("cube", "SmoothCube_v2"), ("cylinder", "SmoothCylinder"), ("sphere", "Sphere")),
+             "materials": (("metal", "MyMetal"), ("rubber", "Rubber"))}
     if world.properties_json is not None:
         from builder_utils.json_input import load_json
 
@@ -552,8 +552,14 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
         return report_error(parser.prog, exc)
     try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
-            missing = [split for split in required_splits if split not in named]
-            if missing:
+            # a split the folder has already counts: adding a test split to a world is no mistake
+            missing = [split for split in required_splits if split not in named
+                       and not (Path(args.out) / "scenes" / f"CLEVR_{split}_scenes.json").is_file()]
+            if missing and set(named) == {"test"}:
+                logger.info("a test world: give it to the builder beside the train and validation scenes, as "
+                            "test_data_dir (`clevr-math export --data_dir CLEVR --test_data_dir %s --config multihop`)",
+                            args.out)
+            elif missing:
                 logger.warning(
                     "no %s scenes: %s needs the splits %s, so it will refuse this folder; add %s to --num_scenes",
                     " or ".join(missing), reader or "the reader", ", ".join(required_splits),
