@@ -276,3 +276,41 @@ def test_cogent_over_a_folder_is_refused(tmp_path):
     root = write_clevr_folder(tmp_path / "w", {"train": 2, "val": 1}, seed=0, progress=False)
     with pytest.raises(StreamError, match="cogent shapes synthetic worlds"):
         clevr_math.stream(root, cogent="A")
+
+
+# -- the multihop test split and the cards of worlds built with a rule ------------------------
+
+
+def test_cards_describe_the_built_splits_and_their_snippets_run(tmp_path):
+    from test_cards import AFTER_EXAMPLES, run_card_examples
+
+    from builder_utils.hub import export_builder
+    from clevr_math import ClevrMath
+
+    world = write_clevr_folder(tmp_path / "W", {"train": 3, "val": 2}, seed=0, progress=False,
+                               world=WorldOptions(cogent="A"))
+    tests = write_clevr_folder(tmp_path / "T", {"test": 3}, seed=1, progress=False, world=WorldOptions(cogent="B"))
+    common = dict(card_template="clevr_math", data_dir=world, progress=False, cache_dir=tmp_path / "cache")
+    # a world of train and val only: general has no test split, and its card's snippets still run
+    export_builder(ClevrMath, tmp_path / "general", configs=["general"], **common)
+    done = run_card_examples(tmp_path / "general", AFTER_EXAMPLES["clevr_math"], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    card = (tmp_path / "general" / "README.md").read_text(encoding="utf-8")
+    assert "Shape-colour rule of the scenes: train: CoGenT A; val: CoGenT A" in card
+    # multihop without test scenes: refused, nothing written
+    with pytest.raises(ValueError, match="no test scenes .* test_data_dir=DIR"):
+        export_builder(ClevrMath, tmp_path / "multihop", configs=["multihop"], **common)
+    assert not (tmp_path / "multihop").exists()
+    # with the test world beside it: only multihop questions in test, the card says where they come from
+    export_builder(ClevrMath, tmp_path / "multihop", configs=["multihop"],
+                   builder_kwargs={"test_data_dir": str(tests)}, **common)
+    card = (tmp_path / "multihop" / "README.md").read_text(encoding="utf-8")
+    assert "(`test_data_dir`)" in card and "test: CoGenT B" in card
+    done = run_card_examples(tmp_path / "multihop", AFTER_EXAMPLES["clevr_math"], tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    import datasets
+
+    loaded = datasets.load_dataset(str(tmp_path / "multihop"), "multihop", cache_dir=str(tmp_path / "hf"))
+    names = loaded["test"].features["category"].names
+    assert sorted(loaded) == ["test", "train", "validation"]
+    assert {names[c] for c in loaded["test"]["category"]} == {"multihop"}
