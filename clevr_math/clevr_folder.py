@@ -90,14 +90,14 @@ def find_splits(root: str) -> list[SplitSource]:
     return sources
 
 
-def test_split_of(folder: str) -> SplitSource:
+def separate_test_split(folder: str) -> SplitSource:
     """The test split of a folder holding only ``scenes/CLEVR_test_scenes.json`` and ``images/test/``
     (the builder's ``test_data_dir``: a test world rendered apart, e.g. by ``clevr-math synth --splits test``).
 
     Example:
         >>> import tempfile; from builder_utils.clevr.synth import write_clevr_folder
         >>> root = write_clevr_folder(tempfile.mkdtemp(), {"test": 1}, seed=0, progress=False)
-        >>> test_split_of(str(root)).hf_split
+        >>> separate_test_split(str(root)).hf_split
         'test'
     """
     root = clevr_root(os.path.abspath(os.path.expanduser(folder)))

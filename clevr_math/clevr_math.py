@@ -29,7 +29,7 @@ from clevr_math.clevr_folder import (
     clevr_root,
     find_splits,
     image_path,
-    test_split_of,
+    separate_test_split,
 )
 from clevr_math.config import BUILDER_CONFIGS, DEFAULT_CONFIG_NAME, VERSION, ClevrMathConfig
 from clevr_math.released import load_released_questions, released_file, released_row
@@ -248,7 +248,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             if any(s.clevr_split == "test" for s in sources):
                 raise ConfigError(f"CLEVR-Math config {self.config.name!r}: data_dir has a test split already and "
                                   f"test_data_dir {self.config.test_data_dir} gives another: keep one")
-            sources.append(test_split_of(self.config.test_data_dir))
+            sources.append(separate_test_split(self.config.test_data_dir))
         if self.config.holdout_category and not self.config.released_questions_dir and not any(
                 s.clevr_split == "test" for s in sources):
             self._refuse_without_test()

@@ -50,7 +50,13 @@ def _group_material(label: str, group, rgb) -> object:
 
 
 def asset_studio(Studio):
-    """A subclass of the script's ``Studio`` that draws with CLEVR's asset files (given in ``settings["assets"]``)."""
+    """A subclass of the script's ``Studio`` that draws with CLEVR's asset files (given in ``settings["assets"]``).
+
+    Example (prose: it runs inside Blender, called by ``blender_script.py``)::
+
+        studio = asset_studio(Studio)(settings)   # settings["assets"]: (base, shape_dir, material_dir, names...)
+        studio.place_studio(studio_dict); studio.place_objects(scene); studio.render_image(path, seed)
+    """
 
     class ClevrAssetStudio(Studio):
         def __init__(self, settings: dict):

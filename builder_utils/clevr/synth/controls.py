@@ -78,7 +78,15 @@ def cogent_combos(condition: str) -> dict[str, list[str]]:
 
 
 def read_combos(path: str | os.PathLike) -> dict[str, list[str]]:
-    """A ``--shape_color_combos_json`` file: ``{"cube": ["gray", "blue"], ...}`` (CLEVR's CoGenT_A.json format)."""
+    """A ``--shape_color_combos_json`` file: ``{"cube": ["gray", "blue"], ...}`` (CLEVR's CoGenT_A.json format).
+
+    Example:
+        >>> import pathlib, tempfile
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "combos.json"
+        >>> _ = path.write_text('{"sphere": ["red"]}')
+        >>> read_combos(path)
+        {'sphere': ['red']}
+    """
     data = load_json(path, what="shape-colour combinations file")
     where = shown_path(path)
     if not isinstance(data, dict) or not data:
@@ -159,7 +167,12 @@ class WorldOptions:
             raise ValueError("--cogent and --shape_color_combos_json both set the shape-colour rule: give one")
 
     def combos(self) -> dict[str, list[str]] | None:
-        """The shape-colour rule asked for (``--cogent`` or ``--shape_color_combos_json``), or None."""
+        """The shape-colour rule asked for (``--cogent`` or ``--shape_color_combos_json``), or None.
+
+        Example:
+            >>> WorldOptions().combos() is None, WorldOptions(cogent="A").combos()["sphere"][:2]
+            (True, ['blue', 'brown'])
+        """
         if self.cogent is not None:
             return cogent_combos(self.cogent)
         if self.shape_color_combos_json is not None:
@@ -167,7 +180,12 @@ class WorldOptions:
         return None
 
     def rules(self) -> WorldRules:
-        """The checked rules the scene generator draws with (files read once; errors name the file)."""
+        """The checked rules the scene generator draws with (files read once; errors name the file).
+
+        Example:
+            >>> WorldOptions(max_objects=4).rules().max_objects
+            4
+        """
         from .scenes import combos_of
 
         vocabulary = load_properties(self.properties_json) if self.properties_json is not None else None
@@ -184,12 +202,22 @@ class WorldOptions:
         return rules
 
     def jitter(self, renderer: str) -> dict[str, float]:
-        """The four jitters a ``renderer`` draws with: given ones, else CLEVR's (Blender) or none (Pillow)."""
+        """The four jitters a ``renderer`` draws with: given ones, else CLEVR's (Blender) or none (Pillow).
+
+        Example:
+            >>> WorldOptions(camera_jitter=0.2).jitter("pillow")["camera_jitter"], WorldOptions().jitter("blender")
+            (0.2, {'camera_jitter': 0.5, 'key_light_jitter': 1.0, 'fill_light_jitter': 1.0, 'back_light_jitter': 1.0})
+        """
         return {name: (getattr(self, name) if getattr(self, name) is not None
                        else CLEVR_JITTER[name] if renderer == "blender" else 0.0) for name in CLEVR_JITTER}
 
     def shape_color_rule(self) -> dict | None:
-        """The shape-colour rule as the scene files' ``info`` records it: its name and its combinations."""
+        """The shape-colour rule as the scene files' ``info`` records it: its name and its combinations.
+
+        Example:
+            >>> WorldOptions(cogent="B").shape_color_rule()["name"]
+            'CoGenT B'
+        """
         combos = self.combos()
         if combos is None:
             return None
@@ -197,7 +225,12 @@ class WorldOptions:
         return {"name": name, "combos": {shape: sorted(colours) for shape, colours in sorted(combos.items())}}
 
     def recorded(self, renderer: str) -> dict:
-        """What the scene files' ``info`` records of these controls (file contents, never paths)."""
+        """What the scene files' ``info`` records of these controls (file contents, never paths).
+
+        Example:
+            >>> WorldOptions(start_idx=3).recorded("pillow")["controls"]["start_idx"]
+            3
+        """
         vocab = self.rules().vocab()
         controls = {name: getattr(self, name) for name in ("min_objects", "max_objects", "min_dist", "margin",
                                                            "max_retries", "start_idx", "filename_prefix")}

@@ -117,7 +117,23 @@ def plan_splits(root: Path, record: Mapping[str, Entry], wanted: Mapping[str, tu
                 overwrite: bool, command: str) -> list[SplitPlan]:
     """A :class:`SplitPlan` per split of ``wanted`` (split -> (the info it would write, its files)).
 
-    Refuses (:class:`OwnershipError`, one line) a split made with other arguments, unless ``overwrite``."""
+    Refuses (:class:`OwnershipError`, one line) a split made with other arguments, unless ``overwrite``.
+
+    Example:
+        >>> import tempfile
+        >>> from builder_utils.clevr.synth import write_clevr_folder
+        >>> from builder_utils.ownership import read_record
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"val": 1}, seed=0, progress=False)
+        >>> record, _ = read_record(root)
+        >>> info = read_info(root / "scenes" / "CLEVR_val_scenes.json")
+        >>> [plan.action for plan in plan_splits(root, record, {"val": (info, sorted(record)),
+        ...                                                    "test": ({}, [])}, False, "clevr-math synth")]
+        ['skip', 'write']
+        >>> plan_splits(root, record, {"val": ({**info, "seed": 1}, [])}, False, "clevr-math synth")
+        Traceback (most recent call last):
+        ...
+        builder_utils.ownership.OwnershipError: ...: its val split was made with other arguments (seed 0 -> 1); this run would replace 1 val image(s) and their scene file. Nothing was changed: pass --overwrite to replace them, or give another --out
+    """
     plans = []
     for split, (info, files) in wanted.items():
         ours = split_files(record, split, command)
@@ -146,6 +162,16 @@ def refuse_foreign_clevr(root: Path, record: Mapping[str, Entry]) -> None:
 
     Real CLEVR (or any folder the user made) is never written into: a split it lacks goes to a
     folder of its own, which the builder takes as ``test_data_dir``.
+
+    Example:
+        >>> import tempfile
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "scenes").mkdir()
+        >>> _ = (root / "scenes" / "CLEVR_val_scenes.json").write_text("{}")
+        >>> refuse_foreign_clevr(root, {})
+        Traceback (most recent call last):
+        ...
+        builder_utils.ownership.OwnershipError: ...: a CLEVR folder that clevr-math synth did not write (scenes/CLEVR_val_scenes.json); ...
     """
     found = None
     scenes = root / "scenes"
