@@ -353,6 +353,7 @@ def write_clevr_folder(
     dask: str | None = None,
     images: ImageOptions | None = None,
     world: WorldOptions | None = None,
+    replace_worlds: bool = False,
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
@@ -360,7 +361,9 @@ def write_clevr_folder(
     scene graphs depend on ``world`` (CLEVR's controls) and ``images`` (size, floor; Blender's
     index pass places its scenes), not on ``render``. Into a world already there: a split made
     with the same arguments is resumed or left alone, one made with others is refused without
-    ``overwrite``, and splits not named are kept byte for byte.
+    ``overwrite`` (or ``replace_worlds``: that alone, never a user's file at one of our names;
+    for a folder that is the caller's own, such as the demo's), and splits not named are kept
+    byte for byte.
 
     Example:
         >>> import tempfile
@@ -383,8 +386,6 @@ def write_clevr_folder(
         raise ValueError(f"world must be a WorldOptions, got {type(world).__name__}")
     Integer(0, maximum=MAX_SEED)("seed", seed)
     Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
-    check_combination(world, images, render)
-    rules = world.rules()
     root = Path(out_dir)
     if dask is not None:
         require_dask()  # before anything is written
@@ -392,15 +393,21 @@ def write_clevr_folder(
         root = root.absolute()
     blends = render and images.save_blendfiles
     indices = {split: range(world.start_idx, world.start_idx + count) for split, count in counts.items()}
-    wanted = {split: (scene_file_info(split, images.renderer, world, world_info(seed, count, world, images, render)),
-                      _planned_files(split, indices[split], render, world.filename_prefix, blends))
-              for split, count in counts.items()}
     declared = path_values(WorldPaths(os.fspath(root)), images, world)  # the rules see every input file too
+    if images.renderer == "blender":
+        check_combination(world, images, render)  # before Blender starts
     job = _blender_job(images, num_proc, dask, world, blends) if images.renderer == "blender" else None
     resume = job.resume_key(seed) if job is not None and render else None
     with OutputFolder.open(root, command=COMMAND, declared=declared, overwrite=overwrite, resume=resume) as out:
+        # after the path rules (an output over an input is named as such), before any work
+        check_combination(world, images, render)
+        rules = world.rules()
+        wanted = {split: (scene_file_info(split, images.renderer, world, world_info(seed, count, world, images, render)),
+                          _planned_files(split, indices[split], render, world.filename_prefix, blends))
+                  for split, count in counts.items()}
         refuse_foreign_clevr(root, out.record)
-        plans = [plan for plan in plan_splits(root, out.record, wanted, overwrite, COMMAND) if plan.action != "skip"]
+        plans = [plan for plan in plan_splits(root, out.record, wanted, overwrite or replace_worlds, COMMAND)
+                 if plan.action != "skip"]
         if not plans:
             logger.info("%s: every split asked for is there, made with these arguments; nothing to do", root)
             return root
@@ -546,8 +553,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
         if getattr(args, name) is not None:
             return report_error(parser.prog, ValueError(f"--{name}: {reason}"))
     try:
-        world = options_from_args(args, WorldOptions)
-        check_combination(world, images, not args.no_render)
+        world = options_from_args(args, WorldOptions)  # their combinations: write_clevr_folder, one line too
     except ValueError as exc:
         return report_error(parser.prog, exc)
     try:
