@@ -314,3 +314,20 @@ def test_cards_describe_the_built_splits_and_their_snippets_run(tmp_path):
     names = loaded["test"].features["category"].names
     assert sorted(loaded) == ["test", "train", "validation"]
     assert {names[c] for c in loaded["test"]["category"]} == {"multihop"}
+
+
+def test_export_stream_cogent_reaches_the_stream():
+    import argparse
+
+    from clevr_math.streaming import StreamExport
+
+    parser = argparse.ArgumentParser()
+    StreamExport().add_arguments(parser)
+    args = parser.parse_args(["--stream_questions", "4", "--stream_cogent", "B"])
+    assert StreamExport().stream_kwargs(args)["cogent"] == "B"
+    args.config = None
+    with pytest.raises(ValueError, match="--stream_questions writes the prompts configuration only"):
+        StreamExport().given(args)
+    bare = parser.parse_args(["--stream_cogent", "A"])
+    with pytest.raises(ValueError, match="add --stream_questions N --config prompts"):
+        StreamExport().given(bare)
