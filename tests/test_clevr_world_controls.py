@@ -160,6 +160,8 @@ REFUSED = [
     (["--back_light_jitter", "0"], "--back_light_jitter: the pillow renderer"),
     (["--render_max_bounces", "8"], "--render_max_bounces: a Blender control, meaningless for --renderer pillow"),
     (["--render_tile_size", "256"], "--render_tile_size: a Blender control"),
+    (["--samples", "64"], "--samples: a Blender control"),
+    (["--device", "gpu"], "--device: a Blender control"),
     (["--save_blendfiles"], "--save_blendfiles: a Blender control"),
     (["--base_scene_blendfile", "base_scene.blend"], "--base_scene_blendfile: a Blender control"),
     (["--shape_dir", "shapes"], "--shape_dir: a Blender control"),

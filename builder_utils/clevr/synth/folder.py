@@ -197,7 +197,7 @@ def check_combination(world: WorldOptions, images: "ImageOptions", render: bool)
             if getattr(world, name) is not None:
                 raise ValueError(f"--{name}: the pillow renderer has one fixed light, nothing to jitter; use "
                                  "--renderer blender or drop it")
-        given = [flag for flag in images.given_for_blender() if flag not in ("--samples", "--device", "--blender")]
+        given = images.given_for_blender()
         if given:
             raise ValueError(f"{given[0]}: a Blender control, meaningless for --renderer pillow; use --renderer "
                              f"blender or drop it")
