@@ -333,3 +333,15 @@ def test_export_stream_cogent_reaches_the_stream():
     bare = parser.parse_args(["--stream_cogent", "A"])
     with pytest.raises(ValueError, match="add --stream_questions N --config prompts"):
         StreamExport().given(bare)
+
+
+def test_export_multihop_without_test_scenes_is_one_line_and_exit_2(tmp_path, capsys):
+    from clevr_math.cli import main as clevr_math_main
+
+    world = write_clevr_folder(tmp_path / "W", {"train": 2, "val": 1}, seed=0, progress=False)
+    code = clevr_math_main(["export", "--data_dir", str(world), "--out", str(tmp_path / "E"), "--config", "multihop",
+                            "--quiet"])
+    err = capsys.readouterr().err
+    errors = [line for line in err.splitlines() if ": error: " in line]
+    assert code == 2 and len(errors) == 1 and "test_data_dir=DIR" in errors[0], err
+    assert not (tmp_path / "E").exists()
