@@ -87,7 +87,8 @@ def asset_studio(Studio):
             missing = [name for name in ("Camera", "Ground", *LIGHTS.values()) if name not in loaded]
             if missing:
                 raise RuntimeError(f"{base}: no {', '.join(missing)} (CLEVR's base_scene.blend has them)")
-            for obj in (self.camera, self.backdrop, *self.lights.values()):
+            # the whole of our studio goes (floor, camera, lights, a sun...): the base scene replaces it
+            for obj in list(self.scene.collection.all_objects):
                 bpy.data.objects.remove(obj, do_unlink=True)
             for obj in loaded.values():
                 self.scene.collection.objects.link(obj)
