@@ -30,7 +30,7 @@ from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered
 from .blender import BLENDER_ENV, DEFAULT_SAMPLES, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
     find_blender, render_chunk, renderer_for
 from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
-from .controls import DATE, LICENSE, LIGHT_JITTERS, REFUSED_OUTPUTS, VERSION, WorldOptions
+from .controls import LIGHT_JITTERS, REFUSED_OUTPUTS, WorldOptions
 from .render import render_scene
 from .scenes import SPLITS, WorldRules, check_split, generate_scene, image_filename
 from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT
