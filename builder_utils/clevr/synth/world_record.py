@@ -176,11 +176,13 @@ def refuse_foreign_clevr(root: Path, record: Mapping[str, Entry]) -> None:
     found = None
     scenes = root / "scenes"
     if scenes.is_dir() and not scenes.is_symlink():
-        found = next((f"scenes/{p.name}" for p in sorted(scenes.glob("*.json")) if f"scenes/{p.name}" not in record),
-                     None)
+        found = next((f"scenes/{p.name}" for p in sorted(scenes.glob("*_scenes.json"))
+                      if f"scenes/{p.name}" not in record), None)
     images = root / "images"
     if found is None and images.is_dir() and not images.is_symlink():
         for folder in sorted(p for p in images.iterdir() if p.is_dir() and not p.is_symlink()):
+            if any(path.startswith(f"images/{folder.name}/") for path in record):
+                continue  # our split's folder: a file of the user's beside our images is kept, not a world
             with os.scandir(folder) as entries:
                 first = next((e.name for e in entries if e.name.endswith(".png") and e.is_file(follow_symlinks=False)
                               and f"images/{folder.name}/{e.name}" not in record), None)
