@@ -39,7 +39,7 @@ def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
     if not layout.rewards:
         return [], "[...]"
     note = f"  # {install_hint()}"
-    if style == "plain":
+    if style in ("plain", "direct"):  # no format to check
         return [f"from {layout.rewards} import accuracy_reward{note}"], "[accuracy_reward]"
     if style == DEFAULT_PROMPT_STYLE:
         return [f"from {layout.rewards} import accuracy_reward, format_reward{note}"], "[accuracy_reward, format_reward]"
