@@ -132,8 +132,10 @@ class TrainerFormat(DerivedLayout):
         return (self.audio_form, "audios") if kind == "audio" else (self.media_form, self.media_name)
 
     def media_list(self, found) -> str | None:
+        if found.spec is None:
+            return None
         form, name = self.media_for(found.spec.media_kind)
-        return name if form == "list" else None  # a list of Image/Audio values: counted by the plan
+        return name if form in ("single", "list") else None  # Image/Audio values: the plan counts them
 
     def rows(self, source, found, style, audio_rate):
         return {split: trainer_split(rows, found.spec, self, style, split, found.layout.reasoning)
