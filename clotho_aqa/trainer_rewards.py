@@ -10,13 +10,16 @@ Example:
 
 from __future__ import annotations
 
-from builder_utils.evaluation.trainer_rewards import swift_orm
+from builder_utils.evaluation.trainer_rewards import solution_reward, swift_orm
 from builder_utils.hub.trainer_formats import SWIFT_ANSWERS
 from clotho_aqa.rewards import accuracy_reward, format_reward
 
-__all__ = ["SwiftAccuracy", "SwiftFormat"]
+__all__ = ["SwiftAccuracy", "SwiftFormat", "r1_aqa_accuracy"]
 
 #: ms-swift reward classes: ``solution`` is the majority answer, the annotators' answers are renamed
 #: in the rows (``answers`` is one of ms-swift's automatic response columns).
 SwiftAccuracy = swift_orm(accuracy_reward, "SwiftAccuracy", {"solution": "answer", SWIFT_ANSWERS: "answers"})
 SwiftFormat = swift_orm(format_reward, "SwiftFormat")
+#: R1-AQA's reward signature (``src/utils/rewards.py``: ``(completions, solution, **kwargs)``, the solution
+#: ``<answer>option</answer>``): pass it in its ``reward_funcs`` beside its format reward.
+r1_aqa_accuracy = solution_reward(accuracy_reward, "accuracy_reward")

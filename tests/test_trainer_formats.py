@@ -44,6 +44,7 @@ from clevr_math.cli import main as clevr_math_cli
 from clotho_aqa import rewards as aqa_rewards
 from clotho_aqa import trainer_rewards as aqa_trainer
 from clotho_aqa.cli import main as clotho_aqa_cli
+from clotho_aqa.scoring import ANSWER_VOCABULARY
 from clotho_aqa.synth import write_synthetic_release
 
 CLEVR_FORMATS = ["r1v", "easyr1", "swift", "vlm_r1", "reason_rft", "reason_rft_cot", "lmm_r1"]
@@ -66,7 +67,7 @@ def exports(tmp_path_factory):
     assert clevr_math_cli(["export", "--data_dir", str(clevr), "--out", str(out["clevr_direct"]), "--config",
                            "easyr1,swift,lmm_r1", "--prompt_style", "direct", *common]) == 0
     assert clotho_aqa_cli(["export", "--data_dir", str(release), "--out", str(out["clotho"]), "--config",
-                           "questions,swift", *common]) == 0
+                           "questions,swift,swift_choices,r1_aqa", *common]) == 0
     return {"out": out, "clevr": clevr, "release": release, "cache": root / "load_cache", "root": root}
 
 
@@ -106,8 +107,12 @@ def _same_questions(rows, general):
 def test_every_trainer_layout_is_a_registered_configuration_each_dataset_can_export(exports):
     clevr_configs = datasets.get_dataset_config_names(str(exports["out"]["clevr"]))
     assert set(CLEVR_FORMATS) | {"r1v_multihop"} <= set(clevr_configs)
-    # only ms-swift reads audio among these trainers: the other layouts are not offered for Clotho-AQA
-    assert datasets.get_dataset_config_names(str(exports["out"]["clotho"])) == ["questions", "swift"]
+    # only ms-swift (and R1-AQA, multiple choice) read audio among these trainers: the other layouts are
+    # not offered for Clotho-AQA, and CLEVR-Math has no multiple-choice one
+    assert sorted(datasets.get_dataset_config_names(str(exports["out"]["clotho"]))) == \
+        ["questions", "r1_aqa", "swift", "swift_choices"]
+    assert clevr_math_cli(["export", "--data_dir", str(exports["clevr"]), "--out", str(exports["root"] / "no"),
+                           "--config", "swift_choices", "--quiet"]) == 2
     assert clotho_aqa_cli(["export", "--data_dir", str(exports["release"]), "--out", str(exports["root"] / "no"),
                            "--config", "r1v", "--quiet"]) == 2
 
@@ -259,6 +264,69 @@ def test_lmm_r1_rows_carry_their_image_inside_the_message(exports):
         assert row["answer"] == f"${label}$"
     direct = json.loads(_load(exports, "clevr_direct", "lmm_r1")[0]["message"])
     assert direct[0]["content"] == prompt_style("direct").instruction
+
+
+def _majority_questions(exports, split="train"):
+    questions = _Rows(_load(exports, "clotho", "questions", split).remove_columns("audio"))
+    return [q for q in questions if q["majority_answer"] is not None]
+
+
+def _check_options(options, answer, golds, answer_type):
+    assert answer in options and len(set(options)) == len(options)
+    if answer_type == "yes_no":
+        assert sorted(options) == ["no", "yes"]
+    else:  # the answer and three words of the release's answers, none an annotator's
+        assert len(options) == 4 and set(options) - {answer} <= ANSWER_VOCABULARY - set(golds) - {"yes", "no"}
+
+
+def test_swift_choices_rows(exports):
+    rows, questions = _load(exports, "clotho", "swift_choices"), _majority_questions(exports)
+    # a question without a majority answer has no single right option: left out
+    assert rows["question_id"] == [q["question_id"] for q in questions] and len(rows) > 0
+    _swift_checks(rows, "<audio>", "audios")
+    for row, question in zip(rows, questions):
+        assert row["solution"] == question["majority_answer"]
+        _check_options(row["choices"], row["solution"], question["answers"], question["answer_type"])
+        assert row["messages"][-1]["content"].endswith(", ".join(row["choices"]) + ".")
+    assert "choices" not in SWIFT_RESERVED
+    # the reward classes on these rows: the right option scores 1, another 0 (the majority labelling)
+    columns = {name: rows[name] for name in rows.column_names if name not in ("audios", "messages")}
+    right = [f"<think>.</think><answer>{s}</answer>" for s in rows["solution"]]
+    wrong = [f"<answer>{next(o for o in c if o != s)}</answer>" for s, c in zip(rows["solution"], rows["choices"])]
+    assert aqa_trainer.SwiftAccuracy(args=None)(right + wrong, **{k: v * 2 for k, v in columns.items()}) == \
+        [1.0] * len(rows) + [0.0] * len(rows)
+
+
+def test_r1_aqa_rows_as_jsonl(exports, tmp_path):
+    rows, questions = _load(exports, "clotho", "r1_aqa"), _majority_questions(exports)
+    assert rows["question_id"] == [q["question_id"] for q in questions]
+    jsonl = tmp_path / "train.jsonl"
+    rows.rows.to_json(str(jsonl), lines=True)
+    clips = exports["release"] / "audio_files"
+    for line, question in zip(jsonl.read_text(encoding="utf-8").splitlines(), questions):
+        obj = json.loads(line)
+        # src/dataset/dataset.py:34: torchaudio.load(obj["audio_path"]): the clip's own file name
+        assert (clips / obj["audio_path"]).is_file()
+        # :37-38: the options prompt and the solution are made for dataset_name AVQA only; :22-23 the
+        # question and the options; :27-28 the solution is the option at `answer`, in <answer> tags
+        assert obj["dataset_name"] == "AVQA" and obj["question_text"] == question["question"]
+        solution = f"<answer>{obj['multi_choice'][obj['answer']]}</answer>"
+        assert solution == f"<answer>{question['majority_answer']}</answer>"
+        _check_options(obj["multi_choice"], question["majority_answer"], question["answers"], question["answer_type"])
+        # its accuracy reward (src/utils/rewards.py:8-38) and ours agree on the right option
+        assert aqa_trainer.r1_aqa_accuracy([solution, "<answer>zzz</answer>"], solution=[solution] * 2,
+                                           answer=[obj["answer"]] * 2) == [1.0, 0.0]
+
+
+def test_choices_are_drawn_by_seed(exports, tmp_path):
+    again = tmp_path / "again"
+    assert clotho_aqa_cli(["export", "--data_dir", str(exports["release"]), "--out", str(again), "--config",
+                           "r1_aqa", "--cache_dir", str(tmp_path / "cache"), "--quiet"]) == 0
+    first = _load(exports, "clotho", "r1_aqa")["multi_choice"]
+    second = datasets.load_dataset(str(again), "r1_aqa", split="train", cache_dir=str(tmp_path / "lc"))["multi_choice"]
+    assert first == list(second)
+    single = [options for options in first if len(options) == 4]
+    assert single and len({tuple(sorted(o)) for o in single}) > 1  # not one fixed set of distractors
 
 
 # -- the rewards, in each trainer's signature, against evaluate --------------------------------

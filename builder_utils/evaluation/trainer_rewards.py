@@ -22,7 +22,7 @@ from typing import Any
 
 from builder_utils.evaluation.rewards import completion_text, format_ok
 
-__all__ = ["easyr1_batch", "easyr1_sequential", "swift_orm", "vlm_r1_method"]
+__all__ = ["easyr1_batch", "easyr1_sequential", "solution_reward", "swift_orm", "vlm_r1_method"]
 
 Accuracy = Callable[..., "float | None"]
 #: EasyR1's default weight of the format score in ``overall`` (its ``examples/reward_function/r1v.py``).
@@ -94,6 +94,32 @@ def swift_orm(reward: Callable[..., list], name: str, columns: Mapping[str, str]
                            "__module__": getattr(reward, "__module__", __name__)})
 
 
+def _untagged(sol: Any) -> Any:
+    if not isinstance(sol, str):
+        return sol
+    tagged = _ANSWER_TAGS.match(sol)
+    return (tagged.group(1) if tagged else sol).strip()
+
+
+def solution_reward(reward: Callable[..., list], name: str) -> Callable[..., list]:
+    """A TRL-style reward over ``reward`` for trainers whose rows give the answer as ``solution``
+    (``<answer> x </answer>`` or bare: R1-V, R1-AQA), whatever their other columns; None becomes 0.0.
+
+    Example:
+        >>> exact = solution_reward(lambda completions, answer=None, **kw: [float(c == a) for c, a in zip(completions, answer)],
+        ...                         "exact")
+        >>> exact(["dog", "cat"], solution=["<answer>dog</answer>", "dog"], answer=[2, 0])
+        [1.0, 0.0]
+    """
+    def wrapped(completions: list, solution: list | None = None, **kwargs) -> list[float]:
+        kwargs.pop("answer", None)  # the trainer's own column (R1-AQA: the option's index), not ours
+        answers = None if solution is None else [_untagged(s) for s in solution]
+        return [0.0 if value is None else float(value) for value in reward(completions, answer=answers, **kwargs)]
+
+    wrapped.__name__ = wrapped.__qualname__ = name
+    return wrapped
+
+
 def vlm_r1_method(accuracy: Accuracy) -> Callable[..., float]:
     """VLM-R1's per-row accuracy method over ``accuracy``; ``sol`` may keep the ``<answer>`` tags VLM-R1 adds.
 
@@ -105,8 +131,7 @@ def vlm_r1_method(accuracy: Accuracy) -> Callable[..., float]:
     def reward(content: str, sol: str, **kwargs) -> float:
         if not isinstance(sol, str):
             raise ValueError(f"accuracy method: sol must be a string, got {type(sol).__name__}")
-        tagged = _ANSWER_TAGS.match(sol)
-        value = accuracy(completion_text(content), (tagged.group(1) if tagged else sol).strip(), {})
+        value = accuracy(completion_text(content), _untagged(sol), {})
         return 0.0 if value is None else float(value)
 
     return reward

@@ -12,15 +12,18 @@ holds the bare question; elsewhere the ``--prompt_style`` instruction is in the 
 from __future__ import annotations
 
 import base64
+import importlib
 import json
 import mimetypes
 import os
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import datasets
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from builder_utils.builder import list_of
 from builder_utils.datasets_adapter import dataset_from_table
@@ -62,6 +65,7 @@ class TrainerQuestion:
     reasoning: str | None = None
     media: Any = None
     data_source: str = ""
+    choices: tuple[str, ...] | None = None
 
     @property
     def marker(self) -> str:
@@ -91,6 +95,55 @@ def _extra_features(source: datasets.Features, spec: PromptSpec, reserved: froze
 
 
 @dataclass(frozen=True)
+class Choices:
+    """The options of a multiple-choice row: the answer and distractors drawn from ``vocabulary``
+    (none an annotator's answer), four in all; a yes/no question gets ``binary``. Seeded per question
+    (``seed`` and its id: the same options whatever the order or the number of workers).
+
+    Example:
+        >>> choices = Choices(frozenset({"bird", "car", "dog", "rain", "wind"}), ("yes", "no"), 0)
+        >>> sorted(choices.options("q0", "dog", ["dog", "dog", "cat"])), len(choices.options("q1", "yes", ["yes"] * 3))
+        (['bird', 'car', 'dog', 'rain'], 2)
+        >>> choices.options("q0", "dog", ["dog"]) == choices.options("q0", "dog", ["dog"])
+        True
+    """
+
+    vocabulary: frozenset
+    binary: tuple[str, ...]
+    seed: int
+    count: int = 4
+
+    def options(self, question_id: str, answer: str, golds) -> list[str]:
+        """The shuffled options of one question whose right option is ``answer``."""
+        rng = random.Random(f"{self.seed}:{question_id}")  # a str seed: the same in every process
+        if answer in self.binary:
+            options = list(self.binary)
+        else:
+            taken = {answer, *(golds or ()), *self.binary}
+            pool = sorted(self.vocabulary - taken)
+            options = [answer, *rng.sample(pool, min(self.count - 1, len(pool)))]
+        rng.shuffle(options)
+        return options
+
+
+def choices_of(layout: HubLayout) -> Choices | None:
+    """The :class:`Choices` of a layout's ``choices`` declaration (its vocabulary imported by name).
+
+    Example:
+        >>> from clotho_aqa import ClothoAQA
+        >>> from builder_utils.hub.layout import layout_of
+        >>> len(choices_of(layout_of(ClothoAQA)).vocabulary)
+        828
+    """
+    declared = layout.choices
+    if declared is None:
+        return None
+    module, _, attribute = str(declared["vocabulary"]).partition(":")
+    words = getattr(importlib.import_module(module), attribute)
+    return Choices(frozenset(words), tuple(declared.get("binary", ())), int(declared.get("seed", 0)))
+
+
+@dataclass(frozen=True)
 class TrainerFormat(DerivedLayout):
     """One trainer's layout, declared once: its rows, features, media form and card text.
 
@@ -111,6 +164,7 @@ class TrainerFormat(DerivedLayout):
     media_kinds: tuple[str, ...] = ("image",)
     audio_form: str = "bytes_list"
     needs_reasoning: bool = False
+    needs_choices: bool = False
     reads: str = ""
     run: str = ""
     names_files: bool = False
@@ -125,6 +179,8 @@ class TrainerFormat(DerivedLayout):
         spec = layout.prompt_spec() if layout.prompts is not None else None
         if spec is None or spec.media_kind not in self.media_kinds:
             return False
+        if self.needs_choices and layout.choices is None:
+            return False
         return not self.needs_reasoning or bool(layout.reasoning)
 
     def media_for(self, kind: str) -> tuple[str, str]:
@@ -138,7 +194,8 @@ class TrainerFormat(DerivedLayout):
         return name if form in ("single", "list") else None  # Image/Audio values: the plan counts them
 
     def rows(self, source, found, style, audio_rate):
-        return {split: trainer_split(rows, found.spec, self, style, split, found.layout.reasoning)
+        choices = choices_of(found.layout) if self.needs_choices else None
+        return {split: trainer_split(rows, found.spec, self, style, split, found.layout.reasoning, choices)
                 for split, rows in source.items()}
 
     def description(self, layout, source):
@@ -189,8 +246,9 @@ def _with_file_bytes(rows: datasets.Dataset, column: str, cache_file: str | None
 
 
 def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, style, split: str,
-                  reasoning: str | None = None) -> datasets.Dataset:
-    """The ``fmt`` rows of one split of question rows, in order.
+                  reasoning: str | None = None, choices: Choices | None = None) -> datasets.Dataset:
+    """The ``fmt`` rows of one split of question rows, in order; a row the format cannot make (a
+    multiple-choice row of a question without a majority answer) is left out.
 
     Example::
 
@@ -205,21 +263,34 @@ def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, 
     wanted = list(spec.source_columns()) + ([reasoning] if reasoning and reasoning in source else [])
     questions = table.select(list(dict.fromkeys(wanted))).to_pylist()
     files = table.column(spec.media_column).to_pylist() if form == "in_text" else None
-    built = []
+    # The file's own name (a release's file may be named otherwise than its key: Clotho's quirks).
+    paths = pc.struct_field(table.column(spec.media_column), "path").to_pylist() if form == "key" else None
+    built, kept = [], []
     for index, row in enumerate(questions):
-        answer = row[spec.answer]
-        media = data_uri(files[index]) if files is not None else row[spec.key] if form == "key" else None
-        built.append(fmt.build(TrainerQuestion(
-            row[spec.question], None if answer is None else str(answer), {n: row[n] for n in spec.columns},
-            spec.media_kind, instruction, split, index, row.get(reasoning) if reasoning else None, media,
-            spec.data_source)))
+        answer = None if row[spec.answer] is None else str(row[spec.answer])
+        options = None
+        if choices is not None and answer is not None:
+            golds = row[spec.ground_truth] if spec.ground_truth else None
+            options = tuple(choices.options(str(row["question_id"]), answer, golds))
+        media = data_uri(files[index]) if files is not None else None
+        if paths is not None:
+            media = os.path.basename(paths[index]) if paths[index] else row[spec.key]
+        made = fmt.build(TrainerQuestion(
+            row[spec.question], answer, {n: row[n] for n in spec.columns}, spec.media_kind, instruction, split,
+            index, row.get(reasoning) if reasoning else None, media, spec.data_source, options))
+        if made is not None:
+            built.append(made)
+            kept.append(index)
     features = dict(fmt.features(source, spec))
     text = pa.Table.from_pylist(built, schema=datasets.Features(features).arrow_schema)
     if form in ("single", "list", "bytes_list"):
-        column = table.column(spec.media_column).combine_chunks()
+        column = table.column(spec.media_column)
+        if len(kept) != len(rows):
+            column = column.take(pa.array(kept, pa.int64()))
+        column = column.combine_chunks()
         feature = source[spec.media_column]
         if form != "single":
-            column = pa.ListArray.from_arrays(pa.array(range(len(rows) + 1), pa.int32()), column)
+            column = pa.ListArray.from_arrays(pa.array(range(len(kept) + 1), pa.int32()), column)
             feature = list_of(feature)
         text = text.append_column(name, column)
         features[name] = feature
@@ -311,6 +382,41 @@ def _lmm_r1_features(source, spec):
             **_extra_features(source, spec, frozenset({"question", "answer"}))}
 
 
+def _options_text(options) -> str:
+    return "Please choose the answer from the following options: " + ", ".join(options) + "."
+
+
+def _swift_choices(q: TrainerQuestion) -> dict | None:
+    if q.choices is None:
+        return None  # no majority answer: no single right option
+    messages = [] if q.instruction is None else [{"role": "system", "content": q.instruction}]
+    messages.append({"role": "user", "content": f"{q.marker}{q.question} {_options_text(q.choices)}"})
+    return {"messages": messages, "solution": q.answer, "choices": list(q.choices),
+            **_extras(q, SWIFT_RESERVED | {"answers", "choices"})}
+
+
+def _swift_choices_features(source, spec):
+    string = datasets.Value("string")
+    return {"messages": list_of({"role": string, "content": string}), "solution": string,
+            "choices": list_of(string), **_extra_features(source, spec, SWIFT_RESERVED | {"answers", "choices"})}
+
+
+def _r1_aqa(q: TrainerQuestion) -> dict | None:
+    if q.choices is None:
+        return None
+    # R1-AQA's dataset.py builds its prompt and `<answer>` solution for dataset_name AVQA only.
+    return {"audio_path": q.media, "question_text": q.question, "multi_choice": list(q.choices),
+            "answer": q.choices.index(q.answer), "dataset_name": "AVQA",
+            **_extras(q, frozenset({"answer", "answers", "audio_path", "question_text", "multi_choice"}))}
+
+
+def _r1_aqa_features(source, spec):
+    string = datasets.Value("string")
+    reserved = frozenset({"answer", "answers", "audio_path", "question_text", "multi_choice"})
+    return {"audio_path": string, "question_text": string, "multi_choice": list_of(string),
+            "answer": datasets.Value("int64"), "dataset_name": string, **_extra_features(source, spec, reserved)}
+
+
 #: The trainer layouts, each a derived configuration of its name (``_multihop`` variants follow ``multihop``).
 TRAINER_FORMATS: tuple[TrainerFormat, ...] = (
     TrainerFormat("r1v", "R1-V", _r1v, _r1v_features, "single", "image",
@@ -346,5 +452,19 @@ TRAINER_FORMATS: tuple[TrainerFormat, ...] = (
                   reads="`message`, the messages as a JSON string (the image inside as a data: URI, which "
                         "qwen_vl_utils reads), and `answer` = `$N$`",
                   run="--prompt_data <export>/lmm_r1 --input_key message --label_key answer"),
+    TrainerFormat("swift_choices", "ms-swift (multiple choice)", _swift_choices, _swift_choices_features, "list",
+                  "images", ("audio",), needs_choices=True,
+                  reads="`messages` (`<audio>`, the question and its options), `audios` (raw bytes), `solution` = "
+                        "the right option's text, `choices`; questions without a majority answer are left out",
+                  run="swift rlhf --rlhf_type grpo --dataset <export>/swift_choices/train-00000-of-0000N.parquet "
+                      "--external_plugins clotho_aqa/swift_plugin.py --reward_funcs clotho_aqa_accuracy "
+                      "clotho_aqa_format"),
+    TrainerFormat("r1_aqa", "R1-AQA", _r1_aqa, _r1_aqa_features, "key", "audio_path", ("audio",),
+                  audio_form="key", needs_choices=True,
+                  reads="JSONL rows of `audio_path` (a clip's file name), `question_text`, `multi_choice` (the "
+                        "options), `answer` (the right option's index) and `dataset_name` AVQA, the rows its "
+                        "loader prompts with the options and scores in <answer> tags",
+                  run="each split written as JSONL (`Dataset.to_json`) with `audio_path` joined to the clips' "
+                      "folder; src/train.py --data_file train.jsonl"),
 )
 FORMATS: dict[str, TrainerFormat] = {fmt.name: fmt for fmt in TRAINER_FORMATS}
