@@ -391,3 +391,29 @@ def test_format_declarations_are_checked():
     fmt = FORMATS["r1v"]
     with pytest.raises(ValueError, match="media form"):
         type(fmt)("x", "X", fmt.build, fmt.features, media_form="folder")
+
+
+# -- rows made in memory: the stream and the problem sets ----------------------------------------
+
+@pytest.mark.parametrize("name", CLEVR_FORMATS)
+def test_problem_sets_and_the_stream_write_the_exports_layout(exports, name):
+    from clevr_math import problems, stream
+
+    plain = problems(size=5, seed=2)
+    rows = problems(size=5, seed=2, trainer_format=name)
+    exported = _load(exports, "clevr", name)
+    # the same columns and types as the export of that configuration, row for row of the plain set
+    assert rows.features == exported.features
+    assert rows["question_id"] == plain["question_id"]
+    streamed = list(stream(seed=2, num_questions=5, num_shards=1, trainer_format=name))
+    assert [r["question_id"] for r in streamed] == plain["question_id"]
+    first = rows[0]
+    if "solution" in first:
+        assert ANSWER_TAG.search(first["solution"]) or first["solution"] == str(plain[0]["label"])
+
+
+def test_a_layout_the_stream_cannot_write_is_refused_before_it_starts():
+    from clevr_math import StreamError, problems
+
+    with pytest.raises(StreamError, match="does not serve CLEVR-Math"):
+        problems(size=5, trainer_format="swift_choices")

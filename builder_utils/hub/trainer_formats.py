@@ -103,7 +103,7 @@ class Choices:
     Example:
         >>> choices = Choices(frozenset({"bird", "car", "dog", "rain", "wind"}), ("yes", "no"), 0)
         >>> sorted(choices.options("q0", "dog", ["dog", "dog", "cat"])), len(choices.options("q1", "yes", ["yes"] * 3))
-        (['bird', 'car', 'dog', 'rain'], 2)
+        (['car', 'dog', 'rain', 'wind'], 2)
         >>> choices.options("q0", "dog", ["dog"]) == choices.options("q0", "dog", ["dog"])
         True
     """
@@ -468,3 +468,73 @@ TRAINER_FORMATS: tuple[TrainerFormat, ...] = (
                       "folder; src/train.py --data_file train.jsonl"),
 )
 FORMATS: dict[str, TrainerFormat] = {fmt.name: fmt for fmt in TRAINER_FORMATS}
+
+
+# -- rows made in memory (a stream, a problem set) ----------------------------------------------
+
+def _media_feature(fmt: TrainerFormat, spec: PromptSpec, media_feature) -> tuple[str, Any] | None:
+    form, name = fmt.media_for(spec.media_kind)
+    if form == "single":
+        return name, media_feature
+    if form == "list":
+        return name, list_of(media_feature)
+    if form == "bytes_list":
+        return name, list_of(datasets.Value("binary"))
+    return None
+
+
+def in_trainer_format(rows: datasets.Dataset | datasets.IterableDataset, name: str, layout: HubLayout,
+                      style, split: str = "train") -> datasets.Dataset | datasets.IterableDataset:
+    """``prompts``-style rows made in memory (a one-item media list; the stream's, the problem sets')
+    in the trainer layout ``name``: the rows an export of that configuration holds, row by row.
+
+    Example::
+
+        in_trainer_format(clevr_math.problems(size=8), "r1v", layout_of(ClevrMath), "think_answer")
+    """
+    fmt = FORMATS.get(name)
+    if fmt is None:
+        raise ValueError(f"unknown trainer format {name!r}; valid: {', '.join(FORMATS)}")
+    if not fmt.available(layout):
+        raise ValueError(f"the {name} layout does not serve this dataset")
+    spec = layout.prompt_spec()
+    media_list = spec.media_list
+    media_feature = rows.features[media_list].feature
+    undecoded = type(media_feature)(decode=False)
+    rows = rows.cast_column(media_list, list_of(undecoded))
+    features = dict(fmt.features(rows.features | {spec.media_column: media_feature}, spec))
+    placed = _media_feature(fmt, spec, media_feature)
+    if placed is not None:
+        features[placed[0]] = placed[1]
+    choices = choices_of(layout) if fmt.needs_choices else None
+    instruction = prompt_style(style).instruction
+    reasoning = layout.reasoning
+
+    def convert(row: dict, index: int) -> dict:
+        value = row[media_list][0]
+        answer = None if row[spec.answer] is None else str(row[spec.answer])
+        options = None
+        if choices is not None and answer is not None:
+            golds = row[spec.ground_truth] if spec.ground_truth else None
+            options = tuple(choices.options(str(row["question_id"]), answer, golds))
+        form, media_name = fmt.media_for(spec.media_kind)
+        media = data_uri(value) if form == "in_text" else (
+            os.path.basename(value["path"]) if value.get("path") else row[spec.key]) if form == "key" else None
+        made = fmt.build(TrainerQuestion(
+            row[spec.question], answer, {n: row[n] for n in spec.columns}, spec.media_kind, instruction, split, index,
+            row.get(reasoning) if reasoning else None, media, spec.data_source, options))
+        if made is not None and form in ("single", "list", "bytes_list"):
+            made[media_name] = (value if form == "single" else [value] if form == "list"
+                                else [_media_value(value)])
+        return made
+
+    def batch(batched: dict, indices: list[int]) -> dict:
+        examples = [dict(zip(batched, values)) for values in zip(*batched.values())]
+        made = [convert(example, index) for example, index in zip(examples, indices)]
+        made = [m for m in made if m is not None]
+        return {column: [m[column] for m in made] for column in features}
+
+    made = rows.map(batch, batched=True, with_indices=True, remove_columns=list(rows.column_names),
+                    features=datasets.Features(features))
+    # a stream read undecoded above stays so after map: decode its media on iteration, as the stream did
+    return made.decode(True) if isinstance(made, datasets.IterableDataset) else made
