@@ -45,12 +45,13 @@ def test_clevr_math_rows_load_and_score(exports):
     train = _load(exports.file("clevr", "swift"))
     rows = list(train)
     assert len(rows) > 0
-    from swift.template.vision_utils import load_image
+    from swift.template.base import Template
 
     for row in rows:
         assert [m["role"] for m in row["messages"]][-1] == "user"
         assert "<image>" in row["messages"][-1]["content"] and len(row["images"]) == 1
-        assert load_image(row["images"][0]).size == (480, 320)
+        # the template's own image loading (swift/template/base.py, Template._load_image): {bytes, path} dicts
+        assert Template._load_image(row["images"][0], True).size == (480, 320)
         assert row["solution"].isdigit() and row["question_id"]
     right = [f"<think>count</think><answer>{row['solution']}</answer>" for row in rows]
     wrong = [f"<answer>{int(row['solution']) + 1}</answer>" for row in rows]
