@@ -468,7 +468,8 @@ class _Lane:
         # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
         question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
         # A fresh image dict per row, as datasets' encoder makes one (a row may be changed by its user).
-        row = question_row(question, question_id, {"bytes": image["bytes"], "path": None})
+        row = question_row({**question, "num_objects": len(scene["objects"])}, question_id,
+                           {"bytes": image["bytes"], "path": None})
         index = yielded * spec.num_shards + self.shard
         built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
         # What datasets' encode-then-decode would change (see _EncodedPieces); the rest is already

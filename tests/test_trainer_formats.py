@@ -417,3 +417,32 @@ def test_a_layout_the_stream_cannot_write_is_refused_before_it_starts():
 
     with pytest.raises(StreamError, match="does not serve CLEVR-Math"):
         problems(size=5, trainer_format="swift_choices")
+
+
+# -- difficulty on every row ---------------------------------------------------------------------
+
+def test_every_trainer_row_carries_its_difficulty(exports):
+    general = _general(exports)
+    scenes = json.loads((exports["clevr"] / "scenes" / "CLEVR_train_scenes.json").read_text())["scenes"]
+    objects = {scene["image_filename"]: len(scene["objects"]) for scene in scenes}
+    # the builder's own column, from the scene graph
+    assert general["num_objects"] == [objects[name] for name in general["image_filename"]]
+    expected = [{"operations": ops, "objects": objects[name], "answer": label}
+                for ops, name, label in zip(general["num_operations"], general["image_filename"], general["label"])]
+    for name in CLEVR_FORMATS:
+        assert _load(exports, "clevr", name)["difficulty"] == expected, name
+    # the stream's rows count their own scene's objects
+    from clevr_math import problems
+
+    streamed = problems(size=4, seed=1, trainer_format="r1v")
+    plain = problems(size=4, seed=1)
+    assert [d["objects"] for d in streamed["difficulty"]] == \
+        [len(json.loads(scene)["objects"]) for scene in plain["scene"]]
+    # Clotho-AQA: how many of the three annotators gave the most common answer
+    for config in ("swift", "swift_choices", "r1_aqa"):
+        rows = _load(exports, "clotho", config)
+        questions = {q["question_id"]: q for q in _Rows(_load(exports, "clotho", "questions").remove_columns("audio"))}
+        for row in rows:
+            answers = questions[row["question_id"]]["answers"]
+            most = max(answers.count(a) for a in answers)
+            assert row["difficulty"] == {"agreement": pytest.approx(most / 3), "annotators": 3}

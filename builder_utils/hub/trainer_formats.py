@@ -43,6 +43,8 @@ SWIFT_RESERVED = frozenset({
     "output", "targets", "target", "answer_key", "answers", "solution", "text", "completion", "content", "history"})
 #: The annotator answers' name in ms-swift rows (``answers`` is one of its response keys).
 SWIFT_ANSWERS = "annotator_answers"
+#: The column of a row's difficulty struct (``HUB_LAYOUT["difficulty"]``), for curricula and samplers.
+DIFFICULTY = "difficulty"
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,36 @@ def choices_of(layout: HubLayout) -> Choices | None:
 
 
 @dataclass(frozen=True)
+class RowDifficulty:
+    """A layout's ``difficulty`` declaration, resolved: the function, the columns it reads, the struct's features.
+
+    Example:
+        >>> from clevr_math import ClevrMath
+        >>> from builder_utils.hub.layout import layout_of
+        >>> found = difficulty_of(layout_of(ClevrMath))
+        >>> found.columns, found({"num_operations": 1, "num_objects": 5, "label": 2})["objects"]
+        (('num_operations', 'num_objects', 'label'), 5)
+    """
+
+    function: Callable[[Mapping], dict]
+    columns: tuple[str, ...]
+    feature: dict
+
+    def __call__(self, row: Mapping) -> dict:
+        return self.function(row)
+
+
+def difficulty_of(layout: HubLayout) -> RowDifficulty | None:
+    """The :class:`RowDifficulty` of a layout's ``difficulty`` declaration (None without one)."""
+    declared = layout.difficulty
+    if declared is None:
+        return None
+    module, _, name = str(declared["function"]).partition(":")
+    feature = {field_name: datasets.Value(dtype) for field_name, dtype in dict(declared["features"]).items()}
+    return RowDifficulty(getattr(importlib.import_module(module), name), tuple(declared.get("columns", ())), feature)
+
+
+@dataclass(frozen=True)
 class TrainerFormat(DerivedLayout):
     """One trainer's layout, declared once: its rows, features, media form and card text.
 
@@ -195,7 +227,8 @@ class TrainerFormat(DerivedLayout):
 
     def rows(self, source, found, style, audio_rate):
         choices = choices_of(found.layout) if self.needs_choices else None
-        return {split: trainer_split(rows, found.spec, self, style, split, found.layout.reasoning, choices)
+        difficulty = difficulty_of(found.layout)
+        return {split: trainer_split(rows, found.spec, self, style, split, found.layout.reasoning, choices, difficulty)
                 for split, rows in source.items()}
 
     def description(self, layout, source):
@@ -246,7 +279,8 @@ def _with_file_bytes(rows: datasets.Dataset, column: str, cache_file: str | None
 
 
 def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, style, split: str,
-                  reasoning: str | None = None, choices: Choices | None = None) -> datasets.Dataset:
+                  reasoning: str | None = None, choices: Choices | None = None,
+                  difficulty: RowDifficulty | None = None) -> datasets.Dataset:
     """The ``fmt`` rows of one split of question rows, in order; a row the format cannot make (a
     multiple-choice row of a question without a majority answer) is left out.
 
@@ -261,6 +295,8 @@ def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, 
     instruction = prompt_style(style).instruction
     table = rows.data.table
     wanted = list(spec.source_columns()) + ([reasoning] if reasoning and reasoning in source else [])
+    if difficulty is not None:
+        wanted += [name for name in difficulty.columns if name in source]
     questions = table.select(list(dict.fromkeys(wanted))).to_pylist()
     files = table.column(spec.media_column).to_pylist() if form == "in_text" else None
     # The file's own name (a release's file may be named otherwise than its key: Clotho's quirks).
@@ -279,9 +315,13 @@ def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, 
             row[spec.question], answer, {n: row[n] for n in spec.columns}, spec.media_kind, instruction, split,
             index, row.get(reasoning) if reasoning else None, media, spec.data_source, options))
         if made is not None:
+            if difficulty is not None:
+                made[DIFFICULTY] = difficulty(row)
             built.append(made)
             kept.append(index)
     features = dict(fmt.features(source, spec))
+    if difficulty is not None:
+        features[DIFFICULTY] = difficulty.feature
     text = pa.Table.from_pylist(built, schema=datasets.Features(features).arrow_schema)
     if form in ("single", "list", "bytes_list"):
         column = table.column(spec.media_column)
@@ -503,6 +543,9 @@ def in_trainer_format(rows: datasets.Dataset | datasets.IterableDataset, name: s
     undecoded = type(media_feature)(decode=False)
     rows = rows.cast_column(media_list, list_of(undecoded))
     features = dict(fmt.features(rows.features | {spec.media_column: media_feature}, spec))
+    difficulty = difficulty_of(layout)
+    if difficulty is not None:
+        features[DIFFICULTY] = difficulty.feature
     placed = _media_feature(fmt, spec, media_feature)
     if placed is not None:
         features[placed[0]] = placed[1]
@@ -523,6 +566,8 @@ def in_trainer_format(rows: datasets.Dataset | datasets.IterableDataset, name: s
         made = fmt.build(TrainerQuestion(
             row[spec.question], answer, {n: row[n] for n in spec.columns}, spec.media_kind, instruction, split, index,
             row.get(reasoning) if reasoning else None, media, spec.data_source, options))
+        if made is not None and difficulty is not None:
+            made[DIFFICULTY] = difficulty(row)
         if made is not None and form in ("single", "list", "bytes_list"):
             made[media_name] = (value if form == "single" else [value] if form == "list"
                                 else [_media_value(value)])
