@@ -472,8 +472,8 @@ TRAINER_FORMATS: tuple[TrainerFormat, ...] = (
                   reads="`messages` (`<image>` / `<audio>` in the user text), `images` / `audios`, `solution` "
                         "(handed to its reward classes); no `answer`, `answers`, `label` or `question` column, "
                         "which its automatic mapping would take",
-                  run="swift rlhf --rlhf_type grpo --dataset <export>/swift --external_plugins "
-                      "<package>/swift_plugin.py --reward_funcs <dataset>_accuracy <dataset>_format"),
+                  run="swift rlhf --rlhf_type grpo --dataset <export>/swift/train-00000-of-0000N.parquet "
+                      "--external_plugins <package>/swift_plugin.py --reward_funcs <dataset>_accuracy <dataset>_format"),
     TrainerFormat("vlm_r1", "VLM-R1", _vlm_r1, _vlm_r1_features, "key", "image",
                   reads="JSONL rows of `image` (a file name under --image_folders), `conversations` "
                         "(`from`/`value`, `<image>` in the human turn) and `accu_reward_method`",
