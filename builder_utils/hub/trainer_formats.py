@@ -43,6 +43,9 @@ SWIFT_RESERVED = frozenset({
     "output", "targets", "target", "answer_key", "answers", "solution", "text", "completion", "content", "history"})
 #: The annotator answers' name in ms-swift rows (``answers`` is one of its response keys).
 SWIFT_ANSWERS = "annotator_answers"
+#: Stands for a row's file inside its text until the file is read (``in_text``: LMM-R1's data URIs).
+FILE_MARK = "@@file@@"
+_FILES = "__files"
 #: The column of a row's difficulty struct (``HUB_LAYOUT["difficulty"]``), for curricula and samplers.
 DIFFICULTY = "difficulty"
 
@@ -278,6 +281,26 @@ def _with_file_bytes(rows: datasets.Dataset, column: str, cache_file: str | None
     return done.with_format(None)
 
 
+def _with_file_uris(rows: datasets.Dataset, column: str, cache_file: str | None) -> datasets.Dataset:
+    """``rows`` with :data:`FILE_MARK` in the text ``column`` replaced by the row's file (the hidden
+    files column, then dropped) as a data URI, a batch at a time: the URIs are not all held in memory."""
+    features = rows.features.copy()
+    del features[_FILES]
+    position = list(rows.features).index(column)
+    mark = json.dumps(FILE_MARK)[1:-1]  # as it reads inside the JSON text
+
+    def fill(batch: pa.Table) -> pa.Table:
+        texts = batch.column(column).to_pylist()
+        files = batch.column(_FILES).to_pylist()
+        filled = [text.replace(mark, data_uri(file), 1) for text, file in zip(texts, files)]
+        return batch.set_column(position, column, pa.array(filled, pa.string())).drop_columns([_FILES])
+
+    done = rows.with_format("arrow").map(
+        fill, batched=True, batch_size=64, features=features, cache_file_name=cache_file,
+        keep_in_memory=cache_file is None, load_from_cache_file=False, desc="writing files into the prompts")
+    return done.with_format(None)
+
+
 def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, style, split: str,
                   reasoning: str | None = None, choices: Choices | None = None,
                   difficulty: RowDifficulty | None = None) -> datasets.Dataset:
@@ -298,7 +321,6 @@ def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, 
     if difficulty is not None:
         wanted += [name for name in difficulty.columns if name in source]
     questions = table.select(list(dict.fromkeys(wanted))).to_pylist()
-    files = table.column(spec.media_column).to_pylist() if form == "in_text" else None
     # The file's own name (a release's file may be named otherwise than its key: Clotho's quirks).
     paths = pc.struct_field(table.column(spec.media_column), "path").to_pylist() if form == "key" else None
     built, kept = [], []
@@ -308,7 +330,7 @@ def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, 
         if choices is not None and answer is not None:
             golds = row[spec.ground_truth] if spec.ground_truth else None
             options = tuple(choices.options(str(row["question_id"]), answer, golds))
-        media = data_uri(files[index]) if files is not None else None
+        media = FILE_MARK if form == "in_text" else None  # its data URI is written batch by batch below
         if paths is not None:
             media = os.path.basename(paths[index]) if paths[index] else row[spec.key]
         made = fmt.build(TrainerQuestion(
@@ -323,21 +345,24 @@ def trainer_split(rows: datasets.Dataset, spec: PromptSpec, fmt: TrainerFormat, 
     if difficulty is not None:
         features[DIFFICULTY] = difficulty.feature
     text = pa.Table.from_pylist(built, schema=datasets.Features(features).arrow_schema)
-    if form in ("single", "list", "bytes_list"):
+    if form in ("single", "list", "bytes_list", "in_text"):
         column = table.column(spec.media_column)
         if len(kept) != len(rows):
             column = column.take(pa.array(kept, pa.int64()))
         column = column.combine_chunks()
         feature = source[spec.media_column]
-        if form != "single":
+        if form in ("list", "bytes_list"):
             column = pa.ListArray.from_arrays(pa.array(range(len(kept) + 1), pa.int32()), column)
             feature = list_of(feature)
-        text = text.append_column(name, column)
-        features[name] = feature
+        text = text.append_column(_FILES if form == "in_text" else name, column)
+        features[_FILES if form == "in_text" else name] = feature
     built = dataset_from_table(text, datasets.Features(features), split)
+    cache = os.path.dirname(rows.cache_files[0]["filename"]) if rows.cache_files else None
+    cache_file = cache and os.path.join(cache, f"{fmt.name}-{split}.arrow")
     if form == "bytes_list":
-        cache = os.path.dirname(rows.cache_files[0]["filename"]) if rows.cache_files else None
-        built = _with_file_bytes(built, name, cache and os.path.join(cache, f"{fmt.name}-{split}.arrow"))
+        built = _with_file_bytes(built, name, cache_file)
+    elif form == "in_text":
+        built = _with_file_uris(built, name, cache_file)
     return built
 
 
