@@ -446,3 +446,20 @@ def test_every_trainer_row_carries_its_difficulty(exports):
             answers = questions[row["question_id"]]["answers"]
             most = max(answers.count(a) for a in answers)
             assert row["difficulty"] == {"agreement": pytest.approx(most / 3), "annotators": 3}
+
+
+def test_format_flag_writes_the_trainers_configuration(exports, tmp_path, capsys):
+    out = tmp_path / "by_format"
+    assert clevr_math_cli(["export", "--data_dir", str(exports["clevr"]), "--out", str(out), "--format", "r1v,easyr1",
+                           "--cache_dir", str(exports["root"] / "cache"), "--quiet"]) == 0
+    assert sorted(datasets.get_dataset_config_names(str(out))) == ["easyr1", "r1v"]
+    assert datasets.load_dataset(str(out), "r1v", split="train", cache_dir=str(tmp_path / "lc"))["solution"] == \
+        _load(exports, "clevr", "r1v")["solution"]
+    # the help names every trainer layout there is
+    with pytest.raises(SystemExit):
+        clevr_math_cli(["export", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert all(name in help_text for name in FORMATS)
+    # a layout the dataset does not serve: one line, exit 2
+    assert clotho_aqa_cli(["export", "--data_dir", str(exports["release"]), "--out", str(tmp_path / "no"),
+                           "--format", "lmm_r1", "--quiet"]) == 2
