@@ -463,3 +463,33 @@ def test_format_flag_writes_the_trainers_configuration(exports, tmp_path, capsys
     # a layout the dataset does not serve: one line, exit 2
     assert clotho_aqa_cli(["export", "--data_dir", str(exports["release"]), "--out", str(tmp_path / "no"),
                            "--format", "lmm_r1", "--quiet"]) == 2
+
+
+@pytest.mark.parametrize("path, kind", [("clevr_math/trainer_rewards.py", "batch"),
+                                        ("clevr_math/easyr1_sequential.py", "sequential")])
+def test_easyr1_loads_our_reward_files_by_path(path, kind):
+    """EasyR1's AutoRewardManager (function.py:117-134): the file imported by path under the name
+    custom_reward_fn, REWARD_NAME / REWARD_TYPE read from it, the function partial'd with the
+    config's reward_function_kwargs; then called per response (:60-66) or per batch (:95)."""
+    import functools
+    import importlib.util
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("custom_reward_fn", root / path)
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get("custom_reward_fn")
+    try:
+        sys.modules["custom_reward_fn"] = module
+        spec.loader.exec_module(module)
+    finally:
+        if saved is None:
+            sys.modules.pop("custom_reward_fn", None)
+        else:
+            sys.modules["custom_reward_fn"] = saved
+    assert getattr(module, "REWARD_TYPE", "batch") == kind and module.REWARD_NAME == "clevr_math"
+    reward_fn = functools.partial(module.compute_score, format_weight=0.2)
+    inputs = [{"response": "<think>3 - 1</think><answer>2</answer>", "response_length": 12, "ground_truth": "2"},
+              {"response": "It is 3.", "response_length": 4, "ground_truth": "2"}]
+    scores = reward_fn(inputs) if kind == "batch" else [reward_fn(one) for one in inputs]
+    assert [s["overall"] for s in scores] == [1.0, 0.0] and [s["accuracy"] for s in scores] == [1.0, 0.0]
