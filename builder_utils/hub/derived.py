@@ -100,8 +100,11 @@ def resolve(layout: HubLayout | None, registered: Sequence[DerivedLayout] = DERI
         ...                    turn={"user": "question", "assistant": "label"}, also_follow=("multihop",),
         ...                    data_source="toy", prompts={"media_kind": "image", "answer": "label",
         ...                                                "columns": ["image_filename", "question_id"]})
-        >>> {name: d.source for name, d in resolve(layout).derived.items()}
+        >>> derived = resolve(layout).derived
+        >>> {name: d.source for name, d in derived.items() if name.startswith(("conversations", "prompts"))}
         {'conversations': 'general', 'conversations_multihop': 'multihop', 'prompts': 'general', 'prompts_multihop': 'multihop'}
+        >>> derived["r1v_multihop"].source, "reason_rft_cot" in derived  # no reasoning column declared
+        ('multihop', False)
     """
     registered = tuple(registered)
     if layout is None:
