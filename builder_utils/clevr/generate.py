@@ -41,6 +41,7 @@ from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .options import DEFAULT_SEARCH_BUDGET, GeneratorOptions
 from .question_types import select_templates
+from .steps import UnplaceableStep, step_scenes
 from .templates import Template, load_synonyms, load_template_set
 from .text import TextPlan, number_agreement, with_post_prompt
 
@@ -194,16 +195,22 @@ class QuestionGenerator:
                     return balancer.allows(answer) and answer <= max_answer
 
             def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
-                balancer.add(instance.answer)
                 # Text is drawn at acceptance so that the random stream stays in search order.
-                questions.append(self._question(t, instance, index, scene, image_index, rng, default_split, words))
+                question = self._question(t, instance, index, scene, image_index, rng, default_split, words)
+                if opts.step_scenes and not self._add_steps(question, scene):
+                    return  # a step world cannot be placed: this template gives nothing on this scene
+                balancer.add(instance.answer)
+                questions.append(question)
 
             search_stats = SearchStats()
+            asked_before = len(questions)
             tic = time.perf_counter() if opts.time_dfs else 0.0
             found = search(
                 plan, data, rng, admissible, on_accept,
                 max_instances=opts.instances_per_template, budget=self._budget(t), stats=search_stats,
             )
+            if len(found) > len(questions) - asked_before:
+                found = found[:len(questions) - asked_before]  # some were refused for their steps
             self._misses[t] = 0 if found else self._misses[t] + 1
             stats.tried += 1
             stats.states += search_stats.states
@@ -223,6 +230,15 @@ class QuestionGenerator:
                 if instantiated >= opts.templates_per_image:
                     break
         return questions
+
+    def _add_steps(self, question: dict, scene: dict) -> bool:
+        """Put the question's step scene graphs in ``question["steps"]``; False when one cannot be placed."""
+        try:
+            question["steps"] = step_scenes(scene, question["program"], question["category"], seed=self.options.seed,
+                                            question=question["question"])
+        except UnplaceableStep:
+            return False
+        return True
 
     def _question(self, t: int, instance: Instance, index: SceneIndex, scene: dict, image_index: int,
                   rng: random.Random, default_split: str | None, words: SceneWords) -> dict:

@@ -1,0 +1,157 @@
+"""Objects added to an existing world, and a step world drawn: the two calls step worlds make.
+
+Everything :mod:`builder_utils.clevr.steps` needs from placement and rendering goes through the
+functions here, so that a change of the placement rules or of the renderers is adapted in one
+place: :func:`insert_objects` places new objects by the rules of a new world (floor limits, gap
+and axis margins, crowded rules above ``MAX_OBJECTS``, CLEVR's visibility floor), and
+:func:`draw_world` draws a scene graph with a given studio (the first image's camera).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from .camera import CLEVR_CAMERA_LOCATION, DEFAULT_CAMERA, Camera
+from .scenes import (COORD_LIMIT, CROWDED_GAP, CROWDED_MARGIN, CROWDED_PLACEMENT_TRIES, MARGIN, MAX_OBJECTS,
+                     MAX_PLACEMENT_TRIES, MIN_GAP)
+from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, MAX_VISIBILITY_RETRIES, min_pixels_for
+from .vocabulary import SIZE_RADIUS
+
+__all__ = ["draw_world", "insert_objects", "studio_camera", "visibility_floors"]
+
+
+def studio_camera(scene: dict) -> Camera:
+    """The camera of a scene's first image: the synthetic world's, or one fitted to real CLEVR's
+    ``pixel_coords`` (CLEVR jitters its camera per image; the fit moves the camera's location).
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> studio_camera(generate_scene(0, "val", 0)) is DEFAULT_CAMERA
+        True
+    """
+    objects = scene.get("objects") or []
+    if not objects or any(len(obj.get("pixel_coords") or ()) < 2 for obj in objects):
+        return DEFAULT_CAMERA
+    points = np.array([obj["3d_coords"] for obj in objects], dtype=np.float64)
+    pixels = np.array([obj["pixel_coords"][:2] for obj in objects], dtype=np.float64)
+    if np.abs(DEFAULT_CAMERA.project(points)[:, :2] - pixels).max() <= 1.0:
+        return DEFAULT_CAMERA
+    return _fitted_camera(points, pixels)
+
+
+def _fitted_camera(points: np.ndarray, pixels: np.ndarray) -> Camera:
+    """Gauss-Newton over the camera's location (three numbers), from CLEVR's un-jittered camera."""
+    location = np.array(CLEVR_CAMERA_LOCATION, dtype=np.float64)
+
+    def residual(loc):
+        return (Camera(location=tuple(loc)).project(points)[:, :2] - pixels).ravel()
+
+    for _ in range(20):
+        r = residual(location)
+        jacobian = np.stack([(residual(location + step) - r) / 1e-4 for step in np.eye(3) * 1e-4], axis=1)
+        delta = np.linalg.lstsq(jacobian, -r, rcond=None)[0]
+        location = location + delta
+        if np.abs(delta).max() < 1e-6:
+            break
+    return Camera(location=tuple(float(c) for c in location))
+
+
+def visibility_floors(scene: dict, camera: Camera, min_pixels_per_object: int | None = None) -> list[int]:
+    """Per object of ``scene``, the pixels it must keep showing in every step, then the floor of a new
+    object: CLEVR's floor, or an object's own count in the first world when that is lower (a real
+    CLEVR object the Pillow renderer already shows less; a step never hides it further).
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> scene = generate_scene(0, "val", 0)
+        >>> set(visibility_floors(scene, DEFAULT_CAMERA)), len(visibility_floors(scene, DEFAULT_CAMERA)) == len(scene["objects"]) + 1
+        ({200}, True)
+    """
+    floor = min_pixels_for(camera.width, camera.height, DEFAULT_MIN_PIXELS_PER_OBJECT
+                           if min_pixels_per_object is None else min_pixels_per_object)
+    if floor == 0:
+        return [0] * (len(scene["objects"]) + 1)
+    from .render import visible_pixels
+
+    shown = visible_pixels(scene, camera)
+    return [min(floor, count) for count in shown] + [floor]
+
+
+def _fits(x: float, y: float, r: float, placed: Sequence[tuple], gap: float, margin: float, axes) -> bool:
+    (a0, a1), (b0, b1) = axes
+    for px, py, pr in placed:
+        dx, dy = x - px, y - py
+        if math.hypot(dx, dy) - (r + pr) < gap or abs(dx * a0 + dy * a1) < margin or abs(dx * b0 + dy * b1) < margin:
+            return False
+    return True
+
+
+def _spots(kept: Sequence[dict], radii: Sequence[float], rng: np.random.Generator, axes) -> list[tuple] | None:
+    crowded = len(kept) + len(radii) > MAX_OBJECTS
+    gap, margin = (CROWDED_GAP, CROWDED_MARGIN) if crowded else (MIN_GAP, MARGIN)
+    tries = CROWDED_PLACEMENT_TRIES if crowded else MAX_PLACEMENT_TRIES
+    placed = [(obj["3d_coords"][0], obj["3d_coords"][1], SIZE_RADIUS.get(obj["size"], 0.7)) for obj in kept]
+    new = []
+    for r in radii:
+        for x, y in rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(tries, 2)).tolist():
+            if _fits(x, y, r, placed, gap, margin, axes):
+                placed.append((x, y, r))
+                new.append((x, y, r))
+                break
+        else:
+            return None
+    return new
+
+
+def insert_objects(scene: dict, kept: Sequence[dict], attributes: Sequence[dict], rng: np.random.Generator,
+                   camera: Camera, floors: Sequence[int]) -> list[dict]:
+    """New objects with the given ``attributes`` placed among ``kept`` by a new world's rules, every
+    object of the result showing at least its ``floors`` entry (``kept`` first, then the new ones);
+    at most ``MAX_VISIBILITY_RETRIES`` + 1 placements, then :class:`~builder_utils.clevr.steps.UnplaceableStep`.
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> scene = generate_scene(0, "val", 0)
+        >>> new = insert_objects(scene, scene["objects"], [{"size": "small", "color": "red", "material": "metal",
+        ...                      "shape": "cube"}], np.random.default_rng(0), DEFAULT_CAMERA, [200] * 20)
+        >>> new[0]["color"], new[0]["3d_coords"][2]
+        ('red', 0.35)
+    """
+    from ..steps import UnplaceableStep
+    from .render import visible_pixels
+
+    directions = scene.get("directions") or camera.directions()
+    axes = [directions["right"][:2], directions["behind"][:2]]
+    radii = [SIZE_RADIUS[a["size"]] for a in attributes]
+    for _ in range(MAX_VISIBILITY_RETRIES + 1):
+        spots = _spots(kept, radii, rng, axes)
+        if spots is None:
+            continue
+        new = []
+        for attrs, (x, y, r) in zip(attributes, spots):
+            px, py, depth = camera.project_point((x, y, r))
+            new.append({**attrs, "3d_coords": [x, y, r], "rotation": float(rng.uniform(0.0, 360.0)),
+                        "pixel_coords": [int(round(px)), int(round(py)), float(depth)]})
+        shown = visible_pixels({"objects": [*kept, *new]}, camera) if max(floors, default=0) > 0 else None
+        if shown is None or all(count >= floor for count, floor in zip(shown, floors)):
+            return new
+    raise UnplaceableStep(f"{scene.get('image_filename', 'scene')}: no free, visible spot for {len(attributes)} "
+                          f"new object(s) among {len(kept)}")
+
+
+def draw_world(scene: dict, camera: Camera, renderer: str = "pillow"):
+    """A step world drawn with the first image's studio, as a PIL image (``renderer`` "pillow").
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> draw_world(generate_scene(0, "val", 0), DEFAULT_CAMERA).size
+        (480, 320)
+    """
+    if renderer != "pillow":
+        raise ValueError(f"draw_world draws with the pillow renderer, not {renderer!r}")
+    from .render import draw_scene
+
+    return draw_scene(scene, camera)
