@@ -1,0 +1,183 @@
+"""Step scene graphs (builder_utils/clevr/steps.py), checked against the plain list-based evaluator.
+
+The evaluator of tests/test_clevr_executor.py runs the programs over lists; the counts, the objects
+removed and inserted and what a step keeps are checked here without the module's own reading of
+the program (only the templates' shapes, written out below).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+from builder_utils.clevr.steps import StepError, UnplaceableStep, check_steps, step_scenes, steps_json
+from builder_utils.clevr.synth import generate_scene, visible_pixels
+from builder_utils.clevr.synth.insert import draw_world, studio_camera
+from builder_utils.clevr.synth.scenes import compute_relationships
+from test_clevr_executor import reference_execute
+
+FLOOR = 200
+CATEGORIES = {"remove_group", "remove_subset", "insertion", "count_backwards", "adversarial", "multihop"}
+# Operations per template of the paper's set, read off the texts ("Remove all red cubes. Remove ...").
+OPERATIONS = {("subtraction-multihop", 0): 2, ("adversarial", 0): 2}
+
+
+def _questions(templates: str, num_scenes: int, max_objects: int = 10, **options):
+    gen = QuestionGenerator(GeneratorOptions(templates=templates, seed=0, step_scenes=True,
+                                             bound_intermediate_counts=True, **options))
+    for index in range(num_scenes):
+        scene = generate_scene(0, "val", index, max_objects=max_objects)
+        for question in gen.generate_scene(scene, index):
+            yield scene, question
+
+
+def _expected_operations(question) -> int:
+    found = re.fullmatch(r"(?:chain|same_sign)_(\d)", question["template_filename"])
+    if found:
+        return int(found.group(1))
+    return OPERATIONS.get((question["template_filename"], question["template_index"]), 1)
+
+
+def _asked_filters(program) -> list[dict]:
+    """The filter nodes of the set the question counts last (a plain walk: arithmetic -> count -> filters)."""
+    k = len(program) - 1
+    while program[k]["function"] in ("addition", "subtraction"):
+        k = program[k]["inputs"][0]
+    k = program[k]["inputs"][0]
+    chain = []
+    while program[k]["function"] != "scene":
+        chain.append(program[k])
+        k = program[k]["inputs"][0]
+    return chain
+
+
+def _count(scene, filters) -> int:
+    program = [{"function": "scene", "inputs": [], "value_inputs": []}]
+    for node in reversed(filters):
+        program.append({"function": node["function"], "inputs": [len(program) - 1], "value_inputs": node["value_inputs"]})
+    program.append({"function": "count", "inputs": [len(program) - 1], "value_inputs": []})
+    return reference_execute(program, scene)[-1]
+
+
+def _key(obj) -> str:
+    return json.dumps(obj, sort_keys=True)
+
+
+def _check_row(scene, question):
+    steps = question["steps"]
+    program = question["program"]
+    assert len(steps) == _expected_operations(question), question["question"]
+    first = reference_execute(program, scene)
+    sets = [set(map(_key, (scene["objects"][i] for i in out))) for node, out in zip(program, first)
+            if node["function"].startswith("filter_") or node["function"] == "union"]
+    chooses = {int(node["value_inputs"][0]) for node in program if node["function"] == "choose"}
+    worlds = [scene, *steps]
+    for before, after in zip(worlds, worlds[1:]):
+        old, new = list(map(_key, before["objects"])), list(map(_key, after["objects"]))
+        if len(new) < len(old):  # a removal: the others unchanged, in order; the gone ones one group's
+            remaining = iter(old)
+            assert all(obj in remaining for obj in new)
+            gone = set(old) - set(new)
+            assert any(gone <= group for group in sets)
+        else:  # an insertion: every object kept as it was, the new ones after them, as many as a choose says
+            assert new[:len(old)] == old and len(new) - len(old) in chooses
+        assert after["relationships"] == compute_relationships([o["3d_coords"] for o in after["objects"]],
+                                                               after["directions"])
+        assert min(visible_pixels(after), default=FLOOR) >= FLOOR
+    asked = _asked_filters(program)
+    counts = [_count(world, asked) for world in worlds]
+    if question["category"] == "count_backwards":
+        assert counts[0] - counts[1] == int(question["answer"]) == question["intermediate_counts"][0]
+        return
+    assert counts[-1] == int(question["answer"])
+    # Each counted operation's count, on its step (adversarial: the first removal is the counted one).
+    assert counts[1:1 + len(question["intermediate_counts"])] == question["intermediate_counts"]
+
+
+def test_every_category_gets_steps_that_the_list_evaluator_confirms():
+    seen = set()
+    for scene, question in _questions("clevr_math", 24, max_answer=10, templates_per_image=13):
+        _check_row(scene, question)
+        check_steps(scene, question["program"], question["category"], question["steps"],
+                    question["intermediate_counts"], question["answer"])
+        seen.add(question["category"])
+    assert seen == CATEGORIES
+
+
+@pytest.mark.parametrize("family, scenes, least", [("chain_8", 40, 3), ("chain_5", 20, 3), ("same_sign_4", 20, 3),
+                                                   ("same_sign_8", 60, 1)])
+def test_chains_up_to_8_operations(family, scenes, least):
+    # Eight insertions of up to 3 objects fill the floor (about 14 objects fit): most such
+    # questions are refused for their steps, so fewer are asked.
+    checked = 0
+    for scene, question in _questions("clevr_math_long_chains", scenes, max_objects=12, max_answer=30,
+                                      question_types=(family,)):
+        _check_row(scene, question)
+        checked += 1
+    assert checked >= least
+
+
+def test_the_same_seed_gives_the_same_steps_and_a_wrong_step_is_refused():
+    scene, question = next((s, q) for s, q in _questions("clevr_math", 6, max_answer=10, templates_per_image=13)
+                           if q["category"] == "insertion")
+    again = step_scenes(scene, question["program"], question["category"], seed=0, question=question["question"])
+    assert steps_json(again) == steps_json(question["steps"])
+    moved = json.loads(steps_json(question["steps"]))
+    moved[0]["objects"][0]["3d_coords"][0] += 0.5  # a kept object moved
+    with pytest.raises(StepError, match="changed the objects it kept"):
+        check_steps(scene, question["program"], question["category"], moved, question["intermediate_counts"],
+                    question["answer"])
+    with pytest.raises(StepError, match="the answer is"):
+        check_steps(scene, question["program"], question["category"], question["steps"],
+                    question["intermediate_counts"], str(int(question["answer"]) + 1))
+
+
+def test_step_images_by_pillow_show_every_object_and_differ_per_step():
+    scene, question = next((s, q) for s, q in _questions("clevr_math_long_chains", 6, max_answer=30,
+                                                          question_types=("chain_3",)))
+    camera = studio_camera(scene)
+    images = [draw_world(world, camera) for world in [scene, *question["steps"]]]
+    assert [image.size for image in images] == [(480, 320)] * 4
+    pixels = [image.tobytes() for image in images]
+    assert len(set(pixels)) == 4  # each operation changes the picture
+
+
+def test_a_real_clevr_camera_is_recovered_from_pixel_coords():
+    from builder_utils.clevr.synth.camera import Camera
+
+    truth = Camera(location=(7.0, -7.3, 5.2))
+    scene = generate_scene(0, "val", 3, camera=truth)
+    fitted = studio_camera(scene)
+    assert max(abs(a - b) for a, b in zip(fitted.location, truth.location)) < 0.05
+
+
+def test_a_full_floor_makes_the_generator_choose_another_question():
+    # Crowded worlds and eight insertions: a question whose steps do not fit is replaced by another
+    # template's question on the same scene, never kept with a wrong world.
+    plain = QuestionGenerator(GeneratorOptions(templates="clevr_math_long_chains", seed=0, max_answer=30,
+                                               bound_intermediate_counts=True, question_types=("same_sign_8", "chain_2"),
+                                               templates_per_image=1))
+    stepped = QuestionGenerator(GeneratorOptions(templates="clevr_math_long_chains", seed=0, max_answer=30,
+                                                 bound_intermediate_counts=True, question_types=("same_sign_8", "chain_2"),
+                                                 templates_per_image=1, step_scenes=True))
+    replaced = 0
+    for index in range(20):
+        scene = generate_scene(0, "val", index, max_objects=12)
+        asked = plain.generate_scene(scene, index)
+        unplaceable = []
+        for question in asked:
+            try:
+                step_scenes(scene, question["program"], question["category"], seed=0, question=question["question"])
+            except UnplaceableStep:
+                unplaceable.append(question["question"])
+        kept = stepped.generate_scene(scene, index)
+        assert not {q["question"] for q in kept} & set(unplaceable)
+        if unplaceable:  # the one question plain asks: stepped asks the other template's instead
+            assert [q["template_filename"] for q in kept] == ["chain_2"]
+            replaced += 1
+        for question in kept:
+            _check_row(scene, question)
+    assert replaced >= 1
