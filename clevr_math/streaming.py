@@ -31,12 +31,14 @@ from builder_utils.options import MAX_SEED, Integer
 from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.executor import CompiledProgram, compile_program
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+from builder_utils.clevr.steps import check_steps, steps_json
+from builder_utils.clevr.synth.insert import studio_camera, world_png
 from builder_utils.clevr.synth.render import render_scene
 from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
 from builder_utils.clevr.synth.scenes import generate_scene
 from builder_utils.clevr.synth.vocabulary import load_vocabulary
 from builder_utils.datasets_adapter import StatefulExamples, merge_gen_kwargs, split_gen_kwargs
-from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style, with_media_count
 from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
 from clevr_math.clevr_math import ClevrMath, question_features, question_row
 from clevr_math.categories import CATEGORIES
@@ -92,6 +94,8 @@ class _Spec:
     questions_per_image: int
     style: str
     exclude: frozenset = frozenset()
+    step_scenes: bool = False  # each row's `steps`: the scene graph after each operation
+    render_steps: bool = False  # each row's images: every world of the problem, drawn by Pillow
 
 
 def _hash_int(*parts: Any) -> int:
@@ -101,12 +105,12 @@ def _hash_int(*parts: Any) -> int:
 
 @lru_cache(maxsize=64)
 def _prototype(template_set: str, question_types: tuple[str, ...] | None, max_answer: int,
-               questions_per_image: int) -> QuestionGenerator:
+               questions_per_image: int, step_scenes: bool = False) -> QuestionGenerator:
     # Templates are loaded and compiled once per process; each shard copies it (its own seed
     # and balancing counts, see _Lane._questions).
     return QuestionGenerator(GeneratorOptions(
         templates=template_set, question_types=question_types, templates_per_image=questions_per_image,
-        reset_counts_every=0, max_answer=max_answer, bound_intermediate_counts=True))
+        reset_counts_every=0, max_answer=max_answer, bound_intermediate_counts=True, step_scenes=step_scenes))
 
 
 def _colour_of_shape(seed: int) -> dict[str, str]:
@@ -165,8 +169,8 @@ def evaluation_keys(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> f
 def stream_features() -> datasets.Features:
     """The features of a stream's rows: the ``prompts`` configuration's, then four more.
 
-    >>> list(stream_features())[-4:]
-    ['question', 'program', 'cot', 'scene']
+    >>> list(stream_features())[-5:]
+    ['question', 'program', 'cot', 'scene', 'steps']
     """
     source = question_features(list(CATEGORIES))
     spec = _prompt_spec()
@@ -174,6 +178,7 @@ def stream_features() -> datasets.Features:
     for name in ("question", "program", "cot"):
         features[name] = source[name]
     features["scene"] = datasets.Value("string")
+    features["steps"] = datasets.Value("string")  # JSON text, None unless step_scenes
     return features
 
 
@@ -444,7 +449,8 @@ class _Lane:
             pick -= share
             if pick < 0:
                 break
-        key = (template_set, question_types, difficulty.max_answer, self.spec.questions_per_image)
+        key = (template_set, question_types, difficulty.max_answer, self.spec.questions_per_image,
+               self.spec.step_scenes)
         generator = self.generators.get(key)
         if generator is None:
             generator = self.generators[key] = copy.copy(_prototype(*key))
@@ -457,6 +463,9 @@ class _Lane:
             if answer(_compiled(question["program"]), index) != question["answer"]:
                 raise AssertionError(f"the executor disagrees with the generator on {question['question']!r} "
                                      f"({scene.get('image_filename')}): a bug, please report it")
+            if "steps" in question:  # each step's count, the answer on the last, kept objects unchanged
+                check_steps(scene, question["program"], question["category"], question["steps"],
+                            question["intermediate_counts"], question["answer"])
         return questions
 
     def _row(self, scene: dict, position: int, epoch: int, k: int, question: dict, image: dict, scene_text: str,
@@ -477,8 +486,18 @@ class _Lane:
         built["prompt"], built["verl_prompt"] = pieces.prompts(row["question"])
         built["category"] = pieces.category[built["category"]]
         built |= {"question": row["question"], "program": row["program"], "cot": row["cot"],
-                  "scene": scene_text}
+                  "scene": scene_text, "steps": steps_json(question["steps"]) if "steps" in question else None}
+        if spec.render_steps:
+            _with_step_images(built, scene, question["steps"])
         return built
+
+
+def _with_step_images(built: dict, scene: dict, steps: list[dict]) -> None:
+    """The row's images become every world of the problem (before, after operation 1, ...), drawn by
+    Pillow with the first image's camera, and its prompts get one image placeholder per image."""
+    camera = studio_camera(scene)
+    built["images"] = [{"bytes": world_png(world, camera), "path": None} for world in (scene, *steps)]
+    with_media_count(built, len(built["images"]))
 
 
 def _lane_problems(shard: list[int], quota: list[int | None], spec: _Spec, resume: tuple | None = None):
@@ -512,10 +531,14 @@ def stream(
     num_shards: int = NUM_SHARDS,
     questions_per_image: int = QUESTIONS_PER_IMAGE,
     prompt_style_name: str = DEFAULT_PROMPT_STYLE,
+    step_scenes: bool = False,
+    render_steps: bool = False,
     **difficulty: Any,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` of CLEVR-Math problems; ``data_dir`` None: synthetic worlds,
     ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``).
+    ``step_scenes``: each row's ``steps`` holds the scene graph after each operation (JSON text);
+    ``render_steps`` (implies it): each row's ``images`` are every world of the problem in order.
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
     >>> row["num_operations"], row["category"], row["images"][0].size
@@ -535,6 +558,9 @@ def stream(
         Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)
         Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True)("num_questions", num_questions)
         prompt_style(prompt_style_name)
+        for name, value in (("step_scenes", step_scenes), ("render_steps", render_steps)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
         if curriculum is None:
             curriculum = Curriculum.fixed(Difficulty(**difficulty))
         elif difficulty:
@@ -549,7 +575,8 @@ def stream(
                                   "their own objects and colours (drop data_dir for synthetic worlds)")
     if exclude is not None and not isinstance(exclude, frozenset):
         exclude = evaluation_keys(exclude)
-    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
+    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset(),
+                 step_scenes=step_scenes or render_steps, render_steps=render_steps)
     if num_questions is None:
         quotas = [None] * num_shards
     else:

@@ -181,3 +181,32 @@ def test_a_full_floor_makes_the_generator_choose_another_question():
         for question in kept:
             _check_row(scene, question)
     assert replaced >= 1
+
+
+def test_stream_rows_carry_steps_and_their_images_in_order():
+    import io
+
+    from PIL import Image
+
+    from clevr_math import problems, stream
+
+    rows = list(stream(seed=4, num_questions=6, num_shards=1, render_steps=True, num_operations=3).decode(False))
+    for row in rows:
+        scene, steps = json.loads(row["scene"]), json.loads(row["steps"])
+        question = {"program": row["program"], "steps": steps, "answer": str(row["label"]), "question": row["question"],
+                    "category": "multihop", "template_filename": row["template"], "template_index": 0,
+                    "intermediate_counts": [len(step["objects"]) for step in steps]}
+        _check_row(scene, question)
+        assert question["intermediate_counts"][-1] == row["label"]
+        assert len(row["images"]) == len(steps) + 1 == 4
+        assert [part["type"] for part in row["prompt"][-1]["content"]] == ["image"] * 4 + ["text"]
+        assert row["verl_prompt"][-1]["content"].startswith("<image>" * 4 + row["question"][:5])
+        drawn = [Image.open(io.BytesIO(image["bytes"])) for image in row["images"]]
+        assert drawn[0].tobytes() == draw_world(scene, studio_camera(scene)).tobytes()
+        for world, image in zip([scene, *steps], drawn):
+            assert image.tobytes() == draw_world(world, studio_camera(scene)).tobytes()
+            assert min(visible_pixels(world), default=FLOOR) >= FLOOR
+    plain = list(stream(seed=4, num_questions=2, num_shards=1, num_operations=3).decode(False))
+    assert all(row["steps"] is None and len(row["images"]) == 1 for row in plain)
+    table = problems(size=3, seed=4, step_scenes=True, num_operations=2)
+    assert all(len(json.loads(text)) == 2 for text in table["steps"])

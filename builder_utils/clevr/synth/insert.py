@@ -20,7 +20,7 @@ from .scenes import (COORD_LIMIT, CROWDED_GAP, CROWDED_MARGIN, CROWDED_PLACEMENT
 from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, MAX_VISIBILITY_RETRIES, min_pixels_for
 from .vocabulary import SIZE_RADIUS
 
-__all__ = ["draw_world", "insert_objects", "studio_camera", "visibility_floors"]
+__all__ = ["draw_world", "insert_objects", "studio_camera", "visibility_floors", "world_png"]
 
 
 def studio_camera(scene: dict) -> Camera:
@@ -155,3 +155,16 @@ def draw_world(scene: dict, camera: Camera, renderer: str = "pillow"):
     from .render import draw_scene
 
     return draw_scene(scene, camera)
+
+
+def world_png(scene: dict, camera: Camera, renderer: str = "pillow") -> bytes:
+    """:func:`draw_world` as PNG bytes.
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> world_png(generate_scene(0, "val", 0), DEFAULT_CAMERA)[:4]
+        b'\\x89PNG'
+    """
+    from .render import encode_png
+
+    return encode_png(draw_world(scene, camera, renderer))
