@@ -183,6 +183,9 @@ class PromptSpec:
     ground_truth: str | None = None
     columns: tuple[str, ...] = ()
     question: str = "question"
+    #: A list column of media that, when a row has it, is the row's media list in its order (a
+    #: problem's worlds: before, after each operation), one placeholder per item.
+    media_sequence: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.data_source, str) or not self.data_source:

@@ -18,6 +18,8 @@ from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
 from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.options import generator_settings
+from builder_utils.clevr.steps import steps_json
+from builder_utils.clevr.synth.insert import studio_camera, world_png
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -116,6 +118,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             "media_kind": "image",
             "answer": "label",
             "columns": ["label", "category", "template", "num_operations", "question_id", "image_filename"],
+            # render_steps: the rows' images are every world of the problem, in order
+            "media_sequence": "step_images",
         },
     }
 
@@ -188,7 +192,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "content_files": inputs}
 
     def _info(self):
-        features = question_features(category_names(self.config))
+        features = question_features(category_names(self.config), steps=_with_steps(self.config),
+                                     step_images=self.config.render_steps)
         return datasets.DatasetInfo(
             description=_DESCRIPTION,
             features=features,
@@ -264,6 +269,7 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             "templates": config.template_set if shipped else "clevr_math",
             "template_dir": None if shipped else config.template_set,
             "question_types": question_types,
+            "step_scenes": _with_steps(config),
         })
 
     def _released_split(self, source: SplitSource) -> datasets.SplitGenerator:
@@ -299,6 +305,10 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
                     path = image_path(source, filename, where)
                     checked_image = filename
                 key, row = self._row(source, question, path, per_image)
+                if "steps" in question:
+                    row["steps"] = steps_json(question["steps"])
+                if self.config.render_steps:
+                    row["step_images"] = _step_images(_scene_of(scenes, question), question["steps"])
                 yield key, row
 
     def _row(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter):
@@ -327,12 +337,15 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             yield key, example
 
 
-def question_features(categories: list[str]) -> datasets.Features:
-    """The features of a CLEVR-Math question row (``category`` a ClassLabel of ``categories``).
+def question_features(categories: list[str], *, steps: bool = False, step_images: bool = False) -> datasets.Features:
+    """The features of a CLEVR-Math question row (``category`` a ClassLabel of ``categories``);
+    ``steps``: the step scene graphs as JSON text, ``step_images``: every world of the problem.
 
     Example:
         >>> question_features(["remove_group"])["category"].names
         ['remove_group']
+        >>> list(question_features(["remove_group"], steps=True, step_images=True))[-2:]
+        ['steps', 'step_images']
     """
     program_node = {
         "function": datasets.Value("string"),
@@ -356,6 +369,9 @@ def question_features(categories: list[str]) -> datasets.Features:
             "num_operations": datasets.Value("int32"),
             # The count after each operation, in order (what a chain's reasoning passes through).
             "intermediate_counts": list_of(datasets.Value("int32")),
+            # The scene graph after each operation (CLEVR's scene format), as the stream's `scene` column.
+            **({"steps": datasets.Value("string")} if steps or step_images else {}),
+            **({"step_images": list_of(datasets.Image())} if step_images else {}),
         }
     )
 
@@ -389,6 +405,28 @@ def question_row(question: dict, question_id: str, image) -> dict:
         "num_operations": question["num_operations"],
         "intermediate_counts": question.get("intermediate_counts"),
     }
+
+
+def _with_steps(config) -> bool:
+    """Whether a configuration's rows carry step scene graphs (``render_steps`` draws them, so needs them)."""
+    return bool(config.step_scenes or config.render_steps) and not config.released_questions_dir
+
+
+def _scene_of(scenes, question: dict) -> dict:
+    """The scene a generated question was asked about: at its ``image_index`` in CLEVR's files, else searched."""
+    index = question["image_index"]
+    if 0 <= index < len(scenes) and scenes[index].get("image_filename") == question["image_filename"]:
+        return scenes[index]
+    for scene in scenes:
+        if scene.get("image_filename") == question["image_filename"]:
+            return scene
+    raise ClevrDataError(f"no scene for {question['image_filename']}")
+
+
+def _step_images(scene: dict, steps: list) -> list[dict]:
+    """Every world of one problem as PNG bytes (the first too, so that all are drawn alike)."""
+    camera = studio_camera(scene)
+    return [{"bytes": world_png(world, camera), "path": None} for world in (scene, *steps)]
 
 
 def _index_from_filename(image_filename: str, where: str) -> int:

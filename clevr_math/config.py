@@ -13,7 +13,7 @@ import datasets
 from builder_utils.builder import ConfigError
 from builder_utils.clevr.chain_templates import MAX_OPERATIONS
 from builder_utils.clevr.options import GeneratorOptions
-from builder_utils.options import Choice, FilePath, Integer, builder_fields, check_options, option, option_names
+from builder_utils.options import Choice, FilePath, Flag, Integer, builder_fields, check_options, option, option_names
 from clevr_math.categories import CATEGORIES
 
 
@@ -57,6 +57,10 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     max_operations: int | None = option(
         None, Integer(1, maximum=MAX_OPERATIONS, optional=True), group=None, builder=True,
         help="keep only templates with at most this many arithmetic operations")
+    render_steps: bool = option(
+        False, Flag(), group=None, builder=True,
+        help="add step_images: every world of each problem (before, after each operation), drawn by the Pillow "
+             "renderer with the first image's camera (implies step_scenes)")
     released_questions_dir: str | None = option(
         None, FilePath(), group=None, builder=True, role="input_dir",
         help="read the released clevr-math-{train,val,test}.json from this folder instead of regenerating")
