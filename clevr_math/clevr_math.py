@@ -18,6 +18,7 @@ from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
 from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.options import generator_settings
+from builder_utils.clevr.changes import change_question
 from builder_utils.clevr.steps import steps_json
 from builder_utils.clevr.synth.insert import studio_camera, world_png
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
@@ -304,12 +305,25 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
                     where = f"{source.scenes_path}: scene {question['image_index']} ({filename})"
                     path = image_path(source, filename, where)
                     checked_image = filename
-                key, row = self._row(source, question, path, per_image)
-                if "steps" in question:
-                    row["steps"] = steps_json(question["steps"])
-                if self.config.render_steps:
-                    row["step_images"] = _step_images(_scene_of(scenes, question), question["steps"])
-                yield key, row
+                yield from self._question_rows(source, question, path, per_image, scenes)
+
+    def _question_rows(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter, scenes):
+        """The rows of one generated question: itself, and/or the question over its change (``changes``)."""
+        config = self.config
+        scene = _scene_of(scenes, question) if config.render_steps or config.changes else None
+        asked = [question] if config.changes != "only" else []
+        if config.changes:
+            asked.append(change_question(question, scene, seed=config.seed))
+        for item in asked:
+            if not in_split(item["category"], config.holdout_category, source.clevr_split):
+                continue
+            key, row = self._row(source, item, path, per_image)
+            if "steps" in item:
+                row["steps"] = steps_json(item["steps"])
+            if config.render_steps:
+                worlds = _step_images(scene, item["steps"])
+                row["step_images"] = worlds[1:] if item.get("shows") == "after" else worlds
+            yield key, row
 
     def _row(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter):
         image_index = question["image_index"]
