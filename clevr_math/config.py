@@ -119,6 +119,14 @@ BUILDER_CONFIGS: list[ClevrMathConfig] = [
         description="Single-hop questions in train and validation, multihop questions only in test.",
     ),
     ClevrMathConfig(
+        name="chains",
+        version=VERSION,
+        template_set="clevr_math_chains",
+        max_operations=5,
+        bound_intermediate_counts=True,
+        description="Longer chains of alternating removals and insertions (the paper's future work), every split.",
+    ),
+    ClevrMathConfig(
         name="changes",
         version=VERSION,
         question_types=CHANGES_TEMPLATES,
@@ -126,14 +134,6 @@ BUILDER_CONFIGS: list[ClevrMathConfig] = [
         render_steps=True,
         description="Before-and-after problems: how many objects were removed or added, of which kind, how many "
                     "there were before; both worlds drawn, answers checked on the step scene graphs.",
-    ),
-    ClevrMathConfig(
-        name="chains",
-        version=VERSION,
-        template_set="clevr_math_chains",
-        max_operations=5,
-        bound_intermediate_counts=True,
-        description="Longer chains of alternating removals and insertions (the paper's future work), every split.",
     ),
 ]
 

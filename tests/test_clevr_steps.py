@@ -210,3 +210,85 @@ def test_stream_rows_carry_steps_and_their_images_in_order():
     assert all(row["steps"] is None and len(row["images"]) == 1 for row in plain)
     table = problems(size=3, seed=4, step_scenes=True, num_operations=2)
     assert all(len(json.loads(text)) == 2 for text in table["steps"])
+
+
+# -- the builder: steps, step images and the changes configuration ----------------------------
+
+
+@pytest.fixture(scope="module")
+def small_clevr(tmp_path_factory):
+    from builder_utils.clevr.synth import write_clevr_folder
+
+    root = tmp_path_factory.mktemp("clevr_steps") / "CLEVR_v1.0"
+    write_clevr_folder(root, {"train": 6, "val": 3, "test": 3}, seed=0, progress=False)
+    return root
+
+
+def test_builder_rows_carry_checked_steps_and_every_world(small_clevr, tmp_path):
+    from builder_utils.clevr import load_scenes
+    from clevr_math import ClevrMath
+
+    builder = ClevrMath(config_name="general", data_dir=str(small_clevr), cache_dir=str(tmp_path / "cache"),
+                        render_steps=True)
+    builder.download_and_prepare()
+    rows = builder.as_dataset()["train"].cast_column("step_images", builder.info.features["step_images"])
+    scenes = {s["image_filename"]: s for s in load_scenes(small_clevr / "scenes" / "CLEVR_train_scenes.json")}
+    names = rows.features["category"].names
+    for row in rows:
+        scene, steps = scenes[row["image_filename"]], json.loads(row["steps"])
+        check_steps(scene, row["program"], names[row["category"]], steps, row["intermediate_counts"], str(row["label"]))
+        assert len(row["step_images"]) == len(steps) + 1
+        for world, image in zip([scene, *steps], row["step_images"]):
+            assert image.tobytes() == draw_world(world, studio_camera(scene)).tobytes()
+
+
+def test_changes_configuration_builds_exports_loads_and_its_rewards_score(small_clevr, tmp_path):
+    import datasets
+
+    from builder_utils.clevr import load_scenes
+    from builder_utils.hub import export_builder
+    from clevr_math import ClevrMath
+    from clevr_math.rewards import accuracy_reward, compute_score
+
+    out = tmp_path / "hub"
+    export_builder(ClevrMath, out, card_template="clevr_math", data_dir=str(small_clevr), configs=["changes"],
+                   cache_dir=str(tmp_path / "cache"), progress=False)
+    loaded = datasets.load_dataset(str(out), "changes")
+    train = loaded["train"]
+    assert len(train) > 0 and set(train.features["category"].names) >= {"changes"}
+    assert {train.features["category"].int2str(c) for c in train["category"]} == {"changes"}
+    scenes = {s["image_filename"]: s for s in load_scenes(small_clevr / "scenes" / "CLEVR_train_scenes.json")}
+    kinds = set()
+    for row in train:
+        scene, steps = scenes[row["image_filename"]], json.loads(row["steps"])
+        before, after = scene, steps[0]
+        counts = (len(before["objects"]), len(after["objects"]))
+        text = row["question"]
+        if text.endswith("How many objects were removed?"):
+            assert row["label"] == counts[0] - counts[1]
+        elif text.endswith("How many objects were added?"):
+            assert row["label"] == counts[1] - counts[0]
+        elif text.endswith("there before?"):
+            assert row["label"] == counts[0] and len(row["step_images"]) == 1
+        else:
+            asked = re.search(r"How many (\w+?)s? (?:objects )?were (removed|added)\?$", text)
+            attribute = "shape" if asked.group(2) == "removed" else "color"
+            value = asked.group(1)
+            a = sum(o[attribute] == value for o in before["objects"])
+            b = sum(o[attribute] == value for o in after["objects"])
+            assert row["label"] == abs(a - b)
+        kinds.add(row["question_family_index"])
+        assert len(row["step_images"]) in (1, 2)
+        right, wrong = str(row["label"]), str(row["label"] + 1)
+        assert accuracy_reward([f"<answer>{right}</answer>", f"<answer>{wrong}</answer>"], answer=[right, right]) == [1.0, 0.0]
+        assert compute_score("clevr_math", f"Answer: {right}", right) == 1.0
+        assert compute_score("clevr_math", f"Answer: {wrong}", right) == 0.0
+    assert len(kinds) >= 3
+    # The prompts configuration of a build with render_steps: every world of a problem, one placeholder each.
+    export_builder(ClevrMath, tmp_path / "hub_steps", card_template="clevr_math", data_dir=str(small_clevr),
+                   configs=["prompts"], builder_kwargs={"render_steps": True}, cache_dir=str(tmp_path / "cache2"),
+                   progress=False)
+    prompts = datasets.load_dataset(str(tmp_path / "hub_steps"), "prompts")["train"]
+    images = [len(r["images"]) for r in prompts]
+    placeholders = [sum(p["type"] == "image" for p in r["prompt"][-1]["content"]) for r in prompts]
+    assert images == placeholders and max(images) >= 2
