@@ -5,6 +5,7 @@ It doubles as the ``datasets`` < 4 loading script, so it imports only installed 
 """
 
 import collections
+import functools
 import logging
 import os
 import re
@@ -20,7 +21,7 @@ from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.options import generator_settings
 from builder_utils.clevr.changes import change_question
 from builder_utils.clevr.steps import steps_json
-from builder_utils.clevr.synth.insert import studio_camera, world_png
+from builder_utils.clevr.synth.insert import add_steps, studio_camera, world_png
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -270,7 +271,6 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             "templates": config.template_set if shipped else "clevr_math",
             "template_dir": None if shipped else config.template_set,
             "question_types": question_types,
-            "step_scenes": _with_steps(config),
         })
 
     def _released_split(self, source: SplitSource) -> datasets.SplitGenerator:
@@ -295,7 +295,9 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         if released_path is not None:
             yield from self._released_examples(source, released_path)
             return
-        generator = QuestionGenerator(options)
+        # Step worlds: a question whose insertion cannot be placed is replaced by another.
+        add = functools.partial(add_steps, seed=self.config.seed) if _with_steps(self.config) else None
+        generator = QuestionGenerator(options, on_question=add)
         per_image = collections.Counter()
         checked_image = None
         for start, stop in windows:

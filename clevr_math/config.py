@@ -61,6 +61,10 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     max_operations: int | None = option(
         None, Integer(1, maximum=MAX_OPERATIONS, optional=True), group=None, builder=True,
         help="keep only templates with at most this many arithmetic operations")
+    step_scenes: bool = option(
+        False, Flag(), group=None, builder=True,
+        help="add steps: each question's scene graph after each operation (JSON text); a question whose "
+             "insertion finds no free, visible spot is replaced by another")
     render_steps: bool = option(
         False, Flag(), group=None, builder=True,
         help="add step_images: every world of each problem (before, after each operation), drawn by the Pillow "

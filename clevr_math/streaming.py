@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import glob
 import hashlib
 import io
@@ -32,7 +33,7 @@ from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.executor import CompiledProgram, compile_program
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 from builder_utils.clevr.steps import check_steps, steps_json
-from builder_utils.clevr.synth.insert import studio_camera, world_png
+from builder_utils.clevr.synth.insert import add_steps, studio_camera, world_png
 from builder_utils.clevr.synth.render import render_scene
 from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
 from builder_utils.clevr.synth.scenes import generate_scene
@@ -105,12 +106,12 @@ def _hash_int(*parts: Any) -> int:
 
 @lru_cache(maxsize=64)
 def _prototype(template_set: str, question_types: tuple[str, ...] | None, max_answer: int,
-               questions_per_image: int, step_scenes: bool = False) -> QuestionGenerator:
+               questions_per_image: int) -> QuestionGenerator:
     # Templates are loaded and compiled once per process; each shard copies it (its own seed
     # and balancing counts, see _Lane._questions).
     return QuestionGenerator(GeneratorOptions(
         templates=template_set, question_types=question_types, templates_per_image=questions_per_image,
-        reset_counts_every=0, max_answer=max_answer, bound_intermediate_counts=True, step_scenes=step_scenes))
+        reset_counts_every=0, max_answer=max_answer, bound_intermediate_counts=True))
 
 
 def _colour_of_shape(seed: int) -> dict[str, str]:
@@ -449,11 +450,12 @@ class _Lane:
             pick -= share
             if pick < 0:
                 break
-        key = (template_set, question_types, difficulty.max_answer, self.spec.questions_per_image,
-               self.spec.step_scenes)
+        key = (template_set, question_types, difficulty.max_answer, self.spec.questions_per_image)
         generator = self.generators.get(key)
         if generator is None:
             generator = self.generators[key] = copy.copy(_prototype(*key))
+            if self.spec.step_scenes:  # a question whose steps cannot be placed is replaced by another
+                generator.on_question = functools.partial(add_steps, seed=self.spec.seed)
             generator.options = dataclasses.replace(generator.options, seed=block_seed)
             generator._reset()
         questions = generator.generate_scene(scene, position, validate=False)

@@ -7,15 +7,16 @@ the program (only the templates' shapes, written out below).
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
 import pytest
 
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
-from builder_utils.clevr.steps import StepError, UnplaceableStep, check_steps, step_scenes, steps_json
+from builder_utils.clevr.steps import StepError, UnplaceableStep, check_steps, steps_json
 from builder_utils.clevr.synth import generate_scene, visible_pixels
-from builder_utils.clevr.synth.insert import draw_world, studio_camera
+from builder_utils.clevr.synth.insert import add_steps, draw_world, step_scenes, studio_camera
 from builder_utils.clevr.synth.scenes import compute_relationships
 from test_clevr_executor import reference_execute
 
@@ -26,8 +27,8 @@ OPERATIONS = {("subtraction-multihop", 0): 2, ("adversarial", 0): 2}
 
 
 def _questions(templates: str, num_scenes: int, max_objects: int = 10, **options):
-    gen = QuestionGenerator(GeneratorOptions(templates=templates, seed=0, step_scenes=True,
-                                             bound_intermediate_counts=True, **options))
+    gen = QuestionGenerator(GeneratorOptions(templates=templates, seed=0, bound_intermediate_counts=True, **options),
+                            on_question=functools.partial(add_steps, seed=0))
     for index in range(num_scenes):
         scene = generate_scene(0, "val", index, max_objects=max_objects)
         for question in gen.generate_scene(scene, index):
@@ -162,7 +163,7 @@ def test_a_full_floor_makes_the_generator_choose_another_question():
                                                templates_per_image=1))
     stepped = QuestionGenerator(GeneratorOptions(templates="clevr_math_long_chains", seed=0, max_answer=30,
                                                  bound_intermediate_counts=True, question_types=("same_sign_8", "chain_2"),
-                                                 templates_per_image=1, step_scenes=True))
+                                                 templates_per_image=1), on_question=functools.partial(add_steps, seed=0))
     replaced = 0
     for index in range(20):
         scene = generate_scene(0, "val", index, max_objects=12)

@@ -7,10 +7,12 @@ after only) how many there were before. Each answer is computed on the step scen
 (counts before and after, by the executor) and must equal the answer of the problem's program
 on the first world, as every answer is checked.
 
+>>> from functools import partial
 >>> from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
 >>> from builder_utils.clevr.synth import generate_scene
->>> gen = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0, max_answer=10, step_scenes=True,
-...                                          question_types=("subtraction:4",)))
+>>> from builder_utils.clevr.synth.insert import add_steps
+>>> gen = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0, max_answer=10,
+...                                          question_types=("subtraction:4",)), on_question=partial(add_steps, seed=0))
 >>> scene = generate_scene(0, "val", 0)
 >>> question = gen.generate_scene(scene, 0)[0]
 >>> change = change_question(question, scene, seed=0)
@@ -24,8 +26,8 @@ import hashlib
 import random
 
 from .executor import answer, execute
+from .metadata import default_metadata
 from .steps import StepError, counting_program, operations
-from .synth.vocabulary import load_vocabulary
 
 __all__ = ["CHANGE_KINDS", "CHANGES_CATEGORY", "CHANGES_TEMPLATES", "change_question"]
 
@@ -73,7 +75,7 @@ def change_question(question: dict, scene: dict, *, seed: int = 0) -> dict:
     op, after = ops[0], question["steps"][0]
     rng = _rng(seed, question)
     kind = rng.choice(_kinds(op))
-    vocab = load_vocabulary()
+    metadata = default_metadata()
     verb = "removed" if op.kind == "remove" else "added"
     kind_of: tuple = ()  # the attribute and value a kind question asks about
     if kind in ("removed", "added"):
@@ -84,7 +86,7 @@ def change_question(question: dict, scene: dict, *, seed: int = 0) -> dict:
     elif kind == "removed_kind":
         # mostly a shape that was removed, so that 0 is not the usual answer
         gone = sorted({scene["objects"][i]["shape"] for i in op.removed})
-        shape = rng.choice(gone if gone and rng.random() < 0.7 else vocab.shapes)
+        shape = rng.choice(gone if gone and rng.random() < 0.7 else sorted(metadata.values("Shape")))
         text = _BOTH.format(verb=verb) + f"How many {shape}s were removed?"
         kind_of = ("shape", shape)
         on_steps = _count(scene, "shape", shape) - _count(after, "shape", shape)
@@ -92,7 +94,7 @@ def change_question(question: dict, scene: dict, *, seed: int = 0) -> dict:
         new_program = _counted_or_chosen(filters, on_steps, exact=True)
     elif kind == "added_kind":
         new = sorted({obj["color"] for obj in after["objects"][len(scene["objects"]):]})
-        colour = rng.choice(new if new and rng.random() < 0.7 else vocab.colors)
+        colour = rng.choice(new if new and rng.random() < 0.7 else sorted(metadata.values("Color")))
         text = _BOTH.format(verb=verb) + f"How many {colour} objects were added?"
         kind_of = ("color", colour)
         on_steps = _count(after, "color", colour) - _count(scene, "color", colour)

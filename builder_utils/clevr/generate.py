@@ -41,7 +41,6 @@ from .executor import SceneIndex, answer_text
 from .metadata import Metadata, default_metadata, load_metadata
 from .options import DEFAULT_SEARCH_BUDGET, GeneratorOptions
 from .question_types import select_templates
-from .steps import UnplaceableStep, step_scenes
 from .templates import Template, load_synonyms, load_template_set
 from .text import TextPlan, number_agreement, with_post_prompt
 
@@ -90,7 +89,11 @@ class QuestionGenerator:
     ['compare_integer:0', 'compare_integer:1']
     """
 
-    def __init__(self, options: GeneratorOptions | None = None):
+    def __init__(self, options: GeneratorOptions | None = None,
+                 on_question: Callable[[dict, dict], bool] | None = None):
+        # on_question(question, scene): may add fields; False refuses the question and the search moves
+        # on to the next template (step worlds: builder_utils.clevr.synth.insert.add_steps).
+        self.on_question = on_question
         self.options = options = options or GeneratorOptions()
         self.metadata: Metadata = (
             load_metadata(options.metadata_file) if options.metadata_file is not None else default_metadata()
@@ -197,8 +200,8 @@ class QuestionGenerator:
             def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
                 # Text is drawn at acceptance so that the random stream stays in search order.
                 question = self._question(t, instance, index, scene, image_index, rng, default_split, words)
-                if opts.step_scenes and not self._add_steps(question, scene):
-                    return  # a step world cannot be placed: this template gives nothing on this scene
+                if self.on_question is not None and not self.on_question(question, scene):
+                    return  # refused (a step world cannot be placed): this template gives nothing here
                 balancer.add(instance.answer)
                 questions.append(question)
 
@@ -230,15 +233,6 @@ class QuestionGenerator:
                 if instantiated >= opts.templates_per_image:
                     break
         return questions
-
-    def _add_steps(self, question: dict, scene: dict) -> bool:
-        """Put the question's step scene graphs in ``question["steps"]``; False when one cannot be placed."""
-        try:
-            question["steps"] = step_scenes(scene, question["program"], question["category"], seed=self.options.seed,
-                                            question=question["question"])
-        except UnplaceableStep:
-            return False
-        return True
 
     def _question(self, t: int, instance: Instance, index: SceneIndex, scene: dict, image_index: int,
                   rng: random.Random, default_split: str | None, words: SceneWords) -> dict:

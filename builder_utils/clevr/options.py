@@ -92,9 +92,6 @@ class GeneratorOptions:
     bound_intermediate_counts: bool = option(
         False, Flag(), "with --max_answer: also refuse questions whose intermediate counts exceed it",
         builder=True, requires="max_answer")
-    step_scenes: bool = option(
-        False, Flag(), "add each CLEVR-Math question's step scene graphs (the scene after each operation); "
-        "a question whose insertion finds no free, visible spot is replaced by another", builder=True)
     search_budget: int = option(
         DEFAULT_SEARCH_BUDGET, Integer(1, maximum=MAX_SEARCH_BUDGET),
         "search states per template and image (%(default)s)")

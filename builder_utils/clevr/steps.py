@@ -15,35 +15,36 @@ removes:
   unused filter removes its objects, an unused ``choose`` inserts X objects of its set's kind.
 
 Operations happen in program order (the node that carries each one), which is the text's order
-in every shipped template. Insertions are placed by :mod:`synth.insert` (the one place that
-knows the placement and visibility rules); a step that cannot be placed raises
-:class:`UnplaceableStep`, and the generator then chooses another question.
+in every shipped template. The worlds themselves are made by :func:`builder_utils.clevr.synth.insert.step_scenes`
+(the one place that knows the placement and visibility rules: this module stays below the
+synthetic world); a step that cannot be placed raises :class:`UnplaceableStep`, and the
+generator then chooses another question (``QuestionGenerator(on_question=...)``).
 
 >>> from builder_utils.clevr.synth import generate_scene
+>>> from builder_utils.clevr.synth.insert import step_scenes
 >>> scene = generate_scene(0, "val", 1)
 >>> program = [{"function": "scene", "inputs": [], "value_inputs": []},
 ...            {"function": "count", "inputs": [0], "value_inputs": []},
 ...            {"function": "choose", "inputs": [0], "value_inputs": ["2"]},
 ...            {"function": "addition", "inputs": [1, 2], "value_inputs": []}]
 >>> steps = step_scenes(scene, program, "insertion", seed=0)
->>> len(steps), len(steps[0]["objects"]) == len(scene["objects"]) + 2
-(1, True)
->>> check_steps(scene, program, "insertion", steps, [len(scene["objects"]) + 2], str(len(scene["objects"]) + 2))
+>>> n = len(scene["objects"])
+>>> check_steps(scene, program, "insertion", steps, [n + 2], str(n + 2))
+>>> check_steps(scene, program, "insertion", [scene], [n + 2], str(n + 2))
+Traceback (most recent call last):
+...
+builder_utils.clevr.steps.StepError: step 1: an insertion of 2 changed the objects it kept
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from .executor import answer, execute
 
-__all__ = ["Operation", "StepError", "UnplaceableStep", "check_steps", "counting_program", "operations",
-           "step_rng", "step_scenes", "steps_json"]
+__all__ = ["Operation", "StepError", "UnplaceableStep", "check_steps", "counting_program", "operations", "steps_json"]
 
 _ARITHMETIC = ("addition", "subtraction")
 _FILTER_PREFIX = "filter_"
@@ -151,7 +152,6 @@ def operations(program: Sequence[dict], category: str | None, outputs: Sequence)
             elif function == "choose":
                 attributes = _named_attributes(program, node["inputs"][0])
                 found.append(Operation("insert", k, int(outputs[k]), attributes=attributes))
-    found = [op for op in found if op is not None]
     return sorted(found, key=lambda op: op.node)
 
 
@@ -168,75 +168,10 @@ def _arithmetic_operation(program, users, outputs, category, k, before, amount) 
                              arithmetic=k)
         group = tuple(outputs[source["inputs"][0]])
         number = len(group) - x if category == "count_backwards" else x
-        # Which X of the group go is not the program's to say: drawn from the seed (step_scenes).
+        # Which X of the group go is not the program's to say: drawn from the seed (synth.insert.step_scenes).
         return Operation("remove", amount, number, group, arithmetic=k)
     raise StepError(f"node {k} ({function}): its second input is a {source['function']}, not an operation's "
                     "count or choose")
-
-
-def step_rng(seed: int, image_index, question: str) -> np.random.Generator:
-    """The generator of one question's step worlds: the same for the same seed, image and question.
-
-    Example:
-        >>> float(step_rng(0, 3, "Q").random()) == float(step_rng(0, 3, "Q").random())
-        True
-    """
-    digest = hashlib.blake2b(f"steps:{seed}:{image_index}:{question}".encode(), digest_size=8).digest()
-    return np.random.default_rng(int.from_bytes(digest, "big"))
-
-
-def step_scenes(scene: dict, program: Sequence[dict], category: str | None, *, seed: int = 0,
-                question: str = "", camera=None, min_pixels_per_object: int | None = None) -> list[dict]:
-    """The scene graph after each operation of ``program`` on ``scene`` (CLEVR's scene format).
-
-    Objects a step keeps are the first world's, unchanged (attributes, ``3d_coords``,
-    ``pixel_coords``); inserted ones follow them. Raises :class:`UnplaceableStep` when an
-    insertion finds no free, visible spot. Example: the module docstring.
-    """
-    from .synth.insert import insert_objects, studio_camera, visibility_floors  # rendering only when needed
-
-    outputs = execute(program, scene)
-    ops = operations(program, category, outputs)
-    rng = step_rng(seed, scene.get("image_index"), question)
-    camera = camera or studio_camera(scene)
-    floors = visibility_floors(scene, camera, min_pixels_per_object)
-    present = list(range(len(scene["objects"])))  # first-world indices still there, in order
-    added: list[dict] = []
-    steps = []
-    for op in ops:
-        if op.kind == "remove":
-            gone = set(op.removed)
-            if op.count < len(op.removed):  # X of the group: which ones, from the seed
-                candidates = [i for i in op.removed if i in present]
-                gone = {candidates[int(j)] for j in rng.choice(len(candidates), size=op.count, replace=False)}
-            present = [i for i in present if i not in gone]
-        else:
-            kept = [scene["objects"][i] for i in present] + added
-            kept_floors = [floors[i] for i in present] + [floors[-1]] * len(added)
-            new = insert_objects(scene, kept, [_open_attributes(op.attributes, rng) for _ in range(op.count)],
-                                 rng, camera, kept_floors + [floors[-1]] * op.count)
-            added = added + new
-        steps.append(_step_scene(scene, [scene["objects"][i] for i in present] + added, len(steps) + 1, camera))
-    return steps
-
-
-def _open_attributes(named: dict, rng: np.random.Generator) -> dict:
-    from .synth.vocabulary import load_vocabulary
-
-    vocab = load_vocabulary()
-    choices = {"size": vocab.sizes, "color": vocab.colors, "material": vocab.materials, "shape": vocab.shapes}
-    return {attr: named.get(attr) or choices[attr][int(rng.integers(len(choices[attr])))] for attr in _ATTRIBUTES}
-
-
-def _step_scene(scene: dict, objects: list[dict], step: int, camera) -> dict:
-    from .synth.scenes import compute_relationships
-
-    directions = scene.get("directions") or camera.directions()
-    out = {key: value for key, value in scene.items() if key not in ("objects", "relationships")}
-    out["step"] = step
-    out["objects"] = [dict(obj) for obj in objects]
-    out["relationships"] = compute_relationships([obj["3d_coords"] for obj in objects], directions)
-    return out
 
 
 def counting_program(program: Sequence[dict], set_node: int | None) -> list[dict]:

@@ -1,7 +1,7 @@
 """Objects added to an existing world, and a step world drawn: the two calls step worlds make.
 
-Everything :mod:`builder_utils.clevr.steps` needs from placement and rendering goes through the
-functions here, so that a change of the placement rules or of the renderers is adapted in one
+The worlds of :mod:`builder_utils.clevr.steps` are made here (:func:`step_scenes`), and
+everything they need from placement and rendering goes through two functions, so that a change of the placement rules or of the renderers is adapted in one
 place: :func:`insert_objects` places new objects by the rules of a new world (floor limits, gap
 and axis margins, crowded rules above ``MAX_OBJECTS``, CLEVR's visibility floor), and
 :func:`draw_world` draws a scene graph with a given studio (the first image's camera).
@@ -9,18 +9,24 @@ and axis margins, crowded rules above ``MAX_OBJECTS``, CLEVR's visibility floor)
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from ..executor import execute
+from ..steps import UnplaceableStep, operations
 from .camera import CLEVR_CAMERA_LOCATION, DEFAULT_CAMERA, Camera
 from .scenes import (COORD_LIMIT, CROWDED_GAP, CROWDED_MARGIN, CROWDED_PLACEMENT_TRIES, MARGIN, MAX_OBJECTS,
-                     MAX_PLACEMENT_TRIES, MIN_GAP)
+                     MAX_PLACEMENT_TRIES, MIN_GAP, compute_relationships)
 from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, MAX_VISIBILITY_RETRIES, min_pixels_for
-from .vocabulary import SIZE_RADIUS
+from .vocabulary import SIZE_RADIUS, load_vocabulary
 
-__all__ = ["draw_world", "insert_objects", "studio_camera", "visibility_floors", "world_png"]
+_ATTRIBUTES = ("size", "color", "material", "shape")
+
+__all__ = ["add_steps", "draw_world", "insert_objects", "step_rng", "step_scenes", "studio_camera",
+           "visibility_floors", "world_png"]
 
 
 def studio_camera(scene: dict) -> Camera:
@@ -120,7 +126,6 @@ def insert_objects(scene: dict, kept: Sequence[dict], attributes: Sequence[dict]
         >>> new[0]["color"], new[0]["3d_coords"][2]
         ('red', 0.35)
     """
-    from ..steps import UnplaceableStep
     from .render import visible_pixels
 
     directions = scene.get("directions") or camera.directions()
@@ -168,3 +173,95 @@ def world_png(scene: dict, camera: Camera, renderer: str = "pillow") -> bytes:
     from .render import encode_png
 
     return encode_png(draw_world(scene, camera, renderer))
+
+
+def step_rng(seed: int, image_index, question: str) -> np.random.Generator:
+    """The generator of one question's step worlds: the same for the same seed, image and question.
+
+    Example:
+        >>> float(step_rng(0, 3, "Q").random()) == float(step_rng(0, 3, "Q").random())
+        True
+    """
+    digest = hashlib.blake2b(f"steps:{seed}:{image_index}:{question}".encode(), digest_size=8).digest()
+    return np.random.default_rng(int.from_bytes(digest, "big"))
+
+
+def step_scenes(scene: dict, program: Sequence[dict], category: str | None, *, seed: int = 0,
+                question: str = "", camera=None, min_pixels_per_object: int | None = None) -> list[dict]:
+    """The scene graph after each operation of ``program`` on ``scene`` (CLEVR's scene format).
+
+    Objects a step keeps are the first world's, unchanged (attributes, ``3d_coords``,
+    ``pixel_coords``); inserted ones follow them. Raises :class:`UnplaceableStep` when an
+    insertion finds no free, visible spot. Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> scene = generate_scene(0, "val", 1)
+        >>> program = [{"function": "scene", "inputs": [], "value_inputs": []},
+        ...            {"function": "count", "inputs": [0], "value_inputs": []},
+        ...            {"function": "choose", "inputs": [0], "value_inputs": ["2"]},
+        ...            {"function": "addition", "inputs": [1, 2], "value_inputs": []}]
+        >>> steps = step_scenes(scene, program, "insertion", seed=0)
+        >>> len(steps), len(steps[0]["objects"]) == len(scene["objects"]) + 2
+        (1, True)
+    """
+    outputs = execute(program, scene)
+    ops = operations(program, category, outputs)
+    rng = step_rng(seed, scene.get("image_index"), question)
+    camera = camera or studio_camera(scene)
+    floors = visibility_floors(scene, camera, min_pixels_per_object)
+    present = list(range(len(scene["objects"])))  # first-world indices still there, in order
+    added: list[dict] = []
+    steps = []
+    for op in ops:
+        if op.kind == "remove":
+            gone = set(op.removed)
+            if op.count < len(op.removed):  # X of the group: which ones, from the seed
+                candidates = [i for i in op.removed if i in present]
+                gone = {candidates[int(j)] for j in rng.choice(len(candidates), size=op.count, replace=False)}
+            present = [i for i in present if i not in gone]
+        else:
+            kept = [scene["objects"][i] for i in present] + added
+            kept_floors = [floors[i] for i in present] + [floors[-1]] * len(added)
+            new = insert_objects(scene, kept, [_open_attributes(op.attributes, rng) for _ in range(op.count)],
+                                 rng, camera, kept_floors + [floors[-1]] * op.count)
+            added = added + new
+        steps.append(_step_scene(scene, [scene["objects"][i] for i in present] + added, len(steps) + 1, camera))
+    return steps
+
+
+def _open_attributes(named: dict, rng: np.random.Generator) -> dict:
+    vocab = load_vocabulary()
+    choices = {"size": vocab.sizes, "color": vocab.colors, "material": vocab.materials, "shape": vocab.shapes}
+    return {attr: named.get(attr) or choices[attr][int(rng.integers(len(choices[attr])))] for attr in _ATTRIBUTES}
+
+
+def _step_scene(scene: dict, objects: list[dict], step: int, camera) -> dict:
+    directions = scene.get("directions") or camera.directions()
+    out = {key: value for key, value in scene.items() if key not in ("objects", "relationships")}
+    out["step"] = step
+    out["objects"] = [dict(obj) for obj in objects]
+    out["relationships"] = compute_relationships([obj["3d_coords"] for obj in objects], directions)
+    return out
+
+
+def add_steps(question: dict, scene: dict, seed: int) -> bool:
+    """Put a generated question's step scene graphs in ``question["steps"]``; False when one cannot be
+    placed: the ``on_question`` hook of :class:`~builder_utils.clevr.generate.QuestionGenerator`
+    (``functools.partial(add_steps, seed=...)``), which then chooses another question.
+
+    Example:
+        >>> from builder_utils.clevr.synth import generate_scene
+        >>> scene = generate_scene(0, "val", 1)
+        >>> question = {"question": "Q", "category": "multihop", "program": [
+        ...     {"function": "scene", "inputs": [], "value_inputs": []},
+        ...     {"function": "count", "inputs": [0], "value_inputs": []},
+        ...     {"function": "choose", "inputs": [0], "value_inputs": ["1"]},
+        ...     {"function": "addition", "inputs": [1, 2], "value_inputs": []}]}
+        >>> add_steps(question, scene, 0), len(question["steps"])
+        (True, 1)
+    """
+    try:
+        question["steps"] = step_scenes(scene, question["program"], question["category"], seed=seed,
+                                        question=question["question"])
+    except UnplaceableStep:
+        return False
+    return True
