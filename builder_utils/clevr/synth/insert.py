@@ -10,12 +10,13 @@ and axis margins, crowded rules above ``MAX_OBJECTS``, CLEVR's visibility floor)
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from ..executor import execute
+from ..executor import SceneIndex, execute
 from ..steps import UnplaceableStep, operations
 from .camera import CLEVR_CAMERA_LOCATION, DEFAULT_CAMERA, Camera
 from .scenes import (COORD_LIMIT, CROWDED_GAP, CROWDED_MARGIN, CROWDED_PLACEMENT_TRIES, MARGIN, MAX_OBJECTS,
@@ -24,6 +25,9 @@ from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, MAX_VISIBILITY_RETRIES, m
 from .vocabulary import SIZE_RADIUS, load_vocabulary
 
 _ATTRIBUTES = ("size", "color", "material", "shape")
+#: Rounds in which some new object found no free spot among its candidate draws before an insertion
+#: gives up: the floor is full (redrawing rarely helps then, and each round costs every candidate).
+MAX_FULL_FLOOR_ROUNDS = 8
 
 __all__ = ["add_steps", "draw_world", "insert_objects", "step_rng", "step_scenes", "studio_camera",
            "visibility_floors", "world_png"]
@@ -80,35 +84,47 @@ def visibility_floors(scene: dict, camera: Camera, min_pixels_per_object: int | 
                            if min_pixels_per_object is None else min_pixels_per_object)
     if floor == 0:
         return [0] * (len(scene["objects"]) + 1)
-    from .render import visible_pixels
+    # A scene's questions ask for the same counts: kept for the last few scenes (by their objects).
+    key = (camera, json.dumps(scene["objects"], sort_keys=True))
+    shown = _SHOWN.get(key)
+    if shown is None:
+        from .render import visible_pixels
 
-    shown = visible_pixels(scene, camera)
+        shown = _SHOWN[key] = visible_pixels(scene, camera)
+        while len(_SHOWN) > 8:
+            del _SHOWN[next(iter(_SHOWN))]
     return [min(floor, count) for count in shown] + [floor]
 
 
-def _fits(x: float, y: float, r: float, placed: Sequence[tuple], gap: float, margin: float, axes) -> bool:
-    (a0, a1), (b0, b1) = axes
-    for px, py, pr in placed:
-        dx, dy = x - px, y - py
-        if math.hypot(dx, dy) - (r + pr) < gap or abs(dx * a0 + dy * a1) < margin or abs(dx * b0 + dy * b1) < margin:
-            return False
-    return True
+_SHOWN: dict[tuple, list[int]] = {}
+_CHUNK = 32
 
 
 def _spots(kept: Sequence[dict], radii: Sequence[float], rng: np.random.Generator, axes) -> list[tuple] | None:
+    """Spots for new objects among ``kept`` by a new world's rules (the first free candidate of each
+    object's draws), or None when one finds none. The candidates are tested at once with numpy: a
+    nearly full floor tests many of them."""
     crowded = len(kept) + len(radii) > MAX_OBJECTS
     gap, margin = (CROWDED_GAP, CROWDED_MARGIN) if crowded else (MIN_GAP, MARGIN)
     tries = CROWDED_PLACEMENT_TRIES if crowded else MAX_PLACEMENT_TRIES
-    placed = [(obj["3d_coords"][0], obj["3d_coords"][1], SIZE_RADIUS.get(obj["size"], 0.7)) for obj in kept]
+    placed = np.array([(obj["3d_coords"][0], obj["3d_coords"][1], SIZE_RADIUS.get(obj["size"], 0.7)) for obj in kept]
+                      + [], dtype=np.float64).reshape(-1, 3)
+    axes = np.asarray(axes, dtype=np.float64)  # (2 axes, 2 coordinates)
     new = []
     for r in radii:
-        for x, y in rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(tries, 2)).tolist():
-            if _fits(x, y, r, placed, gap, margin, axes):
-                placed.append((x, y, r))
-                new.append((x, y, r))
+        candidates = rng.uniform(-COORD_LIMIT, COORD_LIMIT, size=(tries, 2))
+        for first in range(0, tries, _CHUNK):  # the first free spot is usually among the first few
+            delta = candidates[first:first + _CHUNK, None, :] - placed[None, :, :2]  # (chunk, placed, 2)
+            clear = np.hypot(delta[..., 0], delta[..., 1]) - (r + placed[None, :, 2]) >= gap
+            clear &= (np.abs(delta @ axes.T) >= margin).all(axis=-1)
+            free = np.flatnonzero(clear.all(axis=1))
+            if free.size:
                 break
         else:
             return None
+        x, y = candidates[first + free[0]].tolist()
+        placed = np.vstack([placed, (x, y, r)])
+        new.append((x, y, r))
     return new
 
 
@@ -116,7 +132,8 @@ def insert_objects(scene: dict, kept: Sequence[dict], attributes: Sequence[dict]
                    camera: Camera, floors: Sequence[int]) -> list[dict]:
     """New objects with the given ``attributes`` placed among ``kept`` by a new world's rules, every
     object of the result showing at least its ``floors`` entry (``kept`` first, then the new ones);
-    at most ``MAX_VISIBILITY_RETRIES`` + 1 placements, then :class:`~builder_utils.clevr.steps.UnplaceableStep`.
+    at most ``MAX_VISIBILITY_RETRIES`` + 1 placements (``MAX_FULL_FLOOR_ROUNDS`` where no free spot is
+    found), then :class:`~builder_utils.clevr.steps.UnplaceableStep`.
 
     Example:
         >>> from builder_utils.clevr.synth import generate_scene
@@ -131,9 +148,13 @@ def insert_objects(scene: dict, kept: Sequence[dict], attributes: Sequence[dict]
     directions = scene.get("directions") or camera.directions()
     axes = [directions["right"][:2], directions["behind"][:2]]
     radii = [SIZE_RADIUS[a["size"]] for a in attributes]
+    full = 0
     for _ in range(MAX_VISIBILITY_RETRIES + 1):
         spots = _spots(kept, radii, rng, axes)
         if spots is None:
+            full += 1
+            if full >= MAX_FULL_FLOOR_ROUNDS:
+                break
             continue
         new = []
         for attrs, (x, y, r) in zip(attributes, spots):
@@ -203,11 +224,14 @@ def step_scenes(scene: dict, program: Sequence[dict], category: str | None, *, s
         >>> len(steps), len(steps[0]["objects"]) == len(scene["objects"]) + 2
         (1, True)
     """
-    outputs = execute(program, scene)
+    outputs = execute(program, SceneIndex(scene, validate=False))  # the generator's scene, validated already
     ops = operations(program, category, outputs)
     rng = step_rng(seed, scene.get("image_index"), question)
-    camera = camera or studio_camera(scene)
-    floors = visibility_floors(scene, camera, min_pixels_per_object)
+    if all(op.kind == "remove" for op in ops):
+        camera = floors = None  # removals only uncover: no placement, no visibility count
+    else:
+        camera = camera or studio_camera(scene)
+        floors = visibility_floors(scene, camera, min_pixels_per_object)
     present = list(range(len(scene["objects"])))  # first-world indices still there, in order
     added: list[dict] = []
     steps = []
@@ -224,7 +248,7 @@ def step_scenes(scene: dict, program: Sequence[dict], category: str | None, *, s
             new = insert_objects(scene, kept, [_open_attributes(op.attributes, rng) for _ in range(op.count)],
                                  rng, camera, kept_floors + [floors[-1]] * op.count)
             added = added + new
-        steps.append(_step_scene(scene, [scene["objects"][i] for i in present] + added, len(steps) + 1, camera))
+        steps.append(_step_scene(scene, [scene["objects"][i] for i in present] + added, len(steps) + 1))
     return steps
 
 
@@ -234,8 +258,8 @@ def _open_attributes(named: dict, rng: np.random.Generator) -> dict:
     return {attr: named.get(attr) or choices[attr][int(rng.integers(len(choices[attr])))] for attr in _ATTRIBUTES}
 
 
-def _step_scene(scene: dict, objects: list[dict], step: int, camera) -> dict:
-    directions = scene.get("directions") or camera.directions()
+def _step_scene(scene: dict, objects: list[dict], step: int) -> dict:
+    directions = scene.get("directions") or DEFAULT_CAMERA.directions()
     out = {key: value for key, value in scene.items() if key not in ("objects", "relationships")}
     out["step"] = step
     out["objects"] = [dict(obj) for obj in objects]
