@@ -197,13 +197,19 @@ class QuestionGenerator:
                 def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
                     return balancer.allows(answer) and answer <= max_answer
 
-            def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
+            refused = [0]
+
+            def on_accept(instance: Instance, t=t, balancer=balancer, refused=refused) -> bool:
                 # Text is drawn at acceptance so that the random stream stays in search order.
                 question = self._question(t, instance, index, scene, image_index, rng, default_split, words)
                 if self.on_question is not None and not self.on_question(question, scene):
-                    return  # refused (a step world cannot be placed): this template gives nothing here
+                    # Refused (a step world cannot be placed): the search tries another instance, a few
+                    # times (each refusal costs the hook's work), then ends with this template unused.
+                    refused[0] += 1
+                    return refused[0] >= MAX_REFUSED
                 balancer.add(instance.answer)
                 questions.append(question)
+                return True
 
             search_stats = SearchStats()
             asked_before = len(questions)
@@ -212,8 +218,7 @@ class QuestionGenerator:
                 plan, data, rng, admissible, on_accept,
                 max_instances=opts.instances_per_template, budget=self._budget(t), stats=search_stats,
             )
-            if len(found) > len(questions) - asked_before:
-                found = found[:len(questions) - asked_before]  # some were refused for their steps
+            found = found[:len(questions) - asked_before]  # without the one that ended a refused search
             self._misses[t] = 0 if found else self._misses[t] + 1
             stats.tried += 1
             stats.states += search_stats.states
@@ -292,6 +297,11 @@ def _log(message: str) -> None:
     from tqdm import tqdm
 
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
+
+
+#: Questions ``on_question`` may refuse in one template's search on one scene before the template is
+#: given up there (the hook's work, e.g. placing step worlds, is the cost of each refusal).
+MAX_REFUSED = 4
 
 
 # -- tasks: balancing windows run anywhere ---------------------------------------------------
