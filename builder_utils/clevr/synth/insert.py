@@ -168,19 +168,36 @@ def insert_objects(scene: dict, kept: Sequence[dict], attributes: Sequence[dict]
                           f"new object(s) among {len(kept)}")
 
 
-def draw_world(scene: dict, camera: Camera, renderer: str = "pillow"):
-    """A step world drawn with the first image's studio, as a PIL image (``renderer`` "pillow").
+def draw_world(scene: dict, camera: Camera, renderer: str = "pillow", *, studio: dict | None = None,
+               blender=None):
+    """A step world drawn with the first image's studio, as a PIL image: ``renderer`` "pillow" (the
+    camera), or "blender" (``studio``: the first image's camera and lights, as
+    :func:`~builder_utils.clevr.synth.blender.studio_for` gives them; ``blender``: a running
+    :class:`~builder_utils.clevr.synth.blender.BlenderRenderer`).
 
     Example:
         >>> from builder_utils.clevr.synth import generate_scene
         >>> draw_world(generate_scene(0, "val", 0), DEFAULT_CAMERA).size
         (480, 320)
     """
-    if renderer != "pillow":
-        raise ValueError(f"draw_world draws with the pillow renderer, not {renderer!r}")
-    from .render import draw_scene
+    if renderer == "pillow":
+        from .render import draw_scene
 
-    return draw_scene(scene, camera)
+        return draw_scene(scene, camera)
+    if renderer != "blender":
+        raise ValueError(f"draw_world draws with pillow or blender, not {renderer!r}")
+    if studio is None or blender is None:
+        raise ValueError("draw_world with blender needs the first image's studio and a BlenderRenderer")
+    import tempfile
+    from pathlib import Path
+
+    from PIL import Image
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "world.png"
+        blender.render({**scene, "image_filename": scene.get("image_filename", "world.png"), "_studio": studio}, path)
+        with Image.open(path) as image:
+            return image.convert("RGB")
 
 
 def world_png(scene: dict, camera: Camera, renderer: str = "pillow") -> bytes:
