@@ -155,6 +155,26 @@ def test_a_real_clevr_camera_is_recovered_from_pixel_coords():
     assert max(abs(a - b) for a, b in zip(fitted.location, truth.location)) < 0.05
 
 
+def test_insertions_in_a_jittered_camera_world_are_projected_by_that_camera():
+    # Real CLEVR jitters its camera per image: new objects' pixel_coords must come from that camera.
+    from builder_utils.clevr.synth.camera import Camera
+
+    truth = Camera(location=(7.6, -6.6, 5.1))
+    gen = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0, max_answer=10, question_types=("addition",)),
+                            on_question=functools.partial(add_steps, seed=0))
+    checked = 0
+    for index in range(6):
+        scene = generate_scene(0, "val", index, camera=truth)
+        for question in gen.generate_scene(scene, index):
+            new = question["steps"][0]["objects"][len(scene["objects"]):]
+            for obj in new:
+                px, py, _ = truth.project_point(obj["3d_coords"])
+                assert abs(px - obj["pixel_coords"][0]) <= 2 and abs(py - obj["pixel_coords"][1]) <= 2
+                checked += 1
+            assert min(visible_pixels(question["steps"][0], truth)) >= FLOOR
+    assert checked >= 3
+
+
 def test_a_full_floor_makes_the_generator_choose_another_question():
     # Crowded worlds and eight insertions: a question whose steps do not fit is replaced by another
     # template's question on the same scene, never kept with a wrong world.
