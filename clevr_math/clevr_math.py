@@ -20,7 +20,7 @@ from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, ba
 from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.options import generator_settings
 from builder_utils.clevr.changes import change_question
-from builder_utils.clevr.steps import steps_json
+from builder_utils.clevr.steps import check_steps, steps_json
 from builder_utils.clevr.synth.insert import add_steps, studio_camera, world_png
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
@@ -312,7 +312,10 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
     def _question_rows(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter, scenes):
         """The rows of one generated question: itself, and/or the question over its change (``changes``)."""
         config = self.config
-        scene = _scene_of(scenes, question) if config.render_steps or config.changes else None
+        scene = _scene_of(scenes, question) if "steps" in question else None
+        if scene is not None:  # each step's count, the answer on the last, kept objects unchanged
+            check_steps(scene, question["program"], question["category"], question["steps"],
+                        question["intermediate_counts"], question["answer"])
         asked = [question] if config.changes != "only" else []
         if config.changes:
             asked.append(change_question(question, scene, seed=config.seed))
