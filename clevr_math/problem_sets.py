@@ -38,6 +38,7 @@ _CHUNK = 512
 def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int = 0, split: str = "train",
              **difficulty: Any) -> datasets.Dataset:
     """``size`` CLEVR-Math problems as a ``datasets.Dataset`` (the stream's features); a smaller set is a prefix.
+    ``difficulty``: :func:`~clevr_math.stream`'s knobs, and its ``step_scenes`` / ``render_steps``.
 
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
