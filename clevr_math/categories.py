@@ -18,3 +18,7 @@ CATEGORIES: tuple[str, ...] = (
     # (the `changes` configuration); last, so that the paper's ids never move.
     "changes",
 )
+
+#: The categories of questions that ask about operations: the paper's six (a stream's problems;
+#: `changes` questions come from the builder's `changes` configuration).
+OPERATION_CATEGORIES: tuple[str, ...] = CATEGORIES[:6]

@@ -23,7 +23,7 @@ from builder_utils.clevr.chain_templates import MAX_OPERATIONS, SAME_SIGN_FAMILY
 from builder_utils.clevr.options import MAX_ANSWER
 from builder_utils.options import Choice, Flag, Integer, Share, Words, check_options, option
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
-from clevr_math.categories import CATEGORIES
+from clevr_math.categories import OPERATION_CATEGORIES as CATEGORIES
 
 __all__ = ["AdaptiveCurriculum", "Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS"]
 

@@ -33,11 +33,11 @@ def template_set(config: ClevrMathConfig) -> TemplateSet:
 
 
 def category_names(config: ClevrMathConfig) -> list[str]:
-    """ClassLabel names of ``category``: the paper's six first, so their ids never move, then a custom set's own.
+    """ClassLabel names of ``category``: the seven of CATEGORIES first, so their ids never move, then a custom set's own.
 
     Example:
         >>> category_names(ClevrMathConfig(name="x"))
-        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop']
+        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop', 'changes']
     """
     declared = {t.category for t in template_set(config).templates}
     return list(CATEGORIES) + sorted(declared - set(CATEGORIES))
