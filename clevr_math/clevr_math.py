@@ -115,6 +115,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         "also_follow": ["multihop"],
         "data_source": "clevr_math",  # the_cauldron's turn `source`, verl's `data_source`
         "rewards": "clevr_math.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
+        # render_steps' images, drawn per question: inline only (a shared export keeps `steps`, which redraws them)
+        "drawn_media": ["step_images"],
         # builder_utils.prompts: the `prompts` rows (RL) and the stream's rows.
         "prompts": {
             "media_kind": "image",

@@ -107,8 +107,10 @@ def prompts_split(
     # Only the text columns go through Python; the media column stays Arrow (paths or bytes).
     questions = table.select(list(spec.source_columns())).to_pylist()
     built = [prompt_row(row, dataset=spec, style=style, split=split, index=i) for i, row in enumerate(questions)]
-    sequence = spec.media_sequence if spec.media_sequence in source else None
-    if sequence is not None:  # several media per row (a problem's worlds): one placeholder each
+    # Several media per row (a problem's worlds), inline only: one placeholder each. A shared export's
+    # rows name their one file by key, so they keep one placeholder.
+    sequence = spec.media_sequence if media and spec.media_sequence in source else None
+    if sequence is not None:
         for row, count in zip(built, pc.list_value_length(table.column(sequence)).to_pylist()):
             with_media_count(row, count)
     text_features = prompt_features(source, spec, media=False)
