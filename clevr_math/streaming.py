@@ -479,7 +479,8 @@ class _Lane:
         # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
         question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
         # A fresh image dict per row, as datasets' encoder makes one (a row may be changed by its user).
-        row = question_row(question, question_id, {"bytes": image["bytes"], "path": None})
+        row = question_row({**question, "num_objects": len(scene["objects"])}, question_id,
+                           {"bytes": image["bytes"], "path": None})
         index = yielded * spec.num_shards + self.shard
         built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
         # What datasets' encode-then-decode would change (see _EncodedPieces); the rest is already
@@ -533,12 +534,15 @@ def stream(
     num_shards: int = NUM_SHARDS,
     questions_per_image: int = QUESTIONS_PER_IMAGE,
     prompt_style_name: str = DEFAULT_PROMPT_STYLE,
+    trainer_format: str | None = None,
     step_scenes: bool = False,
     render_steps: bool = False,
     **difficulty: Any,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` of CLEVR-Math problems; ``data_dir`` None: synthetic worlds,
-    ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``).
+    ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``);
+    ``trainer_format``: the rows in a trainer's own layout (``r1v``, ``easyr1``, ...; README,
+    "Which trainer"), as ``clevr-math export --config <it>`` writes them.
     ``step_scenes``: each row's ``steps`` holds the scene graph after each operation (JSON text);
     ``render_steps`` (implies it): each row's ``images`` are every world of the problem in order.
 
@@ -560,6 +564,7 @@ def stream(
         Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)
         Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True)("num_questions", num_questions)
         prompt_style(prompt_style_name)
+        check_trainer_format(trainer_format)
         for name, value in (("step_scenes", step_scenes), ("render_steps", render_steps)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
@@ -586,7 +591,43 @@ def stream(
     examples = _StreamExamples(_lane_problems, {"shard": list(range(num_shards)), "quota": quotas,
                                                 "spec": spec})
     info = datasets.DatasetInfo(features=stream_features(), description="CLEVR-Math problems streamed by clevr_math.stream")
-    return datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
+    rows = datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
+    return rows if trainer_format is None else in_format(rows, trainer_format, prompt_style_name, split)
+
+
+def check_trainer_format(trainer_format: str | None) -> None:
+    """A StreamError unless ``trainer_format`` is None or a trainer layout CLEVR-Math has.
+
+    >>> check_trainer_format("r1_aqa")
+    Traceback (most recent call last):
+    ...
+    clevr_math.streaming.StreamError: the r1_aqa layout does not serve CLEVR-Math; valid: r1v, easyr1, swift, vlm_r1, reason_rft, reason_rft_cot, lmm_r1
+    """
+    if trainer_format is None:
+        return
+    from builder_utils.hub.layout import layout_of
+    from builder_utils.hub.trainer_formats import FORMATS
+
+    layout = layout_of(ClevrMath)
+    served = [name for name, fmt in FORMATS.items() if fmt.available(layout)]
+    if trainer_format not in served:
+        raise StreamError(f"the {trainer_format} layout does not serve CLEVR-Math; valid: {', '.join(served)}")
+
+
+def in_format(rows, trainer_format: str, style: str = DEFAULT_PROMPT_STYLE, split: str = "train"):
+    """The stream's (or a problem set's) rows in a trainer's layout (:mod:`builder_utils.hub.trainer_formats`).
+
+    >>> row = next(iter(in_format(stream(seed=1, num_questions=1), "r1v")))
+    >>> row["solution"] == f"<answer> {row['label']} </answer>", row["image"].size
+    (True, (480, 320))
+    """
+    from builder_utils.hub.layout import layout_of
+    from builder_utils.hub.trainer_formats import in_trainer_format
+
+    try:
+        return in_trainer_format(rows, trainer_format, layout_of(ClevrMath), style, split)
+    except ValueError as exc:
+        raise StreamError(str(exc)) from None
 
 
 # -- export: `clevr-math export --config prompts --stream_questions N` ------------------------
