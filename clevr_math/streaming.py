@@ -568,6 +568,10 @@ def stream(
         for name, value in (("step_scenes", step_scenes), ("render_steps", render_steps)):
             if not isinstance(value, bool):
                 raise ValueError(f"{name} must be True or False, got {value!r}")
+        if render_steps and trainer_format is not None:
+            # the trainer layouts are written for one image a row: the step images would be lost
+            raise ValueError(f"render_steps rows are in the prompts layout (several images a row); "
+                             f"trainer_format={trainer_format!r} takes one image")
         if curriculum is None:
             curriculum = Curriculum.fixed(Difficulty(**difficulty))
         elif difficulty:

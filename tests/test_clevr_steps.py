@@ -231,6 +231,8 @@ def test_stream_rows_carry_steps_and_their_images_in_order():
     assert all(row["steps"] is None and len(row["images"]) == 1 for row in plain)
     table = problems(size=3, seed=4, step_scenes=True, num_operations=2)
     assert all(len(json.loads(text)) == 2 for text in table["steps"])
+    with pytest.raises(ValueError, match="takes one image"):  # a trainer layout would drop the step images
+        stream(seed=4, render_steps=True, trainer_format="easyr1")
 
 
 # -- the builder: steps, step images and the changes configuration ----------------------------
