@@ -41,6 +41,7 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
              trainer_format: str | None = None, **difficulty: Any) -> datasets.Dataset:
     """``size`` CLEVR-Math problems as a ``datasets.Dataset`` (the stream's features); a smaller set is a prefix.
     ``trainer_format``: in a trainer's own layout instead (``r1v``, ``easyr1``, ...: README, "Which trainer").
+    ``difficulty``: :func:`~clevr_math.stream`'s knobs, and its ``step_scenes`` / ``render_steps``.
 
     ``difficulty`` also takes the stream's ``cogent=`` (``"A"``, ``"B"`` or shape -> colours): a
     CoGenT train set is ``problems(size=n, cogent="A")``, its test set ``problems(size=n, split="test", cogent="B")``.
