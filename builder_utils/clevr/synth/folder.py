@@ -187,11 +187,11 @@ def _blender_job(images: ImageOptions, num_workers: int, dask: str | None) -> Bl
     settings = BlenderSettings(width=images.width, height=images.height, samples=images.samples,
                                device=images.device, threads=threads)
     if in_this_process(2, num_workers=num_workers, dask=dask):
-        renderer_for(command, settings).start()  # kept: this process renders
+        version = renderer_for(command, settings).start()  # kept: this process renders
     else:
         with BlenderRenderer(command, settings) as probe:
-            probe.start()
-    return BlenderJob(command[0], settings, images.min_pixels_per_object)
+            version = probe.start()
+    return BlenderJob(command[0], settings, images.min_pixels_per_object, version)
 
 
 def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
