@@ -6,6 +6,7 @@ Run as ``python blender_standin.py STATE_DIR BEHAVIOUR [Blender's arguments ...]
 launcher made by :func:`launcher`. ``BEHAVIOUR`` is comma-separated words:
 
 - ``version=V``: the version it reports (default ``5.0.1``); its images' colour follows it;
+- ``tag=T``: another build of the same version (its images' colour follows it too);
 - ``half``: its rendered images are the first half of a PNG (what a full disk leaves), reported as saved;
 - ``wide``: its images are twice as wide as asked;
 - ``fail=NAME``: every request about the image ``NAME`` is an error reply;
@@ -97,7 +98,7 @@ def main(argv: list[str]) -> int:
     version = behaviour.get("version", "5.0.1")
     ready = {"list": [True], "noversion": {"ready": True}}.get(behaviour.get("ready"), {"ready": True, "blender": version})
     reply(ready)
-    colour = tuple(zlib.crc32(version.encode()).to_bytes(4, "big")[:3])
+    colour = tuple(zlib.crc32((version + behaviour.get("tag", "")).encode()).to_bytes(4, "big")[:3])
     for line in sys.stdin:
         request = json.loads(line)
         scene = request["scene"]
