@@ -16,6 +16,7 @@ from decimal import Decimal, InvalidOperation
 from builder_utils.evaluation.rewards import (check_columns, completion_text, gold_text, make_format_reward, named,
                                               verl_compute_score)
 from builder_utils.evaluation.spec import Question
+from builder_utils.options import Instance
 from clevr_math.scoring import SPEC
 
 __all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_reward", "make_format_reward"]
@@ -42,6 +43,8 @@ def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[fl
         >>> make_accuracy_reward()(["\\\\boxed{2}", "2"], answer=["2", None])
         [1.0, None]
     """
+    Instance(str)("name", name)
+
     def accuracy_reward(completions: list, answer: list | None = None, **kwargs) -> list[float | None]:
         count = check_columns(name, completions, answer=answer)
         answers = answer if answer is not None else [None] * count

@@ -59,8 +59,7 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
         >>> reward.__name__, reward(["yes", "yes"], answers=[["yes"] * 3, ["yes", "no", "yes"]])
         ('accuracy_reward_unanimous', [1.0, None])
     """
-    if labelling not in RULES:
-        raise ValueError(f"unknown labelling {labelling!r}; valid: {', '.join(RULES)}")
+    Choice(tuple(RULES))("labelling", labelling)
     Instance(str, optional=True)("name", name)
     if vocabulary is not None and (isinstance(vocabulary, (str, bytes)) or not isinstance(vocabulary, Collection)
                                    or not all(isinstance(word, str) and word for word in vocabulary)):

@@ -176,8 +176,7 @@ def make_format_reward(style: str = "think_answer") -> Callable[..., list[float]
         >>> reward.__name__, reward(["\\\\boxed{2}", [{"role": "assistant", "content": "2"}]])
         ('format_reward_boxed', [1.0, 0.0])
     """
-    if style not in FORMAT_STYLES:
-        raise ValueError(f"unknown format style {style!r}; valid: {', '.join(FORMAT_STYLES)}")
+    Choice(FORMAT_STYLES)("style", style)
 
     def format_reward(completions: list, **kwargs) -> list[float]:
         name = format_reward.__name__
