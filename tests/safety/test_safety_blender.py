@@ -163,6 +163,12 @@ CAUSE_15 = [
     for signame, signum in (("SIGTERM", signal.SIGTERM), ("SIGINT", signal.SIGINT))
     for how, exec_ in (("", True), (", through a launcher that does not exec", False))
 ] + [
+    Case(f"{signame} during a hung pass in a pool worker (--num_proc 2), through a launcher that does not exec",
+         setup=lambda tmp: [*_synth(tmp, "hang=pass", exec_=False), "--num_proc", "2"], exit_code=128 + signum,
+         no_debris_under=(), stderr_has="interrupted", interrupt=signum, wait_at="blender-pass",
+         check=_no_process_left)
+    for signame, signum in (("SIGTERM", signal.SIGTERM), ("SIGINT", signal.SIGINT))
+] + [
     Case(f"a pass that fails after Blender started a child{how}",
          setup=lambda tmp, exec_=exec_: _synth(tmp, "crash=child", exec_=exec_), exit_code=2, no_debris_under=(),
          stderr_has="failed 3 times", check=_no_process_left)
