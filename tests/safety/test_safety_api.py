@@ -22,6 +22,7 @@ import pytest
 
 import clevr_math
 import clevr_math.rewards as clevr
+import clotho_aqa.audio as clotho_audio
 import clotho_aqa.rewards as clotho
 from clevr_math import AdaptiveCurriculum, Curriculum, Difficulty
 
@@ -237,3 +238,45 @@ def test_cause_17_an_argument_is_checked_at_the_call(call, message):
     with pytest.raises(ValueError, match=message) as refused:
         call()  # at the call: no iteration of the stream is needed to see it
     assert "\n" not in str(refused.value)
+
+
+def _world(tmp, **kwargs):
+    from builder_utils.clevr.synth import write_clevr_folder
+
+    return write_clevr_folder(kwargs.pop("out_dir", tmp / "w"), kwargs.pop("num_scenes", {"val": 1}),
+                              seed=kwargs.pop("seed", 0), **{"progress": False, **kwargs})
+
+
+WRITER_ROWS = {
+    "write_clevr_folder(out_dir=5)": ({"out_dir": 5}, "out_dir must be a path"),
+    "write_clevr_folder(out_dir=None)": ({"out_dir": None}, "out_dir must be a path"),
+    "write_clevr_folder(splits=5)": ({"num_scenes": 1, "splits": 5}, "splits must be a list of non-empty strings"),
+    "write_clevr_folder(render='no')": ({"render": "no"}, "render must be True or False"),
+    "write_clevr_folder(progress=3)": ({"progress": 3}, "progress must be True or False"),
+    "write_clevr_folder(overwrite='x')": ({"overwrite": "x"}, "overwrite must be True or False"),
+    "write_clevr_folder(dask=5)": ({"dask": 5}, "dask must be a str or None"),
+    "write_clevr_folder(images={})": ({"images": {}}, "images must be an ImageOptions"),
+}
+
+
+@pytest.mark.parametrize("kwargs, message", list(WRITER_ROWS.values()), ids=list(WRITER_ROWS))
+def test_cause_17_the_world_writer_checks_every_argument_before_writing(kwargs, message, tmp_path):
+    with pytest.raises(ValueError, match=message):
+        _world(tmp_path, **kwargs)
+    assert not (tmp_path / "w").exists()  # nothing written
+
+
+AUDIO_ROWS = {
+    "decode_audio(42)": (lambda: clotho_audio.decode_audio(42), "decode_audio expects a row"),
+    "decode_audio(sampling_rate=-1)": (lambda: clotho_audio.decode_audio({"array": [0.0], "sampling_rate": 8000},
+                                                                         sampling_rate=-1), "sampling_rate must be"),
+    "decode_audio(mono='yes')": (lambda: clotho_audio.decode_audio({"array": [0.0], "sampling_rate": 8000}, mono="yes"),
+                                 "mono must be True or False"),
+    "without_decoding(5)": (lambda: clotho_audio.without_decoding(5), "dataset must be a Dataset"),
+}
+
+
+@pytest.mark.parametrize("call, message", list(AUDIO_ROWS.values()), ids=list(AUDIO_ROWS))
+def test_cause_17_audio_helpers_check_their_arguments(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
