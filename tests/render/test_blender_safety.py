@@ -1,5 +1,6 @@
 """Issue 37 with the real Blender (``make test-render``): a full disk during a render keeps no
-truncated image, and a kill while Blender starts or renders leaves no Blender process. The same
+truncated image, and a kill while Blender starts or renders leaves no Blender process (SIGTERM,
+SIGINT, and kill -9 or SIGHUP of the command, which run no cleanup). The same
 rows against a stand-in Blender run in the default suite (tests/safety/test_safety_blender.py).
 
 The full disk is a small tmpfs mounted in a mount namespace of the test's own (``unshare``: as
@@ -108,6 +109,13 @@ KILLS = [
          exit_code=128 + signum, interrupt=signum, wait_at="blender-pass@2", no_debris_under=(),
          stderr_has="interrupted", check=_no_blender_left)
     for name, signum in (("SIGTERM", signal.SIGTERM),)
+] + [
+    # no cleanup runs in the command: the watchdog beside Blender ends its group
+    Case(f"{name} of the command while Blender {when}",
+         setup=lambda tmp: ["python", *_synth_argv(tmp / "W", "val=2")[1:]], exit_code=-signum, interrupt=signum,
+         wait_at=point, no_debris_under=())
+    for name, signum in (("kill -9", signal.SIGKILL), ("SIGHUP", signal.SIGHUP))
+    for when, point in (("starts", "blender-started"), ("renders", "blender-pass@2"))
 ]
 
 

@@ -10,8 +10,9 @@ with the real Blender are in ``tests/render/test_blender_safety.py`` (``make tes
 14. **A misbehaving Blender is one line.** A reply that is JSON but not an object, not JSON, a
     ready reply without a version, an index reply without ``pixel_coords``.
 15. **No Blender is left running.** SIGTERM or SIGINT while Blender starts or during a hung pass,
-    with and without a launcher script that does not ``exec``, and a pass that fails after Blender
-    started a child: the command ends every process of Blender's group.
+    with and without a launcher script that does not ``exec``, in a pool worker too, and a pass
+    that fails after Blender started a child: the command ends every process of Blender's group.
+    ``kill -9`` and SIGHUP of the command (no cleanup runs): Blender's watchdog ends the group.
 """
 
 from __future__ import annotations
@@ -63,6 +64,11 @@ def _no_world_and_whole(tmp: Path, done) -> None:
 def _no_process_left(tmp: Path, done) -> None:
     assert wait_all_gone(tmp / "state") == [], "Blender processes outlived the command"
     _one_line(tmp, done)
+
+
+def _none_left_after_a_kill(tmp: Path, done) -> None:
+    # no cleanup ran in the command: Blender's watchdog ended the group
+    assert wait_all_gone(tmp / "state") == [], "Blender processes outlived the killed command"
 
 
 CAUSE_6 = [
@@ -168,6 +174,14 @@ CAUSE_15 = [
          no_debris_under=(), stderr_has="interrupted", interrupt=signum, wait_at="blender-pass",
          check=_no_process_left)
     for signame, signum in (("SIGTERM", signal.SIGTERM), ("SIGINT", signal.SIGINT))
+] + [
+    Case(f"{signame} of the command {when}{how}",
+         setup=lambda tmp, exec_=exec_, hang=hang: _synth(tmp, f"hang={hang}", exec_=exec_), exit_code=-signum,
+         no_debris_under=(), interrupt=signum, wait_at=f"blender-{'started' if hang == 'start' else 'pass'}",
+         check=_none_left_after_a_kill)
+    for signame, signum in (("kill -9", signal.SIGKILL), ("SIGHUP", signal.SIGHUP))
+    for when, hang in (("while Blender starts", "start"), ("during a hung pass", "pass"))
+    for how, exec_ in (("", True), (", through a launcher that does not exec", False))
 ] + [
     Case(f"a pass that fails after Blender started a child{how}",
          setup=lambda tmp, exec_=exec_: _synth(tmp, "crash=child", exec_=exec_), exit_code=2, no_debris_under=(),

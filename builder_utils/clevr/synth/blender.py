@@ -212,6 +212,7 @@ class _BlenderProcess:
             raise BlenderUnavailable(f"{command[0]}: cannot run it ({exc.strerror or exc}); {INSTALL}") from None
         os.close(reply_write)
         self._replies = reply_read
+        self._lifeline = _watchdog(self.process.pid)
         self._buffer = b""
         self._drain = threading.Thread(target=self._keep_tail, daemon=True)
         self._drain.start()
@@ -341,8 +342,34 @@ class _BlenderProcess:
         self._exit_status(10)
         self._end_group()  # what a launcher left behind, or a Blender that did not end in time
         self.process.wait()
+        if self._lifeline is not None:  # stopped, not woken: Blender's group is gone already
+            self._lifeline.kill()
+            self._lifeline.wait()
+            self._lifeline.stdin.close()
         os.close(self._replies)
         self._replies = None
+
+
+# Blender's watchdog: it reads its input to the end, which comes when the process that started it
+# ends, however it ends (kill -9 and SIGHUP run no cleanup), then ends the process group it is in.
+_WATCHDOG = "import os, sys; sys.stdin.buffer.read(); os.killpg(int(sys.argv[1]), 9)"
+
+
+def _watchdog(group: int) -> subprocess.Popen | None:
+    """A watchdog process that ends Blender's process group ``group`` when this process ends (None: none started).
+
+    Blender itself cannot watch: it reads its requests only between passes, and a hung or long
+    pass would outlive this process.
+    """
+    import sys
+
+    try:
+        # a session of its own: the terminal's Ctrl-C is for this process to act on (Blender's
+        # group is in another session, which no process of this one can join)
+        return subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG, str(group)], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
 
 
 class BlenderRenderer:
