@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from builder_utils.options import Instance, Integer
+
 __all__ = ["KINDS", "NUMBER_WORDS", "SPAN_LIMIT", "Work", "answer_span", "extract", "extract_integer", "extract_ranked",
            "extract_word", "extract_yes_no", "last_boxed"]
 
@@ -112,6 +114,10 @@ def last_boxed(text: str) -> tuple[int, int] | None:
     return None if found is None else (found.start(1) - len("\\boxed"), found.end())
 
 
+# A prediction's text is a str: a number or a list here is a caller's mistake, one ValueError naming it.
+_TEXT = Instance(str)
+
+
 def answer_span(text: str, work: Work | None = None) -> str:
     """The part of ``text`` that holds the answer, in linear time (``work`` counts what was examined).
 
@@ -121,6 +127,7 @@ def answer_span(text: str, work: Work | None = None) -> str:
         >>> answer_span("<answer>two</answer>"), answer_span("<answer><answer>5</answer>")
         ('two', '5')
     """
+    _TEXT("text", text)
     found = _span(text, work)
     return (text[found[0]:found[1]] if found is not None else text).strip()
 
@@ -159,6 +166,7 @@ def extract_integer(text: str, work: Work | None = None) -> int | None:
         >>> extract_integer("10 - 4 = 6"), extract_integer("twenty-one"), extract_integer("I am not sure.")
         (6, 21, None)
     """
+    _TEXT("text", text)
     span = _window(answer_span(text, work), work, tail=True)
     last = None
     for last in _NUMBER_TOKEN.finditer(span):
@@ -180,6 +188,7 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
         >>> [extract_yes_no(t) for t in ("y", "Yes.", "TRUE", "No, there is not.", "maybe")]
         ['yes', 'yes', 'yes', 'no', None]
     """
+    _TEXT("text", text)
     span = _window(answer_span(text, work), work).lower().strip(_STRIP)
     if span in ("y", "n"):
         return "yes" if span == "y" else "no"
@@ -202,6 +211,7 @@ def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms:
         >>> extract_word("Squeak.", vocabulary={"rain"}), extract_word("Squeak.", vocabulary={"rain"}, unlisted_words=True)
         (None, 'squeak')
     """
+    _TEXT("text", text)
     normalize = normalize or (lambda s: " ".join(s.split()).lower())
     synonyms = synonyms or {}
     span = normalize(_window(answer_span(text, work), work)).strip(_STRIP)
@@ -242,8 +252,10 @@ def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary
         >>> extract_ranked(["Rain", "the water", "rain", "???"], "word")
         ['rain', 'water']
     """
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; valid: {', '.join(KINDS)}")
+    Instance(str, list, tuple, optional=True)("prediction", prediction)
+    Integer(1, optional=True)("limit", limit)
     if prediction is None:
         return []
     items = [prediction] if isinstance(prediction, str) else list(prediction)

@@ -280,3 +280,41 @@ AUDIO_ROWS = {
 def test_cause_17_audio_helpers_check_their_arguments(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def _evaluation():
+    from builder_utils import evaluation
+
+    return evaluation
+
+
+EVALUATION_ROWS = {
+    "extract_ranked(3, 'integer')": (lambda: _evaluation().extract_ranked(3, "integer"), "prediction must be a str"),
+    "extract_ranked('3', 'integer', limit=-1)": (lambda: _evaluation().extract_ranked("3", "integer", limit=-1),
+                                                "limit must be an integer"),
+    "extract_ranked('3', ['integer'])": (lambda: _evaluation().extract_ranked("3", ["integer"]), "unknown answer kind"),
+    "extract_integer(None)": (lambda: _evaluation().extract_integer(None), "text must be a str"),
+    "extract_yes_no(5)": (lambda: _evaluation().extract_yes_no(5), "text must be a str"),
+    "extract_word(b'rain')": (lambda: _evaluation().extract_word(b"rain"), "text must be a str"),
+    "answer_span(['3'])": (lambda: _evaluation().answer_span(["3"]), "text must be a str"),
+    "score(['3'], 3)": (lambda: _evaluation().score(["3"], 3), "gold must be a str"),
+    "score(5, '3')": (lambda: _evaluation().score(5, "3"), "answers must be a list"),
+    "summarize(5)": (lambda: _evaluation().summarize(5), "items must be a list"),
+    "summarize([1, 2])": (lambda: _evaluation().summarize([1, 2]), r"items\[0\] must be a Scored"),
+    "summarize(top_k=0)": (lambda: _evaluation().summarize([], top_k=0), "top_k must be an integer"),
+    "bootstrap_interval(5, 3)": (lambda: _evaluation().bootstrap_interval(5, 3), "correct must be an integer in 0..3"),
+    "bootstrap_interval(1, -1)": (lambda: _evaluation().bootstrap_interval(1, -1), "total must be an integer"),
+    "bootstrap_interval(level=nan)": (lambda: _evaluation().bootstrap_interval(1, 2, level=math.nan),
+                                      "level must be a finite number"),
+    "bootstrap_interval(level=1.5)": (lambda: _evaluation().bootstrap_interval(1, 2, level=1.5),
+                                      "level must be a number between 0 and 1"),
+    "ClevrMathConfig(name=5)": (lambda: clevr_math.ClevrMathConfig(name=5), "name must be a config name"),
+    "ClothoAQAConfig(name=5)": (lambda: __import__("clotho_aqa").ClothoAQAConfig(name=5), "name must be a config name"),
+}
+
+
+@pytest.mark.parametrize("call, message", list(EVALUATION_ROWS.values()), ids=list(EVALUATION_ROWS))
+def test_cause_17_scoring_and_configs_check_their_arguments(call, message):
+    with pytest.raises(ValueError, match=message) as refused:
+        call()
+    assert "\n" not in str(refused.value)
