@@ -27,6 +27,8 @@ def _question(answer: Any, where: str) -> Question | None:
     text = gold_text(answer, where)
     if text is None:
         return None
+    if text.isascii() and text.isdigit():
+        return Question("", (text,), "integer")
     try:
         number = Decimal(text)
     except InvalidOperation:

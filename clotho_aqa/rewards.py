@@ -30,8 +30,11 @@ def _question(answers: Any, answer: Any = None, answer_type: str | None = None, 
     string or a number; ``answer_type`` one of the release's types. Anything else is a ``ValueError``."""
     if getattr(answers, "ndim", None) == 0:  # a numpy scalar array: its one value
         answers = answers.item()
-    if isinstance(answers, Collection) and not isinstance(answers, (str, bytes, Mapping)):
-        texts = [gold_text(a, f"{where}: {field}{row}[{k}]") for k, a in enumerate(answers)]
+    # lists first: an abstract-class check costs more than the rest of the row
+    if type(answers) in (list, tuple) or (isinstance(answers, Collection)
+                                          and not isinstance(answers, (str, bytes, Mapping))):
+        # a string as it is (normalised below); the message only made for what is not one
+        texts = [a if type(a) is str else gold_text(a, f"{where}: {field}{row}[{k}]") for k, a in enumerate(answers)]
     else:
         name, given = (field, answers) if answers is not None else ("answer", answer)
         texts = [gold_text(given, f"{where}: {name}{row}")]

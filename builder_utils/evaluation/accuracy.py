@@ -48,6 +48,11 @@ class Scored:
         return self.rank is not None and self.rank <= k
 
 
+# made once: score runs per question and per completion (the rewards)
+_ANSWERS = Instance(list, tuple, optional=True)
+_GOLD = Instance(str, set, frozenset, list, tuple)
+
+
 def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
     """Score extracted ``answers`` (``[]``: unparseable, None: missing) against ``gold``, one answer or a set.
 
@@ -55,8 +60,8 @@ def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
         >>> score(["4", "3"], "3"), score(["water"], {"rain", "water"}).correct
         (Scored(rank=2, status='answered'), True)
     """
-    Instance(list, tuple, optional=True)("answers", answers)
-    Instance(str, set, frozenset, list, tuple)("gold", gold)
+    _ANSWERS("answers", answers)
+    _GOLD("gold", gold)
     if answers is None:
         return Scored(None, "missing")
     if not answers:

@@ -114,8 +114,11 @@ def last_boxed(text: str) -> tuple[int, int] | None:
     return None if found is None else (found.start(1) - len("\\boxed"), found.end())
 
 
-# A prediction's text is a str: a number or a list here is a caller's mistake, one ValueError naming it.
+# A prediction's text is a str: a number or a list here is a caller's mistake, one ValueError naming it
+# (checked by answer_span, which every extract_* calls before anything else reads the text).
 _TEXT = Instance(str)
+_PREDICTION = Instance(str, list, tuple, optional=True)
+_LIMIT = Integer(1, optional=True)
 
 
 def answer_span(text: str, work: Work | None = None) -> str:
@@ -166,7 +169,6 @@ def extract_integer(text: str, work: Work | None = None) -> int | None:
         >>> extract_integer("10 - 4 = 6"), extract_integer("twenty-one"), extract_integer("I am not sure.")
         (6, 21, None)
     """
-    _TEXT("text", text)
     span = _window(answer_span(text, work), work, tail=True)
     last = None
     for last in _NUMBER_TOKEN.finditer(span):
@@ -188,7 +190,6 @@ def extract_yes_no(text: str, work: Work | None = None) -> str | None:
         >>> [extract_yes_no(t) for t in ("y", "Yes.", "TRUE", "No, there is not.", "maybe")]
         ['yes', 'yes', 'yes', 'no', None]
     """
-    _TEXT("text", text)
     span = _window(answer_span(text, work), work).lower().strip(_STRIP)
     if span in ("y", "n"):
         return "yes" if span == "y" else "no"
@@ -211,7 +212,6 @@ def extract_word(text: str, vocabulary: Collection[str] | None = None, synonyms:
         >>> extract_word("Squeak.", vocabulary={"rain"}), extract_word("Squeak.", vocabulary={"rain"}, unlisted_words=True)
         (None, 'squeak')
     """
-    _TEXT("text", text)
     normalize = normalize or (lambda s: " ".join(s.split()).lower())
     synonyms = synonyms or {}
     span = normalize(_window(answer_span(text, work), work)).strip(_STRIP)
@@ -254,8 +254,8 @@ def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary
     """
     if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; valid: {', '.join(KINDS)}")
-    Instance(str, list, tuple, optional=True)("prediction", prediction)
-    Integer(1, optional=True)("limit", limit)
+    _PREDICTION("prediction", prediction)
+    _LIMIT("limit", limit)
     if prediction is None:
         return []
     items = [prediction] if isinstance(prediction, str) else list(prediction)
