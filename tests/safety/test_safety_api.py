@@ -79,6 +79,15 @@ def test_cause_9_format_weight_must_be_a_finite_number(module, weight):
         module.compute_score(solution_strs=["3"], ground_truths=["3"], format_weight=weight)
 
 
+@pytest.mark.parametrize("weight", [math.nan, math.inf, 1.5, -0.1, True], ids=["nan", "inf", "1.5", "-0.1", "True"])
+def test_cause_9_easyr1_format_weight_is_a_share(weight):
+    from clevr_math.trainer_rewards import compute_score_sequential
+
+    with pytest.raises(ValueError, match="compute_score: format_weight must be a finite number >= 0 and <= 1"):
+        compute_score_sequential({"response": "<think>.</think><answer>3</answer>", "ground_truth": "3"},
+                             format_weight=weight)
+
+
 def test_cause_9_a_finite_weight_still_weighs():
     assert clevr.compute_score("x", "<think>.</think><answer>3</answer>", 3.0, format_weight=0.5) == \
         {"score": 1.5, "accuracy": 1.0, "format": 1.0}
