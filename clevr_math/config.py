@@ -82,6 +82,8 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
         help="read the released clevr-math-{train,val,test}.json from this folder instead of regenerating")
 
     def __post_init__(self):
+        if not isinstance(self.name, str):  # datasets' own check of the name would be a TypeError
+            raise ConfigError(f"name must be a config name (a str), got {type(self.name).__name__} {self.name!r}")
         super().__post_init__()
         self.validate()
 

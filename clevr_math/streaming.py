@@ -28,7 +28,7 @@ from typing import Any
 import datasets
 
 from builder_utils.builder import list_of
-from builder_utils.options import MAX_SEED, Integer
+from builder_utils.options import MAX_SEED, Choice, FilePath, Instance, Integer
 from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.executor import CompiledProgram, compile_program
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
@@ -592,6 +592,14 @@ def stream(
         raise StreamError(f"unknown stream option {', '.join(unknown)}; difficulty knobs: "
                           f"{', '.join(difficulty_fields())}")
     try:
+        # every argument checked here, at the call (not on the first iteration, inside datasets)
+        FilePath()("data_dir", data_dir)
+        Choice(tuple(_CLEVR_SPLIT))("split", split)
+        Instance(Curriculum, optional=True)("curriculum", curriculum)
+        Instance(str, os.PathLike, list, tuple, frozenset, optional=True)("exclude", exclude)
+        for k, path in enumerate(exclude if isinstance(exclude, (list, tuple)) else ()):
+            FilePath()(f"exclude[{k}]", path)
+        Instance(str)("prompt_style_name", prompt_style_name)
         Integer(0, maximum=MAX_SEED)("seed", seed)
         Integer(1, maximum=MAX_SHARDS)("num_shards", num_shards)
         Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)

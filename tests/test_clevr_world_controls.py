@@ -167,7 +167,7 @@ REFUSED = [
     (["--shape_dir", "shapes"], "--shape_dir: a Blender control"),
     (["--cogent", "A", "--shape_color_combos_json", "c.json"], "--cogent and --shape_color_combos_json"),
     (["--min_objects", "8", "--max_objects", "4"], "--min_objects 8 is above --max_objects 4"),
-    (["--min_dist", "-1"], "min_dist must be a number in [0, 2.0]"),
+    (["--min_dist", "-1"], "min_dist must be a finite number >= 0 and <= 2.0"),
     (["--output_image_dir", "x"], "--output_image_dir: images go to OUT/images/<split>/"),
     (["--output_scene_file", "x.json"], "--output_scene_file: each split's scenes go to"),
     (["--output_blend_dir", "x"], "--output_blend_dir: with --save_blendfiles"),

@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from builder_utils.json_input import load_json, shown_path
-from builder_utils.options import Choice, FilePath, Integer, Real, Text, check_options, option
+from builder_utils.options import Choice, FilePath, Integer, Number, Text, check_options, option
 
 from .scenes import FILENAME_PREFIX, MARGIN, MAX_PLACEMENT_TRIES, MAX_WORLD_OBJECTS, MIN_GAP, WorldRules
 from .vocabulary import load_properties
@@ -108,7 +108,7 @@ class WorldOptions:
         >>> WorldOptions(min_dist=-1)
         Traceback (most recent call last):
         ...
-        ValueError: min_dist must be a number in [0, 2.0], got -1
+        ValueError: min_dist must be a finite number >= 0 and <= 2.0, got -1
     """
 
     min_objects: int = option(3, Integer(1, maximum=MAX_WORLD_OBJECTS),
@@ -117,9 +117,9 @@ class WorldOptions:
                               f"most objects in a scene, at most {MAX_WORLD_OBJECTS} (default %(default)s, CLEVR's); "
                               "a scene of more than 10 is placed with the crowded spacing (min_dist <= 0.15, "
                               "margin <= 0.25)", group=GROUP)
-    min_dist: float = option(MIN_GAP, Real(0, MAX_SPACING),
+    min_dist: float = option(MIN_GAP, Number(minimum=0, maximum=MAX_SPACING),
                              "least free space between two objects' edges (default %(default)s, CLEVR's)", group=GROUP)
-    margin: float = option(MARGIN, Real(0, MAX_SPACING),
+    margin: float = option(MARGIN, Number(minimum=0, maximum=MAX_SPACING),
                            "least distance between two objects along each cardinal direction, so that left, right, "
                            "front and behind are definite (default %(default)s, CLEVR's)", group=GROUP)
     max_retries: int = option(MAX_PLACEMENT_TRIES, Integer(1, maximum=MAX_RETRIES),
@@ -138,16 +138,16 @@ class WorldOptions:
         "sizes as radii); it names the scene graphs' values (default: CLEVR's)", group=GROUP, role="input",
         flag={"metavar": "PATH"})
     key_light_jitter: float | None = option(
-        None, Real(0, MAX_LIGHT_JITTER, optional=True),
+        None, Number(minimum=0, maximum=MAX_LIGHT_JITTER, optional=True),
         "--renderer blender: key light moved by up to this much per axis (default: CLEVR's 1.0)", group=GROUP)
     fill_light_jitter: float | None = option(
-        None, Real(0, MAX_LIGHT_JITTER, optional=True),
+        None, Number(minimum=0, maximum=MAX_LIGHT_JITTER, optional=True),
         "--renderer blender: fill light moved by up to this much per axis (default: CLEVR's 1.0)", group=GROUP)
     back_light_jitter: float | None = option(
-        None, Real(0, MAX_LIGHT_JITTER, optional=True),
+        None, Number(minimum=0, maximum=MAX_LIGHT_JITTER, optional=True),
         "--renderer blender: back light moved by up to this much per axis (default: CLEVR's 1.0)", group=GROUP)
     camera_jitter: float | None = option(
-        None, Real(0, MAX_CAMERA_JITTER, optional=True),
+        None, Number(minimum=0, maximum=MAX_CAMERA_JITTER, optional=True),
         "camera moved by up to this much per axis, a draw per scene (default: CLEVR's 0.5 with --renderer blender, "
         "none with pillow)", group=GROUP)
     start_idx: int = option(0, Integer(0, maximum=MAX_START_IDX),
