@@ -183,6 +183,11 @@ class Text:
             what = f"match {self.pattern} (1 to" if self.pattern else "be printable text (at most"
             raise ValueError(f"{name} must {what} {self.max_length} characters), got {value!r}")
         return value
+
+    def flag(self) -> dict:
+        return {}
+
+
 def is_bool(value: Any) -> bool:
     """Whether ``value`` is a boolean, numpy's included (no subclass of ``bool``, and no number to a user).
 
