@@ -1,4 +1,4 @@
-"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``export``, ``push``, ``evaluate``.
+"""The ``clevr-math`` command: ``synth`` (a synthetic CLEVR world), ``demo``, ``counting-sets``, ``export``, ``push``, ``evaluate``.
 
 Declared in :data:`ENTRY`; only ``synth`` and the export's ``--stream_questions`` rows are CLEVR-Math's own.
 
@@ -25,6 +25,15 @@ def _synth_main(argv: list[str], prog: str) -> int:
     return synth_main(argv, prog=prog, required_splits=REQUIRED_SPLITS, reader="the CLEVR-Math builder") or 0
 
 
+COUNTING_HELP = "write R1-V's CLEVR-CoGenT counting sets (train, ValA, ValB; --ood sets) in the r1v and easyr1 layouts"
+
+
+def _counting_main(argv: list[str], prog: str) -> int:
+    from clevr_math.counting_sets import main as counting_main
+
+    return counting_main(argv, prog=prog)
+
+
 ENTRY = DatasetEntry(
     prog="clevr-math",
     package="clevr_math",
@@ -41,6 +50,8 @@ ENTRY = DatasetEntry(
     evaluate_description="Score a model's answers (and the majority, prior and program-oracle baselines) on a "
     "split: accuracy overall and per category, template and number of operations with bootstrap 95% "
     "intervals; writes report.json, report.md and PNG charts.",
+    extra=(Subcommand("counting-sets", COUNTING_HELP, lambda subparsers: add_forwarding_subcommand(
+        subparsers, "counting-sets", COUNTING_HELP, _counting_main)),),
     lmms_tag="ccqa_clevr_math",
     export_source="clevr_math.streaming:StreamExport",
 )

@@ -30,6 +30,7 @@ from pathlib import Path
 import datasets
 import pyarrow.parquet as pq
 
+from builder_utils.cli_support import add_version
 from builder_utils.clevr import generate_questions
 from builder_utils.clevr.evaluate import oracle_answers, read_clevr_questions
 from builder_utils.clevr.synth import ImageOptions, WorldOptions, write_clevr_folder
@@ -38,7 +39,7 @@ from builder_utils.options import Choice, FilePath, Integer, Words, add_option_f
 from builder_utils.ownership import OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES, prompt_style
 
-__all__ = ["CountingOptions", "CountingSet", "DEFAULT_SIZES", "ITEMS_QUESTION", "OOD_SETS", "SETS", "main", "write_counting_sets"]
+__all__ = ["CountingOptions", "CountingSet", "build_parser", "DEFAULT_SIZES", "ITEMS_QUESTION", "OOD_SETS", "SETS", "main", "write_counting_sets"]
 
 #: R1-V's sizes: clevr_cogen_a_train 70,000; its CoGenT-A and CoGenT-B test sets 5,000 each.
 DEFAULT_SIZES = (70_000, 5_000, 5_000)
@@ -231,6 +232,21 @@ def write_counting_sets(options: CountingOptions, progress: bool = False) -> dic
     return made["r1v"]
 
 
+def build_parser(prog: str = "clevr-math counting-sets") -> argparse.ArgumentParser:
+    """The command's parser: :class:`CountingOptions` as flags, ``--quiet``, ``--version``.
+
+    >>> build_parser().parse_args(["--out", "d", "--sizes", "7,1,1"]).sizes
+    '7,1,1'
+    """
+    parser = argparse.ArgumentParser(prog=prog, description=(
+        "Write R1-V's CLEVR-CoGenT counting sets over synthetic CoGenT worlds: the CoGenT-A training set and "
+        "its ValA / ValB test sets (and --ood sets), in the r1v and easyr1 layouts, scene graphs kept, every "
+        "answer recomputed by the independent evaluator."))
+    add_option_flags(parser, cls=CountingOptions)
+    parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    return add_version(parser)
+
+
 def main(argv: list[str] | None = None, prog: str = "clevr-math counting-sets") -> int:
     """The command: bad input is one line and exit 2.
 
@@ -238,10 +254,7 @@ def main(argv: list[str] | None = None, prog: str = "clevr-math counting-sets") 
     >>> main(["--out", tempfile.mkdtemp(), "--sizes", "2,1,1", "--quiet"])
     0
     """
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
-    add_option_flags(parser, cls=CountingOptions)
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    args = parser.parse_args(argv)
+    args = build_parser(prog).parse_args(argv)
     try:
         options = options_from_args(args, CountingOptions)
         write_counting_sets(options, progress=not args.quiet)
