@@ -35,7 +35,7 @@ from builder_utils.clevr import generate_questions
 from builder_utils.clevr.evaluate import oracle_answers, read_clevr_questions
 from builder_utils.clevr.synth import ImageOptions, WorldOptions, write_clevr_folder
 from builder_utils.hub.trainer_formats import FORMATS, TrainerQuestion
-from builder_utils.options import Choice, FilePath, Integer, Words, add_option_flags, check_options, option, options_from_args
+from builder_utils.options import Choice, FilePath, Flag, Integer, Words, add_option_flags, check_options, option, options_from_args
 from builder_utils.ownership import OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES, prompt_style
 
@@ -118,6 +118,8 @@ class CountingOptions:
     prompt_style: str = option(DEFAULT_PROMPT_STYLE, Choice(tuple(s.name for s in PROMPT_STYLES)),
                                "the instruction EasyR1's problems carry (R1-V's trainer adds its own)")
     renderer: str = option("pillow", Choice(("pillow", "blender")), "pillow (fast) or blender (CLEVR's look)")
+    overwrite: bool = option(False, Flag(), "replace worlds and sets made with other arguments (never files this "
+                             "command did not write)", group="inputs and outputs")
 
     def __post_init__(self) -> None:
         check_options(self)
@@ -209,13 +211,13 @@ def write_counting_sets(options: CountingOptions, progress: bool = False) -> dic
     sizes = {**dict(zip(SETS, options.sizes)), **{name: options.ood_size for name in options.ood or ()}}
     root = Path(options.out)
     made = {}
-    with OutputFolder.open(root / "sets", command="clevr-math counting-sets", overwrite=True) as out:
+    with OutputFolder.open(root / "sets", command="clevr-math counting-sets", overwrite=options.overwrite) as out:
         written = []
         for name, spec in chosen.items():
             # Each world is the synth's own output (its record, resumed or left alone when asked again).
             world = write_clevr_folder(root / "worlds" / name, {spec.split: sizes[name]}, seed=options.seed,
                                        progress=progress, world=spec.world,
-                                       images=ImageOptions(renderer=options.renderer))
+                                       images=ImageOptions(renderer=options.renderer), overwrite=options.overwrite)
             questions = f"questions/{name}.json"
             _questions(world, spec, options.seed, out.scratch(name), out.stage / questions)
             rows = _checked_rows(world, spec.split, out.stage / questions)
@@ -228,7 +230,9 @@ def write_counting_sets(options: CountingOptions, progress: bool = False) -> dic
                 written.append(f"{layout}/{name}.parquet")
             written.append(questions)
         (out.stage / "README.md").write_text(_card(chosen, sizes, options))
-        out.add([*written, "README.md"])
+        written.append("README.md")
+        # Sets of an earlier run that this one does not make (an --ood set dropped) go: no stale set stays.
+        out.add(written, remove=[name for name in out.record if name not in written])
     return made["r1v"]
 
 
