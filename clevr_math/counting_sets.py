@@ -12,7 +12,8 @@ before a row is written. Rows: R1-V's layout (``image``, ``problem``, ``solution
 
 >>> import tempfile
 >>> out = write_counting_sets(CountingOptions(out=tempfile.mkdtemp(), sizes=(4, 2, 2)))
->>> sorted(out), len(out["train"]), out["train"][0]["solution"].startswith("<answer> ")
+>>> train = datasets.Dataset.from_parquet(str(out["train"]))
+>>> sorted(out), len(train), train[0]["solution"].startswith("<answer> ")
 (['train', 'val_a', 'val_b'], 4, True)
 
 The command: ``clevr-math counting-sets --out DIR [--sizes 70000,5000,5000] [--ood crowded camera]``.
@@ -51,6 +52,8 @@ ITEMS_QUESTION = "How many items are there?"
 ITEMS_EVERY = 10
 #: Camera jitter of the ``camera`` set: beyond CLEVR's 0.5 (training's Pillow worlds have none).
 OOD_CAMERA_JITTER = 1.5
+#: Rows turned into Parquet at a time (their PNG bytes in memory).
+_CHUNK = 1000
 _ITEMS_PROGRAM = [{"type": "scene", "inputs": [], "value_inputs": []},
                   {"type": "count", "inputs": [0], "value_inputs": []}]
 
@@ -162,8 +165,7 @@ def _checked_rows(world: Path, split: str, questions_file: Path) -> list[dict]:
         truth = oracle.get(str(q["question_index"]))
         if truth != str(q["answer"]):
             raise AssertionError(f"{q['image_filename']}: {q['question']!r} answers {q['answer']}, the evaluator {truth}")
-        image = (world / "images" / split / q["image_filename"]).read_bytes()
-        rows.append({"image": {"bytes": image, "path": q["image_filename"]}, "question": q["question"],
+        rows.append({"image": world / "images" / split / q["image_filename"], "question": q["question"],
                      "answer": str(q["answer"]), "image_filename": q["image_filename"]})
     return rows
 
@@ -178,7 +180,7 @@ def _layout_rows(rows: list[dict], layout: str, style: str, split: str) -> datas
     instruction = prompt_style(style).instruction
     built = [fmt.build(TrainerQuestion(r["question"], r["answer"], {"image_filename": r["image_filename"]}, "image",
                                        instruction, split, i)) for i, r in enumerate(rows)]
-    images = [r["image"] for r in rows]
+    images = [{"bytes": r["image"].read_bytes(), "path": r["image_filename"]} for r in rows]
     # The image travels in the column (and form) the layout names: R1-V one Image, EasyR1 a list.
     column = {"single": images, "list": [[image] for image in images]}[fmt.media_form]
     feature = datasets.Image() if fmt.media_form == "single" else datasets.Sequence(datasets.Image())
@@ -186,6 +188,20 @@ def _layout_rows(rows: list[dict], layout: str, style: str, split: str) -> datas
     table = {name: [b[name] for b in built] for name in built[0]}
     return datasets.Dataset.from_dict({fmt.media_name: column, **table},
                                       features=datasets.Features({fmt.media_name: feature, **features}), split=split)
+
+
+def _write_layout(rows: list[dict], layout: str, style: str, name: str, path: Path) -> None:
+    """One set in one layout as Parquet, :data:`_CHUNK` rows at a time: the images are never all in memory."""
+    writer = None
+    try:
+        for start in range(0, len(rows), _CHUNK):
+            # pyarrow directly: no progress bar; the schema keeps the features (images decode on load).
+            table = _layout_rows(rows[start:start + _CHUNK], layout, style, name).data.table
+            writer = writer or pq.ParquetWriter(path, table.schema)
+            writer.write_table(table)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def _card(chosen: dict[str, CountingSet], sizes: dict[str, int], options: CountingOptions) -> str:
@@ -199,12 +215,13 @@ def _card(chosen: dict[str, CountingSet], sizes: dict[str, int], options: Counti
     return "\n".join(lines) + "\n"
 
 
-def write_counting_sets(options: CountingOptions, progress: bool = False) -> dict[str, datasets.Dataset]:
-    """Write R1-V's CoGenT-A counting train set, its ValA / ValB test sets and the ``--ood`` sets; returns R1-V rows.
+def write_counting_sets(options: CountingOptions, progress: bool = False) -> dict[str, Path]:
+    """Write R1-V's CoGenT-A counting train set, its ValA / ValB test sets and the ``--ood`` sets;
+    returns each set's R1-V Parquet file (``datasets.Dataset.from_parquet`` reads it).
 
     >>> import tempfile
     >>> sets = write_counting_sets(CountingOptions(out=tempfile.mkdtemp(), sizes="3,1,1", ood=["crowded"], ood_size=2))
-    >>> {name: len(rows) for name, rows in sets.items()}
+    >>> {name: pq.read_metadata(path).num_rows for name, path in sets.items()}
     {'train': 3, 'val_a': 1, 'val_b': 1, 'crowded': 2}
     """
     chosen = {**SETS, **{name: OOD_SETS[name] for name in options.ood or ()}}
@@ -222,12 +239,10 @@ def write_counting_sets(options: CountingOptions, progress: bool = False) -> dic
             _questions(world, spec, options.seed, out.scratch(name), out.stage / questions)
             rows = _checked_rows(world, spec.split, out.stage / questions)
             for layout in LAYOUTS:
-                ds = _layout_rows(rows, layout, options.prompt_style, name)
                 (out.stage / layout).mkdir(exist_ok=True)
-                # pyarrow directly: no progress bar; the schema keeps the features (images decode on load).
-                pq.write_table(ds.data.table, out.stage / layout / f"{name}.parquet")
-                made.setdefault(layout, {})[name] = ds
+                _write_layout(rows, layout, options.prompt_style, name, out.stage / layout / f"{name}.parquet")
                 written.append(f"{layout}/{name}.parquet")
+                made.setdefault(layout, {})[name] = root / "sets" / layout / f"{name}.parquet"
             written.append(questions)
         (out.stage / "README.md").write_text(_card(chosen, sizes, options))
         written.append("README.md")
