@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -36,11 +35,13 @@ from builder_utils.clevr import generate_questions
 from builder_utils.clevr.evaluate import oracle_answers, read_clevr_questions
 from builder_utils.clevr.synth import ImageOptions, WorldOptions, write_clevr_folder
 from builder_utils.hub.trainer_formats import FORMATS, TrainerQuestion
-from builder_utils.options import Choice, FilePath, Flag, Integer, Words, add_option_flags, check_options, option, options_from_args
+from builder_utils.options import (Choice, FilePath, Flag, Integer, Words, add_option_flags, check_options, option,
+                                   options_from_args)
 from builder_utils.ownership import OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, PROMPT_STYLES, prompt_style
 
-__all__ = ["CountingOptions", "CountingSet", "build_parser", "DEFAULT_SIZES", "ITEMS_QUESTION", "OOD_SETS", "SETS", "main", "write_counting_sets"]
+__all__ = ["CountingOptions", "CountingSet", "DEFAULT_SIZES", "ITEMS_QUESTION", "OOD_SETS", "SETS", "build_parser",
+           "main", "write_counting_sets"]
 
 #: R1-V's sizes: clevr_cogen_a_train 70,000; its CoGenT-A and CoGenT-B test sets 5,000 each.
 DEFAULT_SIZES = (70_000, 5_000, 5_000)
@@ -164,7 +165,8 @@ def _checked_rows(world: Path, split: str, questions_file: Path) -> list[dict]:
     for q in questions:
         truth = oracle.get(str(q["question_index"]))
         if truth != str(q["answer"]):
-            raise AssertionError(f"{q['image_filename']}: {q['question']!r} answers {q['answer']}, the evaluator {truth}")
+            raise AssertionError(f"{q['image_filename']}: {q['question']!r} answers {q['answer']}, "
+                                 f"the evaluator {truth}")
         rows.append({"image": world / "images" / split / q["image_filename"], "question": q["question"],
                      "answer": str(q["answer"]), "image_filename": q["image_filename"]})
     return rows
