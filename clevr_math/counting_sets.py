@@ -61,7 +61,11 @@ _ITEMS_PROGRAM = [{"type": "scene", "inputs": [], "value_inputs": []},
 
 @dataclasses.dataclass(frozen=True)
 class CountingSet:
-    """One set: its CLEVR split, its world's controls, how often it asks ITEMS_QUESTION, its card line."""
+    """One set: its CLEVR split, its world's controls, how often it asks ITEMS_QUESTION, its card line.
+
+    >>> OOD_SETS["crowded"].world.min_objects, SETS["val_b"].world.cogent
+    (11, 'B')
+    """
 
     split: str
     world: WorldOptions
@@ -108,7 +112,11 @@ class _Sizes:
 
 @dataclasses.dataclass
 class CountingOptions:
-    """The counting sets' options, each declared once (flags of ``clevr-math counting-sets``)."""
+    """The counting sets' options, each declared once (flags of ``clevr-math counting-sets``).
+
+    >>> CountingOptions(out="d", sizes="700,50,50", ood="crowded").sizes
+    (700, 50, 50)
+    """
 
     out: str | None = option(None, FilePath(), "output folder: worlds/<set> (images, scene graphs) and sets/ "
                              "(r1v/, easyr1/ Parquet, questions/, README.md)", group="inputs and outputs",
