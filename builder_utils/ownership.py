@@ -194,13 +194,28 @@ def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object])
                                  "choose an output outside every input")
 
 
-def _package_files() -> dict[str, Path]:
-    """The folders of this package's own files (its data files, templates, cards): an input of every command."""
-    import sys
+# Every top-level package the distribution ships (setup.cfg, [options.packages.find]): their files
+# (code, metadata, templates, cards, READMEs) are inputs of every command.
+SHIPPED_PACKAGES = ("builder_utils", "clevr_math", "clotho_aqa", "dataset_cards")
 
-    names = [name for name in ("builder_utils", "clevr_math", "clotho_aqa") if name in sys.modules]
-    return {f"the installed package {name}": Path(sys.modules[name].__file__).parent for name in names
-            if getattr(sys.modules[name], "__file__", None)}
+
+def _package_files() -> dict[str, Path]:
+    """The installed folder of each of :data:`SHIPPED_PACKAGES`: an input of every command.
+
+    Found by the import system without importing (``find_spec`` of a top-level name runs no
+    code): a package this command never imported is protected too."""
+    import importlib.util
+
+    found = {}
+    for name in SHIPPED_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        for index, folder in enumerate(locations):  # a namespace package may have several
+            found[f"the installed package {name}" + (f" ({folder})" if index else "")] = Path(folder)
+    return found
 
 
 def _write_error(exc: BaseException, path: str | os.PathLike, named: bool = False) -> OwnershipError | None:
@@ -413,7 +428,7 @@ class OutputFolder:
         self.record: dict[str, Entry] = {}
         self.stage: Path | None = None
         self._fd: int | None = None
-        self._created: Path | None = None
+        self._created: list[tuple[str, tuple[int, int]]] = []  # folders we made: real path, identity
         self._files: dict[str, tuple[str | None, str | None]] = {}
         self._remove: set[str] = set()
         self._trusted: set[str] = set()
@@ -476,15 +491,12 @@ class OutputFolder:
         if not self.root.exists():
             if not self.create:
                 raise OwnershipError(f"{_shown(self.root)}: no such folder")
-            top = self.root.absolute()
-            while not top.parent.exists():
-                top = top.parent
             try:
-                self.root.mkdir(parents=True, exist_ok=True)
+                _make_folders(self.root, self._created)
             except OSError as exc:
+                self._close()  # what it made before the failure goes again
                 raise _write_error(exc, self.root) or OwnershipError(
                     f"{_shown(self.root)}: cannot create the output folder ({exc.strerror or exc})") from None
-            self._created = top
         from builder_utils.interrupt import signals_remembered
 
         self._signals.enter_context(signals_remembered())  # for the commit's raise_missed_signal
@@ -534,18 +546,14 @@ class OutputFolder:
             if self.resume is None or self._committed:
                 _remove_tree(self.stage)  # a resumable run's staging outlives its failure
             self.stage = None
-        if self._created is not None:
-            # a folder we created and left empty (a failed or empty run) goes again, up to the
-            # first folder that existed before
-            folder = self.root.absolute()
-            while True:
-                try:
-                    folder.rmdir()
-                except OSError:
-                    break
-                if folder == self._created:
-                    break
-                folder = folder.parent
+        # the folders this command created and left empty (a failed or empty run) go again, the
+        # deepest first; each only while it is still the folder mkdir made
+        for real, identity in reversed(self._created):
+            with contextlib.suppress(OSError):
+                st = os.lstat(real)
+                if stat_kind.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == identity:
+                    os.rmdir(real)
+        self._created = []
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
@@ -758,6 +766,36 @@ class OutputFolder:
             except OSError:
                 break
             folder = folder.parent
+
+
+def _make_folders(path: Path, made: list[tuple[str, tuple[int, int]]]) -> list[tuple[str, tuple[int, int]]]:
+    """Create ``path`` and its missing parents one at a time; appends to ``made`` (and returns it) those
+    this call made, as the kernel resolved them: (real path, (device, inode)), outermost first (also
+    those made before a failure).
+
+    Decided on the kernel's paths, never on the text: in ``new/../u/x`` the made folders are
+    ``new`` and ``u/x``, never the user's ``u`` (``new/..`` and ``new/../u`` already existed
+    once ``new`` did).
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "u").mkdir()
+        >>> [Path(real).relative_to(root.resolve()).as_posix() for real, _ in _make_folders(root / "new/../u/x", [])]
+        ['new', 'u/x']
+    """
+    missing = []
+    current = path.absolute()
+    while not os.path.exists(current) and current != current.parent:  # exists: the kernel's resolution
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue  # existed once its parent did (a '..' through a folder made here), or made meanwhile
+        st = os.lstat(folder)
+        made.append((os.path.realpath(folder), (st.st_dev, st.st_ino)))
+    return made
 
 
 def _remove_tree(folder: Path) -> None:

