@@ -66,6 +66,14 @@ except ImportError:  # 3.6
     get_parquet_column_options = DEFAULT_CDC_OPTIONS = None
 
 
+def default_cache_dir() -> str:
+    """The cache ``datasets`` writes into without a ``cache_dir`` (``HF_DATASETS_CACHE``, else under
+    ``HF_HOME``): ``datasets.config`` holds it, read at call time (the top level has no accessor)."""
+    from datasets import config
+
+    return str(config.HF_DATASETS_CACHE)
+
+
 def dataset_from_table(table, features: datasets.Features, split, *, description: str = "",
                        fingerprint: str | None = None) -> datasets.Dataset:
     """An in-memory ``datasets.Dataset`` of a pyarrow table cast to ``features`` as datasets casts."""

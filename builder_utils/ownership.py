@@ -170,8 +170,8 @@ def _identities(path: str | os.PathLike) -> tuple[tuple[int, int] | None, list[t
     return own, above
 
 
-def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object]) -> None:
-    """Refuse an output that is, contains or lies inside an input, by device and inode."""
+def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object], *, contains: bool = True) -> None:
+    """Refuse an output that is, contains (unless ``contains`` is False) or lies inside an input, by device and inode."""
     for out_flag, out in outputs.items():
         if out is None:
             continue
@@ -184,7 +184,7 @@ def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object])
                 continue  # a missing input fails where it is read
             if o_id is not None and o_id == i_id:
                 how = "is the same file as"
-            elif o_id is not None and o_id in i_above:
+            elif contains and o_id is not None and o_id in i_above:
                 how = "contains"
             elif i_id in o_above:
                 how = "lies inside"
@@ -444,6 +444,8 @@ class OutputFolder:
 
         1. ``path`` is checked (path rules, not a symlink or reserved name); it and each of ``caches``
            must not be, hold or lie inside any of ``inputs`` (by device and inode), nor a cache overlap it;
+           the temporary folder must not be or lie inside an input. The inputs always include every
+           shipped package's files;
         2. the lock is taken (:class:`BusyError`), a killed run's pending commit rolled forward (its
            staged files that still match), dead staging folders removed, the record read;
         3. the block writes into ``out.stage`` and names its files with :meth:`add` (a full or
@@ -466,6 +468,9 @@ class OutputFolder:
         others = {name: _check_output(given, name) for name, given in {**declared.get("output", {}),
                   **declared.get("output_dir", {})}.items() if given is not None and name != flag}
         _refuse_overlap({flag: path, **others, **caches}, inputs)
+        # the scratch space every command falls back on (its temporary files, a Dask cluster's
+        # folders): never inside an input; an input inside it (a test's data under /tmp) is fine
+        _refuse_overlap({"the temporary folder (TMPDIR)": tempfile.gettempdir()}, inputs, contains=False)
         folder = cls(path.parent if file else path, command, overwrite, create, resume)
         folder._open()
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -82,8 +83,22 @@ class EvaluatePaths:
                                      "without it only the baselines", group="inputs and outputs", role="input")
     out: str = option(None, FilePath(), "folder for report.json, report.md and the PNG charts",
                       group="inputs and outputs", role="output_dir", flag={"required": True})
-    cache_dir: str | None = option(None, FilePath(), "datasets cache for loading or building --data",
-                                   group="inputs and outputs", role="cache")
+    cache_dir: str | None = option(None, FilePath(), "datasets cache for loading or building --data (default: "
+                                   "datasets' own, HF_DATASETS_CACHE)", group="inputs and outputs", role="cache",
+                                   fallback=lambda paths: datasets_cache())
+
+
+def datasets_cache() -> str:
+    """The cache ``datasets`` falls back on without a ``cache_dir`` (``HF_DATASETS_CACHE``): declared
+    like a given ``--cache_dir``, so the data-safety rules see it (never inside ``--data``).
+
+    Example:
+        >>> os.path.isabs(datasets_cache())
+        True
+    """
+    from builder_utils.datasets_adapter import default_cache_dir
+
+    return os.path.abspath(default_cache_dir())
 
 
 @dataclass(frozen=True)

@@ -139,3 +139,46 @@ CAUSE_3 = [
 @pytest.mark.parametrize("case", CAUSE_3, ids=[case.name for case in CAUSE_3])
 def test_cause_3_created_folders_as_the_kernel_resolved_them(case, tmp_path):
     run_case(case, tmp_path)
+
+
+# --- cause 2: every default a command falls back on is declared with its role -----------------------
+
+def _evaluate_release(tmp: Path) -> list[str]:
+    release = _release(tmp)
+    (release / "tmp").mkdir()
+    return ["clotho-aqa", "evaluate", "--quiet", "--data", str(release), "--config", "yes_no_majority",
+            "--out", str(tmp / "V")]
+
+
+def _splits_release(tmp: Path) -> list[str]:
+    release = _release(tmp)
+    (release / "tmp").mkdir()
+    return ["clotho-aqa", "splits", "--quiet", "--data_dir", str(release), "--out", str(tmp / "S" / "splits.csv")]
+
+
+CAUSE_2 = [
+    Case("evaluate without --cache_dir, HF_DATASETS_CACHE inside --data", _evaluate_release, exit_code=2,
+         stderr_has="lies inside --data", protected=["rel"], env={"HF_DATASETS_CACHE": "{tmp}/rel/hf_cache"}),
+    Case("evaluate without --cache_dir, HF_DATASETS_CACHE is --data", _evaluate_release, exit_code=2,
+         stderr_has="same file as --data", protected=["rel"], env={"HF_DATASETS_CACHE": "{tmp}/rel"}),
+    Case("evaluate with TMPDIR inside --data", _evaluate_release, exit_code=2,
+         stderr_has="the temporary folder (TMPDIR) lies inside --data", protected=["rel"],
+         env={"TMPDIR": "{tmp}/rel/tmp", "HF_DATASETS_CACHE": "{tmp}/hf"}),
+    Case("splits with TMPDIR inside --data_dir", _splits_release, exit_code=2,
+         stderr_has="the temporary folder (TMPDIR) lies inside --data_dir", protected=["rel"],
+         env={"TMPDIR": "{tmp}/rel/tmp"}),
+]
+
+
+@pytest.mark.parametrize("case", CAUSE_2, ids=[case.name for case in CAUSE_2])
+def test_cause_2_defaults_are_declared_like_explicit_paths(case, tmp_path):
+    _one_line(tmp_path, run_case(case, tmp_path))
+
+
+def test_cause_2_the_evaluate_cache_default_is_the_datasets_cache(monkeypatch, tmp_path):
+    from builder_utils.evaluation.cli import EvaluatePaths
+    from builder_utils.options import path_values
+
+    monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "hf")
+    declared = path_values(EvaluatePaths(data="d", out="o"))
+    assert declared["cache"] == {"--cache_dir": str(tmp_path / "hf")}
