@@ -97,7 +97,7 @@ def run_demo(
     for config_name in DEMO_CONFIGS:  # the builder options' checks, before the world is written
         ClevrMathConfig(name=config_name, **(builder_kwargs or {}))
     out_dir = os.path.abspath(out_dir)
-    with ENTRY.demo_folder(out_dir, DEMO_FOLDERS) as (folder, _):  # refuses before anything is written
+    with ENTRY.demo_folder(out_dir, DEMO_FOLDERS, builder_kwargs) as (folder, _):  # refuses before anything is written
         return _run_demo(folder, out_dir, num_scenes, seed, num_proc, rows, builder_kwargs or {}, stream)
 
 

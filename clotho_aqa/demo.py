@@ -36,7 +36,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
     stream = stream or sys.stdout
     ClothoAQAConfig(name="all", **(builder_kwargs or {}))  # the builder options' checks, before any work
-    with ENTRY.demo_folder(Path(out).absolute(), DEMO_FOLDERS) as (folder, claimed):  # claimed before any work
+    with ENTRY.demo_folder(Path(out).absolute(), DEMO_FOLDERS, builder_kwargs) as (folder, claimed):  # claimed before any work
         release_dir, hub, evaluation = claimed
         # the builds' cache lives in the demo folder's staging and goes with it (as the CLEVR-Math demo's)
         return _run_demo(release_dir, hub, evaluation, os.fspath(folder.scratch("cache")), num_files, seed, stream,

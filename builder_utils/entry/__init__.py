@@ -101,11 +101,14 @@ class DatasetEntry:
         add(subparsers.add_parser("evaluate", description=self.evaluate_description))
 
     @contextlib.contextmanager
-    def demo_folder(self, out, folders):
-        """The demo's output folder, open, with its ``folders`` claimed (refused before any work)."""
+    def demo_folder(self, out, folders, builder_kwargs=None):
+        """The demo's output folder, open, with its ``folders`` claimed (refused before any work);
+        the paths among the builder options ``builder_kwargs`` are its inputs."""
+        from builder_utils.options import given_path_values
         from builder_utils.ownership import OutputFolder
 
-        with OutputFolder.open(out, command=f"{self.prog} demo") as folder:
+        declared = given_path_values(_imported(self.config), builder_kwargs)
+        with OutputFolder.open(out, command=f"{self.prog} demo", declared=declared) as folder:
             yield folder, [folder.claim(name) for name in folders]
 
     def export_demo(self, hub, data_dir, cache_dir, builder_kwargs, configs=None, num_proc=None) -> None:

@@ -19,7 +19,8 @@ from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
-from builder_utils.options import MAX_SEED, FilePath, Integer, add_option_flags, declared_from_args, option, path_values
+from builder_utils.options import (MAX_SEED, FilePath, Integer, add_option_flags, declared_from_args, given_path_values,
+                                   joined_path_values, option, path_values)
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 __all__ = ["RESAMPLES", "EvaluateCommand", "run_evaluation"]
@@ -34,10 +35,12 @@ def run_evaluation(
     write: Callable[..., Sequence[Path]],
     chart_files: Sequence[str],
     extra: Sequence[str] = (),
+    builder_config: type | None = None,
 ) -> int:
     """Run a parsed ``evaluate`` subcommand: ``--out`` checked before any work, then ``evaluate`` and ``write``.
 
-    The options named in ``extra`` are passed to ``evaluate`` by name. Returns the exit status 0.
+    The options named in ``extra`` are passed to ``evaluate`` by name; the paths among
+    ``args.builder_kwargs`` that ``builder_config`` declares are inputs too. Returns the exit status 0.
 
     Example:
         >>> import tempfile
@@ -60,7 +63,10 @@ def run_evaluation(
     # such as --scenes) nor the cache; its report files are refused before any work
     inputs = {f"--{name}": getattr(args, name) for name in extra if isinstance(getattr(args, name, None), str)}
     with OutputFolder.open(Path(args.out).expanduser(), command=REPORT_COMMAND, inputs=inputs,
-                           declared=path_values(declared_from_args(args, EvaluatePaths)),
+                           declared=joined_path_values(
+                               path_values(declared_from_args(args, EvaluatePaths)),
+                               given_path_values(builder_config, getattr(args, "builder_kwargs", None))
+                               if builder_config is not None else {}),
                            overwrite=args.overwrite) as folder:
         check_outputs(folder, chart_files)
         report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
@@ -165,7 +171,8 @@ class EvaluateCommand:
             args.builder_kwargs = builder_kwargs_from_args(args, self.builder_config())
             extra.append("builder_kwargs")
         return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
-                              [chart.filename for chart in self.spec.charts], extra=extra)
+                              [chart.filename for chart in self.spec.charts], extra=extra,
+                              builder_config=None if self.builder_config is None else self.builder_config())
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """The standalone entry point (:func:`builder_utils.command.run_parsed`: status 2 for bad input).

@@ -57,7 +57,7 @@ from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE, PromptAudioOptions
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
-from builder_utils.options import FilePath, option, path_values
+from builder_utils.options import FilePath, given_path_values, joined_path_values, option, path_values
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 from builder_utils.wait_points import wait_point
@@ -448,7 +448,9 @@ def export_builder(
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
     try:
-        paths = path_values(ExportPaths(data_dir, out, cache_dir))
+        # the builder options' paths (a template folder, released questions) are inputs too
+        paths = joined_path_values(path_values(ExportPaths(data_dir, out, cache_dir)),
+                                   given_path_values(builder_cls.BUILDER_CONFIG_CLASS, builder_kwargs))
         with OutputFolder.open(out, command=COMMAND, declared=paths) as folder:
             # The lock first, then what a killed export left (its pending moves are finished), then
             # every refusal about the folder, before any work.

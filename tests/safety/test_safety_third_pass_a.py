@@ -182,3 +182,45 @@ def test_cause_2_the_evaluate_cache_default_is_the_datasets_cache(monkeypatch, t
     monkeypatch.setattr("datasets.config.HF_DATASETS_CACHE", tmp_path / "hf")
     declared = path_values(EvaluatePaths(data="d", out="o"))
     assert declared["cache"] == {"--cache_dir": str(tmp_path / "hf")}
+
+
+# --- cause 5: every path option has a role, builder options included --------------------------------
+
+def _template_folder(tmp: Path) -> Path:
+    import shutil as copy
+
+    from builder_utils.clevr.templates import template_set_dir
+
+    copy.copytree(template_set_dir("clevr_math"), tmp / "T")
+    return tmp / "T"
+
+
+CAUSE_5 = [
+    Case("clevr-math evaluate --template_set T --out T (the issue's example)",
+         lambda tmp: ["clevr-math", "evaluate", "--quiet", "--data", str(tmp / "data"),
+                      "--template_set", str(_template_folder(tmp)), "--out", str(tmp / "T"), "--overwrite"],
+         exit_code=2, stderr_has="same file as --template_set", protected=["T"]),
+    Case("clevr-math export --template_set T --out T/hub",
+         lambda tmp: ["clevr-math", "export", "--quiet", "--data_dir", str(tmp / "data"),
+                      "--template_set", str(_template_folder(tmp)), "--out", str(tmp / "T" / "hub")],
+         exit_code=2, stderr_has="lies inside --template_set", protected=["T"]),
+    Case("clevr-math evaluate --released_questions_dir R --out R/report",
+         lambda tmp: (tmp / "R").mkdir() or ["clevr-math", "evaluate", "--quiet", "--data", str(tmp / "data"),
+                                              "--released_questions_dir", str(tmp / "R"),
+                                              "--out", str(tmp / "R" / "report")],
+         exit_code=2, stderr_has="lies inside --released_questions_dir", protected=["R"]),
+]
+
+
+@pytest.mark.parametrize("case", CAUSE_5, ids=[case.name for case in CAUSE_5])
+def test_cause_5_builder_options_that_are_paths_are_inputs(case, tmp_path):
+    _one_line(tmp_path, run_case(case, tmp_path))
+
+
+def test_cause_5_a_shipped_template_set_name_is_its_folder():
+    from builder_utils.clevr.templates import template_set_dir
+    from builder_utils.options import given_path_values
+    from clevr_math.config import ClevrMathConfig
+
+    assert given_path_values(ClevrMathConfig, {"template_set": "clevr_math_chains"}) == {
+        "input_dir": {"--template_set": os.fspath(template_set_dir("clevr_math_chains"))}}
