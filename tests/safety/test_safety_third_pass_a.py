@@ -224,3 +224,54 @@ def test_cause_5_a_shipped_template_set_name_is_its_folder():
 
     assert given_path_values(ClevrMathConfig, {"template_set": "clevr_math_chains"}) == {
         "input_dir": {"--template_set": os.fspath(template_set_dir("clevr_math_chains"))}}
+
+
+# --- cause 11: every decoder of user data is bounded before decoding: a predictions Parquet -------
+
+def _dictionary_bomb(tmp: Path, megabytes: int, rows: int = 400, ranked: bool = False) -> Path:
+    """A predictions Parquet of a few KB: one ``megabytes`` string, dictionary-encoded, in every row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    # made as a dictionary array: the rows are never expanded here either
+    prediction = pa.DictionaryArray.from_arrays(pa.array([0] * rows, pa.int32()), pa.array(["3" * (megabytes << 20)]))
+    if ranked:
+        prediction = pa.ListArray.from_arrays(pa.array(range(rows + 1), pa.int32()), prediction)
+    path = tmp / "p.parquet"
+    pq.write_table(pa.table({"question_id": [f"q{i}" for i in range(rows)], "prediction": prediction}), path,
+                   compression="zstd")
+    assert path.stat().st_size < 64 << 10
+    return path
+
+
+@pytest.mark.parametrize("megabytes, ranked", [(20, False), (10, False), (10, True)],
+                         ids=["a 20 MB value (its page alone is over the bound)",
+                              "a 10 MB value in 400 rows (the rows are)", "a ranked list of it"])
+def test_cause_11_a_dictionary_bomb_of_predictions_is_refused_before_decoding(megabytes, ranked, tmp_path):
+    from builder_utils.evaluation.predictions import PredictionsError, read_predictions
+
+    path = _dictionary_bomb(tmp_path, megabytes, ranked=ranked)
+    with pytest.raises(PredictionsError, match=r"p\.parquet: its rows decode to [\d,]+ bytes, more than"):
+        read_predictions(path)
+
+
+def test_cause_11_an_honest_predictions_parquet_is_read(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from builder_utils.evaluation.predictions import read_predictions
+
+    path = tmp_path / "p.parquet"
+    pq.write_table(pa.table({"question_id": ["q1", "q2", "q3"],
+                             "prediction": pa.array(["3", "Answer: 4", None]).dictionary_encode()}), path)
+    assert read_predictions(path) == {"q1": "3", "q2": "Answer: 4", "q3": None}
+    pq.write_table(pa.table({"question_id": ["q1"], "prediction": [["yes", "no"]]}), path)
+    assert read_predictions(path) == {"q1": ["yes", "no"]}
+
+
+def test_cause_11_the_evaluate_command_refuses_it_in_one_line(tmp_path):
+    case = Case("clotho-aqa evaluate --predictions <a dictionary bomb>",
+                lambda tmp: ["clotho-aqa", "evaluate", "--quiet", "--data", str(tmp / "data"), "--predictions",
+                             str(_dictionary_bomb(tmp, 10)), "--out", str(tmp / "V")],
+                exit_code=2, stderr_has="decode to", protected=["p.parquet"])
+    _one_line(tmp_path, run_case(case, tmp_path))
