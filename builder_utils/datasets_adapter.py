@@ -42,8 +42,8 @@ from datasets.utils.py_utils import convert_file_size_to_int
 from datasets.utils.file_utils import is_local_path
 
 # The errors load_dataset raises (a checked load of an export, a missing Hub repository), reported as ours.
-from datasets.exceptions import (DatasetNotFoundError, ExpectedMoreSplitsError, NonMatchingSplitsSizesError,
-                                 UnexpectedSplitsError)
+from datasets.exceptions import (DatasetGenerationError, DatasetNotFoundError, ExpectedMoreSplitsError,
+                                 NonMatchingSplitsSizesError, UnexpectedSplitsError)
 
 # The stream (clevr_math/streaming.py) is an IterableDataset whose state records the block it
 # is in, so that a resumed stream regenerates one block, not its shard: IterableDataset.from_generator

@@ -275,3 +275,53 @@ def test_cause_11_the_evaluate_command_refuses_it_in_one_line(tmp_path):
                              str(_dictionary_bomb(tmp, 10)), "--out", str(tmp / "V")],
                 exit_code=2, stderr_has="decode to", protected=["p.parquet"])
     _one_line(tmp_path, run_case(case, tmp_path))
+
+
+# --- cause 12: a corrupt shard under evaluate --data EXPORT is one line ----------------------------
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    from builder_utils.clevr.synth import write_clevr_folder
+    from builder_utils.hub import export_builder
+    from clevr_math import ClevrMath
+    from clotho_aqa import ClothoAQA
+    from clotho_aqa.synth import write_synthetic_release
+
+    root = tmp_path_factory.mktemp("exports")
+    clevr = write_clevr_folder(root / "CLEVR_v1.0", 3, seed=0, splits=("train", "val", "test"), progress=False)
+    release = write_synthetic_release(root / "release", num_files=8, seed=0).root
+    export_builder(ClevrMath, root / "hub_clevr", card_template="clevr_math", data_dir=clevr, configs=["general"],
+                   cache_dir=root / "cache", progress=False)
+    export_builder(ClothoAQA, root / "hub_clotho", card_template="clotho_aqa", data_dir=release, configs=["all"],
+                   cache_dir=root / "cache", progress=False)
+    return {"hub_clevr": root / "hub_clevr", "hub_clotho": root / "hub_clotho"}
+
+
+def _corrupted(exports: dict, hub: str, config: str, how: str):
+    def setup(tmp: Path) -> list[str]:
+        shutil.copytree(exports[hub], tmp / "hub")
+        shard = sorted((tmp / "hub" / config).glob("test-*.parquet"))[0]
+        raw = shard.read_bytes()
+        if how == "truncated":
+            shard.write_bytes(raw[: len(raw) // 2])
+        else:  # the pages overwritten, the footer kept: only reading the rows finds it
+            footer = int.from_bytes(raw[-8:-4], "little") + 8
+            middle = len(raw) - footer
+            shard.write_bytes(raw[:4] + bytes(middle - 4) + raw[middle:])
+        dataset = "clevr-math" if hub == "hub_clevr" else "clotho-aqa"
+        return [dataset, "evaluate", "--quiet", "--data", str(tmp / "hub"), "--config", config,
+                "--out", str(tmp / "V"), "--cache_dir", str(tmp / "cache")]
+    return setup
+
+
+CAUSE_12 = [(hub, config, how) for hub, config in (("hub_clevr", "general"), ("hub_clotho", "all"))
+            for how in ("truncated", "pages overwritten")]
+
+
+@pytest.mark.parametrize("hub, config, how", CAUSE_12, ids=[f"{h} {c} {how}" for h, c, how in CAUSE_12])
+def test_cause_12_a_corrupt_shard_under_evaluate_is_one_line(exports, hub, config, how, tmp_path):
+    case = Case(f"evaluate --data EXPORT with a {how} shard", _corrupted(exports, hub, config, how), exit_code=2,
+                stderr_has="parquet", protected=["hub"])
+    done = run_case(case, tmp_path)
+    _one_line(tmp_path, done)
+    assert "re-export" in done.stderr
