@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from builder_utils.atomic import write_atomic
 from builder_utils.json_input import JSONInputError, load_json, shown_path
@@ -39,7 +40,7 @@ from builder_utils.wait_points import wait_point
 
 __all__ = [
     "BusyError", "Entry", "OVERWRITE_HELP", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
-    "changed", "read_record", "sha256_of",
+    "changed", "open_recorded", "read_record", "sha256_of",
 ]
 
 RECORD = ".ownership.json"
@@ -354,6 +355,56 @@ def changed(root: str | os.PathLike, entry: Entry) -> str | None:
     if sha256_of(path) != entry.sha256:
         return f"content changed since {entry.command} wrote it"
     return None
+
+
+def open_recorded(root: str | os.PathLike, entry: Entry) -> BinaryIO:
+    """``root/entry.path`` open for reading if it is still the file we wrote, checked on the open file.
+
+    No symlink is followed (each folder is opened with ``O_NOFOLLOW`` through the one above), and
+    the type, size and sha256 are those of the open file: whoever reads the handle (push hands it
+    to the Hub) reads exactly the bytes checked, whatever is put at the name afterwards.
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> _ = (root / "a.txt").write_text("abc")
+        >>> with open_recorded(root, Entry("a.txt", 3, sha256_of(root / "a.txt"), "x")) as handle:
+        ...     handle.read()
+        b'abc'
+    """
+    where = _shown(Path(root) / entry.path)
+    parts = _check_relative(entry.path, _shown(root)).split("/")
+    folders: list[int] = []
+    try:
+        folders.append(os.open(root, _DIR_FLAGS))
+        for part in parts[:-1]:
+            folders.append(os.open(part, _DIR_FLAGS, dir_fd=folders[-1]))
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=folders[-1])
+    except OSError as exc:
+        why = "a symlink" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else exc.strerror or str(exc)
+        raise OwnershipError(f"{where}: cannot be read as the file we wrote ({why}); nothing is read through "
+                             "a symlink") from None
+    finally:
+        for folder in folders:
+            os.close(folder)
+    handle = open(fd, "rb")
+    try:
+        kind = os.fstat(fd)
+        if not stat_kind.S_ISREG(kind.st_mode):
+            raise OwnershipError(f"{where}: not a regular file")
+        if kind.st_size != entry.size:
+            raise OwnershipError(f"{where}: size changed since {entry.command} wrote it")
+        import hashlib
+
+        digest = hashlib.sha256()
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+        if digest.hexdigest() != entry.sha256:
+            raise OwnershipError(f"{where}: content changed since {entry.command} wrote it")
+        handle.seek(0)
+        return handle
+    except BaseException:
+        handle.close()
+        raise
 
 
 def _reserved(path: str) -> bool:

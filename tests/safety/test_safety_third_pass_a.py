@@ -325,3 +325,56 @@ def test_cause_12_a_corrupt_shard_under_evaluate_is_one_line(exports, hub, confi
     done = run_case(case, tmp_path)
     _one_line(tmp_path, done)
     assert "re-export" in done.stderr
+
+
+# --- cause 4: push hands the Hub exactly the bytes it checked --------------------------------------
+
+class _SwappingHub:
+    """The few ``HfApi`` calls push makes, over an empty repository (no Hub runs offline); listing
+    the remote tree, after push checked the folder and before any commit, swaps one shard for a
+    symlink to a file outside the export, as an attacker racing the push would."""
+
+    endpoint = "https://hub.invalid"
+
+    def __init__(self, shard: Path, secret: Path):
+        self.shard, self.secret, self.uploaded = shard, secret, {}
+
+    def api(self, token=None, endpoint=None):
+        return self
+
+    def create_repo(self, repo_id, **kwargs):
+        pass
+
+    def list_repo_tree(self, repo_id, **kwargs):
+        self.shard.unlink()
+        self.shard.symlink_to(self.secret)
+        return iter(())
+
+    def create_commit(self, repo_id, operations, **kwargs):
+        import types
+
+        from huggingface_hub import CommitOperationAdd
+
+        for op in operations:
+            if isinstance(op, CommitOperationAdd):
+                source = op.path_or_fileobj
+                self.uploaded[op.path_in_repo] = (source if isinstance(source, bytes) else
+                                                  Path(source).read_bytes() if isinstance(source, str) else source.read())
+        return types.SimpleNamespace(commit_url="https://hub.invalid/commit/1", pr_url=None, pr_revision=None)
+
+
+def test_cause_4_a_shard_swapped_for_a_symlink_after_the_check_is_never_uploaded(exports, monkeypatch, tmp_path):
+    import huggingface_hub
+
+    from builder_utils.hub.push import PushError, push_folder
+
+    folder = tmp_path / "hub"
+    shutil.copytree(exports["hub_clotho"], folder)
+    shard = sorted(folder.glob("all/*.parquet"))[0]
+    secret = tmp_path / "secret.parquet"
+    secret.write_bytes(b"PAR1 the user's secret, never uploaded PAR1")
+    hub = _SwappingHub(shard, secret)
+    monkeypatch.setattr(huggingface_hub, "HfApi", hub.api)
+    with pytest.raises(PushError, match=rf"{shard.name}: cannot be read as the file we wrote \(a symlink\)"):
+        push_folder(folder, "me/clotho-aqa", token="hf_x")
+    assert all(secret.read_bytes() not in data for data in hub.uploaded.values())
