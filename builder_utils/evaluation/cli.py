@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from builder_utils.command import run_parsed
+from builder_utils.command import CommandParser, run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, MAX_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
@@ -183,5 +183,5 @@ class EvaluateCommand:
             ...
             SystemExit: 2
         """
-        parser = self.add_arguments(argparse.ArgumentParser(prog=self.prog, description=self.description))
+        parser = self.add_arguments(CommandParser(prog=self.prog, description=self.description))
         return run_parsed(self.prog, parser.parse_args(argv), package=self.package)

@@ -378,3 +378,25 @@ def test_cause_4_a_shard_swapped_for_a_symlink_after_the_check_is_never_uploaded
     with pytest.raises(PushError, match=rf"{shard.name}: cannot be read as the file we wrote \(a symlink\)"):
         push_folder(folder, "me/clotho-aqa", token="hf_x")
     assert all(secret.read_bytes() not in data for data in hub.uploaded.values())
+
+
+# --- smaller: a usage error is one line, the error and a pointer to --help ---------------------------
+
+USAGE_ERRORS = [
+    ["clevr-math", "nope"],                                             # an invalid subcommand
+    ["clevr-math", "export", "--no_such_flag"],                         # an unknown flag of a subcommand
+    ["clotho-aqa", "export", "--out", "E", "--media", "nope"],          # an invalid choice
+    ["clotho-aqa", "splits"],                                           # a missing required flag
+    ["clotho-aqa", "evaluate", "--data", "d", "--out", "o", "--bootstrap", "x"],  # a bad value
+    ["generate-questions", "--no_such_flag"],
+    ["generate-questions", "--input_scene_file", "s.json", "--templates", "nope"],
+    ["clevr-math", "synth", "--out", "W", "--splits"],                  # a flag without its value
+]
+
+
+@pytest.mark.parametrize("argv", USAGE_ERRORS, ids=" ".join)
+def test_a_usage_error_is_one_line_pointing_to_help(argv, tmp_path):
+    case = Case(" ".join(argv), lambda tmp: list(argv), exit_code=2, stderr_has="--help")
+    done = run_case(case, tmp_path)
+    _one_line(tmp_path, done)
+    assert "usage:" not in done.stderr
