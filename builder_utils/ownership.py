@@ -40,7 +40,7 @@ from builder_utils.wait_points import wait_point
 
 __all__ = [
     "BusyError", "Entry", "OVERWRITE_HELP", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
-    "changed", "open_recorded", "read_record", "sha256_of",
+    "changed", "declare_scratch", "open_recorded", "read_record", "sha256_of",
 ]
 
 RECORD = ".ownership.json"
@@ -53,6 +53,12 @@ _REPLACED = ".replaced"  # inside a staging folder: the files a commit replaced,
 OLD_RECORDS = (".hub-export-manifest.json", ".clevr-synth.json", ".clotho-aqa-synth.json",
                ".clevr-math-demo.json", ".clotho-aqa-demo.json")
 _HIDDEN = (RECORD, MARKER)
+# Scratch folders a command makes outside its staging (a Dask cluster's, multiprocessing's socket
+# folder), named by their makers (declare_scratch) in the staging's marker: the re-run that removes
+# a killed run's staging removes them too. Only these kinds of names, directly inside a temporary
+# folder, owned by us and not symlinks, are ever removed (the marker lies where others may write).
+SCRATCH_PATTERNS = ("dask-scratch-*", "pymp-*")
+_OPEN: list["OutputFolder"] = []  # the output folders open in this process, innermost last
 _CHUNK = 1 << 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 OVERWRITE_HELP = ("replace a file at one of this command's output names that its folder's record does not list "
@@ -484,6 +490,7 @@ class OutputFolder:
         self._remove: set[str] = set()
         self._trusted: set[str] = set()
         self._signals = contextlib.ExitStack()
+        self._scratch: list[str] = []  # scratch folders made outside the staging (declare_scratch)
 
     @classmethod
     @contextlib.contextmanager
@@ -572,10 +579,12 @@ class OutputFolder:
                     _remove_tree(child)
             if kept is not None:
                 kept.mkdir(exist_ok=True)  # the same key's finished files are taken up
+                _remove_scratch(kept / MARKER)  # its dead run's scratch, before the marker is ours
                 self.stage = kept
             else:
                 self.stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
-            (self.stage / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
+            self._write_marker()
+            _OPEN.append(self)
             wait_point("staging")
         except OSError as exc:
             self._close()
@@ -584,6 +593,10 @@ class OutputFolder:
         except BaseException:
             self._close()
             raise
+
+    def _write_marker(self) -> None:
+        write_atomic(self.stage / MARKER, json.dumps({"pid": os.getpid(), "command": self.command,
+                                                      "scratch": self._scratch}) + "\n")
 
     def _lock(self) -> None:
         fd = os.open(self.root, _DIR_FLAGS)
@@ -598,9 +611,11 @@ class OutputFolder:
         self._fd = fd
 
     def _close(self) -> None:
+        if self in _OPEN:
+            _OPEN.remove(self)
         if self.stage is not None:
             if self.resume is None or self._committed:
-                _remove_tree(self.stage)  # a resumable run's staging outlives its failure
+                _remove_tree(self.stage, dead=False)  # a resumable run's staging outlives its failure
             self.stage = None
         # the folders this command created and left empty (a failed or empty run) go again, the
         # deepest first; each only while it is still the folder mkdir made
@@ -854,10 +869,55 @@ def _make_folders(path: Path, made: list[tuple[str, tuple[int, int]]]) -> list[t
     return made
 
 
-def _remove_tree(folder: Path) -> None:
-    """Remove a staging folder, its marker last (a removal cut short still leaves it ours)."""
+def declare_scratch(path: str | os.PathLike) -> None:
+    """Name a scratch folder the command made outside its output folder (see :data:`SCRATCH_PATTERNS`):
+    listed in the innermost open output folder's staging marker, so that after a kill -9 the re-run
+    removes it with the dead staging. Its maker still removes it on a normal end; without an open
+    output folder (a library call) nothing is recorded.
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> with OutputFolder.open(root / "out", command="x") as out:
+        ...     declare_scratch(tempfile.mkdtemp(prefix="dask-scratch-"))
+        ...     len(json.loads((out.stage / MARKER).read_text())["scratch"])
+        1
+    """
+    if _OPEN and _OPEN[-1].stage is not None:
+        _OPEN[-1]._scratch.append(os.path.abspath(path))
+        _OPEN[-1]._write_marker()
+
+
+def _remove_scratch(marker: Path) -> None:
+    """Remove the scratch folders a dead run's marker lists (only those :data:`SCRATCH_PATTERNS` allows)."""
+    import fnmatch
+
+    try:
+        data = load_json(marker, what="staging marker")
+    except (JSONInputError, OSError):
+        return  # an old marker (no list) or none: nothing declared
+    listed = data.get("scratch") if isinstance(data, dict) else None
+    temporary = {os.path.realpath(tempfile.gettempdir()), os.path.realpath("/tmp")}
+    for path in listed if isinstance(listed, list) else []:
+        if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+            continue
+        name = os.path.basename(path)
+        if not any(fnmatch.fnmatchcase(name, pattern) for pattern in SCRATCH_PATTERNS) or \
+                os.path.realpath(os.path.dirname(path)) not in temporary:
+            continue
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            if stat_kind.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_tree(folder: Path, dead: bool = True) -> None:
+    """Remove a staging folder, its marker last (a removal cut short still leaves it ours); a ``dead``
+    run's also the scratch folders its marker lists (a live process may still use its own, e.g.
+    multiprocessing's socket folder, which multiprocessing removes at exit)."""
     if not folder.is_dir() or folder.is_symlink():
         return
+    if dead and (folder / MARKER).is_file() and not (folder / MARKER).is_symlink():
+        _remove_scratch(folder / MARKER)
     for child in folder.iterdir():
         if child.name == MARKER:
             continue

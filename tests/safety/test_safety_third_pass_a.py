@@ -400,3 +400,55 @@ def test_a_usage_error_is_one_line_pointing_to_help(argv, tmp_path):
     done = run_case(case, tmp_path)
     _one_line(tmp_path, done)
     assert "usage:" not in done.stderr
+
+
+# --- smaller: after kill -9 of a --dask local run, the re-run leaves no scratch behind --------------
+
+def _dask_commands(tmp: Path) -> dict[str, list[str]]:
+    scene_file(tmp, count=40)
+    return {"generate-questions": gq("--input_scene_file", "s.json", "--output_questions_file", "q.json",
+                                     "--dask", "local", "--num_workers", "2", "--quiet"),
+            "clevr-math synth": ["clevr-math", "synth", "--out", str(tmp / "W"), "--num_scenes", "6", "--splits", "val",
+                                 "--dask", "local", "--num_proc", "2", "--quiet"]}
+
+
+@pytest.mark.skipif(importlib.util.find_spec("distributed") is None, reason="needs the dask extra")
+@pytest.mark.parametrize("command", ["generate-questions", "clevr-math synth"])
+def test_kill_9_of_a_dask_local_run_leaves_no_scratch_after_the_re_run(command, monkeypatch, tmp_path):
+    from safety_harness import kill_at
+
+    (tmp_path / "tmp").mkdir()
+    run = tmp_path / "run"  # beside the temporary folder: the harness's snapshot reads no socket
+    run.mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # the killed run's and the re-run's
+    argv = _dask_commands(run)[command]
+    kill_at(run, argv, point="dask-cluster-up")
+    left = sorted(p.name for p in (tmp_path / "tmp").iterdir())
+    assert any(name.startswith("dask-scratch-") for name in left) and any(name.startswith("pymp-") for name in left)
+    run_case(Case(f"{command} re-run after kill -9", lambda tmp: argv, exit_code=0), run)
+    assert not list((tmp_path / "tmp").iterdir()), sorted(p.name for p in (tmp_path / "tmp").iterdir())
+
+
+def test_a_dead_staging_marker_removes_only_declared_scratch_of_ours(monkeypatch, tmp_path):
+    """The marker lies in the output folder, where others may write: it can name nothing but a
+    scratch-named folder directly in the temporary folder, not a symlink."""
+    import json
+
+    from builder_utils.ownership import MARKER, OutputFolder
+
+    temporary, user = tmp_path / "tmp", tmp_path / "user"
+    (user / "pymp-mine").mkdir(parents=True)
+    (temporary / "dask-scratch-dead" / "x").mkdir(parents=True)
+    (temporary / "notes").mkdir()
+    (temporary / "pymp-link").symlink_to(user)
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    out = tmp_path / "out"
+    (out / ".staging-dead").mkdir(parents=True)
+    listed = [str(temporary / "dask-scratch-dead"), str(user), str(user / "pymp-mine"), str(temporary / "notes"),
+              str(temporary / "pymp-link"), str(temporary / "x" / ".." / "pymp-link"), "relative/pymp-x"]
+    (out / ".staging-dead" / MARKER).write_text(json.dumps({"pid": 1, "command": "x", "scratch": listed}))
+    with OutputFolder.open(out, command="x"):
+        pass
+    assert not (temporary / "dask-scratch-dead").exists() and not (out / ".staging-dead").exists()
+    assert (user / "pymp-mine").is_dir() and (temporary / "notes").is_dir() and (temporary / "pymp-link").is_symlink()
