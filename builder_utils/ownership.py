@@ -384,7 +384,9 @@ def open_recorded(root: str | os.PathLike, entry: Entry) -> BinaryIO:
         folders.append(os.open(root, _DIR_FLAGS))
         for part in parts[:-1]:
             folders.append(os.open(part, _DIR_FLAGS, dir_fd=folders[-1]))
-        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=folders[-1])
+        # O_NONBLOCK: a FIFO put at the name must not block the open (it is then refused as not a file)
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                     dir_fd=folders[-1])
     except OSError as exc:
         why = "a symlink" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else exc.strerror or str(exc)
         raise OwnershipError(f"{where}: cannot be read as the file we wrote ({why}); nothing is read through "
