@@ -452,3 +452,21 @@ def test_a_dead_staging_marker_removes_only_declared_scratch_of_ours(monkeypatch
         pass
     assert not (temporary / "dask-scratch-dead").exists() and not (out / ".staging-dead").exists()
     assert (user / "pymp-mine").is_dir() and (temporary / "notes").is_dir() and (temporary / "pymp-link").is_symlink()
+
+
+def test_cause_5_every_path_option_declares_its_role():
+    """Every option checked as a path (``FilePath``), and the template set, names its role, in
+    every declaration of the declared-path matrix and in both builders' configurations."""
+    import dataclasses
+
+    from test_safety_declared import COMMANDS
+
+    from builder_utils.options import FilePath
+    from clevr_math.config import ClevrMathConfig
+    from clotho_aqa.config import ClothoAQAConfig
+
+    classes = {cls for command in COMMANDS for cls in command.declarations} | {ClevrMathConfig, ClothoAQAConfig}
+    without = [f"{cls.__name__}.{f.name}" for cls in classes for f in dataclasses.fields(cls)
+               if "generator_option" in f.metadata and f.metadata["generator_option"]["role"] is None
+               and (isinstance(f.metadata["generator_option"]["check"], FilePath) or f.name == "template_set")]
+    assert without == []
