@@ -417,16 +417,23 @@ def _dask_commands(tmp: Path) -> dict[str, list[str]]:
 def test_kill_9_of_a_dask_local_run_leaves_no_scratch_after_the_re_run(command, monkeypatch, tmp_path):
     from safety_harness import kill_at
 
-    (tmp_path / "tmp").mkdir()
+    import tempfile
+
+    # a short temporary folder: under a deep one (pytest-xdist's) the socket folder goes to /tmp
+    # itself, where other jobs' folders make its emptiness no proof
+    temporary = Path(tempfile.mkdtemp(prefix="t37-", dir="/tmp"))
     run = tmp_path / "run"  # beside the temporary folder: the harness's snapshot reads no socket
     run.mkdir()
-    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))  # the killed run's and the re-run's
-    argv = _dask_commands(run)[command]
-    kill_at(run, argv, point="dask-cluster-up")
-    left = sorted(p.name for p in (tmp_path / "tmp").iterdir())
-    assert any(name.startswith("dask-scratch-") for name in left) and any(name.startswith("pymp-") for name in left)
-    run_case(Case(f"{command} re-run after kill -9", lambda tmp: argv, exit_code=0), run)
-    assert not list((tmp_path / "tmp").iterdir()), sorted(p.name for p in (tmp_path / "tmp").iterdir())
+    monkeypatch.setenv("TMPDIR", str(temporary))  # the killed run's and the re-run's
+    try:
+        argv = _dask_commands(run)[command]
+        kill_at(run, argv, point="dask-cluster-up")
+        left = sorted(p.name for p in temporary.iterdir())
+        assert any(name.startswith("dask-scratch-") for name in left) and any(name.startswith("pymp-") for name in left)
+        run_case(Case(f"{command} re-run after kill -9", lambda tmp: argv, exit_code=0), run)
+        assert not list(temporary.iterdir()), sorted(p.name for p in temporary.iterdir())
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)
 
 
 def test_a_dead_staging_marker_removes_only_declared_scratch_of_ours(monkeypatch, tmp_path):
