@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import os
+
 import datasets
 
 # Arrow tables: builds yield typed batches and the export rebuilds configurations from tables.
@@ -68,7 +70,12 @@ except ImportError:  # 3.6
 
 def default_cache_dir() -> str:
     """The cache ``datasets`` writes into without a ``cache_dir`` (``HF_DATASETS_CACHE``, else under
-    ``HF_HOME``): ``datasets.config`` holds it, read at call time (the top level has no accessor)."""
+    ``HF_HOME``): ``datasets.config`` holds it, read at call time (the top level has no accessor).
+
+    Example:
+        >>> default_cache_dir().endswith("datasets") or "HF_DATASETS_CACHE" in os.environ
+        True
+    """
     from datasets import config
 
     return str(config.HF_DATASETS_CACHE)
