@@ -4,14 +4,17 @@ each written from the issue's description and run as a real command.
 1. **The package's own files.** Every shipped file is an input of every command, from the
    installed location of every package the distribution ships, whatever the command imported.
 2. **Defaults declared.** ``evaluate`` without ``--cache_dir`` falls back on the datasets cache
-   (``HF_DATASETS_CACHE``): declared with the cache's role, refused inside the command's input.
+   (``HF_DATASETS_CACHE``): declared with the cache's role, refused inside the command's input;
+   the temporary folder (``TMPDIR``) of every command is never inside an input.
 3. **Created folders, as the kernel resolved them.** A failed command removes only the folders
    it made (``new/../u/x``: ``new`` and ``u/x``, never the user's ``u``).
 4. **Push uploads what it checked.** A shard swapped for a symlink after the check is never uploaded.
 5. **Every path option has a role.** ``--template_set DIR`` and ``released_questions_dir`` are
    inputs of ``evaluate``, ``export`` and ``demo``.
 11-13 and the smaller items: bounded decoders (a predictions Parquet), one line for a corrupt
-shard under ``evaluate --data EXPORT``, bounded label shortening, one-line usage errors.
+shard under ``evaluate --data EXPORT``, bounded label shortening (``tests/test_charts.py``),
+one-line usage errors, and no ``dask-scratch-*`` / ``pymp-*`` left after the re-run of a
+``--dask local`` run killed with ``kill -9``.
 """
 
 from __future__ import annotations
