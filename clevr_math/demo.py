@@ -124,7 +124,7 @@ def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | No
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
         print(f"{config_name}: load_dataset({hub!r}, {config_name!r})", file=stream)
         print(describe(config_name, loaded[config_name], rows), file=stream)
-    from clevr_math.evaluate import evaluate_demo
+    from clevr_math.evaluation import evaluate_demo
 
     evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir, stream=stream)
     return loaded

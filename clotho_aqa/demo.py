@@ -66,7 +66,7 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
         print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
         print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
         print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
-    from clotho_aqa.evaluate import evaluate_demo
+    from clotho_aqa.evaluation import evaluate_demo
 
     evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
     return sizes

@@ -33,7 +33,7 @@ def _imported(name: str):
 class DatasetEntry:
     """A dataset's declaration. ``builder``, ``config`` and ``export_source``: ``module:name``;
     ``<package>.demo`` holds ``DemoPaths``, ``add_demo_options(parser)`` and
-    ``run_from_args(args, builder_kwargs, stream)``, ``<package>.evaluate`` ``add_arguments``;
+    ``run_from_args(args, builder_kwargs, stream)``, ``<package>.evaluation`` ``add_arguments``;
     ``extra``: the dataset's own subcommands, listed after ``demo``."""
 
     prog: str
@@ -97,7 +97,7 @@ class DatasetEntry:
         add_push_subcommand(subparsers, prog=f"{self.prog} push")
 
     def _add_evaluate(self, subparsers) -> None:
-        add = _imported(f"{self.package}.evaluate:add_arguments")
+        add = _imported(f"{self.package}.evaluation:add_arguments")
         add(subparsers.add_parser("evaluate", description=self.evaluate_description))
 
     @contextlib.contextmanager
