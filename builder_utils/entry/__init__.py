@@ -48,6 +48,7 @@ class DatasetEntry:
     evaluate_help: str
     evaluate_description: str
     lmms_tag: str
+    export_data_dir_help: str
     extra: tuple[Subcommand, ...] = ()
     export_source: str | None = None
 
@@ -89,7 +90,8 @@ class DatasetEntry:
 
         builder = _imported(self.builder)
         source = _imported(self.export_source)() if self.export_source else None
-        add_export_subcommand(subparsers, builder, self.card_template, prog=f"{self.prog} export", source=source)
+        add_export_subcommand(subparsers, builder, self.card_template, prog=f"{self.prog} export", source=source,
+                              data_dir_help=self.export_data_dir_help)
 
     def _add_push(self, subparsers) -> None:
         from builder_utils.hub.cli import add_push_subcommand
