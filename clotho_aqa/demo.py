@@ -76,8 +76,8 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
 class DemoPaths:
     """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
 
-    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic) and hub/ (the export that "
-                      "`clotho-aqa push` uploads); such folders that an earlier demo run did not create are never "
+    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic), hub/ (the export that "
+                      "`clotho-aqa push` uploads) and evaluation/ (the baselines' report); such folders that an earlier demo run did not create are never "
                       "touched", group="inputs and outputs", role="output_dir")
 
 

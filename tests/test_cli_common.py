@@ -144,6 +144,9 @@ def test_demo_help_names_the_configurations_it_builds():
     text = " ".join(PARSERS["clevr-math"].format_help().split())
     assert "both configs" not in text
     assert "general and multihop" in text
+    for name in ("clevr-math demo", "clotho-aqa demo"):  # the folders each demo writes, evaluation/ included
+        out_help = " ".join(PARSERS[name]._option_string_actions["--out"].help.split())
+        assert "hub" in out_help and "evaluation" in out_help and "cache" not in out_help, out_help
 
 
 def test_max_shard_size_help_says_what_it_limits():

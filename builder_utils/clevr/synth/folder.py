@@ -394,7 +394,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 dask=args.dask,
                 images=images,
             )
-            logger.info("wrote synthetic CLEVR to %s", root)
+            written = {split: counts[split] if isinstance(counts, dict) else counts for split in named}
+            logger.info("wrote synthetic CLEVR to %s: %s%s", root,
+                        ", ".join(f"{split} {n} scene(s)" for split, n in written.items()),
+                        " (scene graphs only)" if args.no_render else ", a PNG image each")
     except (ValueError, OSError, DaskUnavailable, SceneRenderFailed) as exc:
         return report_error(parser.prog, exc)  # one line: the arguments parsed fine
     except KeyboardInterrupt as stop:
