@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -111,12 +112,19 @@ class DatasetEntry:
             yield folder, [folder.claim(name) for name in folders]
 
     def export_demo(self, hub, data_dir, cache_dir, builder_kwargs, configs=None, num_proc=None) -> None:
-        """Export ``configs`` (default: all) of the demo's data to ``hub``, without progress bars."""
+        """Export ``configs`` (default: all) of the demo's data to ``hub``, without progress bars and without
+        the inline export's size advice: the demo chose inline, its user cannot act on it there."""
         from builder_utils.hub import export_builder
+        from builder_utils.hub.export import SIZE_ADVICE
 
-        export_builder(_imported(self.builder), hub, card_template=self.card_template, data_dir=data_dir,
-                       configs=configs, num_proc=num_proc, cache_dir=cache_dir, progress=False,
-                       builder_kwargs=builder_kwargs)
+        level = SIZE_ADVICE.level
+        SIZE_ADVICE.setLevel(logging.ERROR)
+        try:
+            export_builder(_imported(self.builder), hub, card_template=self.card_template, data_dir=data_dir,
+                           configs=configs, num_proc=num_proc, cache_dir=cache_dir, progress=False,
+                           builder_kwargs=builder_kwargs)
+        finally:
+            SIZE_ADVICE.setLevel(level)
 
     @property
     def task_dir(self) -> Path:
