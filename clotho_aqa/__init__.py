@@ -19,6 +19,7 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "ReleaseError": "clotho_aqa.release",
     "decode_audio": "clotho_aqa.audio",
     "evaluate": "clotho_aqa.evaluation",
+    "figure": "clotho_aqa.figures",
     "without_decoding": "clotho_aqa.audio",
     "write_evaluation": "clotho_aqa.evaluation",
 })
