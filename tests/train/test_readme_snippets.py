@@ -2,7 +2,8 @@
 rest of every README block, and these up to their ``from trl import`` line).
 
 Each block runs as written but for its placeholders: ``model=...`` becomes a tiny model folder
-(processor saved beside it), ``train_dataset=...`` the ``prompts`` rows of a small export, and the
+(processor saved beside it), ``train_dataset=...`` a small problem set (the ``prompts`` rows, images
+inline), and the
 trainer config gets a CPU run length in place of ``max_steps=1000``. Then the trainer the block
 made trains two steps.
 """
@@ -19,7 +20,7 @@ pytest.importorskip("trl")
 
 import datasets  # noqa: E402
 
-from clevr_math import stream  # noqa: E402
+from clevr_math import problems, stream  # noqa: E402
 from tiny_models import tiny_llava  # noqa: E402
 from train_helpers import STEPS, step_logs, tokenizer_texts  # noqa: E402
 
@@ -50,7 +51,7 @@ def test_the_blocks_that_need_trl_are_the_two_grpo_ones():
 
 
 @pytest.mark.parametrize("name", sorted(_blocks_with_trl()))
-def test_readme_trl_block_makes_a_trainer_that_trains(name, kit, clevr_export, tmp_path, monkeypatch):
+def test_readme_trl_block_makes_a_trainer_that_trains(name, kit, tmp_path, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(tmp_path / "hf_cache"))
     code = _blocks_with_trl()[name]
     code = code.replace("model=...", f"model={str(kit.folder)!r}")
@@ -59,7 +60,7 @@ def test_readme_trl_block_makes_a_trainer_that_trains(name, kit, clevr_export, t
     code = code.replace('output_dir="grpo"', f"output_dir={str(tmp_path / 'grpo')!r}")
     from trl import GRPOConfig
 
-    scope = {"PROMPTS": clevr_export.load("prompts"),
+    scope = {"PROMPTS": problems(size=8, seed=0),
              "ARGS": eval(f"GRPOConfig(output_dir={str(tmp_path / 'eval')!r}, {RUN_LENGTH})", {"GRPOConfig": GRPOConfig})}
     exec(compile(code, name, "exec"), scope)
     trainer = scope["trainer"]
