@@ -23,7 +23,7 @@ from builder_utils.clevr.chain_templates import MAX_OPERATIONS, SAME_SIGN_FAMILY
 from builder_utils.clevr.options import MAX_ANSWER
 from builder_utils.options import Choice, Flag, Integer, Share, Words, check_options, option
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
-from clevr_math.categories import CATEGORIES
+from clevr_math.categories import OPERATION_CATEGORIES
 
 __all__ = ["AdaptiveCurriculum", "Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS", "row_difficulty"]
 
@@ -65,7 +65,7 @@ class Difficulty:
         "alternating", Choice(OPERATIONS), "chains of 2+ operations: alternating removal/insertion, or same_sign "
         "(removals only or insertions only) (default: %(default)s)", group=_GROUP)
     categories: tuple[str, ...] | None = option(
-        None, Words(), f"keep these categories ({', '.join(CATEGORIES)}; default: all)", group=_GROUP)
+        None, Words(), f"keep these categories ({', '.join(OPERATION_CATEGORIES)}; default: all)", group=_GROUP)
     max_answer: int = option(
         10, Integer(0, maximum=MAX_ANSWER),
         f"largest answer, and largest count along a chain, at most {MAX_ANSWER} (default: %(default)s)", group=_GROUP)
@@ -84,9 +84,9 @@ class Difficulty:
         check_options(self)
         chains = self.num_operations is not None and self.num_operations >= 2
         if self.categories is not None:
-            unknown = [c for c in self.categories if c not in CATEGORIES]
+            unknown = [c for c in self.categories if c not in OPERATION_CATEGORIES]
             if unknown:
-                raise ValueError(f"categories: unknown {', '.join(map(repr, unknown))}; valid: {', '.join(CATEGORIES)}")
+                raise ValueError(f"categories: unknown {', '.join(map(repr, unknown))}; valid: {', '.join(OPERATION_CATEGORIES)}")
             if chains and "multihop" not in self.categories:
                 raise ValueError(f"chains of {self.num_operations} operations are category multihop, "
                                  f"but categories={list(self.categories)}")
