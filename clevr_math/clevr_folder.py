@@ -74,20 +74,54 @@ def find_splits(root: str) -> list[SplitSource]:
         ...
         clevr_math.clevr_folder.ClevrDataError: .../CLEVR_val_scenes.json: scene file not found (the validation split needs it). ...
     """
-    if not os.path.isdir(root):
-        raise ClevrDataError(f"CLEVR data folder {root} does not exist. {DATA_OPTIONS}")
     sources = []
     for hf_split, clevr_split in SPLITS:
-        scenes = os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")
-        images = os.path.join(root, "images", clevr_split)
-        if not os.path.isfile(scenes):
-            if clevr_split in REQUIRED_SPLITS:
-                raise ClevrDataError(f"{scenes}: scene file not found (the {hf_split} split needs it). {DATA_OPTIONS}")
-            continue
-        if not os.path.isdir(images):
-            raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
-        sources.append(SplitSource(hf_split, clevr_split, scenes, images))
+        if clevr_split in REQUIRED_SPLITS or os.path.isfile(os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")):
+            sources.append(split_source(root, clevr_split))
     return sources
+
+
+def split_source(root: str, clevr_split: str, options: str = DATA_OPTIONS) -> SplitSource:
+    """One split's scene file and image folder under ``root``, checked; no other split's file is looked at.
+    ``options``: how to get data, in the caller's words, ending each "not found" error.
+
+    Example:
+        >>> split_source("/nonexistent", "val", "Options: none.")
+        Traceback (most recent call last):
+        ...
+        clevr_math.clevr_folder.ClevrDataError: CLEVR data folder /nonexistent does not exist. Options: none.
+    """
+    hf_split = {clevr: hf for hf, clevr in SPLITS}[clevr_split]
+    if not os.path.isdir(root):
+        raise ClevrDataError(f"CLEVR data folder {root} does not exist. {options}")
+    scenes = os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")
+    images = os.path.join(root, "images", clevr_split)
+    if not os.path.isfile(scenes):
+        raise ClevrDataError(f"{scenes}: scene file not found (the {hf_split} split needs it). {options}")
+    if not os.path.isdir(images):
+        raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
+    return SplitSource(hf_split, clevr_split, scenes, images)
+
+
+def separate_test_split(folder: str) -> SplitSource:
+    """The test split of a folder holding only ``scenes/CLEVR_test_scenes.json`` and ``images/test/``
+    (the builder's ``test_data_dir``: a test world rendered apart, e.g. by ``clevr-math synth --splits test``).
+
+    Example:
+        >>> import tempfile; from builder_utils.clevr.synth import write_clevr_folder
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"test": 1}, seed=0, progress=False)
+        >>> separate_test_split(str(root)).hf_split
+        'test'
+    """
+    root = clevr_root(os.path.abspath(os.path.expanduser(folder)))
+    scenes = os.path.join(root, "scenes", "CLEVR_test_scenes.json")
+    images = os.path.join(root, "images", "test")
+    if not os.path.isfile(scenes):
+        raise ClevrDataError(f"test_data_dir {folder}: no {scenes}; write a test world with `clevr-math synth --out "
+                             f"{folder} --num_scenes test=1000` (add --renderer blender for CLEVR's look)")
+    if not os.path.isdir(images):
+        raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
+    return SplitSource("test", "test", scenes, images)
 
 
 def image_path(source: SplitSource, image_filename: str, where: str) -> str:

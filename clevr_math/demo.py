@@ -43,8 +43,10 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     from builder_utils.clevr.synth import write_clevr_folder
 
     final = os.path.join(out_dir, "CLEVR_v1.0")
-    # synth's own record decides what is replaced: only its own files, a user's file there stays
-    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False)
+    # synth's own record decides what is replaced: only its own files, a user's file there stays;
+    # the demo's world is its own, so a demo of other arguments replaces it (replace_worlds)
+    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False,
+                       replace_worlds=True)
     return final
 
 
@@ -124,7 +126,7 @@ def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | No
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
         print(f"{config_name}: load_dataset({hub!r}, {config_name!r})", file=stream)
         print(describe(config_name, loaded[config_name], rows), file=stream)
-    from clevr_math.evaluate import evaluate_demo
+    from clevr_math.evaluation import evaluate_demo
 
     evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir, stream=stream)
     return loaded

@@ -1,15 +1,17 @@
 """Fixed-size CLEVR-Math problem sets: :func:`problems`, the first ``size`` rows of a one-shard
 :func:`clevr_math.stream` as a map-style ``datasets.Dataset`` (README, "Fixed-size problem sets").
 
-Mixtures: ``datasets.interleave_datasets``, each source with a seed of its own (its own worlds):
+Mixtures: ``datasets.interleave_datasets``, each source with a seed of its own (its own worlds),
+each problem once (``"all_exhausted"`` would repeat the smaller set's); with a stream, the set goes
+in as ``one_op.to_iterable_dataset()``:
 
 >>> import datasets
 >>> one_op = problems(size=7, seed=0, num_operations=1)
 >>> chains = problems(size=3, seed=1, num_operations=3)
 >>> mixed = datasets.interleave_datasets([one_op, chains], probabilities=[0.7, 0.3], seed=0,
-...                                      stopping_strategy="all_exhausted")
->>> len(one_op), one_op[0]["num_operations"], sorted(set(mixed["num_operations"]))
-(7, 1, [1, 3])
+...                                      stopping_strategy="all_exhausted_without_replacement")
+>>> len(one_op), one_op[0]["num_operations"], len(mixed), sorted(set(mixed["num_operations"]))
+(7, 1, 10, [1, 3])
 """
 
 from __future__ import annotations
@@ -43,6 +45,9 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
     ``trainer_format``: in a trainer's own layout instead (``r1v``, ``easyr1``, ...: README, "Which trainer").
     ``difficulty``: :func:`~clevr_math.stream`'s knobs, and its ``step_scenes`` / ``render_steps``.
 
+    ``difficulty`` also takes the stream's ``cogent=`` (``"A"``, ``"B"`` or shape -> colours): a
+    CoGenT train set is ``problems(size=n, cogent="A")``, its test set ``problems(size=n, split="test", cogent="B")``.
+
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
     (5, 4, 2, (480, 320))
@@ -68,11 +73,17 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
         chunks.append(pa.Table.from_pylist(chunk, schema=schema))
     table = pa.concat_tables(chunks)
     built = dataset_from_table(table, stream_features(), datasets.NamedSplit(split),
-                               description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed})",
+                               description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed}"
+                                           + (f", shape-colour rule {_rule_name(difficulty['cogent'])})"
+                                              if difficulty.get("cogent") is not None else ")"),
                                fingerprint=_fingerprint(table))
     if trainer_format is None:
         return built
     return in_format(built, trainer_format, difficulty.get("prompt_style_name", DEFAULT_PROMPT_STYLE), split)
+
+
+def _rule_name(cogent) -> str:
+    return f"CoGenT {cogent}" if isinstance(cogent, str) else str(dict(cogent))
 
 
 def _fingerprint(table: pa.Table) -> str:

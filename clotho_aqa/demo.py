@@ -66,7 +66,7 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
         print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
         print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
         print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
-    from clotho_aqa.evaluate import evaluate_demo
+    from clotho_aqa.evaluation import evaluate_demo
 
     evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
     return sizes
@@ -76,8 +76,8 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
 class DemoPaths:
     """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
 
-    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic) and hub/ (the export that "
-                      "`clotho-aqa push` uploads); such folders that an earlier demo run did not create are never "
+    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic), hub/ (the export that "
+                      "`clotho-aqa push` uploads) and evaluation/ (the baselines' report); such folders that an earlier demo run did not create are never "
                       "touched", group="inputs and outputs", role="output_dir")
 
 

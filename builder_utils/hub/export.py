@@ -63,6 +63,9 @@ from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 from builder_utils.wait_points import wait_point
 
 logger = logging.getLogger(__name__)
+#: The advice an inline export gives about its size (``--media shared``): its own logger, so that a
+#: caller that chose inline on purpose (the demos) turns off only that.
+SIZE_ADVICE = logging.getLogger(f"{__name__}.size_advice")
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 # Shards written at once unless num_proc says otherwise (threads; each holds two batches of about
@@ -510,7 +513,7 @@ def _export_into(folder, builder_cls, names, found, template, state, existing, d
         keep_media_of_kept_configs(outputs, found, kept, old_media)
     logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
     if result.plan.warning():
-        logger.warning("%s", result.plan.warning())
+        SIZE_ADVICE.warning("%s", result.plan.warning())
     if plan_only:
         return result
     # Every shard of every configuration, written by a pool: one big media split would

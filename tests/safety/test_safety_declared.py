@@ -25,6 +25,7 @@ from test_safety_causes_1_4 import unmount_under
 import builder_utils
 from builder_utils.clevr.generate_questions import QuestionFiles
 from builder_utils.clevr.options import GeneratorOptions
+from builder_utils.clevr.synth.controls import WorldOptions
 from builder_utils.clevr.synth.folder import ImageOptions, WorldPaths
 from builder_utils.evaluation.cli import EvaluatePaths
 from builder_utils.hub.export import ExportPaths
@@ -71,8 +72,11 @@ COMMANDS = [
     Command("clotho-aqa evaluate", (EvaluatePaths,), ("clotho-aqa", "evaluate", "--quiet"), _EVAL),
     Command("clevr-math evaluate", (EvaluatePaths, ClevrMathConfig), ("clevr-math", "evaluate", "--quiet"),
             {**_EVAL, **_CLEVR_MATH_CONFIG, "--scenes": "in/scenes.json"}, extra_inputs={"--scenes": "in/scenes.json"}),
-    Command("clevr-math synth", (WorldPaths, ImageOptions), ("clevr-math", "synth", "--num_scenes", "1", "--splits", "val",
-                                                             "--quiet"), {"--out": "W", "--blender": "in/blender.bin"}),
+    Command("clevr-math synth", (WorldPaths, ImageOptions, WorldOptions),
+            ("clevr-math", "synth", "--num_scenes", "1", "--splits", "val", "--quiet"),
+            {"--out": "W", "--blender": "in/blender.bin", "--base_scene_blendfile": "in/base_scene.blend",
+             "--shape_dir": "in/shapes", "--material_dir": "in/materials",
+             "--shape_color_combos_json": "in/combos.json", "--properties_json": "in/properties.json"}),
     Command("clotho-aqa synth", (SynthPaths,), ("clotho-aqa", "synth", "--num_files", "3"), {"--out": "R"}),
     Command("clotho-aqa demo", (ClothoDemoPaths,), ("clotho-aqa", "demo", "--quiet"), {"--out": "D"}),
     Command("clevr-math demo", (ClevrDemoPaths, ClevrMathConfig), ("clevr-math", "demo", "--quiet"),
