@@ -59,7 +59,8 @@ class Command:
 _EVAL = {"--data": "in/data", "--predictions": "in/p.jsonl", "--out": "V", "--cache_dir": "cache"}
 _EXPORT = {"--data_dir": "in/data", "--out": "E", "--cache_dir": "cache"}
 # the builder options that are paths (issue 37, cause 5): inputs of every command that builds
-_CLEVR_MATH_CONFIG = {"--template_set": "in/tpl", "--released_questions_dir": "in/released"}
+_CLEVR_MATH_CONFIG = {"--template_set": "in/tpl", "--released_questions_dir": "in/released",
+                      "--test_data_dir": "in/test_data"}
 COMMANDS = [
     Command("generate-questions", (QuestionFiles, GeneratorOptions), ("generate-questions", "--quiet"),
             {"--input_scene_file": "in/s.json", "--output_questions_file": "q.json", "--template_dir": "in/tpl",
