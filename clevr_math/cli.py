@@ -53,6 +53,8 @@ ENTRY = DatasetEntry(
     extra=(Subcommand("counting-sets", COUNTING_HELP, lambda subparsers: add_forwarding_subcommand(
         subparsers, "counting-sets", COUNTING_HELP, _counting_main)),),
     lmms_tag="ccqa_clevr_math",
+    export_data_dir_help="the CLEVR_v1.0 folder the builder reads (scenes/, images/; `clevr-math synth` makes one); "
+    "required, except with --stream_questions (then the folder the stream reads; without it, synthetic worlds)",
     export_source="clevr_math.streaming:StreamExport",
 )
 SUBCOMMANDS = ENTRY.subcommands
