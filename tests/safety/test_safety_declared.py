@@ -31,6 +31,7 @@ from builder_utils.evaluation.cli import EvaluatePaths
 from builder_utils.hub.export import ExportPaths
 from builder_utils.options import declared_paths, path_values
 from clevr_math.config import ClevrMathConfig
+from clevr_math.counting_sets import CountingOptions
 from clevr_math.demo import DemoPaths as ClevrDemoPaths
 from clotho_aqa.cli import SplitsPaths, SynthPaths
 from clotho_aqa.demo import DemoPaths as ClothoDemoPaths
@@ -78,6 +79,8 @@ COMMANDS = [
             {"--out": "W", "--blender": "in/blender.bin", "--base_scene_blendfile": "in/base_scene.blend",
              "--shape_dir": "in/shapes", "--material_dir": "in/materials",
              "--shape_color_combos_json": "in/combos.json", "--properties_json": "in/properties.json"}),
+    Command("clevr-math counting-sets", (CountingOptions,), ("clevr-math", "counting-sets", "--sizes", "1,1,1", "--quiet"),
+            {"--out": "C"}),
     Command("clotho-aqa synth", (SynthPaths,), ("clotho-aqa", "synth", "--num_files", "3"), {"--out": "R"}),
     Command("clotho-aqa demo", (ClothoDemoPaths,), ("clotho-aqa", "demo", "--quiet"), {"--out": "D"}),
     Command("clevr-math demo", (ClevrDemoPaths, ClevrMathConfig), ("clevr-math", "demo", "--quiet"),
