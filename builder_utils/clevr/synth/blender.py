@@ -162,6 +162,19 @@ def studio_for(seed: int, split: str, image_index: int) -> dict:
     return {"camera": camera, "lights": lights, "seed": int(rng.integers(0, 2**31 - 1))}
 
 
+def still_studio(camera_location, seed: int = 0) -> dict:
+    """A studio with its camera at ``camera_location`` and the lights without jitter (a camera
+    recovered from an official image's ``pixel_coords``: CLEVR's light jitter cannot be recovered).
+
+    Example:
+        >>> still_studio((7.5, -6.5, 5.3))["lights"]["key"]["location"] == list(LIGHTS["key"]["location"])
+        True
+    """
+    lights = {name: {"location": list(light["location"]), "size": light["size"], "power": light["power"]}
+              for name, light in LIGHTS.items()}
+    return {"camera": [float(c) for c in camera_location], "lights": lights, "seed": int(seed)}
+
+
 def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
     """The pinhole model of a studio's camera (``directions``; Blender's projection gives ``pixel_coords``).
 
