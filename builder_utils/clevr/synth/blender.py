@@ -50,14 +50,14 @@ PASS_TIMEOUT_PER_SAMPLE_S = 6.0
 # uniform in +-jitter along each axis.
 CAMERA_JITTER = 0.5
 LIGHT_JITTER = 1.0
-# The studio's lights: location (world units), disc size and power (W), tuned by eye so that the
-# floor is CLEVR's mid grey and shadows are as deep as CLEVR's: a key light high on the camera's
-# right (shadows fall to the left and back), a weak fill on its left, a back light behind the
-# scene that rims the objects.
+# CLEVR's lights, read from its public base_scene.blend (bpy 5.0.1's units): square area lights
+# pointing straight down, location (world units), side (m), power (W), colour (linear RGB): a warm
+# key light on the camera's right (shadows fall back-left), a cool fill on its left, a white back
+# light behind the scene. Its sun is fixed (no jitter): blender_script.py.
 LIGHTS = {
-    "key": {"location": (6.4, -2.9, 6.2), "size": 1.0, "power": 550.0},
-    "fill": {"location": (-4.7, -4.0, 3.0), "size": 2.0, "power": 25.0},
-    "back": {"location": (-1.2, 5.7, 5.8), "size": 1.5, "power": 150.0},
+    "key": {"location": (6.4467, -2.9052, 4.2584), "size": 0.5, "power": 78.54, "color": (1.0, 0.9323, 0.8167)},
+    "fill": {"location": (-4.6711, -4.0136, 3.0112), "size": 0.5, "power": 23.562, "color": (0.7617, 0.8177, 1.0)},
+    "back": {"location": (-1.1685, 2.646, 5.8157), "size": 1.0, "power": 39.27, "color": (1.0, 1.0, 1.0)},
 }
 # the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS
 INDEX_LEVELS = 16
@@ -158,7 +158,7 @@ def studio_for(seed: int, split: str, image_index: int) -> dict:
     lights = {}
     for name, light in LIGHTS.items():
         location = [c + float(rng.uniform(-LIGHT_JITTER, LIGHT_JITTER)) for c in light["location"]]
-        lights[name] = {"location": location, "size": light["size"], "power": light["power"]}
+        lights[name] = {**light, "location": location}
     return {"camera": camera, "lights": lights, "seed": int(rng.integers(0, 2**31 - 1))}
 
 
@@ -170,8 +170,7 @@ def still_studio(camera_location, seed: int = 0) -> dict:
         >>> still_studio((7.5, -6.5, 5.3))["lights"]["key"]["location"] == list(LIGHTS["key"]["location"])
         True
     """
-    lights = {name: {"location": list(light["location"]), "size": light["size"], "power": light["power"]}
-              for name, light in LIGHTS.items()}
+    lights = {name: {**light, "location": list(light["location"])} for name, light in LIGHTS.items()}
     return {"camera": [float(c) for c in camera_location], "lights": lights, "seed": int(seed)}
 
 

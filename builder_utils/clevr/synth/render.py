@@ -192,7 +192,7 @@ def _check_object(scene: dict, i: int, obj) -> tuple:
         raise RenderError(f"{where}: '3d_coords' must be 3 finite numbers, got {coords!r}")
     rotation = obj.get("rotation", 0.0)
     if isinstance(rotation, bool) or not isinstance(rotation, (int, float)) or not math.isfinite(rotation):
-        raise RenderError(f"{where}: 'rotation' must be a finite number of degrees, got {rotation!r}")
+        raise RenderError(f"{where}: 'rotation' must be a finite number, got {rotation!r}")
     return (
         obj["shape"],
         _linear(obj["color"]),
@@ -259,11 +259,11 @@ def _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, flat) -> None
     image.paste(sprite, (left, top), sprite)
 
 
-def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, flat) -> None:
+def _draw_cube(draw, camera, base, x, y, r, rotation, metal, scale, light, flat) -> None:
     # half a side is the object's radius, so the centre stands at z = r as in CLEVR v1.0's scene
     # graphs (today's public render_images.py divides a cube's size by sqrt(2); v1.0 did not)
     half = r
-    a = math.radians(rotation_deg)
+    a = rotation  # radians: CLEVR's loader took the scene graph's 0-360 number unconverted
     ca, sa = math.cos(a), math.sin(a)
     ground = [(x + ca * u - sa * v, y + sa * u + ca * v) for u, v in ((-half, -half), (half, -half), (half, half), (-half, half))]
     verts = [(gx, gy, 0.0) for gx, gy in ground] + [(gx, gy, 2 * half) for gx, gy in ground]
