@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 import tempfile
 import time
@@ -97,6 +98,7 @@ def run(renderer: str, pairs, out: Path, args) -> list[dict]:
     folder.mkdir(parents=True, exist_ok=True)
     draw = render_pillow if renderer == "pillow" else None
     rows = []
+    rendered = 0
     try:
         for scene, theirs in pairs:
             path = folder / scene["image_filename"]
@@ -105,11 +107,16 @@ def run(renderer: str, pairs, out: Path, args) -> list[dict]:
                 if draw is None:
                     draw = BlenderDrawer(args.blender, args.samples)
                 draw(scene, camera, path)
+                rendered += 1
             ours = np.asarray(Image.open(path).convert("RGB"))
             rows.append({"scene": scene["image_filename"], "fit_px": fit_error, **measures(ours, theirs, scene)})
     finally:
         if isinstance(draw, BlenderDrawer):
             draw.close()
+            # the Blender process's own CPU time (start-up included), once it has exited
+            cpu = resource.getrusage(resource.RUSAGE_CHILDREN)
+            print(f"{renderer}: {(cpu.ru_utime + cpu.ru_stime) / max(rendered, 1):.2f} CPU-s per image "
+                  f"({rendered} rendered)", file=sys.stderr)
     return rows
 
 

@@ -51,7 +51,7 @@ PASS_TIMEOUT_PER_SAMPLE_S = 6.0
 CAMERA_JITTER = 0.5
 LIGHT_JITTER = 1.0
 # CLEVR's lights, read from its public base_scene.blend (bpy 5.0.1's units): square area lights
-# pointing straight down, location (world units), side (m), power (W), colour (linear RGB): a warm
+# aimed at the origin, location (world units), side (m), power (W), colour (linear RGB): a warm
 # key light on the camera's right (shadows fall back-left), a cool fill on its left, a white back
 # light behind the scene. Its sun is fixed (no jitter): blender_script.py.
 LIGHTS = {
