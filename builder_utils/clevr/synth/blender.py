@@ -35,9 +35,11 @@ INSTALL = ("install Blender 4.2 or later (https://www.blender.org/download/) and
            "or `pip install bpy==5.0.1` into a Python 3.11 environment; then pass --blender PATH "
            f"or set {BLENDER_ENV}")
 DEVICES = ("cpu", "gpu")
-# With OpenImageDenoise, 6 samples are 41.9 dB PSNR from a 64-sample render (8: 43.0) at three
-# quarters of the cost: benchmarks/bench_render.py, BENCHMARKS.md "Blender renderer".
-DEFAULT_SAMPLES = 6
+# With OpenImageDenoise, 10 samples keep small objects as clean as large ones against a 64-sample
+# render (inside their masks: small 39.5 dB mean, 31.1 worst; large 42.6, 29.5; at 6 samples small
+# metal objects were blotched, 27.8 worst) for about 3 CPU-s an image: benchmarks/bench_fidelity.py
+# --clean, BENCHMARKS.md "Fidelity to CLEVR's images".
+DEFAULT_SAMPLES = 10
 # One pass tried this many times in all, each time in a fresh Blender process, before its
 # scene is named as failed.
 ATTEMPTS = 3
@@ -78,7 +80,7 @@ class BlenderSettings:
 
     Example:
         >>> BlenderSettings().samples, BlenderSettings(samples=64, denoise=False).denoise
-        (6, False)
+        (10, False)
     """
 
     width: int = 480
