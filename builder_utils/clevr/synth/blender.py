@@ -63,6 +63,9 @@ LIGHTS = {
 }
 # the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS
 INDEX_LEVELS = 16
+# the script's depth pass: grey = depth along the camera's axis / DEPTH_RANGE, in a 16-bit PNG
+# (steps of 1 mm in world units)
+DEPTH_RANGE = 65.535
 _STUDIO_STREAM = 0x57D10  # the spawn key of the studio's stream, beside the scene's own
 
 
@@ -194,7 +197,8 @@ class _BlenderProcess:
         self.command = command
         self.tail: deque[str] = deque(maxlen=20)
         reply_read, reply_write = os.pipe()
-        studio_settings = {**asdict(settings), "colours": COLOR_RGB, "index_levels": INDEX_LEVELS}
+        studio_settings = {**asdict(settings), "colours": COLOR_RGB, "index_levels": INDEX_LEVELS,
+                           "depth_range": DEPTH_RANGE}
         try:
             self.process = subprocess.Popen(
                 [*command, "--reply-fd", str(reply_write), "--settings", json.dumps(studio_settings)],
@@ -351,6 +355,21 @@ class BlenderRenderer:
         finally:
             path.unlink(missing_ok=True)
         return np.rint(red * (INDEX_LEVELS / 255.0)).astype(np.int64), reply["pixel_coords"]
+
+    def depth_map(self, scene: dict, studio: dict, scratch: Path) -> np.ndarray:
+        """Each pixel's depth along the camera's axis (world units, float32), from Blender's depth pass."""
+        from PIL import Image
+
+        path = scratch / f".depth-{os.getpid()}.png"
+        self._pass({"op": "depth", "scene": _plain(scene), "studio": studio, "png": str(path)},
+                   f"scene {scene['image_filename']} (depth pass)")
+        try:
+            with Image.open(path) as image:
+                red = np.asarray(image)
+        finally:
+            path.unlink(missing_ok=True)
+        red = red[..., 0] if red.ndim == 3 else red
+        return (red.astype(np.float64) * (DEPTH_RANGE / 65535.0)).astype(np.float32)
 
     def index_pass(self, scene: dict, studio: dict, scratch: Path) -> tuple[list[int], list[list]]:
         """Each object's visible pixels on the flat-colour pass, and its ``pixel_coords``."""

@@ -2,7 +2,8 @@
 
 It imports ``bpy`` (GPL-3), so :mod:`builder_utils.clevr.synth.blender` runs it apart: one JSON
 reply line on the reply descriptor (stdout is Blender's chatter) per request line of stdin, ops
-``index`` (object k in red (k + 1) / ``index_levels``) and ``render``; an error reply does not end it.
+``index`` (object k in red (k + 1) / ``index_levels``), ``depth`` (grey: depth / ``depth_range``, 16 bits)
+and ``render``; an error reply does not end it.
 """
 
 import json
@@ -140,6 +141,27 @@ def _index_material(levels: int):
     return material
 
 
+def _depth_material(depth_range: float):
+    """Emission of grey = the depth along the camera's axis / ``depth_range`` (written raw, 16 bits)."""
+    material = _new_material("depth")
+    tree = material.node_tree
+    for node in list(tree.nodes):
+        if node.bl_idname != "ShaderNodeOutputMaterial":
+            tree.nodes.remove(node)
+    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+    camera = tree.nodes.new("ShaderNodeCameraData")
+    divide = tree.nodes.new("ShaderNodeMath")
+    divide.operation = "DIVIDE"
+    divide.inputs[1].default_value = float(depth_range)
+    emission = tree.nodes.new("ShaderNodeEmission")
+    emission.inputs["Strength"].default_value = 1.0
+    tree.links.new(camera.outputs["View Z Depth"], divide.inputs[0])
+    # a value into a colour is grey: all three channels, so the grey PNG keeps it whole
+    tree.links.new(divide.outputs[0], emission.inputs["Color"])
+    tree.links.new(emission.outputs[0], output.inputs["Surface"])
+    return material
+
+
 def _mesh_from(bm, name: str):
     mesh = bpy.data.meshes.new(name)
     bm.to_mesh(mesh)
@@ -218,6 +240,7 @@ class Studio:
         self.materials = {(c, m): _object_material(c, rgb, m) for c, rgb in self.colours.items()
                           for m in ("metal", "rubber")}
         self.index_material = _index_material(settings["index_levels"])
+        self.depth_material = _depth_material(settings["depth_range"])
         self.objects = []
         self.scene_key = None
 
@@ -363,9 +386,19 @@ class Studio:
         bpy.ops.render.render(write_still=True)
 
     def render_index(self, path: str) -> None:
+        self._flat_pass(path, self.index_material, "RGB", "8")
+
+    def render_depth(self, path: str) -> None:
+        # grey, 16 bits: a reader (Pillow) keeps all 16 bits of a grey PNG, not of an RGB one
+        self._flat_pass(path, self.depth_material, "BW", "16")
+
+    def _flat_pass(self, path: str, material, mode: str, depth: str) -> None:
+        """One sample a pixel at its centre, every surface drawn with ``material``, written raw."""
         scene, cycles, view = self.scene, self.scene.cycles, bpy.context.view_layer
+        settings = scene.render.image_settings
         saved = (cycles.samples, cycles.use_denoising, cycles.filter_width, cycles.max_bounces,
-                 scene.view_settings.view_transform, scene.render.dither_intensity)
+                 scene.view_settings.view_transform, scene.render.dither_intensity, settings.color_mode,
+                 settings.color_depth)
         try:
             cycles.samples = 1
             cycles.use_denoising = False
@@ -373,12 +406,14 @@ class Studio:
             cycles.max_bounces = 0
             scene.view_settings.view_transform = "Raw"
             scene.render.dither_intensity = 0.0
-            view.material_override = self.index_material
+            settings.color_mode, settings.color_depth = mode, depth
+            view.material_override = material
             self._render_to(path)
         finally:
             view.material_override = None
             (cycles.samples, cycles.use_denoising, cycles.filter_width, cycles.max_bounces,
-             scene.view_settings.view_transform, scene.render.dither_intensity) = saved
+             scene.view_settings.view_transform, scene.render.dither_intensity, settings.color_mode,
+             settings.color_depth) = saved
 
     def render_image(self, path: str, seed: int) -> None:
         cycles = self.scene.cycles
@@ -443,6 +478,9 @@ def main() -> int:
             if request["op"] == "index":
                 studio.render_index(request["png"])
                 answer = {"pixel_coords": studio.pixel_coords()}
+            elif request["op"] == "depth":
+                studio.render_depth(request["png"])
+                answer = {"done": True}
             elif request["op"] == "render":
                 studio.render_image(request["png"], request.get("seed", 0))
                 answer = {"done": True}
