@@ -50,6 +50,7 @@ logger = logging.getLogger(__name__)
 COMMAND = "clevr-math render"
 DEPTH_UNITS = 1000  # depth PNG values per world unit
 CHUNK_SIZE = 8
+BLENDER_CHUNK_SIZE = 2  # seconds a scene: a task is what a killed run loses at most
 
 
 @dataclasses.dataclass(frozen=True)
@@ -218,8 +219,8 @@ def render_scene_file(scenes_path: str | os.PathLike, out_dir: str | os.PathLike
             out.check(rel)  # refused before any work
         for folder in ("images", "masks", "depth"):
             (out.stage / folder).mkdir(exist_ok=True)
-        tasks = [(scenes[i:i + CHUNK_SIZE], str(out.stage), options, executable)
-                 for i in range(0, len(scenes), CHUNK_SIZE)]
+        size = BLENDER_CHUNK_SIZE if options.renderer == "blender" else CHUNK_SIZE
+        tasks = [(scenes[i:i + size], str(out.stage), options, executable) for i in range(0, len(scenes), size)]
         drawn = 0
         with tqdm(total=len(scenes), unit="scene", file=sys.stderr, disable=not progress, desc="render") as bar, \
                 (dask_client(dask, num_proc) if dask is not None else contextlib.nullcontext()) as client, \
