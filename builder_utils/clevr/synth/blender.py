@@ -179,6 +179,17 @@ def still_studio(camera_location, seed: int = 0) -> dict:
     return {"camera": [float(c) for c in camera_location], "lights": lights, "seed": int(seed)}
 
 
+def world_camera(seed: int, split: str, image_index: int, width: int = 480, height: int = 320) -> Camera:
+    """The camera of one scene of a synthetic world: CLEVR's, with CLEVR's jitter drawn from the
+    scene's own stream (:func:`studio_for`), whichever renderer draws the world.
+
+    Example:
+        >>> world_camera(0, "val", 3).location == tuple(studio_for(0, "val", 3)["camera"])
+        True
+    """
+    return Camera(location=tuple(studio_for(seed, split, image_index)["camera"]), width=width, height=height)
+
+
 def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
     """The pinhole model of a studio's camera (``directions``; Blender's projection gives ``pixel_coords``).
 
@@ -380,25 +391,14 @@ class BlenderRenderer:
 
     def scene_for(self, seed: int, split: str, image_index: int, *, min_pixels_per_object: int,
                   scratch: Path, max_objects: int | None = None) -> dict:
-        """The scene graph of (seed, split, index), visible on the index pass; its studio in ``"_studio"``."""
+        """The scene graph of (seed, split, index); its studio in ``"_studio"``. The same world as
+        ``--renderer pillow`` gives (:func:`world_camera`; the visibility rule on the Pillow
+        renderer's outlines, the one geometry both draw alike), so either renderer can draw it."""
         from .scenes import MAX_OBJECTS, generate_scene
 
         studio = studio_for(seed, split, image_index)
-        camera = studio_camera(studio, self.settings)
-        last: list = [None, None]  # the scene counted last, and its pixel_coords
-
-        def count_pixels(scene: dict) -> list[int]:
-            counts, last[1] = self.index_pass(scene, studio, scratch)
-            last[0] = scene
-            return counts
-
-        scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects or MAX_OBJECTS,
-                               min_pixels_per_object=min_pixels_per_object, count_pixels=count_pixels)
-        coords = last[1]
-        if last[0] is not scene:  # no floor: nothing was counted, so ask Blender for the projection alone
-            _, coords = self.index_pass(scene, studio, scratch)
-        for obj, pixel in zip(scene["objects"], coords):
-            obj["pixel_coords"] = pixel
+        scene = generate_scene(seed, split, image_index, studio_camera(studio, self.settings),
+                               max_objects=max_objects or MAX_OBJECTS, min_pixels_per_object=min_pixels_per_object)
         scene["_studio"] = studio
         return scene
 

@@ -28,7 +28,7 @@ from builder_utils.wait_points import wait_point
 
 from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
 from .blender import BLENDER_ENV, DEFAULT_SAMPLES, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
-    find_blender, render_chunk, renderer_for
+    find_blender, render_chunk, renderer_for, world_camera
 from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
 from .render import render_scene
 from .scenes import SPLITS, check_split, generate_scene, image_filename
@@ -141,9 +141,10 @@ def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[
 
 def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None,
                 images: ImageOptions) -> list[dict]:
-    camera = images.camera()
     scenes = []
     for index in range(start, stop):
+        # CLEVR's camera jitter, the same as --renderer blender's: one world per seed, whoever draws it
+        camera = world_camera(seed, split, index, images.width, images.height)
         # the scene graph is kept only once every object shows enough pixels, with or without images
         scene = generate_scene(seed, split, index, camera, min_pixels_per_object=images.min_pixels_per_object)
         if image_dir is not None:
