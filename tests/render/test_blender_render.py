@@ -104,7 +104,8 @@ def test_metal_shows_white_highlights_that_rubber_lacks(hand_rendered):
             if obj["material"] == "rubber":
                 assert found == 0, obj
             elif obj["shape"] == "sphere":
-                assert found >= 5, obj  # the key light's reflection
+                # the key light's reflection (CLEVR's key light is small: a few pixels on a small ball)
+                assert found >= (5 if obj["size"] == "large" else 1), obj
     assert highlights["metal"] >= 50
 
 
