@@ -26,6 +26,9 @@ BACKDROP_AZIMUTH = 1.128
 BACKDROP_START = 8.0
 BACKDROP_RADIUS = 10.0
 STUDIO_EXTENT = 60.0
+# rounded edges, as CLEVR's shape files (fractions of the half-size)
+CUBE_BEVEL = 0.23
+CYLINDER_BEVEL = 0.09
 # CLEVR's sun (base_scene.blend): fixed, faint, slightly soft
 SUN_ROTATION = (0.236, 0.4169, 0.0971)
 SUN_STRENGTH = 0.45
@@ -171,10 +174,11 @@ def _mesh_from(bm, name: str):
 
 
 def _cube_mesh():
-    """A cube of half-size 1 with rounded edges (smooth-shaded bevels, flat faces)."""
+    """A cube of half-size 1 with rounded edges (smooth-shaded bevels, flat faces): CLEVR's
+    SmoothCube_v2 is flat within 0.77 of the centre on each face, hence a bevel of 0.23."""
     bm = bmesh.new()
     bmesh.ops.create_cube(bm, size=2.0)
-    result = bmesh.ops.bevel(bm, geom=list(bm.edges) + list(bm.verts), offset=0.1, segments=4,
+    result = bmesh.ops.bevel(bm, geom=list(bm.edges) + list(bm.verts), offset=CUBE_BEVEL, segments=6,
                              profile=0.5, affect="EDGES")
     for face in bm.faces:
         face.smooth = False
@@ -192,12 +196,13 @@ def _sphere_mesh():
 
 
 def _cylinder_mesh():
-    """Radius 1, height 2 (z in -1..1), capped, with a slight rounding of both rims."""
+    """Radius 1, height 2 (z in -1..1), capped, both rims rounded (CLEVR's SmoothCylinder: the side
+    straight within 0.9 of the middle, the lid flat within 0.92 of the axis)."""
     bm = bmesh.new()
     bmesh.ops.create_cone(bm, cap_ends=True, cap_tris=False, segments=64, radius1=1.0, radius2=1.0, depth=2.0)
     rims = [e for e in bm.edges if abs(e.verts[0].co.z - e.verts[1].co.z) < 1e-6 and len(e.link_faces) == 2
             and any(len(f.verts) > 4 for f in e.link_faces)]
-    result = bmesh.ops.bevel(bm, geom=rims, offset=0.05, segments=3, profile=0.5, affect="EDGES")
+    result = bmesh.ops.bevel(bm, geom=rims, offset=CYLINDER_BEVEL, segments=4, profile=0.5, affect="EDGES")
     for face in bm.faces:
         face.smooth = len(face.verts) <= 4
     for face in result["faces"]:
