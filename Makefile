@@ -46,12 +46,19 @@ RENDER_BPY ?= bpy==5.0.1
 # cannot share .venv-train. torch's CPU build in the same pip command, as for [train]. No
 # torchvision (PyPI's build does not load beside that torch), hence no qwen_vl_utils: verl's
 # length filter of image prompts needs them, and tests/verl_train/ reads images without that filter.
+# An eighth, optional environment for ms-swift (tests/swift_train/): ms-swift pins datasets<4.8.5 and
+# transformers<5.17, so it cannot share .venv-train; torch's CPU build in the same pip command;
+# librosa, its default audio loader, which it does not install itself.
+SWIFT_VENV := .venv-swift
+SWIFT_STAMP := $(SWIFT_VENV)/.installed
+SWIFT_TORCH ?= $(TRAIN_TORCH)
+SWIFT_MS_SWIFT ?= ms-swift==4.6.0
 VERL_VENV := .venv-verl
 VERL_STAMP := $(VERL_VENV)/.installed
 VERL_TORCH ?= $(TRAIN_TORCH)
 VERL_VERL ?= verl==0.9.1
 
-.PHONY: demo test test-legacy test-audio test-train test-harness test-verl test-render clean bytecode
+.PHONY: demo test test-legacy test-audio test-train test-harness test-verl test-swift test-render clean bytecode
 
 # What every environment's recipe does first: $(call new_venv,PYTHON,VENV,PIP ARGUMENTS) makes
 # VENV with PYTHON, upgrades its pip and installs the arguments (a variable: they hold commas).
@@ -94,6 +101,10 @@ $(HARNESS_STAMP): setup.cfg pyproject.toml
 $(VERL_STAMP): setup.cfg pyproject.toml
 	$(call new_venv,$(PYTHON),$(VERL_VENV),'$(VERL_TORCH)' '$(VERL_VERL)' -e '.[test]')
 	touch $(VERL_STAMP)
+
+$(SWIFT_STAMP): setup.cfg pyproject.toml
+	$(call new_venv,$(PYTHON),$(SWIFT_VENV),'$(SWIFT_TORCH)' '$(SWIFT_MS_SWIFT)' librosa -e '.[test]')
+	touch $(SWIFT_STAMP)
 
 $(RENDER_STAMP): setup.cfg pyproject.toml
 	$(call new_venv,$(RENDER_PYTHON),$(RENDER_VENV),$(RENDER_INSTALL))
@@ -140,6 +151,12 @@ test-train: $(TRAIN_STAMP)
 test-verl: $(VERL_STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 $(VERL_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/verl_train
 
+# Not part of `make test` (CI) either: ms-swift's own dataset loader, media loaders and reward call on
+# our `swift` exports (tests/swift_train/; they skip themselves without ms-swift). Installs run under nice.
+test-swift:
+	nice -n 10 $(MAKE) $(SWIFT_STAMP)
+	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nice -n 10 $(SWIFT_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/swift_train
+
 # Not part of `make test` either (~1 GB; tests/render/ skips itself there): renders small scenes
 # with Blender's Cycles on the CPU, a few minutes on 2 cores.
 test-render: $(RENDER_STAMP)
@@ -147,4 +164,4 @@ test-render: $(RENDER_STAMP)
 		-p no:cacheprovider tests/render tests/test_clevr_blender_driver.py
 
 clean:
-	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(VERL_VENV) $(RENDER_VENV) demo_output .pytest_cache
+	rm -rf $(VENV) $(LEGACY_VENV) $(AUDIO_VENV) $(TRAIN_VENV) $(HARNESS_VENV) $(VERL_VENV) $(SWIFT_VENV) $(RENDER_VENV) demo_output .pytest_cache

@@ -2,4 +2,7 @@
 
 # The Blender studio is a program run by a Blender interpreter: it imports bpy, which the
 # package never does, so it is not collected for doctests (tests/render/ runs it for real).
-collect_ignore = ["builder_utils/clevr/synth/blender_script.py"]
+# The ms-swift plugins are files ms-swift imports (--external_plugins): they import swift, which
+# the package never installs (make test-swift runs them).
+collect_ignore = ["builder_utils/clevr/synth/blender_script.py", "clevr_math/swift_plugin.py",
+                  "clotho_aqa/swift_plugin.py"]

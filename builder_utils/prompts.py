@@ -37,7 +37,7 @@ class PromptStyle:
 
 
 #: The conventions the format rewards check: ``<think>...</think><answer>...</answer>`` (R1-V and
-#: its descendants), a final ``\\boxed{}``, or none.
+#: its descendants), a final ``\\boxed{}``; or none: the direct answer, or no instruction.
 PROMPT_STYLES = (
     PromptStyle(
         "think_answer",
@@ -45,6 +45,8 @@ PROMPT_STYLES = (
         "inside <answer> </answer> tags.",
     ),
     PromptStyle("boxed", "Reason step by step, then write the final answer as \\boxed{}."),
+    # R1-V's README reports a higher score for its 2B model answering directly, without the tags.
+    PromptStyle("direct", "Answer with the final answer only, without any reasoning."),
     PromptStyle("plain", None),
 )
 DEFAULT_PROMPT_STYLE = "think_answer"
@@ -57,7 +59,7 @@ def prompt_style(style: str | PromptStyle) -> PromptStyle:
         >>> prompt_style("json")
         Traceback (most recent call last):
         ...
-        ValueError: unknown prompt style 'json'; valid: think_answer, boxed, plain
+        ValueError: unknown prompt style 'json'; valid: think_answer, boxed, direct, plain
     """
     if isinstance(style, PromptStyle):
         return style

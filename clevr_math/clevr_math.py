@@ -117,6 +117,10 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             "answer": "label",
             "columns": ["label", "category", "template", "num_operations", "question_id", "image_filename"],
         },
+        # The trainer layouts' `difficulty` (operations, objects, answer size), for curricula and samplers.
+        "difficulty": {"function": "clevr_math.difficulty:row_difficulty",
+                       "columns": ["num_operations", "num_objects", "label"],
+                       "features": {"operations": "int32", "objects": "int32", "answer": "int64"}},
     }
 
     def checked_config(self, builder_config: ClevrMathConfig) -> None:
@@ -291,8 +295,11 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         generator = QuestionGenerator(options)
         per_image = collections.Counter()
         checked_image = None
+        objects = {scene.get("image_index", position): len(scene.get("objects", ()))
+                   for position, scene in enumerate(scenes)}
         for start, stop in windows:
             for question in generator.generate(scenes, start=start, stop=stop):
+                question["num_objects"] = objects.get(question["image_index"])
                 filename = question["image_filename"]
                 if filename != checked_image:
                     where = f"{source.scenes_path}: scene {question['image_index']} ({filename})"
@@ -356,6 +363,8 @@ def question_features(categories: list[str]) -> datasets.Features:
             "num_operations": datasets.Value("int32"),
             # The count after each operation, in order (what a chain's reasoning passes through).
             "intermediate_counts": list_of(datasets.Value("int32")),
+            # The scene's objects (None without its scene graph: released questions): a difficulty.
+            "num_objects": datasets.Value("int32"),
         }
     )
 
@@ -388,6 +397,7 @@ def question_row(question: dict, question_id: str, image) -> dict:
         "cot": question.get("cot"),
         "num_operations": question["num_operations"],
         "intermediate_counts": question.get("intermediate_counts"),
+        "num_objects": question.get("num_objects"),
     }
 
 

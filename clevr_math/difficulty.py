@@ -25,7 +25,7 @@ from builder_utils.options import Choice, Flag, Integer, Share, Words, check_opt
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
 from clevr_math.categories import CATEGORIES
 
-__all__ = ["AdaptiveCurriculum", "Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS"]
+__all__ = ["AdaptiveCurriculum", "Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS", "row_difficulty"]
 
 OPERATIONS = ("alternating", "same_sign")
 #: The most objects a synthetic world of a stream holds (the renderer places at most this many).
@@ -352,3 +352,18 @@ class AdaptiveCurriculum(Curriculum):
     def __repr__(self) -> str:
         return (f"AdaptiveCurriculum({list(self.levels)!r}, reward={self.reward!r}, window={self.window}, "
                 f"raise_above={self.raise_above}, lower_below={self.lower_below}, level={self.current})")
+
+
+def row_difficulty(row: Mapping[str, Any]) -> dict:
+    """How hard one question row is, as the trainer layouts write it (``difficulty``): its operations,
+    the scene's objects (None without a scene graph; a stream row counts its ``scene``) and the answer.
+
+    >>> row_difficulty({"num_operations": 2, "num_objects": 7, "label": 4})
+    {'operations': 2, 'objects': 7, 'answer': 4}
+    """
+    objects = row.get("num_objects")
+    if objects is None and row.get("scene"):
+        import json
+
+        objects = len(json.loads(row["scene"]).get("objects", ()))
+    return {"operations": row.get("num_operations"), "objects": objects, "answer": row.get("label")}

@@ -24,7 +24,9 @@ import pyarrow as pa
 
 from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.options import Integer
-from clevr_math.streaming import StreamError, encoded_row_features, stream, stream_features
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE
+from clevr_math.streaming import (StreamError, check_trainer_format, encoded_row_features, in_format, stream,
+                                  stream_features)
 
 __all__ = ["MAX_PROBLEMS", "problems"]
 
@@ -36,8 +38,9 @@ _CHUNK = 512
 
 
 def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int = 0, split: str = "train",
-             **difficulty: Any) -> datasets.Dataset:
+             trainer_format: str | None = None, **difficulty: Any) -> datasets.Dataset:
     """``size`` CLEVR-Math problems as a ``datasets.Dataset`` (the stream's features); a smaller set is a prefix.
+    ``trainer_format``: in a trainer's own layout instead (``r1v``, ``easyr1``, ...: README, "Which trainer").
 
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
@@ -53,6 +56,7 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
         Integer(1, maximum=MAX_PROBLEMS)("size", size)
     except ValueError as exc:
         raise StreamError(str(exc)) from None
+    check_trainer_format(trainer_format)  # before the problems are made
     rows = iter(stream(data_dir, seed=seed, num_questions=size, split=split, num_shards=1, **difficulty).decode(False))
     # The stream's rows are already in the encoded form of its undecoded features, so they go to
     # Arrow as they are, chunk by chunk (datasets' from_list would encode them again: twice the
@@ -62,9 +66,12 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
     while chunk := list(islice(rows, _CHUNK)):
         chunks.append(pa.Table.from_pylist(chunk, schema=schema))
     table = pa.concat_tables(chunks)
-    return dataset_from_table(table, stream_features(), datasets.NamedSplit(split),
-                              description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed})",
-                              fingerprint=_fingerprint(table))
+    built = dataset_from_table(table, stream_features(), datasets.NamedSplit(split),
+                               description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed})",
+                               fingerprint=_fingerprint(table))
+    if trainer_format is None:
+        return built
+    return in_format(built, trainer_format, difficulty.get("prompt_style_name", DEFAULT_PROMPT_STYLE), split)
 
 
 def _fingerprint(table: pa.Table) -> str:

@@ -468,7 +468,8 @@ class _Lane:
         # The builder's question ids: CLEVR's split name, the image, the question's rank on it.
         question_id = f"{spec.source.split}_{image_index:06d}_{k}" + (f"_p{epoch}" if epoch else "")
         # A fresh image dict per row, as datasets' encoder makes one (a row may be changed by its user).
-        row = question_row(question, question_id, {"bytes": image["bytes"], "path": None})
+        row = question_row({**question, "num_objects": len(scene["objects"])}, question_id,
+                           {"bytes": image["bytes"], "path": None})
         index = yielded * spec.num_shards + self.shard
         built = prompt_row(row, dataset=_prompt_spec(), style=spec.style, split=spec.split, index=index)
         # What datasets' encode-then-decode would change (see _EncodedPieces); the rest is already
@@ -512,10 +513,13 @@ def stream(
     num_shards: int = NUM_SHARDS,
     questions_per_image: int = QUESTIONS_PER_IMAGE,
     prompt_style_name: str = DEFAULT_PROMPT_STYLE,
+    trainer_format: str | None = None,
     **difficulty: Any,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` of CLEVR-Math problems; ``data_dir`` None: synthetic worlds,
-    ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``).
+    ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``);
+    ``trainer_format``: the rows in a trainer's own layout (``r1v``, ``easyr1``, ...; README,
+    "Which trainer"), as ``clevr-math export --config <it>`` writes them.
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
     >>> row["num_operations"], row["category"], row["images"][0].size
@@ -535,6 +539,7 @@ def stream(
         Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)
         Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True)("num_questions", num_questions)
         prompt_style(prompt_style_name)
+        check_trainer_format(trainer_format)
         if curriculum is None:
             curriculum = Curriculum.fixed(Difficulty(**difficulty))
         elif difficulty:
@@ -557,7 +562,43 @@ def stream(
     examples = _StreamExamples(_lane_problems, {"shard": list(range(num_shards)), "quota": quotas,
                                                 "spec": spec})
     info = datasets.DatasetInfo(features=stream_features(), description="CLEVR-Math problems streamed by clevr_math.stream")
-    return datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
+    rows = datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
+    return rows if trainer_format is None else in_format(rows, trainer_format, prompt_style_name, split)
+
+
+def check_trainer_format(trainer_format: str | None) -> None:
+    """A StreamError unless ``trainer_format`` is None or a trainer layout CLEVR-Math has.
+
+    >>> check_trainer_format("r1_aqa")
+    Traceback (most recent call last):
+    ...
+    clevr_math.streaming.StreamError: the r1_aqa layout does not serve CLEVR-Math; valid: r1v, easyr1, swift, vlm_r1, reason_rft, reason_rft_cot, lmm_r1
+    """
+    if trainer_format is None:
+        return
+    from builder_utils.hub.layout import layout_of
+    from builder_utils.hub.trainer_formats import FORMATS
+
+    layout = layout_of(ClevrMath)
+    served = [name for name, fmt in FORMATS.items() if fmt.available(layout)]
+    if trainer_format not in served:
+        raise StreamError(f"the {trainer_format} layout does not serve CLEVR-Math; valid: {', '.join(served)}")
+
+
+def in_format(rows, trainer_format: str, style: str = DEFAULT_PROMPT_STYLE, split: str = "train"):
+    """The stream's (or a problem set's) rows in a trainer's layout (:mod:`builder_utils.hub.trainer_formats`).
+
+    >>> row = next(iter(in_format(stream(seed=1, num_questions=1), "r1v")))
+    >>> row["solution"] == f"<answer> {row['label']} </answer>", row["image"].size
+    (True, (480, 320))
+    """
+    from builder_utils.hub.layout import layout_of
+    from builder_utils.hub.trainer_formats import in_trainer_format
+
+    try:
+        return in_trainer_format(rows, trainer_format, layout_of(ClevrMath), style, split)
+    except ValueError as exc:
+        raise StreamError(str(exc)) from None
 
 
 # -- export: `clevr-math export --config prompts --stream_questions N` ------------------------

@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-__all__ = ["RULES", "TYPES", "normalize_answer"]
+__all__ = ["RULES", "TYPES", "normalize_answer", "row_difficulty"]
 
 #: The answer types of the release's questions.
 TYPES = ("yes_no", "single_word")
@@ -32,3 +32,18 @@ def normalize_answer(text: str) -> str:
         'no'
     """
     return " ".join(text.split()).lower()
+
+
+def row_difficulty(row) -> dict:
+    """How hard one question is, as the trainer layouts write it (``difficulty``): the share of its
+    annotators who gave its most common answer (1/3 when all three differ), and how many answered.
+
+    Example:
+        >>> row_difficulty({"answers": ["yes", "Yes", "no"]})
+        {'agreement': 0.6666666666666666, 'annotators': 3}
+    """
+    answers = [normalize_answer(a) for a in row.get("answers") or () if a is not None]
+    if not answers:
+        return {"agreement": None, "annotators": 0}
+    most = max(answers.count(a) for a in set(answers))
+    return {"agreement": most / len(answers), "annotators": len(answers)}

@@ -103,6 +103,12 @@ class ClothoAQA(CheckedConfigBuilder, datasets.ArrowBasedBuilder):
             "ground_truth": "answers",
             "columns": ["answers", "confidences", "unanimous", "answer_type", "question_id", "file_name"],
         },
+        # The multiple-choice layouts (swift_choices, r1_aqa): the majority answer among options drawn
+        # from the release's single-word answers (yes/no questions: yes and no), by seed.
+        "choices": {"vocabulary": "clotho_aqa.scoring:ANSWER_VOCABULARY", "binary": ["yes", "no"], "seed": 0},
+        # The trainer layouts' `difficulty`: how many annotators gave the majority answer.
+        "difficulty": {"function": "clotho_aqa.answers:row_difficulty", "columns": ["answers"],
+                       "features": {"agreement": "float32", "annotators": "int32"}},
     }
     #: What the Hub card describes (builder_utils.hub.stats): the answer column (``answer``, or
     #: ``label`` / ``majority_answer`` in the per-question configurations), then the groups.

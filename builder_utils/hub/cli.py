@@ -49,6 +49,12 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None)
         "--config", action="extend", nargs="+", metavar="NAME",
         help=f"configuration(s) to export: NAME [NAME ...], repeatable or comma-separated (default: all of {names})",
     )
+    parser.add_argument(
+        "--format", action="extend", nargs="+", metavar="TRAINER",
+        help="a trainer's own layout (r1v, easyr1, swift, vlm_r1, reason_rft, reason_rft_cot, lmm_r1; Clotho-AQA: "
+             "swift, swift_choices, r1_aqa), written as the configuration of that name: the same as --config "
+             "TRAINER (README, 'Which trainer')",
+    )
     parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=None,
                         help="worker processes for the build, and shards written at once (default: 1, and 2 shards)")
     parser.add_argument(
@@ -98,7 +104,7 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
                 args.out,
                 card_template=card_template,
                 data_dir=args.data_dir,
-                configs=_config_list(args.config),
+                configs=_config_list((args.config or []) + (args.format or [])),
                 num_proc=args.num_proc,
                 max_shard_size=args.max_shard_size,
                 cache_dir=args.cache_dir,

@@ -15,6 +15,7 @@ from builder_utils.hub import trainer_card
 from builder_utils.hub.conversations import conversations
 from builder_utils.hub.layout import DerivedLayout, HubLayout, LayoutError
 from builder_utils.hub.prompt_config import prompts
+from builder_utils.hub.trainer_formats import TRAINER_FORMATS
 from builder_utils.prompts import VERL_PROMPT, PromptSpec
 
 class Conversations(DerivedLayout):
@@ -68,8 +69,9 @@ class Prompts(DerivedLayout):
         return trainer_card.grpo_notes(layout, config, media, audio_rate)
 
 
-#: The registered derived layouts, in the order an export writes them.
-DERIVED_LAYOUTS: tuple[DerivedLayout, ...] = (Conversations(), Prompts())
+#: The registered derived layouts, in the order an export writes them: TRL's and verl's, then each
+#: R1-family trainer's own (:mod:`builder_utils.hub.trainer_formats`).
+DERIVED_LAYOUTS: tuple[DerivedLayout, ...] = (Conversations(), Prompts(), *TRAINER_FORMATS)
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,11 @@ def resolve(layout: HubLayout | None, registered: Sequence[DerivedLayout] = DERI
         ...                    turn={"user": "question", "assistant": "label"}, also_follow=("multihop",),
         ...                    data_source="toy", prompts={"media_kind": "image", "answer": "label",
         ...                                                "columns": ["image_filename", "question_id"]})
-        >>> {name: d.source for name, d in resolve(layout).derived.items()}
+        >>> derived = resolve(layout).derived
+        >>> {name: d.source for name, d in derived.items() if name.startswith(("conversations", "prompts"))}
         {'conversations': 'general', 'conversations_multihop': 'multihop', 'prompts': 'general', 'prompts_multihop': 'multihop'}
+        >>> derived["r1v_multihop"].source, "reason_rft_cot" in derived  # no reasoning column declared
+        ('multihop', False)
     """
     registered = tuple(registered)
     if layout is None:

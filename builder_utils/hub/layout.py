@@ -56,6 +56,12 @@ class HubLayout:
     rewards: str | None = None
     #: The ``prompts`` declaration, plain data; checked by :func:`builder_utils.prompts.prompt_spec_of`.
     prompts: Mapping[str, object] | None = None
+    #: The multiple-choice layouts' options (``builder_utils.hub.trainer_formats.Choices``), plain data:
+    #: ``{"vocabulary": "module:ATTRIBUTE", "binary": ["yes", "no"], "seed": 0}``; None: no such layout.
+    choices: Mapping[str, object] | None = None
+    #: Each trainer layout row's ``difficulty`` struct, plain data: ``{"function": "module:NAME"`` (row ->
+    #: dict), ``"columns": [...]`` (the question columns it reads), ``"features": {field: dtype}}``.
+    difficulty: Mapping[str, object] | None = None
 
     def __post_init__(self):
         if set(self.turn) - {"user", "assistant"} or (self.conversations_from and len(self.turn) != 2):

@@ -153,15 +153,16 @@ def _media_key(value: dict) -> str:
 def _listed_media(splits: Mapping[str, datasets.Dataset], column: str | None, sizes: dict[str, int],
                   distinct: dict[str, int]) -> tuple[int, int]:
     """(other columns' bytes, media bytes) of a configuration with a media list (files, or samples:
-    their Arrow bytes); each file or clip also counted once in ``distinct``."""
+    their Arrow bytes) or a media column; each file or clip also counted once in ``distinct``."""
     text = files = 0
     for ds in splits.values():
         text += _column_bytes(ds, [column])
         if column is None:  # a layout without media
             continue
         stored = ds.data.column(column)
-        if pa.types.is_struct(stored.type.value_type):
-            values = stored.combine_chunks().flatten().to_pylist()
+        single = pa.types.is_struct(stored.type)  # one file a row (a trainer's `image` column)
+        if single or pa.types.is_struct(stored.type.value_type):
+            values = stored.to_pylist() if single else stored.combine_chunks().flatten().to_pylist()
             per_value = _sizes(values, sizes)
             files += sum(per_value)
             distinct.update((_media_key(value), size) for value, size in zip(values, per_value) if value is not None)

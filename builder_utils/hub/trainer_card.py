@@ -39,7 +39,7 @@ def _reward_lines(layout: HubLayout, style: str) -> tuple[list[str], str]:
     if not layout.rewards:
         return [], "[...]"
     note = f"  # {install_hint()}"
-    if style == "plain":
+    if style in ("plain", "direct"):  # no format to check
         return [f"from {layout.rewards} import accuracy_reward{note}"], "[accuracy_reward]"
     if style == DEFAULT_PROMPT_STYLE:
         return [f"from {layout.rewards} import accuracy_reward, format_reward{note}"], "[accuracy_reward, format_reward]"
@@ -146,6 +146,9 @@ def _verl_notes(layout: HubLayout, config: str, media: str, audio_rate: int) -> 
                   "reward.custom_reward_function.name=compute_score",
                   "+reward.custom_reward_function.reward_kwargs.format_weight=0.5"]
     notes[0] += " `" + " ".join(flags) + "`."
+    if not audio:
+        notes.append("verl's image rollouts read the images through `qwen_vl_utils`, which `pip install verl` does "
+                     "not bring: `pip install qwen-vl-utils` (it needs torchvision).")
     if audio:
         notes.append(f"`audios` holds each clip as verl hands it to the processor: mono float32 samples at "
                      f"{audio_rate:,} Hz (`--prompt_audio_rate`, default {DEFAULT_AUDIO_RATE:,}: Qwen2-Audio, "
@@ -153,7 +156,10 @@ def _verl_notes(layout: HubLayout, config: str, media: str, audio_rate: int) -> 
     if layout.rewards:
         notes.append("`compute_score` takes verl's reward kwargs: `format_weight` (the score is accuracy + "
                      "format_weight x format, returned as a dict with `score`, `accuracy` and `format`, which verl "
-                     "logs), `format_style`; it serves the naive and the batch reward managers.")
+                     "logs), `format_style`. It serves verl's reward loop (`reward_model.reward_manager=naive`, the "
+                     "default; `dapo` and `gdpo` call it the same way) and the legacy `BatchRewardManager` class; "
+                     "verl 0.9.1's reward loop registers no `batch` manager (`ValueError: Unknown reward manager: "
+                     "batch`).")
     return notes
 
 
