@@ -26,6 +26,7 @@ import builder_utils
 from builder_utils.clevr.generate_questions import QuestionFiles
 from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.clevr.synth.folder import ImageOptions, WorldPaths
+from builder_utils.clevr.synth.render_file import DrawOptions, RenderPaths
 from builder_utils.evaluation.cli import EvaluatePaths
 from builder_utils.hub.export import ExportPaths
 from builder_utils.options import declared_paths, path_values
@@ -70,6 +71,8 @@ COMMANDS = [
     Command("clevr-math synth", (WorldPaths, ImageOptions), ("clevr-math", "synth", "--num_scenes", "1", "--splits", "val",
                                                              "--quiet"), {"--out": "W", "--blender": "in/blender.bin"}),
     Command("clotho-aqa synth", (SynthPaths,), ("clotho-aqa", "synth", "--num_files", "3"), {"--out": "R"}),
+    Command("clevr-math render", (RenderPaths, DrawOptions), ("clevr-math", "render", "--quiet"),
+            {"--scenes": "in/scenes.json", "--out": "W", "--blender": "in/blender.bin"}),
     Command("clotho-aqa demo", (ClothoDemoPaths,), ("clotho-aqa", "demo", "--quiet"), {"--out": "D"}),
     Command("clevr-math demo", (ClevrDemoPaths,), ("clevr-math", "demo", "--quiet"), {"--out": "D"}),
 ]

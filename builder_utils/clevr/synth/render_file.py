@@ -204,17 +204,22 @@ def render_scene_file(scenes_path: str | os.PathLike, out_dir: str | os.PathLike
     options = DrawOptions() if options is None else options
     Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
     scenes_path = os.fspath(scenes_path)
-    scenes = _load(scenes_path)
     executable = None
     if options.renderer == "blender":
         executable = find_blender(options.blender)[0]  # one error line before anything is written
     if dask is not None:
         require_dask()
         out_dir = Path(out_dir).absolute()  # workers write into it: a path that means the same everywhere
-    planned = planned_files(scenes, options)
     declared = path_values(RenderPaths(scenes_path, os.fspath(out_dir)), options)
     resume = _resume_key(Path(scenes_path).read_bytes(), options)
+    # opened first: an output over the scene file (or any input) is refused before it is read
     with OutputFolder.open(out_dir, command=COMMAND, declared=declared, overwrite=overwrite, resume=resume) as out:
+        try:
+            scenes = _load(scenes_path)
+        except ValueError:
+            out.resume = None  # nothing finished to keep: a bad scene file leaves no staging folder
+            raise
+        planned = planned_files(scenes, options)
         for rel in planned:
             out.check(rel)  # refused before any work
         for folder in ("images", "masks", "depth"):
