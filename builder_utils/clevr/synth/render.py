@@ -21,7 +21,7 @@ from PIL import Image, ImageDraw
 
 from builder_utils.atomic import atomic_output
 
-from .blender import LIGHTS
+from .studio import LIGHTS
 from .camera import DEFAULT_CAMERA, Camera
 from .vocabulary import COLOR_RGB, MATERIALS, SHAPES, SIZE_RADIUS
 
