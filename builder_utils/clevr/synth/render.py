@@ -104,10 +104,23 @@ def _lighting(camera: Camera) -> tuple:
     return world, in_camera
 
 
+# The empty studio is smooth: worked out on a grid this many times coarser than the image and
+# resized (each scene of a world has its own jittered camera, so it is made once per scene)
+BACKGROUND_STEP = 8
+
+
 @lru_cache(maxsize=4)
 def _background(camera: Camera, scale: int) -> Image.Image:
     """The empty studio: a grey floor bending up into a backdrop without a seam, as CLEVR's does."""
-    w, h, f = camera.width * scale, camera.height * scale, camera.focal_px * scale
+    step = BACKGROUND_STEP
+    coarse = _studio_grey(camera, max(1, camera.width * scale // step), max(1, camera.height * scale // step),
+                          camera.focal_px * scale / step)
+    return Image.fromarray(coarse, "RGB").resize((camera.width * scale, camera.height * scale),
+                                                 Image.Resampling.BILINEAR)
+
+
+def _studio_grey(camera: Camera, w: int, h: int, f: float) -> np.ndarray:
+    """The empty studio's pixels (h, w, 3 uint8) for a ``w`` x ``h`` grid of focal length ``f``."""
     u = (np.arange(w) + 0.5 - w / 2) / f
     v = (np.arange(h) + 0.5 - h / 2) / f
     rays = (
@@ -139,14 +152,13 @@ def _background(camera: Camera, scale: int) -> Image.Image:
     padded = np.pad(grey, ((band, band), (0, 0), (0, 0)), mode="edge")
     summed = np.cumsum(padded, axis=0)
     grey = (summed[2 * band:] - np.concatenate([np.zeros((1, w, 3)), summed[:-2 * band - 1]]))[:h] / (2 * band + 1)
-    return Image.fromarray(np.clip(grey + 0.5, 0, 255).astype(np.uint8), "RGB")
+    return np.clip(grey + 0.5, 0, 255).astype(np.uint8)
 
 
 @lru_cache(maxsize=64)
-def _sphere_sprite(camera: Camera, base: tuple[int, int, int], metal: bool) -> Image.Image:
+def _sphere_sprite(lights: tuple, base: tuple[int, int, int], metal: bool) -> Image.Image:
     """A shaded RGBA ball: spheres look the same from everywhere, so one per colour and material,
     resized per object, gives smooth balls for the cost of a paste."""
-    _, lights = _lighting(camera)
     n = SPRITE_SIZE
     c = (np.arange(n) + 0.5) / n * 2.0 - 1.0
     nx, ny = np.meshgrid(c, -c)
@@ -274,9 +286,16 @@ def _convex_hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]
 
 
 @lru_cache(maxsize=2048)
-def _sized_sphere(camera: Camera, base: tuple[int, int, int], metal: bool, size: int) -> Image.Image:
+def _sized_sphere(lights: tuple, base: tuple[int, int, int], metal: bool, size: int) -> Image.Image:
     # resizing an RGBA sprite costs more than drawing a whole cube, and ball sizes repeat a lot
-    return _sphere_sprite(camera, base, metal).resize((size, size), Image.Resampling.BILINEAR)
+    return _sphere_sprite(lights, base, metal).resize((size, size), Image.Resampling.BILINEAR)
+
+
+def _sprite_lights(camera: Camera) -> tuple:
+    """The lights in camera coordinates, rounded: a world's jittered cameras then share their ball
+    sprites (a light's direction moved by 0.05 does not show on a ball)."""
+    return tuple((tuple(round(c / 0.1) * 0.1 for c in u), tuple(round(c, 2) for c in rgb))
+                 for u, rgb in _lighting(camera)[1])
 
 
 def _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, flat) -> None:
@@ -288,7 +307,7 @@ def _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, flat) -> None
         # the sprite's disc: its soft edge is half opaque on the circle through the box's sides
         draw.ellipse((left, top, left + size - 1, top + size - 1), fill=flat)
         return
-    sprite = _sized_sphere(camera, base, metal, size)
+    sprite = _sized_sphere(_sprite_lights(camera), base, metal, size)
     image.paste(sprite, (left, top), sprite)
 
 
