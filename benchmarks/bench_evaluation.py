@@ -130,11 +130,17 @@ def reward_throughput(count: int = 1000) -> None:
         ("Clotho-AQA accuracy_reward (majority)",
          lambda: aqa_rewards.accuracy_reward(completions, answers=[["yes", "no", "yes"]] * count)),
     ):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         call()
         elapsed = time.perf_counter() - started
+        # on a shared machine the wall time is the neighbours' too: the best CPU time of 25 more calls
+        best_cpu = time.process_time() - cpu
+        for _ in range(25):
+            cpu = time.process_time()
+            call()
+            best_cpu = min(best_cpu, time.process_time() - cpu)
         print(f"{label}: {count:,} completions of ~{len(completions[0][0]['content']):,} characters in "
-              f"{elapsed * 1000:.0f} ms ({count / elapsed:,.0f} completions/s)")
+              f"{elapsed * 1000:.0f} ms ({count / elapsed:,.0f} completions/s); best of 26: {best_cpu * 1000:.1f} CPU-ms")
 
 
 def main() -> None:

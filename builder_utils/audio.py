@@ -15,6 +15,10 @@ import numpy as np
 import soundfile
 import soxr
 
+#: The highest sampling rate a clip is resampled to: 768 kHz, the most any audio interface records
+#: (a larger one would only allocate memory).
+MAX_SAMPLING_RATE = 768_000
+
 
 def _layout(data: np.ndarray, mono: bool) -> np.ndarray:
     """(channels, frames) float32 -> the documented layout."""
@@ -81,6 +85,11 @@ def decode_audio(
         >>> array.shape, array.dtype, rate
         ((16000,), dtype('float32'), 16000)
     """
+    from builder_utils.options import Flag, Instance, Integer
+
+    Integer(1, maximum=MAX_SAMPLING_RATE, optional=True)("sampling_rate", sampling_rate)
+    Flag()("mono", mono)
+    Instance(str, optional=True)("column", column)
     if isinstance(value, dict) and not ({"bytes", "path", "array"} & set(value)):
         value = value[_audio_column_of(value, column)]
     if isinstance(value, list):  # a list column holds one clip per row in our layouts
@@ -91,7 +100,7 @@ def decode_audio(
         samples = value.get_all_samples()
         data, rate = np.asarray(samples.data.cpu().numpy(), dtype=np.float32), int(samples.sample_rate)
     elif not isinstance(value, dict):
-        raise TypeError(
+        raise ValueError(
             f"decode_audio expects a row, an audio dict or an AudioDecoder, got {type(value).__name__}"
         )
     elif "array" in value and "sampling_rate" in value:
@@ -135,8 +144,12 @@ def without_decoding(dataset, column: str | None = None):
         >>> feature.decode, feature.sampling_rate
         (False, 16000)
     """
-    from datasets import Audio, DatasetDict, IterableDatasetDict
+    from datasets import Audio, Dataset, DatasetDict, IterableDataset, IterableDatasetDict
 
+    from builder_utils.options import Instance
+
+    Instance(Dataset, IterableDataset, DatasetDict, IterableDatasetDict)("dataset", dataset)
+    Instance(str, optional=True)("column", column)
     first = next(iter(dataset.values())) if isinstance(dataset, (DatasetDict, IterableDatasetDict)) else dataset
     features = first.features
     if features is None:  # a stream without known features: the question rows' column

@@ -24,7 +24,9 @@ __all__ = [
     "Choice",
     "FilePath",
     "Flag",
+    "Instance",
     "Integer",
+    "Number",
     "Share",
     "Words",
     "add_builder_flags",
@@ -35,6 +37,7 @@ __all__ = [
     "declared_from_args",
     "declared_paths",
     "generator_settings",
+    "is_bool",
     "option",
     "option_names",
     "options_from_args",
@@ -121,6 +124,76 @@ class Share:
 
     def flag(self) -> dict:
         return {"type": float}
+
+
+class Number:
+    """A finite real number (an ``int`` or ``float``, numpy's too, not a bool) within the bounds given;
+    ``None`` too when ``optional``. Returned as a ``float``: NaN and infinities never pass.
+
+    >>> Number(minimum=0)("format_weight", float("nan"))
+    Traceback (most recent call last):
+    ...
+    ValueError: format_weight must be a finite number >= 0, got nan
+    >>> Number()("value", 1)
+    1.0
+    """
+
+    def __init__(self, *, minimum: float | None = None, maximum: float | None = None, optional: bool = False):
+        self.minimum, self.maximum, self.optional = minimum, maximum, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        import math
+        import numbers
+
+        if value is None and self.optional:
+            return value
+        ok = (isinstance(value, numbers.Real) and not is_bool(value) and math.isfinite(value)
+              and (self.minimum is None or value >= self.minimum) and (self.maximum is None or value <= self.maximum))
+        if not ok:
+            bounds = [f">= {self.minimum}" if self.minimum is not None else "",
+                      f"<= {self.maximum}" if self.maximum is not None else ""]
+            bound = " and ".join(b for b in bounds if b)
+            alternative = " or None" if self.optional else ""
+            raise ValueError(f"{name} must be a finite number{' ' + bound if bound else ''}{alternative}, got {value!r}")
+        return float(value)
+
+    def flag(self) -> dict:
+        return {"type": float}
+
+
+def is_bool(value: Any) -> bool:
+    """Whether ``value`` is a boolean, numpy's included (no subclass of ``bool``, and no number to a user).
+
+    >>> import numpy
+    >>> is_bool(numpy.bool_(True)), is_bool(1)
+    (True, False)
+    """
+    return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool") and type(value).__module__ == "numpy"
+
+
+class Instance:
+    """An instance of one of ``types`` (an API argument that is an object: a curriculum, the
+    options of a run); ``None`` too when ``optional``.
+
+    >>> Instance(dict, optional=True)("extra_info", "labelling")
+    Traceback (most recent call last):
+    ...
+    ValueError: extra_info must be a dict or None, got str 'labelling'
+    """
+
+    def __init__(self, *types: type, optional: bool = False):
+        self.types, self.optional = types, optional
+
+    def __call__(self, name: str, value: Any) -> Any:
+        if (value is None and self.optional) or isinstance(value, self.types):
+            return value
+        kinds = " or ".join(t.__name__ for t in self.types) + (" or None" if self.optional else "")
+        article = "an" if kinds[0].lower() in "aeiou" else "a"
+        shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:57] + "..."
+        raise ValueError(f"{name} must be {article} {kinds}, got {type(value).__name__} {shown}")
+
+    def flag(self) -> dict:
+        return {}
 
 
 class Flag:

@@ -185,6 +185,9 @@ class PromptSpec:
     ground_truth: str | None = None
     columns: tuple[str, ...] = ()
     question: str = "question"
+    #: A list column of media that, when a row has it, is the row's media list in its order (a
+    #: problem's worlds: before, after each operation), one placeholder per item.
+    media_sequence: str | None = None
 
     def __post_init__(self):
         if not isinstance(self.data_source, str) or not self.data_source:
@@ -273,6 +276,33 @@ def prompt_row(
     built["data_source"] = dataset.data_source
     built["reward_model"] = {"style": "rule", "ground_truth": truth}
     built["extra_info"] = {"split": split, "index": index, "question_id": row["question_id"]}
+    return built
+
+
+def with_media_count(built: dict[str, Any], count: int) -> dict[str, Any]:
+    """A prompt row whose media list holds ``count`` items (a problem's worlds in order): its user turn
+    gets one placeholder per item, its ``verl_prompt`` one marker per item, as TRL (Qwen2-VL's
+    processor) and verl pair them with the list. The placeholder parts may be encoded
+    (``{"type": "image", "text": None}``) or not.
+
+    Example:
+        >>> spec = PromptSpec("toy", "image", "image", "f", answer="label", columns=("label", "question_id", "f"))
+        >>> row = prompt_row({"question": "How many?", "label": 3, "question_id": "q0", "f": "a.png"},
+        ...                  dataset=spec, style="plain", split="train", index=0)
+        >>> row = with_media_count(row, 2)
+        >>> [part["type"] for part in row["prompt"][-1]["content"]], row["verl_prompt"][-1]["content"]
+        (['image', 'image', 'text'], '<image><image>How many?')
+    """
+    user = built["prompt"][-1]
+    media = [part for part in user["content"] if part["type"] in MEDIA_KINDS]
+    if not media:
+        raise ValueError("the prompt row's user turn has no media placeholder")
+    text = [part for part in user["content"] if part["type"] not in MEDIA_KINDS]
+    kind = media[0]["type"]
+    user["content"] = [dict(media[0]) for _ in range(count)] + text
+    marker = VERL_MARKERS[kind]
+    verl_user = built[VERL_PROMPT][-1]
+    verl_user["content"] = marker * count + verl_user["content"].removeprefix(marker)
     return built
 
 

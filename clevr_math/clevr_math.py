@@ -5,6 +5,7 @@ It doubles as the ``datasets`` < 4 loading script, so it imports only installed 
 """
 
 import collections
+import functools
 import logging
 import os
 import re
@@ -18,6 +19,9 @@ from builder_utils.clevr import load_scenes
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator, balancing_windows
 from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.options import generator_settings
+from builder_utils.clevr.changes import change_question
+from builder_utils.clevr.steps import check_steps, steps_json
+from builder_utils.clevr.synth.insert import add_steps, studio_camera, world_png
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -111,11 +115,15 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         "also_follow": ["multihop"],
         "data_source": "clevr_math",  # the_cauldron's turn `source`, verl's `data_source`
         "rewards": "clevr_math.rewards",  # accuracy_reward, format_reward (TRL), compute_score (verl)
+        # render_steps' images, drawn per question: inline only (a shared export keeps `steps`, which redraws them)
+        "drawn_media": ["step_images"],
         # builder_utils.prompts: the `prompts` rows (RL) and the stream's rows.
         "prompts": {
             "media_kind": "image",
             "answer": "label",
             "columns": ["label", "category", "template", "num_operations", "question_id", "image_filename"],
+            # render_steps: the rows' images are every world of the problem, in order
+            "media_sequence": "step_images",
         },
         # The trainer layouts' `difficulty` (operations, objects, answer size), for curricula and samplers.
         "difficulty": {"function": "clevr_math.difficulty:row_difficulty",
@@ -192,7 +200,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         return {"packages": ["builder_utils.clevr", "clevr_math"], "code_files": code, "content_files": inputs}
 
     def _info(self):
-        features = question_features(category_names(self.config))
+        features = question_features(category_names(self.config), steps=_with_steps(self.config),
+                                     step_images=self.config.render_steps)
         return datasets.DatasetInfo(
             description=_DESCRIPTION,
             features=features,
@@ -292,7 +301,9 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         if released_path is not None:
             yield from self._released_examples(source, released_path)
             return
-        generator = QuestionGenerator(options)
+        # Step worlds: a question whose insertion cannot be placed is replaced by another.
+        add = functools.partial(add_steps, seed=self.config.seed) if _with_steps(self.config) else None
+        generator = QuestionGenerator(options, on_question=add)
         per_image = collections.Counter()
         checked_image = None
         objects = {scene.get("image_index", position): len(scene.get("objects", ()))
@@ -305,8 +316,28 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
                     where = f"{source.scenes_path}: scene {question['image_index']} ({filename})"
                     path = image_path(source, filename, where)
                     checked_image = filename
-                key, row = self._row(source, question, path, per_image)
-                yield key, row
+                yield from self._question_rows(source, question, path, per_image, scenes)
+
+    def _question_rows(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter, scenes):
+        """The rows of one generated question: itself, and/or the question over its change (``changes``)."""
+        config = self.config
+        scene = _scene_of(scenes, question) if "steps" in question else None
+        if scene is not None:  # each step's count, the answer on the last, kept objects unchanged
+            check_steps(scene, question["program"], question["category"], question["steps"],
+                        question["intermediate_counts"], question["answer"])
+        asked = [question] if config.changes != "only" else []
+        if config.changes:
+            asked.append(change_question(question, scene, seed=config.seed))
+        for item in asked:
+            if not in_split(item["category"], config.holdout_category, source.clevr_split):
+                continue
+            key, row = self._row(source, item, path, per_image)
+            if "steps" in item:
+                row["steps"] = steps_json(item["steps"])
+            if config.render_steps:
+                worlds = _step_images(scene, item["steps"])
+                row["step_images"] = worlds[1:] if item.get("shows") == "after" else worlds
+            yield key, row
 
     def _row(self, source: SplitSource, question: dict, path: str, per_image: collections.Counter):
         image_index = question["image_index"]
@@ -334,12 +365,15 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
             yield key, example
 
 
-def question_features(categories: list[str]) -> datasets.Features:
-    """The features of a CLEVR-Math question row (``category`` a ClassLabel of ``categories``).
+def question_features(categories: list[str], *, steps: bool = False, step_images: bool = False) -> datasets.Features:
+    """The features of a CLEVR-Math question row (``category`` a ClassLabel of ``categories``);
+    ``steps``: the step scene graphs as JSON text, ``step_images``: every world of the problem.
 
     Example:
         >>> question_features(["remove_group"])["category"].names
         ['remove_group']
+        >>> list(question_features(["remove_group"], steps=True, step_images=True))[-2:]
+        ['steps', 'step_images']
     """
     program_node = {
         "function": datasets.Value("string"),
@@ -365,6 +399,9 @@ def question_features(categories: list[str]) -> datasets.Features:
             "intermediate_counts": list_of(datasets.Value("int32")),
             # The scene's objects (None without its scene graph: released questions): a difficulty.
             "num_objects": datasets.Value("int32"),
+            # The scene graph after each operation (CLEVR's scene format), as the stream's `scene` column.
+            **({"steps": datasets.Value("string")} if steps or step_images else {}),
+            **({"step_images": list_of(datasets.Image())} if step_images else {}),
         }
     )
 
@@ -399,6 +436,28 @@ def question_row(question: dict, question_id: str, image) -> dict:
         "intermediate_counts": question.get("intermediate_counts"),
         "num_objects": question.get("num_objects"),
     }
+
+
+def _with_steps(config) -> bool:
+    """Whether a configuration's rows carry step scene graphs (``render_steps`` draws them, so needs them)."""
+    return bool(config.step_scenes or config.render_steps) and not config.released_questions_dir
+
+
+def _scene_of(scenes, question: dict) -> dict:
+    """The scene a generated question was asked about: at its ``image_index`` in CLEVR's files, else searched."""
+    index = question["image_index"]
+    if 0 <= index < len(scenes) and scenes[index].get("image_filename") == question["image_filename"]:
+        return scenes[index]
+    for scene in scenes:
+        if scene.get("image_filename") == question["image_filename"]:
+            return scene
+    raise ClevrDataError(f"no scene for {question['image_filename']}")
+
+
+def _step_images(scene: dict, steps: list) -> list[dict]:
+    """Every world of one problem as PNG bytes (the first too, so that all are drawn alike)."""
+    camera = studio_camera(scene)
+    return [{"bytes": world_png(world, camera), "path": None} for world in (scene, *steps)]
 
 
 def _index_from_filename(image_filename: str, where: str) -> int:

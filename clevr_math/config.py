@@ -13,8 +13,12 @@ import datasets
 from builder_utils.builder import ConfigError
 from builder_utils.clevr.chain_templates import MAX_OPERATIONS
 from builder_utils.clevr.options import GeneratorOptions
-from builder_utils.options import Choice, FilePath, Integer, builder_fields, check_options, option, option_names
+from builder_utils.options import Choice, FilePath, Flag, Integer, builder_fields, check_options, option, option_names
+from builder_utils.clevr.changes import CHANGES_TEMPLATES
 from clevr_math.categories import CATEGORIES
+
+#: What a configuration's rows are with ``changes``: the change questions only, or also the operations'.
+CHANGE_ROWS = ("only", "also")
 
 
 # The shipped template sets a CLEVR-Math configuration may name (the generator also ships "clevr").
@@ -57,11 +61,25 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     max_operations: int | None = option(
         None, Integer(1, maximum=MAX_OPERATIONS, optional=True), group=None, builder=True,
         help="keep only templates with at most this many arithmetic operations")
+    step_scenes: bool = option(
+        False, Flag(), group=None, builder=True,
+        help="add steps: each question's scene graph after each operation (JSON text); a question whose "
+             "insertion finds no free, visible spot is replaced by another")
+    render_steps: bool = option(
+        False, Flag(), group=None, builder=True,
+        help="add step_images: every world of each problem (before, after each operation), drawn by the Pillow "
+             "renderer with the first image's camera (implies step_scenes)")
+    changes: str | None = option(
+        None, Choice(CHANGE_ROWS, optional=True), group=None, builder=True,
+        help="questions over the change each one-operation question makes, shown before and after: only them "
+             "(only), or them and the operation questions (also; holdout_category=changes tests them zero-shot)")
     released_questions_dir: str | None = option(
         None, FilePath(), group=None, builder=True, role="input_dir",
         help="read the released clevr-math-{train,val,test}.json from this folder instead of regenerating")
 
     def __post_init__(self):
+        if not isinstance(self.name, str):  # datasets' own check of the name would be a TypeError
+            raise ConfigError(f"name must be a config name (a str), got {type(self.name).__name__} {self.name!r}")
         super().__post_init__()
         self.validate()
 
@@ -113,6 +131,15 @@ BUILDER_CONFIGS: list[ClevrMathConfig] = [
         max_operations=5,
         bound_intermediate_counts=True,
         description="Longer chains of alternating removals and insertions (the paper's future work), every split.",
+    ),
+    ClevrMathConfig(
+        name="changes",
+        version=VERSION,
+        question_types=CHANGES_TEMPLATES,
+        changes="only",
+        render_steps=True,
+        description="Before-and-after problems: how many objects were removed or added, of which kind, how many "
+                    "there were before; both worlds drawn, answers checked on the step scene graphs.",
     ),
 ]
 

@@ -21,9 +21,9 @@ from builder_utils.clevr.metadata import default_metadata
 from builder_utils.clevr.templates import load_template_set
 from builder_utils.clevr.chain_templates import MAX_OPERATIONS, SAME_SIGN_FAMILY
 from builder_utils.clevr.options import MAX_ANSWER
-from builder_utils.options import Choice, Flag, Integer, Share, Words, check_options, option
+from builder_utils.options import Choice, Flag, Integer, Number, Share, Words, check_options, option
 from builder_utils.clevr.synth.scenes import MAX_OBJECTS, MAX_WORLD_OBJECTS, MIN_OBJECTS
-from clevr_math.categories import CATEGORIES
+from clevr_math.categories import OPERATION_CATEGORIES
 
 __all__ = ["AdaptiveCurriculum", "Curriculum", "Difficulty", "OPERATIONS", "MAX_STREAM_OBJECTS", "row_difficulty"]
 
@@ -65,7 +65,7 @@ class Difficulty:
         "alternating", Choice(OPERATIONS), "chains of 2+ operations: alternating removal/insertion, or same_sign "
         "(removals only or insertions only) (default: %(default)s)", group=_GROUP)
     categories: tuple[str, ...] | None = option(
-        None, Words(), f"keep these categories ({', '.join(CATEGORIES)}; default: all)", group=_GROUP)
+        None, Words(), f"keep these categories ({', '.join(OPERATION_CATEGORIES)}; default: all)", group=_GROUP)
     max_answer: int = option(
         10, Integer(0, maximum=MAX_ANSWER),
         f"largest answer, and largest count along a chain, at most {MAX_ANSWER} (default: %(default)s)", group=_GROUP)
@@ -84,9 +84,9 @@ class Difficulty:
         check_options(self)
         chains = self.num_operations is not None and self.num_operations >= 2
         if self.categories is not None:
-            unknown = [c for c in self.categories if c not in CATEGORIES]
+            unknown = [c for c in self.categories if c not in OPERATION_CATEGORIES]
             if unknown:
-                raise ValueError(f"categories: unknown {', '.join(map(repr, unknown))}; valid: {', '.join(CATEGORIES)}")
+                raise ValueError(f"categories: unknown {', '.join(map(repr, unknown))}; valid: {', '.join(OPERATION_CATEGORIES)}")
             if chains and "multihop" not in self.categories:
                 raise ValueError(f"chains of {self.num_operations} operations are category multihop, "
                                  f"but categories={list(self.categories)}")
@@ -150,12 +150,17 @@ class Curriculum:
     """
 
     def __init__(self, schedule: Sequence[tuple[int, Difficulty | Mapping[str, Any]]], *, by: str = "step"):
-        if by not in ("step", "problems"):
-            raise ValueError(f"by must be 'step' or 'problems', got {by!r}")
-        if not schedule:
-            raise ValueError("a curriculum needs at least one (threshold, difficulty) pair")
+        Choice(("step", "problems"))("by", by)
+        if isinstance(schedule, (str, bytes)) or not isinstance(schedule, Sequence) or not schedule:
+            raise ValueError(f"schedule must be a non-empty list of (threshold, difficulty) pairs, got {schedule!r}"[:300])
         thresholds, levels = [], []
-        for position, (threshold, level) in enumerate(schedule):
+        for position, pair in enumerate(schedule):
+            if not isinstance(pair, Sequence) or isinstance(pair, (str, bytes)) or len(pair) != 2:
+                raise ValueError(f"curriculum schedule[{position}] must be a (threshold, difficulty) pair, got {pair!r}")
+            threshold, level = pair
+            if not isinstance(level, (Difficulty, Mapping)):
+                raise ValueError(f"curriculum schedule[{position}]: the difficulty must be a Difficulty or a dict "
+                                 f"of its knobs, got {type(level).__name__}")
             if type(threshold) is not int or threshold < 0 or (thresholds and threshold <= thresholds[-1]):
                 raise ValueError(f"curriculum schedule[{position}]: thresholds must be rising integers >= 0, "
                                  f"got {threshold!r}")
@@ -169,6 +174,15 @@ class Curriculum:
         self.thresholds, self.levels, self.by = tuple(thresholds), tuple(levels), by
         self.step = 0
 
+    @property
+    def step(self) -> int:
+        """The trainer's step (set by :meth:`trainer_callback`): an integer >= 0, checked when set."""
+        return self._step
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self._step = Integer(0)("step", value)
+
     @classmethod
     def raising(cls, knob: str, values: Sequence[Any], every: int, *, by: str = "step", **fixed: Any) -> "Curriculum":
         """One knob taking ``values`` in turn, every ``every`` steps (or problems), the others ``fixed``.
@@ -176,8 +190,9 @@ class Curriculum:
         >>> Curriculum.raising("max_answer", [10, 20], every=5).levels[1].max_answer
         20
         """
-        if type(every) is not int or every < 1:
-            raise ValueError(f"every must be an integer >= 1, got {every!r}")
+        Integer(1)("every", every)
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
+            raise ValueError(f"values must be a list of the knob's values, got {values!r}"[:300])
         return cls([(k * every, {**fixed, knob: value}) for k, value in enumerate(values)], by=by)
 
     @classmethod
@@ -190,7 +205,15 @@ class Curriculum:
         return cls([(0, difficulty)])
 
     def level(self, problems: int = 0, *, step: int | None = None) -> int:
-        """The index in :attr:`levels` in force (``problems`` counts only with ``by="problems"``)."""
+        """The index in :attr:`levels` in force (``problems`` counts only with ``by="problems"``).
+
+        >>> Curriculum.raising("max_answer", [10, 20], every=5).level(step=-1)
+        Traceback (most recent call last):
+        ...
+        ValueError: step must be an integer >= 0 or None, got -1
+        """
+        Integer(0)("problems", problems)
+        Integer(0, optional=True)("step", step)
         position = problems if self.by == "problems" else (self.step if step is None else step)
         return bisect.bisect_right(self.thresholds, position) - 1
 
@@ -247,6 +270,8 @@ class AdaptiveCurriculum(Curriculum):
 
     def __init__(self, levels: Sequence[Difficulty | Mapping[str, Any]], *, reward: str, window: int,
                  raise_above: float, lower_below: float | None = None, start: int = 0, delay: int = 1):
+        if isinstance(levels, (str, bytes)) or not isinstance(levels, Sequence):
+            raise ValueError(f"levels must be a list of difficulties, got {levels!r}"[:300])
         super().__init__(list(enumerate(levels)), by="step")
         if not isinstance(reward, str) or not reward:
             raise ValueError(f"reward must name a reward function (its __name__), got {reward!r}")
@@ -254,9 +279,8 @@ class AdaptiveCurriculum(Curriculum):
                                        ("delay", delay, 0, MAX_WINDOW)):
             if type(value) is not int or not low <= value <= high:
                 raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
-        bounds = (raise_above,) if lower_below is None else (raise_above, lower_below)
-        if any(not isinstance(b, (int, float)) or not math.isfinite(b) for b in bounds):
-            raise ValueError(f"raise_above and lower_below must be finite numbers, got {raise_above!r}, {lower_below!r}")
+        raise_above = Number()("raise_above", raise_above)
+        lower_below = Number(optional=True)("lower_below", lower_below)
         if lower_below is not None and lower_below >= raise_above:
             raise ValueError(f"lower_below ({lower_below}) must be below raise_above ({raise_above})")
         self.reward, self.window, self.delay = reward, window, delay
@@ -280,7 +304,9 @@ class AdaptiveCurriculum(Curriculum):
                    raise_above=raise_above, lower_below=lower_below, start=start, delay=delay)
 
     def level(self, problems: int = 0, *, step: int | None = None) -> int:
-        """The level in force now (the arguments are unused)."""
+        """The level in force now (the arguments are checked, not used)."""
+        Integer(0)("problems", problems)
+        Integer(0, optional=True)("step", step)
         return self.current
 
     @property
@@ -289,11 +315,18 @@ class AdaptiveCurriculum(Curriculum):
         return self.reward if self.reward == "reward" else f"rewards/{self.reward}/mean"
 
     def observe(self, value: float) -> int:
-        """Count one logged mean of the reward; returns the level in force afterwards."""
+        """Count one logged mean of the reward (a finite number); returns the level in force afterwards.
+
+        >>> AdaptiveCurriculum.over("max_answer", [10, 20], reward="r", window=1, raise_above=1.0).observe(float("inf"))
+        Traceback (most recent call last):
+        ...
+        ValueError: value must be a finite number, got inf
+        """
+        value = Number()("value", value)
         if self.ignored < self.delay and self.changes:
             self.ignored += 1
             return self.current
-        self.recent.append(float(value))
+        self.recent.append(value)
         if len(self.recent) < self.window:
             return self.current
         mean = sum(self.recent) / len(self.recent)
@@ -323,11 +356,36 @@ class AdaptiveCurriculum(Curriculum):
                 "changes": [list(change) for change in self.changes]}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Continue from a :meth:`state_dict`."""
-        self.current = int(state["current"])
-        self.recent = collections.deque(state["recent"], maxlen=self.window)
-        self.ignored = int(state["ignored"])
-        self.changes = [tuple(change) for change in state["changes"]]
+        """Continue from a :meth:`state_dict` (checked whole first: a bad one changes nothing).
+
+        >>> c = AdaptiveCurriculum.over("max_answer", [10, 20], reward="r", window=3, raise_above=1.0)
+        >>> c.load_state_dict({**c.state_dict(), "current": 99})
+        Traceback (most recent call last):
+        ...
+        ValueError: state['current'] must be an integer in 0..1, got 99
+        """
+        if not isinstance(state, Mapping):
+            raise ValueError(f"state must be a dict from state_dict(), got {type(state).__name__}")
+        missing = [key for key in ("current", "recent", "ignored", "changes") if key not in state]
+        if missing:
+            raise ValueError(f"state lacks {', '.join(missing)}: give a dict from state_dict()")
+        last = len(self.levels) - 1
+        current = Integer(0, maximum=last)("state['current']", state["current"])
+        recent, changes = state["recent"], state["changes"]
+        if isinstance(recent, (str, bytes)) or not isinstance(recent, Sequence) or len(recent) > self.window:
+            raise ValueError(f"state['recent'] must be a list of at most {self.window} numbers, got {recent!r}"[:300])
+        recent = [Number()(f"state['recent'][{k}]", value) for k, value in enumerate(recent)]
+        ignored = Integer(0, maximum=self.delay)("state['ignored']", state["ignored"])
+        if isinstance(changes, (str, bytes)) or not isinstance(changes, Sequence):
+            raise ValueError(f"state['changes'] must be a list of (step, level) pairs, got {changes!r}"[:300])
+        pairs = []
+        for k, change in enumerate(changes):
+            if isinstance(change, (str, bytes)) or not isinstance(change, Sequence) or len(change) != 2:
+                raise ValueError(f"state['changes'][{k}] must be a (step, level) pair, got {change!r}"[:300])
+            pairs.append((Integer(0)(f"state['changes'][{k}] step", change[0]),
+                          Integer(0, maximum=last)(f"state['changes'][{k}] level", change[1])))
+        self.current, self.ignored, self.changes = current, ignored, pairs
+        self.recent = collections.deque(recent, maxlen=self.window)
 
     def trainer_callback(self):
         """:meth:`Curriculum.trainer_callback`, also feeding :meth:`observe` each log record's

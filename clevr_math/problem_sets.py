@@ -41,6 +41,7 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
              trainer_format: str | None = None, **difficulty: Any) -> datasets.Dataset:
     """``size`` CLEVR-Math problems as a ``datasets.Dataset`` (the stream's features); a smaller set is a prefix.
     ``trainer_format``: in a trainer's own layout instead (``r1v``, ``easyr1``, ...: README, "Which trainer").
+    ``difficulty``: :func:`~clevr_math.stream`'s knobs, and its ``step_scenes`` / ``render_steps``.
 
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size

@@ -11,17 +11,31 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from builder_utils.evaluation.rewards import check_columns, completion_text, make_format_reward, named, verl_compute_score
+from decimal import Decimal, InvalidOperation
+
+from builder_utils.evaluation.rewards import (check_columns, completion_text, gold_text, make_format_reward, named,
+                                              verl_compute_score)
 from builder_utils.evaluation.spec import Question
+from builder_utils.options import Instance
 from clevr_math.scoring import SPEC
 
 __all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_reward", "make_format_reward"]
 
 
-def _question(answer: Any) -> Question | None:
-    if answer is None or (isinstance(answer, str) and not answer.strip()):
+def _question(answer: Any, where: str) -> Question | None:
+    """The integer question of a gold answer: numbers compared as numbers (``3.0`` and ``"3.0"`` are 3)."""
+    text = gold_text(answer, where)
+    if text is None:
         return None
-    return Question("", (str(answer).strip(),), "integer")
+    if text.isascii() and text.isdigit():
+        return Question("", (text,), "integer")
+    try:
+        number = Decimal(text)
+    except InvalidOperation:
+        number = None
+    if number is not None and number.is_finite() and number == number.to_integral_value():
+        text = str(int(number))
+    return Question("", (text,), "integer")
 
 
 def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[float | None]]:
@@ -31,13 +45,16 @@ def make_accuracy_reward(name: str = "accuracy_reward") -> Callable[..., list[fl
         >>> make_accuracy_reward()(["\\\\boxed{2}", "2"], answer=["2", None])
         [1.0, None]
     """
+    Instance(str)("name", name)
+
     def accuracy_reward(completions: list, answer: list | None = None, **kwargs) -> list[float | None]:
         count = check_columns(name, completions, answer=answer)
         answers = answer if answer is not None else [None] * count
         out: list[float | None] = []
-        for completion, gold in zip(completions, answers):
-            question = _question(gold)
-            out.append(None if question is None else SPEC.reward(question, completion_text(completion)))
+        for k, (completion, gold) in enumerate(zip(completions, answers)):
+            question = _question(gold, f"{name}: answer[{k}]")
+            text = completion_text(completion, f"{name}: completions[{k}]")
+            out.append(None if question is None else SPEC.reward(question, text))
         return out
 
     return named(accuracy_reward, name)
@@ -48,7 +65,7 @@ format_reward = make_format_reward("think_answer")
 
 
 def _accuracy(text: str, ground_truth: Any, extra_info: dict, **kwargs) -> float | None:
-    question = _question(ground_truth)
+    question = _question(ground_truth, "compute_score: ground_truth")
     return None if question is None else SPEC.reward(question, text)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import glob
 import hashlib
 import io
@@ -27,16 +28,18 @@ from typing import Any
 import datasets
 
 from builder_utils.builder import list_of
-from builder_utils.options import MAX_SEED, Integer
+from builder_utils.options import MAX_SEED, Choice, FilePath, Instance, Integer
 from builder_utils.clevr import SceneIndex, answer, load_scenes
 from builder_utils.clevr.executor import CompiledProgram, compile_program
 from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
+from builder_utils.clevr.steps import check_steps, steps_json
+from builder_utils.clevr.synth.insert import add_steps, studio_camera, world_png
 from builder_utils.clevr.synth.render import render_scene
 from builder_utils.clevr.synth.scenes import SPLITS as SYNTHETIC_SPLITS
 from builder_utils.clevr.synth.scenes import generate_scene
 from builder_utils.clevr.synth.vocabulary import load_vocabulary
 from builder_utils.datasets_adapter import StatefulExamples, merge_gen_kwargs, split_gen_kwargs
-from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style
+from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style, with_media_count
 from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
 from clevr_math.clevr_math import ClevrMath, question_features, question_row
 from clevr_math.categories import CATEGORIES
@@ -92,6 +95,8 @@ class _Spec:
     questions_per_image: int
     style: str
     exclude: frozenset = frozenset()
+    step_scenes: bool = False  # each row's `steps`: the scene graph after each operation
+    render_steps: bool = False  # each row's images: every world of the problem, drawn by Pillow
 
 
 def _hash_int(*parts: Any) -> int:
@@ -165,8 +170,8 @@ def evaluation_keys(paths: str | os.PathLike | Sequence[str | os.PathLike]) -> f
 def stream_features() -> datasets.Features:
     """The features of a stream's rows: the ``prompts`` configuration's, then four more.
 
-    >>> list(stream_features())[-4:]
-    ['question', 'program', 'cot', 'scene']
+    >>> list(stream_features())[-5:]
+    ['question', 'program', 'cot', 'scene', 'steps']
     """
     source = question_features(list(CATEGORIES))
     spec = _prompt_spec()
@@ -174,6 +179,7 @@ def stream_features() -> datasets.Features:
     for name in ("question", "program", "cot"):
         features[name] = source[name]
     features["scene"] = datasets.Value("string")
+    features["steps"] = datasets.Value("string")  # JSON text, None unless step_scenes
     return features
 
 
@@ -448,6 +454,8 @@ class _Lane:
         generator = self.generators.get(key)
         if generator is None:
             generator = self.generators[key] = copy.copy(_prototype(*key))
+            if self.spec.step_scenes:  # a question whose steps cannot be placed is replaced by another
+                generator.on_question = functools.partial(add_steps, seed=self.spec.seed)
             generator.options = dataclasses.replace(generator.options, seed=block_seed)
             generator._reset()
         questions = generator.generate_scene(scene, position, validate=False)
@@ -457,6 +465,9 @@ class _Lane:
             if answer(_compiled(question["program"]), index) != question["answer"]:
                 raise AssertionError(f"the executor disagrees with the generator on {question['question']!r} "
                                      f"({scene.get('image_filename')}): a bug, please report it")
+            if "steps" in question:  # each step's count, the answer on the last, kept objects unchanged
+                check_steps(scene, question["program"], question["category"], question["steps"],
+                            question["intermediate_counts"], question["answer"])
         return questions
 
     def _row(self, scene: dict, position: int, epoch: int, k: int, question: dict, image: dict, scene_text: str,
@@ -478,8 +489,18 @@ class _Lane:
         built["prompt"], built["verl_prompt"] = pieces.prompts(row["question"])
         built["category"] = pieces.category[built["category"]]
         built |= {"question": row["question"], "program": row["program"], "cot": row["cot"],
-                  "scene": scene_text}
+                  "scene": scene_text, "steps": steps_json(question["steps"]) if "steps" in question else None}
+        if spec.render_steps:
+            _with_step_images(built, scene, question["steps"])
         return built
+
+
+def _with_step_images(built: dict, scene: dict, steps: list[dict]) -> None:
+    """The row's images become every world of the problem (before, after operation 1, ...), drawn by
+    Pillow with the first image's camera, and its prompts get one image placeholder per image."""
+    camera = studio_camera(scene)
+    built["images"] = [{"bytes": world_png(world, camera), "path": None} for world in (scene, *steps)]
+    with_media_count(built, len(built["images"]))
 
 
 def _lane_problems(shard: list[int], quota: list[int | None], spec: _Spec, resume: tuple | None = None):
@@ -514,12 +535,16 @@ def stream(
     questions_per_image: int = QUESTIONS_PER_IMAGE,
     prompt_style_name: str = DEFAULT_PROMPT_STYLE,
     trainer_format: str | None = None,
+    step_scenes: bool = False,
+    render_steps: bool = False,
     **difficulty: Any,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` of CLEVR-Math problems; ``data_dir`` None: synthetic worlds,
     ``num_questions`` None: endless, ``difficulty``: :class:`Difficulty`'s knobs (or a ``curriculum``);
     ``trainer_format``: the rows in a trainer's own layout (``r1v``, ``easyr1``, ...; README,
     "Which trainer"), as ``clevr-math export --config <it>`` writes them.
+    ``step_scenes``: each row's ``steps`` holds the scene graph after each operation (JSON text);
+    ``render_steps`` (implies it): each row's ``images`` are every world of the problem in order.
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
     >>> row["num_operations"], row["category"], row["images"][0].size
@@ -534,12 +559,27 @@ def stream(
         raise StreamError(f"unknown stream option {', '.join(unknown)}; difficulty knobs: "
                           f"{', '.join(difficulty_fields())}")
     try:
+        # every argument checked here, at the call (not on the first iteration, inside datasets)
+        FilePath()("data_dir", data_dir)
+        Choice(tuple(_CLEVR_SPLIT))("split", split)
+        Instance(Curriculum, optional=True)("curriculum", curriculum)
+        Instance(str, os.PathLike, list, tuple, frozenset, optional=True)("exclude", exclude)
+        for k, path in enumerate(exclude if isinstance(exclude, (list, tuple)) else ()):
+            FilePath()(f"exclude[{k}]", path)
+        Instance(str)("prompt_style_name", prompt_style_name)
         Integer(0, maximum=MAX_SEED)("seed", seed)
         Integer(1, maximum=MAX_SHARDS)("num_shards", num_shards)
         Integer(1, maximum=MAX_QUESTIONS_PER_IMAGE)("questions_per_image", questions_per_image)
         Integer(0, maximum=MAX_STREAM_QUESTIONS, optional=True)("num_questions", num_questions)
         prompt_style(prompt_style_name)
         check_trainer_format(trainer_format)
+        for name, value in (("step_scenes", step_scenes), ("render_steps", render_steps)):
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be True or False, got {value!r}")
+        if render_steps and trainer_format is not None:
+            # the trainer layouts are written for one image a row: the step images would be lost
+            raise ValueError(f"render_steps rows are in the prompts layout (several images a row); "
+                             f"trainer_format={trainer_format!r} takes one image")
         if curriculum is None:
             curriculum = Curriculum.fixed(Difficulty(**difficulty))
         elif difficulty:
@@ -554,7 +594,8 @@ def stream(
                                   "their own objects and colours (drop data_dir for synthetic worlds)")
     if exclude is not None and not isinstance(exclude, frozenset):
         exclude = evaluation_keys(exclude)
-    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset())
+    spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset(),
+                 step_scenes=step_scenes or render_steps, render_steps=render_steps)
     if num_questions is None:
         quotas = [None] * num_shards
     else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from builder_utils.clevr import load_metadata
+from builder_utils.clevr.changes import CHANGES_CATEGORY
 from builder_utils.clevr.question_types import QuestionTypeError, select_templates
 from builder_utils.clevr.templates import Template, TemplateError, TemplateSet, load_template_set
 from clevr_math.config import CATEGORIES, ClevrMathConfig, ConfigError
@@ -32,11 +33,11 @@ def template_set(config: ClevrMathConfig) -> TemplateSet:
 
 
 def category_names(config: ClevrMathConfig) -> list[str]:
-    """ClassLabel names of ``category``: the paper's six first, so their ids never move, then a custom set's own.
+    """ClassLabel names of ``category``: the seven of CATEGORIES first, so their ids never move, then a custom set's own.
 
     Example:
         >>> category_names(ClevrMathConfig(name="x"))
-        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop']
+        ['remove_group', 'remove_subset', 'insertion', 'count_backwards', 'adversarial', 'multihop', 'changes']
     """
     declared = {t.category for t in template_set(config).templates}
     return list(CATEGORIES) + sorted(declared - set(CATEGORIES))
@@ -58,7 +59,9 @@ def selected_templates(config: ClevrMathConfig, clevr_split: str) -> list[Templa
         raise ConfigError(f"{where}: question_types: {exc}") from None
     if config.max_operations is not None:
         templates = [t for t in templates if _operations(t) <= config.max_operations]
-    templates = [t for t in templates if in_split(t.category, config.holdout_category, clevr_split)]
+    if not (config.changes and config.holdout_category == CHANGES_CATEGORY):
+        # (a held-out `changes` keeps every template: its rows are held out, see ClevrMath._changed_rows)
+        templates = [t for t in templates if in_split(t.category, config.holdout_category, clevr_split)]
     if not templates:
         raise ConfigError(
             f"{where}: no template of set {config.template_set!r} is left for the {clevr_split} split "

@@ -78,6 +78,8 @@ class ClothoAQAConfig(ClothoAQAOptions, datasets.BuilderConfig):
     rows: InitVar[Rows | None] = None
 
     def __post_init__(self, rows: Rows | None):
+        if not isinstance(self.name, str):  # datasets' own check of the name would be a TypeError
+            raise ConfigError(f"name must be a config name (a str), got {type(self.name).__name__} {self.name!r}")
         super().__post_init__()
         self.rows = rows or registered(self.name)
         self.validate()

@@ -9,10 +9,12 @@ Example:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from builder_utils.evaluation.rewards import check_columns, completion_text, make_format_reward, named, verl_compute_score
+from builder_utils.evaluation.rewards import (check_columns, completion_text, gold_text, make_format_reward, named,
+                                              verl_compute_score)
+from builder_utils.options import Choice, Instance
 from builder_utils.evaluation.spec import Question
 from clotho_aqa.answers import normalize_answer
 from clotho_aqa.scoring import RULES, SPEC, labelling as labelling_of
@@ -22,13 +24,23 @@ __all__ = ["accuracy_reward", "compute_score", "format_reward", "make_accuracy_r
 _YES_NO = frozenset({"yes", "no"})
 
 
-def _question(answers: Any, answer: Any = None, answer_type: str | None = None) -> Question | None:
-    if answers is not None and not isinstance(answers, str):
-        golds = tuple(normalize_answer(str(a)) for a in answers if a is not None)
+def _question(answers: Any, answer: Any = None, answer_type: str | None = None, where: str = "compute_score",
+              row: str = "", field: str = "answers") -> Question | None:
+    """The question of one row: ``answers`` (the annotators', a list) or else ``answer`` (one), each a
+    string or a number; ``answer_type`` one of the release's types. Anything else is a ``ValueError``."""
+    if getattr(answers, "ndim", None) == 0:  # a numpy scalar array: its one value
+        answers = answers.item()
+    # lists first: an abstract-class check costs more than the rest of the row
+    if type(answers) in (list, tuple) or (isinstance(answers, Collection)
+                                          and not isinstance(answers, (str, bytes, Mapping))):
+        # a string as it is (normalised below); the message only made for what is not one
+        texts = [a if type(a) is str else gold_text(a, f"{where}: {field}{row}[{k}]") for k, a in enumerate(answers)]
     else:
-        given = answers if isinstance(answers, str) else answer
-        golds = () if given is None else (normalize_answer(str(given)),)
-    golds = tuple(g for g in golds if g)
+        name, given = (field, answers) if answers is not None else ("answer", answer)
+        texts = [gold_text(given, f"{where}: {name}{row}")]
+    golds = tuple(g for g in (normalize_answer(t) for t in texts if t is not None) if g)
+    if answer_type is not None:
+        Choice(tuple(SPEC.extractions))(f"{where}: answer_type{row}", answer_type)
     if not golds:
         return None
     kind = answer_type or ("yes_no" if set(golds) <= _YES_NO else "single_word")
@@ -50,8 +62,11 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
         >>> reward.__name__, reward(["yes", "yes"], answers=[["yes"] * 3, ["yes", "no", "yes"]])
         ('accuracy_reward_unanimous', [1.0, None])
     """
-    if labelling not in RULES:
-        raise ValueError(f"unknown labelling {labelling!r}; valid: {', '.join(RULES)}")
+    Choice(tuple(RULES))("labelling", labelling)
+    Instance(str, optional=True)("name", name)
+    if vocabulary is not None and (isinstance(vocabulary, (str, bytes)) or not isinstance(vocabulary, Collection)
+                                   or not all(isinstance(word, str) and word for word in vocabulary)):
+        raise ValueError(f"vocabulary must be a collection of non-empty strings or None, got {vocabulary!r}"[:300])
     rule = labelling_of(labelling)
     spec = SPEC
     if vocabulary is not None:
@@ -63,9 +78,10 @@ def make_accuracy_reward(labelling: str = "majority", vocabulary: Collection[str
         count = check_columns(reward_name, completions, answers=answers, answer=answer, answer_type=answer_type)
         rows = zip(completions, _column(answers, count), _column(answer, count), _column(answer_type, count))
         out: list[float | None] = []
-        for completion, golds, gold, kind in rows:
-            question = _question(golds, gold, kind)
-            out.append(None if question is None else spec.reward(question, completion_text(completion), rule))
+        for k, (completion, golds, gold, kind) in enumerate(rows):
+            question = _question(golds, gold, kind, reward_name, f"[{k}]")
+            text = completion_text(completion, f"{reward_name}: completions[{k}]")
+            out.append(None if question is None else spec.reward(question, text, rule))
         return out
 
     reward_name = name or ("accuracy_reward" if labelling == "majority" else f"accuracy_reward_{labelling}")
@@ -78,9 +94,9 @@ format_reward = make_format_reward("think_answer")
 
 def _accuracy(text: str, ground_truth: Any, extra_info: dict, labelling: str | None = None, **kwargs) -> float | None:
     name = labelling or extra_info.get("labelling") or "majority"
-    if name not in RULES:
-        raise ValueError(f"unknown labelling {name!r}; valid: {', '.join(RULES)}")
-    question = _question(ground_truth)
+    if not isinstance(name, str) or name not in RULES:
+        raise ValueError(f"compute_score: unknown labelling {name!r}; valid: {', '.join(RULES)}")
+    question = _question(ground_truth, where="compute_score", field="ground_truth")
     return None if question is None else SPEC.reward(question, text, labelling_of(name))
 
 

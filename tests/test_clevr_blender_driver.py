@@ -118,11 +118,14 @@ def test_options_are_bounded_and_the_blender_path_is_an_input():
 
 
 def test_the_resume_key_follows_what_the_images_are():
-    job = BlenderJob("/b/blender", BlenderSettings(), 200)
-    same_picture = BlenderJob("/other/blender", BlenderSettings(device="gpu", threads=4), 200)
+    job = BlenderJob("/b/blender", BlenderSettings(), 200, "5.0.1")
+    same_picture = BlenderJob("/b/blender", BlenderSettings(device="gpu", threads=4), 200, "5.0.1")
     assert job.resume_key(0) == same_picture.resume_key(0)
-    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(samples=16), 200).resume_key(0)
-    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(), 100).resume_key(0)
+    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(samples=16), 200, "5.0.1").resume_key(0)
+    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(), 100, "5.0.1").resume_key(0)
+    # another Blender (issue 37, cause 7): its images never join this run's
+    assert job.resume_key(0) != BlenderJob("/other/blender", BlenderSettings(), 200, "5.0.1").resume_key(0)
+    assert job.resume_key(0) != BlenderJob("/b/blender", BlenderSettings(), 200, "4.2.3").resume_key(0)
 
 
 def test_blender_command_forms():

@@ -418,7 +418,7 @@ def _reference(row: dict, features, style: str, split: str) -> dict:
                                            "image_filename")}
     source |= {"category": names[row["category"]], "image": {"bytes": row["images"][0]["bytes"], "path": None}}
     raw = prompt_row(source, dataset=spec, style=style, split=split, index=row["extra_info"]["index"])
-    raw |= {name: row[name] for name in ("question", "program", "cot", "scene")}
+    raw |= {name: row[name] for name in ("question", "program", "cot", "scene", "steps")}
     raw = {name: raw[name] for name in features}  # a select_columns keeps the columns it names
     return features.decode_example(features.encode_example(raw))
 

@@ -68,7 +68,7 @@ def test_errors(tmp_path):
         decode_audio({"bytes": None, "path": None})
     with pytest.raises(ValueError, match="cannot decode"):
         decode_audio({"bytes": b"RIFF not really a wav", "path": "x.wav"})
-    with pytest.raises(TypeError, match="expects"):
+    with pytest.raises(ValueError, match="expects"):  # issue 37: a wrong type is a ValueError
         decode_audio(42)
 
 

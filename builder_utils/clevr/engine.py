@@ -50,7 +50,7 @@ def search(
     data: SceneData,
     rng: random.Random,
     admissible: Callable[[Any], bool],
-    on_accept: Callable[[Instance], None] | None = None,
+    on_accept: Callable[[Instance], bool | None] | None = None,
     *,
     max_instances: int = 1,
     budget: int = 5000,
@@ -59,7 +59,8 @@ def search(
 ) -> list[Instance]:
     """Find up to ``max_instances`` instantiations of ``plan`` on a scene.
 
-    ``on_accept`` runs at once, so the next candidate sees the updated answer counts. A failed
+    ``on_accept`` runs at once, so the next candidate sees the updated answer counts; when it
+    returns False the instance is refused and the search goes on. A failed
     subtree met again is replayed (``replay=False``, the tests' reference, explores it): the same
     result, provided ``admissible`` keeps its verdict until the next acceptance (as balancing does).
 
@@ -117,10 +118,10 @@ def search(
             if relations and _degenerate(plan, data, outputs, choices):
                 return False
             instance = Instance(list(outputs), list(choices), dict(values))
+            if on_accept is not None and on_accept(instance) is False:
+                return False  # refused (its step worlds cannot be placed): the search goes on
             found.append(instance)
             failed.clear()  # the answer counts changed: what failed may not fail again
-            if on_accept is not None:
-                on_accept(instance)
             return len(found) >= max_instances
         step = steps[k]
         kind = step.kind

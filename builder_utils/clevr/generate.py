@@ -89,7 +89,11 @@ class QuestionGenerator:
     ['compare_integer:0', 'compare_integer:1']
     """
 
-    def __init__(self, options: GeneratorOptions | None = None):
+    def __init__(self, options: GeneratorOptions | None = None,
+                 on_question: Callable[[dict, dict], bool] | None = None):
+        # on_question(question, scene): may add fields; False refuses the question and the search moves
+        # on to the next template (step worlds: builder_utils.clevr.synth.insert.add_steps).
+        self.on_question = on_question
         self.options = options = options or GeneratorOptions()
         self.metadata: Metadata = (
             load_metadata(options.metadata_file) if options.metadata_file is not None else default_metadata()
@@ -193,17 +197,28 @@ class QuestionGenerator:
                 def admissible(answer: Any, balancer=balancer, max_answer=max_answer) -> bool:
                     return balancer.allows(answer) and answer <= max_answer
 
-            def on_accept(instance: Instance, t=t, balancer=balancer) -> None:
-                balancer.add(instance.answer)
+            refused = [0]
+
+            def on_accept(instance: Instance, t=t, balancer=balancer, refused=refused) -> bool:
                 # Text is drawn at acceptance so that the random stream stays in search order.
-                questions.append(self._question(t, instance, index, scene, image_index, rng, default_split, words))
+                question = self._question(t, instance, index, scene, image_index, rng, default_split, words)
+                if self.on_question is not None and not self.on_question(question, scene):
+                    # Refused (a step world cannot be placed): the search tries another instance, a few
+                    # times (each refusal costs the hook's work), then ends with this template unused.
+                    refused[0] += 1
+                    return refused[0] >= MAX_REFUSED
+                balancer.add(instance.answer)
+                questions.append(question)
+                return True
 
             search_stats = SearchStats()
+            asked_before = len(questions)
             tic = time.perf_counter() if opts.time_dfs else 0.0
             found = search(
                 plan, data, rng, admissible, on_accept,
                 max_instances=opts.instances_per_template, budget=self._budget(t), stats=search_stats,
             )
+            found = found[:len(questions) - asked_before]  # without the one that ended a refused search
             self._misses[t] = 0 if found else self._misses[t] + 1
             stats.tried += 1
             stats.states += search_stats.states
@@ -282,6 +297,11 @@ def _log(message: str) -> None:
     from tqdm import tqdm
 
     tqdm.write(message, file=sys.stderr)  # keeps the progress bar intact
+
+
+#: Questions ``on_question`` may refuse in one template's search on one scene before the template is
+#: given up there (the hook's work, e.g. placing step worlds, is the cost of each refusal).
+MAX_REFUSED = 4
 
 
 # -- tasks: balancing windows run anywhere ---------------------------------------------------

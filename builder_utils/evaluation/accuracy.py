@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from builder_utils.options import MAX_SEED, Integer
+from builder_utils.options import MAX_SEED, Instance, Integer, Number
 
 __all__ = ["DEFAULT_RESAMPLES", "Scored", "bootstrap_interval", "score", "summarize"]
 
@@ -48,6 +48,11 @@ class Scored:
         return self.rank is not None and self.rank <= k
 
 
+# made once: score runs per question and per completion (the rewards)
+_ANSWERS = Instance(list, tuple, optional=True)
+_GOLD = Instance(str, set, frozenset, list, tuple)
+
+
 def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
     """Score extracted ``answers`` (``[]``: unparseable, None: missing) against ``gold``, one answer or a set.
 
@@ -55,6 +60,8 @@ def score(answers: Sequence[str] | None, gold: str | Collection[str]) -> Scored:
         >>> score(["4", "3"], "3"), score(["water"], {"rain", "water"}).correct
         (Scored(rank=2, status='answered'), True)
     """
+    _ANSWERS("answers", answers)
+    _GOLD("gold", gold)
     if answers is None:
         return Scored(None, "missing")
     if not answers:
@@ -73,6 +80,10 @@ def bootstrap_interval(correct: int, total: int, seed: int = 0, resamples: int =
     """
     Integer(1, maximum=MAX_RESAMPLES)("resamples", resamples)
     Integer(0, maximum=MAX_SEED)("seed", seed)
+    Integer(0)("total", total)
+    Integer(0, maximum=total)("correct", correct)
+    if not 0 < Number()("level", level) < 1:
+        raise ValueError(f"level must be a number between 0 and 1 (exclusive), got {level!r}")
     if total <= 0:
         return None
     draws = np.random.default_rng(seed).binomial(total, correct / total, size=resamples) / total
@@ -89,6 +100,10 @@ def summarize(items: Sequence[Scored], seed: int = 0, resamples: int = DEFAULT_R
         >>> summarize([score(["a", "b"], "b"), score(["b"], "b")], top_k=5)["top_5"]
         1.0
     """
+    Instance(list, tuple)("items", items)
+    for k, item in enumerate(items):
+        Instance(Scored)(f"items[{k}]", item)
+    Integer(1, optional=True)("top_k", top_k)
     total = len(items)
     correct = sum(item.correct for item in items)
     out = {

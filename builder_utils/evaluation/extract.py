@@ -13,6 +13,8 @@ import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from builder_utils.options import Instance, Integer
+
 __all__ = ["KINDS", "NUMBER_WORDS", "SPAN_LIMIT", "Work", "answer_span", "extract", "extract_integer", "extract_ranked",
            "extract_word", "extract_yes_no", "last_boxed"]
 
@@ -112,6 +114,13 @@ def last_boxed(text: str) -> tuple[int, int] | None:
     return None if found is None else (found.start(1) - len("\\boxed"), found.end())
 
 
+# A prediction's text is a str: a number or a list here is a caller's mistake, one ValueError naming it
+# (checked by answer_span, which every extract_* calls before anything else reads the text).
+_TEXT = Instance(str)
+_PREDICTION = Instance(str, list, tuple, optional=True)
+_LIMIT = Integer(1, optional=True)
+
+
 def answer_span(text: str, work: Work | None = None) -> str:
     """The part of ``text`` that holds the answer, in linear time (``work`` counts what was examined).
 
@@ -121,6 +130,7 @@ def answer_span(text: str, work: Work | None = None) -> str:
         >>> answer_span("<answer>two</answer>"), answer_span("<answer><answer>5</answer>")
         ('two', '5')
     """
+    _TEXT("text", text)
     found = _span(text, work)
     return (text[found[0]:found[1]] if found is not None else text).strip()
 
@@ -242,8 +252,10 @@ def extract_ranked(prediction: str | Sequence[str] | None, kind: str, vocabulary
         >>> extract_ranked(["Rain", "the water", "rain", "???"], "word")
         ['rain', 'water']
     """
-    if kind not in KINDS:
+    if not isinstance(kind, str) or kind not in KINDS:
         raise ValueError(f"unknown answer kind {kind!r}; valid: {', '.join(KINDS)}")
+    _PREDICTION("prediction", prediction)
+    _LIMIT("limit", limit)
     if prediction is None:
         return []
     items = [prediction] if isinstance(prediction, str) else list(prediction)

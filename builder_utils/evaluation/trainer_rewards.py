@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from builder_utils.evaluation.rewards import completion_text, format_ok
+from builder_utils.options import Number
 
 __all__ = ["easyr1_batch", "easyr1_sequential", "solution_reward", "swift_orm", "vlm_r1_method"]
 
@@ -44,11 +45,14 @@ def easyr1_sequential(accuracy: Accuracy, format_style: str = "think_answer") ->
         if not isinstance(reward_input, Mapping):
             raise ValueError(f"compute_score: EasyR1 hands one dict per response (REWARD_TYPE sequential), "
                              f"got {type(reward_input).__name__}")
-        text = completion_text(reward_input.get("response"))
+        try:  # a weight that is not finite would make every reward NaN (issue 37)
+            weight = Number(minimum=0, maximum=1)("format_weight", format_weight)
+        except ValueError as exc:
+            raise ValueError(f"compute_score: {exc}") from None
+        text = completion_text(reward_input.get("response"), "compute_score: response")
         value = accuracy(text, reward_input.get("ground_truth"), {}, **kwargs)
         correct = 0.0 if value is None else float(value)
         form = 1.0 if format_ok(text, format_style) else 0.0
-        weight = float(format_weight)
         return {"overall": (1 - weight) * correct + weight * form, "format": form, "accuracy": correct}
 
     return compute_score

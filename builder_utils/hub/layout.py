@@ -62,6 +62,9 @@ class HubLayout:
     #: Each trainer layout row's ``difficulty`` struct, plain data: ``{"function": "module:NAME"`` (row ->
     #: dict), ``"columns": [...]`` (the question columns it reads), ``"features": {field: dtype}}``.
     difficulty: Mapping[str, object] | None = None
+    #: Media columns a builder draws per row (not files of the data folder, so not shareable by key):
+    #: the shared layout drops them from the question rows (which keep what redraws them).
+    drawn_media: tuple[str, ...] = ()
 
     def __post_init__(self):
         if set(self.turn) - {"user", "assistant"} or (self.conversations_from and len(self.turn) != 2):
@@ -128,7 +131,7 @@ def layout_of(builder_cls) -> HubLayout | None:
         return None
     try:
         values = dict(declared)
-        for name in ("media_metadata", "turn_fields", "also_follow"):
+        for name in ("media_metadata", "turn_fields", "also_follow", "drawn_media"):
             values[name] = tuple(values.get(name, ()))
         layout = HubLayout(**values)
         layout.prompt_spec()  # a bad prompts declaration fails here, naming the builder

@@ -27,14 +27,16 @@ class MediaJoinError(ValueError):
 
 
 def question_columns_only(dataset: datasets.Dataset, layout: HubLayout) -> datasets.Dataset:
-    """The question rows without the media (and per-file metadata) columns; no data is copied.
+    """The question rows without the media (and per-file metadata) columns, nor the media the builder
+    draws per row (``drawn_media``); no data is copied.
 
     Example:
         >>> rows = datasets.Dataset.from_dict({"image_filename": ["a.png"], "image": ["a.png"], "q": ["?"]})
         >>> question_columns_only(rows, HubLayout("image", "image_filename", "images")).column_names
         ['image_filename', 'q']
     """
-    return dataset.remove_columns([c for c in layout.media_columns if c in dataset.column_names])
+    dropped = (*layout.media_columns, *layout.drawn_media)
+    return dataset.remove_columns([c for c in dropped if c in dataset.column_names])
 
 
 def media_rows(

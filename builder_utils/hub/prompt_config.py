@@ -13,12 +13,13 @@ from concurrent.futures import ThreadPoolExecutor
 
 import datasets
 import numpy as np
+import pyarrow.compute as pc
 import pyarrow as pa
 
 from builder_utils.builder import list_of
 from builder_utils.datasets_adapter import dataset_from_table
 from builder_utils.options import Integer, check_options, option
-from builder_utils.prompts import PromptSpec, PromptStyle, prompt_features, prompt_row
+from builder_utils.prompts import PromptSpec, PromptStyle, prompt_features, prompt_row, with_media_count
 
 #: Qwen2-Audio's and Whisper's sampling rate: what the ``prompts`` export resamples clips to by default.
 DEFAULT_AUDIO_RATE = 16_000
@@ -106,11 +107,19 @@ def prompts_split(
     # Only the text columns go through Python; the media column stays Arrow (paths or bytes).
     questions = table.select(list(spec.source_columns())).to_pylist()
     built = [prompt_row(row, dataset=spec, style=style, split=split, index=i) for i, row in enumerate(questions)]
+    # Several media per row (a problem's worlds), inline only: one placeholder each. A shared export's
+    # rows name their one file by key, so they keep one placeholder.
+    sequence = spec.media_sequence if media and spec.media_sequence in source else None
+    if sequence is not None:
+        for row, count in zip(built, pc.list_value_length(table.column(sequence)).to_pylist()):
+            with_media_count(row, count)
     text_features = prompt_features(source, spec, media=False)
     text = pa.Table.from_pylist(built, schema=text_features.arrow_schema) if built else text_features.arrow_schema.empty_table()
     if media:
         offsets = pa.array(range(len(rows) + 1), pa.int32())
         column = pa.ListArray.from_arrays(offsets, table.column(spec.media_column).combine_chunks())
+        if sequence is not None:
+            column = table.column(sequence).combine_chunks()
         text = text.add_column(list(features).index(spec.media_list), spec.media_list, column)
     built = dataset_from_table(text, features, split)
     if media and audio_rate is not None and spec.media_kind == "audio":

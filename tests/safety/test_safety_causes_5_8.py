@@ -473,6 +473,7 @@ def test_cause_7_compute_score_refuses_wrong_types(dataset, solution, extra):
 
 
 def _every_table() -> dict[str, list[Case]]:
+    import test_safety_blender
     import test_safety_bounds
     import test_safety_builders
     import test_safety_evaluation
@@ -485,7 +486,7 @@ def _every_table() -> dict[str, list[Case]]:
             "builders": test_safety_builders.CASES, "evaluation": test_safety_evaluation.CASES,
             "generator": test_safety_generator.GENERATOR_CASES + test_safety_generator.SYNTH_CASES,
             "hub": test_safety_hub.CASES, "hub media": test_safety_hub_media.CASES,
-            "matrix": test_safety_matrix.CASES,
+            "matrix": test_safety_matrix.CASES, "blender": test_safety_blender.CASES,
             "causes": CAUSE_5 + CAUSE_6_MEDIA + CAUSE_6_RECORDS + CAUSE_6_TEMPLATES}
 
 

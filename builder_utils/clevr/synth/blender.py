@@ -8,19 +8,28 @@ image). The passes of a scene: README, "Rendered by Blender".
 from __future__ import annotations
 
 import atexit
+import hashlib
+import io
 import json
+import logging
+import math
 import os
 import select
 import shutil
+import signal
 import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+
+from builder_utils.media_check import MediaError, check_png
+from builder_utils.wait_points import wait_point
 
 from .camera import Camera
 from .studio import CAMERA_JITTER, LIGHT_JITTER, LIGHTS, still_studio, studio_for, world_camera  # noqa: F401 (public here too)
@@ -28,6 +37,8 @@ from .vocabulary import COLOR_RGB
 
 __all__ = ["ATTEMPTS", "BLENDER_ENV", "BlenderRenderer", "BlenderSettings", "BlenderUnavailable", "DEVICES",
            "SceneRenderFailed", "blender_command", "find_blender", "studio_for"]
+
+logger = logging.getLogger(__name__)
 
 BLENDER_ENV = "CLEVR_BLENDER"
 SCRIPT = Path(__file__).resolve().with_name("blender_script.py")
@@ -47,6 +58,9 @@ START_TIMEOUT_S = 180.0
 # A pass's limit: generous for a loaded machine (the default image takes ~4 CPU-s).
 PASS_TIMEOUT_S = 120.0
 PASS_TIMEOUT_PER_SAMPLE_S = 6.0
+# A reply is a line of JSON (pixel_coords: 3 numbers an object); a Blender printing megabytes
+# without a newline on the reply descriptor is broken, not slow.
+MAX_REPLY_BYTES = 1 << 20
 
 # the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS
 INDEX_LEVELS = 16
@@ -146,7 +160,12 @@ def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
 
 
 class _BlenderProcess:
-    """One Blender process: requests on stdin, replies on a pipe of their own (stdout is Blender's)."""
+    """One Blender process: requests on stdin, replies on a pipe of their own (stdout is Blender's).
+
+    Blender runs in a session (and process group) of its own, and every way it ends here ends the
+    whole group: a launcher script that does not ``exec`` leaves Blender as its child, which a kill
+    of the direct child alone would leave running.
+    """
 
     def __init__(self, command: list[str], settings: BlenderSettings):
         self.command = command
@@ -166,21 +185,37 @@ class _BlenderProcess:
             raise BlenderUnavailable(f"{command[0]}: cannot run it ({exc.strerror or exc}); {INSTALL}") from None
         os.close(reply_write)
         self._replies = reply_read
+        self._lifeline = _watchdog(self.process.pid)
         self._buffer = b""
         self._drain = threading.Thread(target=self._keep_tail, daemon=True)
         self._drain.start()
-        alive = True
+        try:
+            wait_point("blender-started")
+            why = self._started()
+        except BaseException:
+            self.kill()  # interrupted while Blender starts: it must not outlive this process
+            raise
+        if why is not None:
+            self.kill()
+            raise BlenderUnavailable(f"{command[0]}: not a Blender that runs the CLEVR studio ({why}); {INSTALL}")
+
+    def _started(self) -> str | None:
+        """Read the ready reply (setting :attr:`version`); None, or why this is not a usable Blender."""
         try:
             ready = self._read(START_TIMEOUT_S)
         except EOFError:
-            ready, alive = None, False
-        if ready is None or not ready.get("ready"):
-            self.process.kill()
-            self.close()
-            why = (ready or {}).get("error") or self.last_output() or (
-                f"no answer within {START_TIMEOUT_S:.0f} s" if alive else "it exited without a word")
-            raise BlenderUnavailable(f"{command[0]}: not a Blender that runs the CLEVR studio ({why}); {INSTALL}")
-        self.version = ready.get("blender")
+            return self.last_output() or "it exited without a word"
+        except RuntimeError as exc:
+            return str(exc)
+        if ready is None:
+            return self.last_output() or f"no answer within {START_TIMEOUT_S:.0f} s"
+        if ready.get("ready") is not True:
+            return _text(ready.get("error")) or self.last_output() or f"its first reply is {_shown(ready)}, not ready"
+        version = ready.get("blender")
+        if not isinstance(version, str) or not version.strip() or len(version) > 100:
+            return f"its ready reply names no Blender version: {_shown(ready)}"
+        self.version = version
+        return None
 
     def _keep_tail(self) -> None:
         for line in self.process.stdout:
@@ -197,9 +232,12 @@ class _BlenderProcess:
         return ""
 
     def _read(self, timeout: float) -> dict | None:
-        """The next reply; None after ``timeout`` seconds; ``EOFError`` when the process is gone."""
+        """The next reply; None after ``timeout`` seconds; ``EOFError`` when the process is gone;
+        ``RuntimeError`` for a reply that is not one line of a JSON object."""
         deadline = time.monotonic() + timeout
         while b"\n" not in self._buffer:
+            if len(self._buffer) > MAX_REPLY_BYTES:
+                raise RuntimeError(f"Blender's reply is longer than {MAX_REPLY_BYTES} bytes without a line end")
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
@@ -211,7 +249,13 @@ class _BlenderProcess:
                 raise EOFError
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
-        return json.loads(line)
+        try:
+            reply = json.loads(line)
+        except ValueError:  # not UTF-8 or not JSON
+            reply = None
+        if not isinstance(reply, dict):
+            raise RuntimeError(f"Blender replied {_shown(line.decode('utf-8', 'replace'))}, not a JSON object")
+        return reply
 
     def request(self, message: dict, timeout: float) -> dict:
         """Send one request; its reply, or ``RuntimeError`` (the process is then unusable)."""
@@ -220,29 +264,85 @@ class _BlenderProcess:
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             raise RuntimeError(f"Blender exited ({self.last_output() or 'no message'})") from None
+        wait_point("blender-pass")
         try:
             reply = self._read(timeout)
         except EOFError:
-            try:
-                status = self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                status = "unknown"
+            status = self._exit_status(10)
             raise RuntimeError(f"Blender exited with status {status} ({self.last_output() or 'no message'})") from None
         if reply is None:
             raise RuntimeError(f"Blender gave no answer within {timeout:.0f} s")
         if "error" in reply:
-            raise RuntimeError(f"Blender: {reply['error']}")
+            raise RuntimeError(f"Blender: {_text(reply['error']) or _shown(reply)}")
         return reply
 
-    def close(self) -> None:
-        if self.process.poll() is None:
+    def _exit_status(self, timeout: float) -> int | str:
+        """Blender's exit status within ``timeout`` seconds (else ``"unknown"``), the process left
+        unreaped: its id then names its group until :meth:`close`, never a stranger's."""
+        deadline = time.monotonic() + timeout
+        while True:
             try:
-                self.process.stdin.close()  # the script ends at the end of its input
-                self.process.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-                self.process.wait()
+                found = os.waitid(os.P_PID, self.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:  # reaped already
+                return self.process.returncode if self.process.returncode is not None else "unknown"
+            if found is not None:
+                return found.si_status
+            if time.monotonic() >= deadline:
+                return "unknown"
+            time.sleep(0.02)
+
+    def _end_group(self) -> None:
+        if self.process.returncode is not None:
+            return  # reaped: its id may name another's group by now
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass  # the group is gone already
+
+    def kill(self) -> None:
+        """End Blender's whole process group now (SIGKILL: a hung Blender ignores anything else), then close."""
+        self._end_group()
+        self.close()
+
+    def close(self) -> None:
+        """Let Blender end at the end of its input (10 s), then end what is left of its group."""
+        if self._replies is None:
+            return
+        try:
+            self.process.stdin.close()  # the script ends at the end of its input
+        except OSError:
+            pass
+        self._exit_status(10)
+        self._end_group()  # what a launcher left behind, or a Blender that did not end in time
+        self.process.wait()
+        if self._lifeline is not None:  # stopped, not woken: Blender's group is gone already
+            self._lifeline.kill()
+            self._lifeline.wait()
+            self._lifeline.stdin.close()
         os.close(self._replies)
+        self._replies = None
+
+
+# Blender's watchdog: it reads its input to the end, which comes when the process that started it
+# ends, however it ends (kill -9 and SIGHUP run no cleanup), then ends the process group it is in.
+_WATCHDOG = "import os, sys; sys.stdin.buffer.read(); os.killpg(int(sys.argv[1]), 9)"
+
+
+def _watchdog(group: int) -> subprocess.Popen | None:
+    """A watchdog process that ends Blender's process group ``group`` when this process ends (None: none started).
+
+    Blender itself cannot watch: it reads its requests only between passes, and a hung or long
+    pass would outlive this process.
+    """
+    import sys
+
+    try:
+        # a session of its own: the terminal's Ctrl-C is for this process to act on (Blender's
+        # group is in another session, which no process of this one can join)
+        return subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHDOG, str(group)], stdin=subprocess.PIPE,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    except OSError:
+        return None
 
 
 class BlenderRenderer:
@@ -272,10 +372,10 @@ class BlenderRenderer:
             self._process = None
 
     def kill(self) -> None:
-        """Stop the process now (a failed or interrupted pass); the next pass starts a new one."""
+        """Stop the process group now (a failed or interrupted pass); the next pass starts a new one."""
         if self._process is not None:
-            self._process.process.kill()
-            self.close()
+            process, self._process = self._process, None
+            process.kill()
 
     def start(self) -> str:
         """Start the process (if it is not running); returns Blender's version."""
@@ -283,12 +383,16 @@ class BlenderRenderer:
             self._process = _BlenderProcess(self.command, self.settings)
         return self._process.version
 
-    def _pass(self, message: dict, what: str) -> dict:
+    def _pass(self, message: dict, what: str, check: Callable[[dict], Any]) -> Any:
+        """``check(reply)`` of the first attempt whose reply and image pass it (``RuntimeError``
+        if not); each attempt in a fresh process after a failure, its image written anew."""
         failures = []
+        image = Path(message["png"])
         for _ in range(ATTEMPTS):
             self.start()
+            image.unlink(missing_ok=True)  # an attempt that writes nothing must not pass on an older image
             try:
-                return self._process.request(message, self.settings.pass_timeout())
+                return check(self._process.request(message, self.settings.pass_timeout()))
             except RuntimeError as exc:
                 failures.append(str(exc))
                 self.kill()
@@ -299,32 +403,44 @@ class BlenderRenderer:
 
     def index_map(self, scene: dict, studio: dict, scratch: Path) -> tuple[np.ndarray, list[list]]:
         """The flat-colour pass as object indices (0: studio, k + 1: object k), and the ``pixel_coords``."""
-        from PIL import Image
-
         path = scratch / f".index-{os.getpid()}.png"
-        reply = self._pass({"op": "index", "scene": _plain(scene), "studio": studio, "png": str(path)},
-                           f"scene {scene['image_filename']} (object-index pass)")
+
+        def check(reply: dict) -> tuple[np.ndarray, list[list]]:
+            coords = _pixel_coords(reply, len(scene["objects"]))
+            red = _complete_png(path, self.settings)[1][..., 0].astype(np.float64)
+            return np.rint(red * (INDEX_LEVELS / 255.0)).astype(np.int64), coords
+
         try:
-            with Image.open(path) as image:
-                red = np.asarray(image.convert("RGB"))[..., 0].astype(np.float64)
+            return self._pass({"op": "index", "scene": _plain(scene), "studio": studio, "png": str(path)},
+                              f"scene {scene['image_filename']} (object-index pass)", check)
         finally:
             path.unlink(missing_ok=True)
-        return np.rint(red * (INDEX_LEVELS / 255.0)).astype(np.int64), reply["pixel_coords"]
 
     def depth_map(self, scene: dict, studio: dict, scratch: Path) -> np.ndarray:
         """Each pixel's depth along the camera's axis (world units, float32), from Blender's depth pass."""
         from PIL import Image
 
         path = scratch / f".depth-{os.getpid()}.png"
-        self._pass({"op": "depth", "scene": _plain(scene), "studio": studio, "png": str(path)},
-                   f"scene {scene['image_filename']} (depth pass)")
+
+        def check(reply: dict) -> np.ndarray:
+            try:
+                check_png(path)  # complete to IEND; the 16-bit grey is read below, not as RGB
+                with Image.open(path) as image:
+                    grey = np.asarray(image)
+            except FileNotFoundError:
+                raise RuntimeError(f"Blender wrote no image {path.name}") from None
+            except MediaError as exc:
+                raise RuntimeError(f"Blender's image {path.name} is not complete: {exc.problem}") from None
+            if grey.shape[:2] != (self.settings.height, self.settings.width):
+                raise RuntimeError(f"Blender's depth image {path.name} is {grey.shape[1]}x{grey.shape[0]}")
+            grey = grey[..., 0] if grey.ndim == 3 else grey
+            return (grey.astype(np.float64) * (DEPTH_RANGE / 65535.0)).astype(np.float32)
+
         try:
-            with Image.open(path) as image:
-                red = np.asarray(image)
+            return self._pass({"op": "depth", "scene": _plain(scene), "studio": studio, "png": str(path)},
+                              f"scene {scene['image_filename']} (depth pass)", check)
         finally:
             path.unlink(missing_ok=True)
-        red = red[..., 0] if red.ndim == 3 else red
-        return (red.astype(np.float64) * (DEPTH_RANGE / 65535.0)).astype(np.float32)
 
     def index_pass(self, scene: dict, studio: dict, scratch: Path) -> tuple[list[int], list[list]]:
         """Each object's visible pixels on the flat-colour pass, and its ``pixel_coords``."""
@@ -346,22 +462,76 @@ class BlenderRenderer:
         scene["_studio"] = studio
         return scene
 
-    def render(self, scene: dict, path: Path) -> None:
-        """Render ``scene`` to ``path`` through a hidden file renamed: ``path`` is complete or absent."""
+    def render(self, scene: dict, path: Path) -> str:
+        """Render ``scene`` to ``path`` through a hidden file renamed: ``path`` is a PNG that decodes
+        completely at the settings' size, or absent (a full disk truncates a PNG that Blender
+        reports as saved). Returns the image's sha256 (hex).
+        """
         studio = scene["_studio"]
         partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
         try:
-            self._pass({"op": "render", "scene": _plain(scene), "studio": studio, "png": str(partial),
-                        "seed": studio["seed"]}, f"scene {scene['image_filename']}")
-            if not partial.is_file():
-                raise SceneRenderFailed(f"scene {scene['image_filename']}: Blender wrote no image")
+            digest = self._pass({"op": "render", "scene": _plain(scene), "studio": studio, "png": str(partial),
+                                 "seed": studio["seed"]}, f"scene {scene['image_filename']}",
+                                lambda reply: _complete_png(partial, self.settings)[0])
             os.replace(partial, path)
         finally:
             partial.unlink(missing_ok=True)
+        return digest
 
 
 def _plain(scene: dict) -> dict:
     return {k: v for k, v in scene.items() if not k.startswith("_")}
+
+
+def _text(value: Any) -> str:
+    """A reply's message as one short line ("" for none)."""
+    if value is None:
+        return ""
+    return " ".join(str(value).split())[:300]
+
+
+def _shown(value: Any) -> str:
+    """A reply shown in a message: one line, at most 120 characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return repr(text if len(text) <= 120 else text[:117] + "...")
+
+
+def _complete_png(path: Path, settings: BlenderSettings) -> tuple[str, np.ndarray]:
+    """The sha256 and RGB pixels of the PNG at ``path``, decoded completely at the settings' size;
+    else ``RuntimeError`` (one line): Blender's reply says nothing about what reached the disk."""
+    from PIL import Image
+
+    try:
+        check_png(path)  # every chunk's CRC to IEND: a truncated file fails here
+        data = path.read_bytes()
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()  # decompressed to the last row
+            size, pixels = image.size, np.asarray(image.convert("RGB"))
+    except FileNotFoundError:
+        raise RuntimeError(f"Blender wrote no image {path.name}") from None
+    except MediaError as exc:
+        raise RuntimeError(f"Blender's image {path.name} is not complete: {exc.problem}") from None
+    except (OSError, SyntaxError, ValueError, Image.DecompressionBombError) as exc:
+        raise RuntimeError(f"Blender's image {path.name} does not decode: {_text(exc) or type(exc).__name__}") from None
+    if size != (settings.width, settings.height):
+        raise RuntimeError(f"Blender's image {path.name} is {size[0]}x{size[1]}, not "
+                           f"{settings.width}x{settings.height}")
+    return hashlib.sha256(data).hexdigest(), pixels
+
+
+def _pixel_coords(reply: dict, count: int) -> list[list]:
+    """The index reply's ``pixel_coords``: ``count`` triples (x, y: integers; depth: a finite number)."""
+    coords = reply.get("pixel_coords")
+    if not isinstance(coords, list) or len(coords) != count:
+        raise RuntimeError(f"Blender's index reply has no pixel_coords for {count} object(s): {_shown(reply)}")
+    for triple in coords:
+        if not (isinstance(triple, list) and len(triple) == 3 and all(type(v) is int for v in triple[:2])
+                and type(triple[2]) in (int, float) and math.isfinite(triple[2])
+                and all(abs(v) <= 10**6 for v in triple)):
+            raise RuntimeError(f"Blender's index reply has a malformed pixel_coords entry {_shown(triple)} "
+                               "(expected [x, y, depth] numbers)")
+    return coords
 
 
 # One renderer per worker process, kept between tasks like the question generator is kept per
@@ -408,23 +578,26 @@ class BlenderJob:
     executable: str  # an absolute path: the command line is made on the worker, with its own script path
     settings: BlenderSettings
     min_pixels_per_object: int
+    version: str  # what the executable said it is when the run started (its ready reply)
 
     def resume_key(self, seed: int) -> str:
         """A name for the images of this run, kept by a re-run: seed, settings (not device or
-        threads: they change the noise, not the picture) and studio (the lights, the script).
+        threads: they change the noise, not the picture), studio (the lights, the script) and the
+        Blender (executable and version: a world never mixes two Blenders' images).
 
         Example:
-            >>> job = BlenderJob("/usr/bin/blender", BlenderSettings(), 200)
+            >>> job = BlenderJob("/usr/bin/blender", BlenderSettings(), 200, "5.0.1")
             >>> job.resume_key(0) == job.resume_key(0) != job.resume_key(1)
             True
+            >>> job.resume_key(0) != BlenderJob("/usr/bin/blender", BlenderSettings(), 200, "4.2.0").resume_key(0)
+            True
         """
-        import hashlib
-
         settings = asdict(self.settings)
         del settings["device"], settings["threads"]
         what = json.dumps({"seed": seed, "settings": settings, "floor": self.min_pixels_per_object,
                            "lights": LIGHTS, "camera_jitter": CAMERA_JITTER, "light_jitter": LIGHT_JITTER,
-                           "script": hashlib.sha256(SCRIPT.read_bytes()).hexdigest()}, sort_keys=True)
+                           "script": hashlib.sha256(SCRIPT.read_bytes()).hexdigest(),
+                           "executable": self.executable, "version": self.version}, sort_keys=True)
         return "blender-" + hashlib.sha256(what.encode("utf-8")).hexdigest()[:16]
 
 
@@ -448,22 +621,51 @@ def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | 
     for index in range(start, stop):
         name = image_filename(split, index)
         done = progress / (name[: -len(".png")] + ".json")
-        if images is not None and done.is_file() and (images / name).is_file():
-            scenes.append(json.loads(done.read_text(encoding="utf-8")))
-            continue
+        if images is not None:
+            kept = _finished(done, images / name, job.settings)
+            if kept is not None:
+                scenes.append(kept)
+                continue
+        version = renderer.start()
+        if version != job.version:  # a worker whose Blender is not the one the run started with
+            raise BlenderUnavailable(f"{job.executable}: Blender {version} on this worker, {job.version} where the "
+                                     "run started; one world is rendered by one Blender")
         try:
             scene = renderer.scene_for(seed, split, index, min_pixels_per_object=job.min_pixels_per_object,
                                        scratch=progress)
-            if images is not None:
-                renderer.render(scene, images / name)
+            digest = None if images is None else renderer.render(scene, images / name)
         except (SceneRenderFailed, VisibilityError) as exc:
             scenes.append({FAILED: str(exc)})
             continue
         scene = _plain(scene)
         if images is not None:
-            _write_then_rename(done, json.dumps(scene, allow_nan=False))
+            _write_then_rename(done, json.dumps({**scene, _IMAGE_SHA256: digest}, allow_nan=False))
         scenes.append(scene)
     return scenes
+
+
+_IMAGE_SHA256 = "_image_sha256"  # a progress record's digest of its image (not part of the scene graph)
+
+
+def _finished(record: Path, image: Path, settings: BlenderSettings) -> dict | None:
+    """The scene graph of a scene a stopped run finished, or None to render it again: its record
+    and image are verified, not trusted (the record names the image and its sha256, and the image
+    decodes completely at the settings' size)."""
+    if not record.is_file() or not image.is_file():
+        return None
+    try:
+        kept = json.loads(record.read_text(encoding="utf-8"))
+        if not (isinstance(kept, dict) and kept.get("image_filename") == image.name
+                and isinstance(kept.get("objects"), list)):
+            raise RuntimeError("not this scene's record")
+        if _complete_png(image, settings)[0] != kept.get(_IMAGE_SHA256):
+            raise RuntimeError("the image is not the one its record names")
+    except (OSError, ValueError, RuntimeError) as exc:
+        logger.info("%s: kept by a stopped run but %s; rendered again", image.name, _text(exc))
+        record.unlink(missing_ok=True)
+        image.unlink(missing_ok=True)
+        return None
+    return _plain(kept)
 
 
 def _write_then_rename(path: Path, text: str) -> None:

@@ -21,8 +21,8 @@ from tqdm import tqdm
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
-from builder_utils.options import (MAX_SEED, MAX_WORKERS, Choice, FilePath, Integer, add_option_flags, check_options,
-                                   option, options_from_args, path_values)
+from builder_utils.options import (MAX_SEED, MAX_WORKERS, Choice, FilePath, Flag, Instance, Integer, Words,
+                                   add_option_flags, check_options, option, options_from_args, path_values)
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 from builder_utils.wait_points import wait_point
 
@@ -189,11 +189,11 @@ def _blender_job(images: ImageOptions, num_workers: int, dask: str | None) -> Bl
     settings = BlenderSettings(width=images.width, height=images.height, samples=images.samples,
                                device=images.device, threads=threads)
     if in_this_process(2, num_workers=num_workers, dask=dask):
-        renderer_for(command, settings).start()  # kept: this process renders
+        version = renderer_for(command, settings).start()  # kept: this process renders
     else:
         with BlenderRenderer(command, settings) as probe:
-            probe.start()
-    return BlenderJob(command[0], settings, images.min_pixels_per_object)
+            version = probe.start()
+    return BlenderJob(command[0], settings, images.min_pixels_per_object, version)
 
 
 def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
@@ -245,10 +245,18 @@ def write_clevr_folder(
         >>> sorted(p.name for p in (root / "images" / "val").iterdir())     # the stale image is gone
         ['CLEVR_val_000000.png']
     """
+    # every argument checked at the call, one ValueError naming it
+    if out_dir is None:
+        raise ValueError("out_dir must be a path, got None")
+    FilePath()("out_dir", out_dir)
+    if not isinstance(splits, str):
+        Words()("splits", splits)
+    for name, value in (("render", render), ("progress", progress), ("overwrite", overwrite)):
+        Flag()(name, value)
+    Instance(str, optional=True)("dask", dask)
     counts = _counts(num_scenes, splits)
     images = ImageOptions() if images is None else images
-    if not isinstance(images, ImageOptions):
-        raise ValueError(f"images must be an ImageOptions, got {type(images).__name__}")
+    Instance(ImageOptions)("images", images)
     Integer(0, maximum=MAX_SEED)("seed", seed)
     Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
     root = Path(out_dir)
