@@ -28,6 +28,7 @@ __all__ = [
     "Integer",
     "Number",
     "Share",
+    "Text",
     "Words",
     "add_builder_flags",
     "add_option_flags",
@@ -159,6 +160,32 @@ class Number:
 
     def flag(self) -> dict:
         return {"type": float}
+
+
+class Text:
+    """A string of at most ``max_length`` printable characters (no newline: it goes into one JSON
+    field and one log line); ``pattern`` (a regular expression) restricts it further.
+
+    >>> Text(20, pattern=r"[A-Za-z0-9_-]+")("filename_prefix", "a/b")
+    Traceback (most recent call last):
+    ...
+    ValueError: filename_prefix must match [A-Za-z0-9_-]+ (1 to 20 characters), got 'a/b'
+    """
+
+    def __init__(self, max_length: int, *, pattern: str | None = None):
+        self.max_length, self.pattern = max_length, pattern
+
+    def __call__(self, name: str, value: Any) -> Any:
+        import re
+
+        if not isinstance(value, str) or not value.isprintable() or len(value) > self.max_length or (
+                self.pattern is not None and re.fullmatch(self.pattern, value) is None):
+            what = f"match {self.pattern} (1 to" if self.pattern else "be printable text (at most"
+            raise ValueError(f"{name} must {what} {self.max_length} characters), got {value!r}")
+        return value
+
+    def flag(self) -> dict:
+        return {}
 
 
 def is_bool(value: Any) -> bool:

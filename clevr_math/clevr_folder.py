@@ -90,6 +90,27 @@ def find_splits(root: str) -> list[SplitSource]:
     return sources
 
 
+def separate_test_split(folder: str) -> SplitSource:
+    """The test split of a folder holding only ``scenes/CLEVR_test_scenes.json`` and ``images/test/``
+    (the builder's ``test_data_dir``: a test world rendered apart, e.g. by ``clevr-math synth --splits test``).
+
+    Example:
+        >>> import tempfile; from builder_utils.clevr.synth import write_clevr_folder
+        >>> root = write_clevr_folder(tempfile.mkdtemp(), {"test": 1}, seed=0, progress=False)
+        >>> separate_test_split(str(root)).hf_split
+        'test'
+    """
+    root = clevr_root(os.path.abspath(os.path.expanduser(folder)))
+    scenes = os.path.join(root, "scenes", "CLEVR_test_scenes.json")
+    images = os.path.join(root, "images", "test")
+    if not os.path.isfile(scenes):
+        raise ClevrDataError(f"test_data_dir {folder}: no {scenes}; write a test world with `clevr-math synth --out "
+                             f"{folder} --num_scenes test=1000` (add --renderer blender for CLEVR's look)")
+    if not os.path.isdir(images):
+        raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
+    return SplitSource("test", "test", scenes, images)
+
+
 def image_path(source: SplitSource, image_filename: str, where: str) -> str:
     """The image file of one scene; :class:`ClevrDataError` naming the file and ``where`` if absent.
 

@@ -12,7 +12,7 @@ import re
 
 import datasets
 
-from builder_utils.builder import CheckedConfigBuilder, list_of
+from builder_utils.builder import CheckedConfigBuilder, ConfigError, list_of
 from builder_utils.checksums import download
 from builder_utils.media_check import check_zip
 from builder_utils.clevr import load_scenes
@@ -22,6 +22,7 @@ from builder_utils.options import generator_settings
 from builder_utils.clevr.changes import change_question
 from builder_utils.clevr.steps import check_steps, steps_json
 from builder_utils.clevr.synth.insert import add_steps, studio_camera, world_png
+from builder_utils.clevr.synth.world_record import read_info
 from builder_utils.clevr.templates import SHIPPED_TEMPLATE_SETS
 from clevr_math.clevr_folder import (
     CLEVR_ZIP,
@@ -32,6 +33,7 @@ from clevr_math.clevr_folder import (
     clevr_root,
     find_splits,
     image_path,
+    separate_test_split,
 )
 from clevr_math.config import BUILDER_CONFIGS, DEFAULT_CONFIG_NAME, VERSION, ClevrMathConfig
 from clevr_math.released import load_released_questions, released_file, released_row
@@ -156,17 +158,25 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         """
         synthetic = False
         renderers = set()
+        rules: dict[str, str] = {}  # split -> the shape-colour rule its scene file records
+        files = []
         if self.config.data_dir:
             root = clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir)))
-            for split in ("train", "val", "test"):
-                path = os.path.join(root, "scenes", f"CLEVR_{split}_scenes.json")
-                if os.path.isfile(path):
-                    with open(path, "rb") as handle:
-                        head = handle.read(4096)
-                    synthetic = synthetic or re.search(rb'"date":\s*"synthetic"', head) is not None
-                    # the info block names the renderer of the images (worlds before it did: Pillow)
-                    named = re.search(rb'"renderer":\s*"([A-Za-z0-9_.-]{1,40})"', head)
-                    renderers.add(named.group(1).decode() if named else "pillow")
+            files += [(split, os.path.join(root, "scenes", f"CLEVR_{split}_scenes.json")) for split in ("train", "val", "test")]
+        if self.config.test_data_dir:
+            root = clevr_root(os.path.abspath(os.path.expanduser(self.config.test_data_dir)))
+            files.append(("test", os.path.join(root, "scenes", "CLEVR_test_scenes.json")))
+        for split, path in files:
+            if os.path.isfile(path):
+                with open(path, "rb") as handle:
+                    head = handle.read(4096)
+                synthetic = synthetic or re.search(rb'"date":\s*"synthetic"', head) is not None
+                # the info block names the renderer of the images (worlds before it did: Pillow)
+                named = re.search(rb'"renderer":\s*"([A-Za-z0-9_.-]{1,40})"', head)
+                renderers.add(named.group(1).decode() if named else "pillow")
+                rule = (read_info(path) or {}).get("shape_color_rule")
+                if isinstance(rule, dict) and isinstance(rule.get("name"), str):
+                    rules[split] = rule["name"][:80]
         if synthetic:
             drawn = "; ".join(_RENDERED_BY.get(name, f"rendered by the `{name}` renderer") for name in sorted(renderers))
             scenes = ("Scenes and images come from a synthetic CLEVR-style world written by `clevr-math synth`, "
@@ -175,6 +185,13 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         else:
             scenes = ("Scenes and images are CLEVR v1.0 (train and validation scenes for the train and validation "
                       "splits; the test split uses newly rendered scenes when they are given).")
+        if self.config.test_data_dir:
+            scenes += (" The test split's scenes and images come from a folder of their own (`test_data_dir`), "
+                       "rendered apart from the train and validation scenes.")
+        if rules:
+            scenes += " Shape-colour rule of the scenes: " + "; ".join(
+                f"{split}: {name}" for split, name in sorted(rules.items()))  + " (each shape takes only the colours " \
+                "the rule allows)."
         if self.config.released_questions_dir:
             return scenes + (" The questions and answers are those of the original CLEVR-Math release "
                              "(`released_questions_dir`), not regenerated.")
@@ -193,6 +210,8 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         if config.data_dir:
             root = clevr_root(config.data_dir)
             inputs += [os.path.join(root, "scenes", f"CLEVR_{s}_scenes.json") for s in ("train", "val", "test")]
+        if config.test_data_dir:
+            inputs.append(os.path.join(clevr_root(config.test_data_dir), "scenes", "CLEVR_test_scenes.json"))
         if config.released_questions_dir:
             inputs += [released_file(config.released_questions_dir, s) for s in ("train", "val", "test")]
         # scene and released question files are small enough to key by content (a file edited
@@ -221,17 +240,41 @@ class ClevrMath(CheckedConfigBuilder, datasets.GeneratorBasedBuilder):
         return clevr_root(dl_manager.extract(archive))
 
     def _split_generators(self, dl_manager):
-        sources = find_splits(self._data_root(dl_manager))
-        if self.config.holdout_category and not any(s.clevr_split == "test" for s in sources):
-            logger.warning(
-                "CLEVR-Math config %r holds %s questions out for a test split, but the data has no "
-                "scenes/CLEVR_test_scenes.json: building train and validation only",
-                self.config.name,
-                self.config.holdout_category,
-            )
+        sources = self._sources(dl_manager)
         if self.config.released_questions_dir:
             return [self._released_split(source) for source in sources]
         return [self._generated_split(source) for source in sources]
+
+    def _sources(self, dl_manager) -> list[SplitSource]:
+        """The splits of ``data_dir`` (or CLEVR v1.0), the test split from ``test_data_dir`` when given."""
+        if self.config.test_data_dir and self.config.released_questions_dir:
+            raise ConfigError(f"CLEVR-Math config {self.config.name!r}: test_data_dir regenerates questions; the "
+                              "released questions name their own test images (drop one of the two)")
+        if self.config.holdout_category and not self.config.released_questions_dir and not self.config.test_data_dir:
+            # before any download: CLEVR v1.0's archive has no test scenes
+            given = self.config.data_dir and os.path.isfile(os.path.join(
+                clevr_root(os.path.abspath(os.path.expanduser(self.config.data_dir))), "scenes", "CLEVR_test_scenes.json"))
+            if not given:
+                self._refuse_without_test()
+        sources = find_splits(self._data_root(dl_manager))
+        if self.config.test_data_dir:
+            if any(s.clevr_split == "test" for s in sources):
+                raise ConfigError(f"CLEVR-Math config {self.config.name!r}: data_dir has a test split already and "
+                                  f"test_data_dir {self.config.test_data_dir} gives another: keep one")
+            sources.append(separate_test_split(self.config.test_data_dir))
+        if self.config.holdout_category and not self.config.released_questions_dir and not any(
+                s.clevr_split == "test" for s in sources):
+            self._refuse_without_test()
+        return sources
+
+    def _refuse_without_test(self) -> None:
+        # a held-out category lives only in test: without test scenes the config would have none of it
+        raise ConfigError(
+            f"CLEVR-Math config {self.config.name!r} holds its {self.config.holdout_category} questions out for "
+            "the test split, and the data has no test scenes (CLEVR v1.0 released none). Give test_data_dir="
+            "DIR (write it with `clevr-math synth --out DIR --num_scenes test=1000`, --renderer blender for "
+            "CLEVR's look), or add scenes/CLEVR_test_scenes.json and images/test/ to data_dir, or build "
+            "--config general")
 
     def _prepare_split(self, split_generator, **kwargs):
         num_proc = kwargs.get("num_proc") or 1

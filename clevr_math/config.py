@@ -61,6 +61,10 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     max_operations: int | None = option(
         None, Integer(1, maximum=MAX_OPERATIONS, optional=True), group=None, builder=True,
         help="keep only templates with at most this many arithmetic operations")
+    test_data_dir: str | None = option(
+        None, FilePath(), group=None, builder=True, role="input_dir",
+        help="a folder whose scenes/CLEVR_test_scenes.json and images/test/ are the test split (CLEVR v1.0 has "
+             "none: write one with `clevr-math synth --out DIR --num_scenes test=1000`)")
     step_scenes: bool = option(
         False, Flag(), group=None, builder=True,
         help="add steps: each question's scene graph after each operation (JSON text); a question whose "

@@ -43,8 +43,10 @@ def make_world(out_dir: str, num_scenes: int, seed: int) -> str:
     from builder_utils.clevr.synth import write_clevr_folder
 
     final = os.path.join(out_dir, "CLEVR_v1.0")
-    # synth's own record decides what is replaced: only its own files, a user's file there stays
-    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False)
+    # synth's own record decides what is replaced: only its own files, a user's file there stays;
+    # the demo's world is its own, so a demo of other arguments replaces it (replace_worlds)
+    write_clevr_folder(final, num_scenes, seed, splits=("train", "val", "test"), render=True, progress=False,
+                       replace_worlds=True)
     return final
 
 

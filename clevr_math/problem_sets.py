@@ -43,6 +43,9 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
     ``trainer_format``: in a trainer's own layout instead (``r1v``, ``easyr1``, ...: README, "Which trainer").
     ``difficulty``: :func:`~clevr_math.stream`'s knobs, and its ``step_scenes`` / ``render_steps``.
 
+    ``difficulty`` also takes the stream's ``cogent=`` (``"A"``, ``"B"`` or shape -> colours): a
+    CoGenT train set is ``problems(size=n, cogent="A")``, its test set ``problems(size=n, split="test", cogent="B")``.
+
     >>> ds = problems(size=5, seed=3, num_operations=2)
     >>> len(ds), ds[4]["extra_info"]["index"], ds[0]["num_operations"], ds[0]["images"][0].size
     (5, 4, 2, (480, 320))
@@ -68,11 +71,17 @@ def problems(data_dir: str | os.PathLike | None = None, *, size: int, seed: int 
         chunks.append(pa.Table.from_pylist(chunk, schema=schema))
     table = pa.concat_tables(chunks)
     built = dataset_from_table(table, stream_features(), datasets.NamedSplit(split),
-                               description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed})",
+                               description=f"{size} CLEVR-Math problems (clevr_math.problems, seed {seed}"
+                                           + (f", shape-colour rule {_rule_name(difficulty['cogent'])})"
+                                              if difficulty.get("cogent") is not None else ")"),
                                fingerprint=_fingerprint(table))
     if trainer_format is None:
         return built
     return in_format(built, trainer_format, difficulty.get("prompt_style_name", DEFAULT_PROMPT_STYLE), split)
+
+
+def _rule_name(cogent) -> str:
+    return f"CoGenT {cogent}" if isinstance(cogent, str) else str(dict(cogent))
 
 
 def _fingerprint(table: pa.Table) -> str:

@@ -20,7 +20,7 @@ import json
 import logging
 import os
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from itertools import islice
 from typing import Any
@@ -97,6 +97,7 @@ class _Spec:
     exclude: frozenset = frozenset()
     step_scenes: bool = False  # each row's `steps`: the scene graph after each operation
     render_steps: bool = False  # each row's images: every world of the problem, drawn by Pillow
+    combos: tuple | None = None  # the shape-colour rule of every scene (cogent=), as WorldRules.combos
 
 
 def _hash_int(*parts: Any) -> int:
@@ -341,6 +342,7 @@ class _Lane:
         folder = spec.source.folder
         self.scenes = None if folder is None else _scene_file(folder.scenes_path, os.stat(folder.scenes_path).st_mtime_ns)
         self.colours = _colour_of_shape(spec.seed) if spec.source.split == "train" else None
+        self.combos = None if spec.combos is None else {shape: colours for shape, colours in spec.combos}
         self.generators: dict[tuple, QuestionGenerator] = {}
         self.warned = False
 
@@ -358,8 +360,10 @@ class _Lane:
     def scene(self, position: int, difficulty: Difficulty) -> dict:
         if self.scenes is not None:
             return self.scenes[position]
+        # one mechanism for both rules: the confounder is one colour per shape, CoGenT a set per shape
+        rule = self.combos if self.combos is not None else self.colours if difficulty.confounder else None
         return generate_scene(self.spec.seed, self.spec.source.split, position, max_objects=difficulty.max_objects,
-                              colour_of_shape=self.colours if difficulty.confounder else None)
+                              colour_of_shape=rule)
 
     def image(self, scene: dict, position: int) -> dict:
         if self.scenes is None:
@@ -523,6 +527,30 @@ def _source(data_dir: str | os.PathLike | None, split: str) -> _Source:
     raise StreamError(f"{root}: no scenes/CLEVR_{clevr_split}_scenes.json for the {split} split")
 
 
+def _cogent_rule(cogent: str | Mapping | None) -> tuple | None:
+    """``cogent=`` as WorldRules.combos: ``"A"``/``"B"`` (CLEVR-CoGenT) or a mapping shape -> colours."""
+    from builder_utils.clevr.synth.controls import cogent_combos
+    from builder_utils.clevr.synth.scenes import combos_of
+
+    if cogent is None:
+        return None
+    if isinstance(cogent, str):
+        try:
+            return combos_of(cogent_combos(cogent))
+        except ValueError:
+            raise StreamError(f"cogent must be 'A', 'B' or a mapping shape -> colours, got {cogent!r}") from None
+    vocab = load_vocabulary()
+    if not isinstance(cogent, Mapping) or not cogent:
+        raise StreamError(f"cogent must be 'A', 'B' or a mapping shape -> colours, got {cogent!r}")
+    for shape, colours in cogent.items():
+        listed = [colours] if isinstance(colours, str) else colours
+        if shape not in vocab.shapes or not isinstance(listed, (list, tuple, set, frozenset)) or not listed or any(
+                c not in vocab.colors for c in listed):
+            raise StreamError(f"cogent: {shape!r} -> {colours!r}: give a shape ({', '.join(vocab.shapes)}) and a "
+                              f"list of colours ({', '.join(vocab.colors)})")
+    return combos_of(cogent)
+
+
 def stream(
     data_dir: str | os.PathLike | None = None,
     *,
@@ -537,6 +565,7 @@ def stream(
     trainer_format: str | None = None,
     step_scenes: bool = False,
     render_steps: bool = False,
+    cogent: str | Mapping | None = None,
     **difficulty: Any,
 ) -> datasets.IterableDataset:
     """A ``datasets.IterableDataset`` of CLEVR-Math problems; ``data_dir`` None: synthetic worlds,
@@ -545,6 +574,10 @@ def stream(
     "Which trainer"), as ``clevr-math export --config <it>`` writes them.
     ``step_scenes``: each row's ``steps`` holds the scene graph after each operation (JSON text);
     ``render_steps`` (implies it): each row's ``images`` are every world of the problem in order.
+
+    ``cogent``: the shape-colour rule of every scene of this split's synthetic worlds, ``"A"`` or
+    ``"B"`` (CLEVR-CoGenT's conditions) or a mapping shape -> colours (shapes not named are not
+    drawn): train on ``stream(split="train", cogent="A")``, test on ``stream(split="test", cogent="B")``.
 
     >>> row = next(iter(stream(seed=1, num_operations=6, max_answer=20, max_objects=12)))
     >>> row["num_operations"], row["category"], row["images"][0].size
@@ -586,7 +619,13 @@ def stream(
             raise ValueError(f"give the difficulty in the curriculum, not also as {', '.join(sorted(difficulty))}")
     except ValueError as exc:
         raise StreamError(str(exc)) from None
+    combos = _cogent_rule(cogent)
     source = _source(data_dir, split)
+    if combos is not None and any(level.confounder for level in curriculum.levels):
+        raise StreamError("cogent and confounder both set the shape-colour rule: give one")
+    if source.folder is not None and combos is not None:
+        raise StreamError("cogent shapes synthetic worlds; a CLEVR folder's scenes keep their own colours (drop "
+                          "data_dir, or write a CoGenT world with `clevr-math synth --cogent A` and read it)")
     if source.folder is not None:
         for level in curriculum.levels:
             if level.max_objects != Difficulty().max_objects or level.confounder:
@@ -595,14 +634,16 @@ def stream(
     if exclude is not None and not isinstance(exclude, frozenset):
         exclude = evaluation_keys(exclude)
     spec = _Spec(source, split, seed, curriculum, num_shards, questions_per_image, prompt_style_name, exclude or frozenset(),
-                 step_scenes=step_scenes or render_steps, render_steps=render_steps)
+                 step_scenes=step_scenes or render_steps, render_steps=render_steps, combos=combos)
     if num_questions is None:
         quotas = [None] * num_shards
     else:
         quotas = [num_questions // num_shards + (shard < num_questions % num_shards) for shard in range(num_shards)]
     examples = _StreamExamples(_lane_problems, {"shard": list(range(num_shards)), "quota": quotas,
                                                 "spec": spec})
-    info = datasets.DatasetInfo(features=stream_features(), description="CLEVR-Math problems streamed by clevr_math.stream")
+    rule = "" if cogent is None else f" (shape-colour rule: {'CoGenT ' + cogent if isinstance(cogent, str) else dict(combos)})"
+    info = datasets.DatasetInfo(features=stream_features(),
+                                description="CLEVR-Math problems streamed by clevr_math.stream" + rule)
     rows = datasets.IterableDataset(examples, info=info, split=datasets.NamedSplit(split))
     return rows if trainer_format is None else in_format(rows, trainer_format, prompt_style_name, split)
 
@@ -674,6 +715,8 @@ class StreamExport:
                            help="seed of the stream (default: %(default)s)")
         group.add_argument("--stream_split", default="train", choices=("train", "validation", "test"),
                            help="split of the stream's scenes (default: %(default)s)")
+        group.add_argument("--stream_cogent", default=None, choices=("A", "B"),
+                           help="CLEVR-CoGenT's shape-colour condition of the stream's synthetic worlds (default: none)")
         add_option_flags(parser, {"difficulty": group}, cls=Difficulty)
 
     def stream_kwargs(self, args) -> dict:
@@ -686,14 +729,14 @@ class StreamExport:
         return {"data_dir": getattr(args, "data_dir", None), "seed": args.stream_seed,
                 "num_questions": args.stream_questions, "split": args.stream_split,
                 "prompt_style_name": getattr(args, "prompt_style", DEFAULT_PROMPT_STYLE),
-                **dataclasses.asdict(difficulty)}
+                "cogent": getattr(args, "stream_cogent", None), **dataclasses.asdict(difficulty)}
 
     def given(self, args):
         """None without ``--stream_questions``; else the ``given`` of ``export_builder``."""
         if args.stream_questions is None:
             from builder_utils.options import options_from_args
 
-            if options_from_args(args, cls=Difficulty) != Difficulty():
+            if options_from_args(args, cls=Difficulty) != Difficulty() or getattr(args, "stream_cogent", None):
                 raise ValueError("the difficulty flags shape a stream: add --stream_questions N --config prompts")
             return None
         configs = [name for value in args.config or [] for name in value.split(",") if name]

@@ -334,8 +334,29 @@ def test_no_test_scenes_means_no_test_split(clevr_dir, tmp_path):
     shutil.copytree(clevr_dir, data)
     (data / "scenes" / "CLEVR_test_scenes.json").unlink()  # like the official archive
     spec = BuilderSpec(builder_class=ClevrMath, data_dir=str(data))
-    _, dataset = build(spec, "multihop", tmp_path / "cache")
+    _, dataset = build(spec, "general", tmp_path / "cache")
     assert sorted(dataset) == ["train", "validation"]
+    # multihop's questions live only in test: without test scenes it is refused, naming the ways
+    with pytest.raises(ConfigError, match=r"no test scenes .*test_data_dir=DIR .*--num_scenes test=1000"):
+        build(spec, "multihop", tmp_path / "cache")
+
+
+def test_test_data_dir_gives_the_multihop_test_split(clevr_dir, tmp_path):
+    data = tmp_path / "CLEVR_v1.0"
+    shutil.copytree(clevr_dir, data)
+    (data / "scenes" / "CLEVR_test_scenes.json").unlink()
+    shutil.rmtree(data / "images" / "test")
+    tests = write_clevr_folder(tmp_path / "test_world", {"test": 6}, seed=11, progress=False)
+    spec = BuilderSpec(builder_class=ClevrMath, data_dir=str(data))
+    _, dataset = build(spec, "multihop", tmp_path / "cache", test_data_dir=str(tests))
+    assert sorted(dataset) == ["test", "train", "validation"]
+    names = dataset["test"].features["category"].names
+    assert {names[c] for c in dataset["test"]["category"]} == {"multihop"} and len(dataset["test"]) > 0
+    assert {f.split("_")[1] for f in dataset["test"]["image_filename"]} == {"test"}
+    # a test split in data_dir and another in test_data_dir: one must go
+    with pytest.raises(ConfigError, match="data_dir has a test split already"):
+        build(BuilderSpec(builder_class=ClevrMath, data_dir=clevr_dir), "multihop", tmp_path / "c2",
+              test_data_dir=str(tests))
 
 
 def test_streaming_yields_the_prepared_rows(clevr_dir, tmp_path):

@@ -40,7 +40,7 @@ class QuestionCounts(DerivedLayout):
 
 
 def test_a_toy_layout_is_exported_by_the_real_export(tmp_path):
-    clevr = write_clevr_folder(tmp_path / "CLEVR_v1.0", 4, seed=0, splits=("train", "val"), progress=False)
+    clevr = write_clevr_folder(tmp_path / "CLEVR_v1.0", 4, seed=0, splits=("train", "val", "test"), progress=False)
     out = tmp_path / "out"
     layouts = (*DERIVED_LAYOUTS, QuestionCounts())  # the one registration
     result = export_builder(ClevrMath, out, card_template="clevr_math", data_dir=clevr,

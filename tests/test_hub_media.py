@@ -301,7 +301,7 @@ def test_the_cards_datasets_only_join_snippet_runs(exports, dataset):
 
 def test_a_shared_export_into_a_folder_keeps_the_media_of_the_shared_configs_it_keeps(tmp_path):
     big = write_clevr_folder(tmp_path / "a" / "CLEVR_v1.0", 4, seed=0, splits=("train", "val"), progress=False)
-    small = write_clevr_folder(tmp_path / "b" / "CLEVR_v1.0", 2, seed=0, splits=("train", "val"), progress=False)
+    small = write_clevr_folder(tmp_path / "b" / "CLEVR_v1.0", 2, seed=0, splits=("train", "val", "test"), progress=False)
     old_bytes = {p.name: p.read_bytes() for p in (big / "images").rglob("*.png")}
     out = tmp_path / "out"
     common = dict(card_template="clevr_math", media="shared", progress=False)

@@ -113,22 +113,26 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
 def _declared_maximum(dest: str):
     """The maximum the option declarations give ``dest`` (None: not declared)."""
     from builder_utils.clevr.options import GeneratorOptions
+    from builder_utils.clevr.synth.controls import WorldOptions
     from builder_utils.clevr.synth.folder import ImageOptions
     from builder_utils.hub.prompt_config import PromptAudioOptions
-    from builder_utils.options import _KEY
+    from builder_utils.options import _KEY, Number
     from clevr_math.config import ClevrMathConfig
     from clevr_math.difficulty import Difficulty
     from clotho_aqa.options import ClothoAQAOptions
 
     # every class that declares a command's numeric options (the renderer's, the export's and
     # the builder configs' own fields included)
-    for cls in (GeneratorOptions, Difficulty, ClothoAQAOptions, ImageOptions, PromptAudioOptions, ClevrMathConfig):
+    for cls in (GeneratorOptions, Difficulty, ClothoAQAOptions, ImageOptions, WorldOptions, PromptAudioOptions,
+                ClevrMathConfig):
         for f in dataclasses.fields(cls):
             check = f.metadata.get(_KEY, {}).get("check")
             if f.name == dest and isinstance(check, Integer):
                 return check.maximum
             if f.name == dest and isinstance(check, Share):
                 return 1.0
+            if f.name == dest and isinstance(check, Number) and check.maximum is not None:
+                return check.maximum
     return None
 
 

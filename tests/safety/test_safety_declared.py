@@ -25,6 +25,7 @@ from test_safety_causes_1_4 import unmount_under
 import builder_utils
 from builder_utils.clevr.generate_questions import QuestionFiles
 from builder_utils.clevr.options import GeneratorOptions
+from builder_utils.clevr.synth.controls import WorldOptions
 from builder_utils.clevr.synth.folder import ImageOptions, WorldPaths
 from builder_utils.clevr.synth.render_file import DrawOptions, RenderPaths
 from builder_utils.evaluation.cli import EvaluatePaths
@@ -68,11 +69,15 @@ COMMANDS = [
     Command("clotho-aqa evaluate", (EvaluatePaths,), ("clotho-aqa", "evaluate", "--quiet"), _EVAL),
     Command("clevr-math evaluate", (EvaluatePaths,), ("clevr-math", "evaluate", "--quiet"),
             {**_EVAL, "--scenes": "in/scenes.json"}, extra_inputs={"--scenes": "in/scenes.json"}),
-    Command("clevr-math synth", (WorldPaths, ImageOptions), ("clevr-math", "synth", "--num_scenes", "1", "--splits", "val",
-                                                             "--quiet"), {"--out": "W", "--blender": "in/blender.bin"}),
+    Command("clevr-math synth", (WorldPaths, ImageOptions, WorldOptions),
+            ("clevr-math", "synth", "--num_scenes", "1", "--splits", "val", "--quiet"),
+            {"--out": "W", "--blender": "in/blender.bin", "--base_scene_blendfile": "in/base_scene.blend",
+             "--shape_dir": "in/shapes", "--material_dir": "in/materials",
+             "--shape_color_combos_json": "in/combos.json", "--properties_json": "in/properties.json"}),
     Command("clotho-aqa synth", (SynthPaths,), ("clotho-aqa", "synth", "--num_files", "3"), {"--out": "R"}),
     Command("clevr-math render", (RenderPaths, DrawOptions), ("clevr-math", "render", "--quiet"),
-            {"--scenes": "in/scenes.json", "--out": "W", "--blender": "in/blender.bin"}),
+            {"--scenes": "in/scenes.json", "--out": "W", "--blender": "in/blender.bin",
+             "--base_scene_blendfile": "in/base_scene.blend", "--shape_dir": "in/shapes", "--material_dir": "in/materials"}),
     Command("clotho-aqa demo", (ClothoDemoPaths,), ("clotho-aqa", "demo", "--quiet"), {"--out": "D"}),
     Command("clevr-math demo", (ClevrDemoPaths,), ("clevr-math", "demo", "--quiet"), {"--out": "D"}),
 ]

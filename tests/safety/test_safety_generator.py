@@ -257,8 +257,10 @@ def _only_the_new_world(tmp: Path, done) -> None:
     world = tmp / "world"
     assert sorted(p.name for p in (world / "images" / "val").iterdir()) == [
         "CLEVR_val_000000.png", "CLEVR_val_000001.png", "CLEVR_val_000002.png", "my_drawing.png"]
-    assert not (world / "images" / "train").exists() or not any((world / "images" / "train").iterdir())
-    assert sorted(p.name for p in (world / "scenes").iterdir()) == ["CLEVR_val_scenes.json"]
+    # the split the run did not name is kept (issue 36: a re-run of val alone used to delete train)
+    assert sorted(p.name for p in (world / "images" / "train").iterdir()) == [
+        "CLEVR_train_000000.png", "CLEVR_train_000001.png"]
+    assert sorted(p.name for p in (world / "scenes").iterdir()) == ["CLEVR_train_scenes.json", "CLEVR_val_scenes.json"]
 
 
 def _file_out(tmp: Path) -> list[str]:
@@ -290,14 +292,15 @@ SYNTH_CASES = [
     Case("synth into a folder of the user's writes beside their file", _user_folder,
          exit_code=0, protected=["world/notes.txt"]),
     Case("synth onto a CLEVR folder it did not write", _users_clevr,
-         exit_code=2, stderr_has="CLEVR_val_scenes.json: exists and was not written by clevr-math synth", protected=["CLEVR_v1.0"]),
+         exit_code=2, stderr_has="a CLEVR folder that clevr-math synth did not write (scenes/CLEVR_val_scenes.json)",
+         protected=["CLEVR_v1.0"]),
     # a manifest behind a symlink, or one that cannot be read, claims nothing
     Case("synth --overwrite with a manifest that is a symlink claiming the user's scenes",
          _users_clevr_claimed_through_a_symlink, exit_code=2,
          stderr_has="written by an earlier version of this package", protected=["CLEVR_v1.0", "claims.json"]),
     Case("synth --overwrite with its own manifest corrupted", _our_world_with_a_corrupt_manifest, exit_code=2,
          stderr_has="written by an earlier version of this package", protected=["world"]),
-    Case("synth --overwrite replaces only its own earlier world", _rerun_smaller,
+    Case("synth --overwrite replaces only its own earlier split", _rerun_smaller,
          exit_code=0, protected=["world/notes.txt", "world/images/val/my_drawing.png"], check=_only_the_new_world),
     Case("synth --out a file", _file_out,
          exit_code=2, stderr_has="world.txt: exists and is not a folder", protected=["world.txt"]),

@@ -31,7 +31,7 @@ import numpy as np
 from builder_utils.media_check import MediaError, check_png
 from builder_utils.wait_points import wait_point
 
-from .camera import Camera
+from .camera import CLEVR_CAMERA_LOCATION, Camera
 from .studio import CAMERA_JITTER, LIGHT_JITTER, LIGHTS, still_studio, studio_for, world_camera  # noqa: F401 (public here too)
 from .vocabulary import COLOR_RGB
 
@@ -92,6 +92,16 @@ class BlenderSettings:
     denoise: bool = True
     device: str = "cpu"
     threads: int = 0
+    # CLEVR's --render_min_bounces, --render_max_bounces, --render_tile_size (None: the studio's own)
+    min_bounces: int | None = None
+    max_bounces: int | None = None
+    tile_size: int | None = None
+    # the vocabulary's colours (0-255 RGB) and radii as (name, value) pairs; None: CLEVR's
+    colours: tuple | None = None
+    radii: tuple | None = None
+    # CLEVR's own asset files, when given: (base scene .blend, shape folder, material folder,
+    # shape name -> file stem pairs, material name -> node group pairs); clevr_assets.py loads them
+    assets: tuple | None = None
 
     def __post_init__(self) -> None:
         if self.device not in DEVICES:
@@ -171,8 +181,12 @@ class _BlenderProcess:
         self.command = command
         self.tail: deque[str] = deque(maxlen=20)
         reply_read, reply_write = os.pipe()
-        studio_settings = {**asdict(settings), "colours": COLOR_RGB, "index_levels": INDEX_LEVELS,
-                           "depth_range": DEPTH_RANGE}
+        studio_settings = {**asdict(settings), "colours": dict(settings.colours or COLOR_RGB.items()),
+                           "radii": dict(settings.radii or ()), "index_levels": INDEX_LEVELS,
+                           "depth_range": DEPTH_RANGE,
+                           # where studio_for's jitter starts from: CLEVR's base scene moves by the offsets
+                           "studio_centre": {"camera": CLEVR_CAMERA_LOCATION,
+                                             "lights": {name: light["location"] for name, light in LIGHTS.items()}}}
         try:
             self.process = subprocess.Popen(
                 [*command, "--reply-fd", str(reply_write), "--settings", json.dumps(studio_settings)],
@@ -450,32 +464,45 @@ class BlenderRenderer:
         return count_visible_pixels(labels, len(scene["objects"])), coords
 
     def scene_for(self, seed: int, split: str, image_index: int, *, min_pixels_per_object: int,
-                  scratch: Path, max_objects: int | None = None) -> dict:
-        """The scene graph of (seed, split, index); its studio in ``"_studio"``. The same world as
-        ``--renderer pillow`` gives (:func:`world_camera`; the visibility rule on the Pillow
-        renderer's outlines, the one geometry both draw alike), so either renderer can draw it."""
-        from .scenes import MAX_OBJECTS, generate_scene
+                  scratch: Path, max_objects: int | None = None, rules=None, jitter: dict | None = None) -> dict:
+        """The scene graph of (seed, split, index); its studio in ``"_studio"``. The visibility rule is
+        decided on the Pillow renderer's outlines (the one geometry both renderers draw alike), so
+        with the same studio (``jitter``: :func:`studio_for`'s) either renderer can draw the world.
 
-        studio = studio_for(seed, split, image_index)
-        scene = generate_scene(seed, split, image_index, studio_camera(studio, self.settings),
-                               max_objects=max_objects or MAX_OBJECTS, min_pixels_per_object=min_pixels_per_object)
+        ``rules``: the world's :class:`~builder_utils.clevr.synth.scenes.WorldRules`."""
+        from .scenes import generate_scene
+
+        studio = studio_for(seed, split, image_index, jitter)
+        scene = generate_scene(seed, split, image_index, studio_camera(studio, self.settings), max_objects=max_objects,
+                               rules=rules, min_pixels_per_object=min_pixels_per_object)
         scene["_studio"] = studio
         return scene
 
-    def render(self, scene: dict, path: Path) -> str:
+    def render(self, scene: dict, path: Path, blend: Path | None = None) -> str:
         """Render ``scene`` to ``path`` through a hidden file renamed: ``path`` is a PNG that decodes
         completely at the settings' size, or absent (a full disk truncates a PNG that Blender
-        reports as saved). Returns the image's sha256 (hex).
+        reports as saved). Returns the image's sha256 (hex). ``blend``: also save the studio with
+        the scene as a ``.blend`` file there (CLEVR's ``--save_blendfiles``).
         """
         studio = scene["_studio"]
         partial = path.with_name(f".{path.name}.partial-{os.getpid()}")
+        blend_partial = None if blend is None else blend.with_name(f".partial-{os.getpid()}-{blend.name}")
         try:
-            digest = self._pass({"op": "render", "scene": _plain(scene), "studio": studio, "png": str(partial),
-                                 "seed": studio["seed"]}, f"scene {scene['image_filename']}",
+            message = {"op": "render", "scene": _plain(scene), "studio": studio, "png": str(partial),
+                       "seed": studio["seed"]}
+            if blend_partial is not None:
+                message["blend"] = str(blend_partial)
+            digest = self._pass(message, f"scene {scene['image_filename']}",
                                 lambda reply: _complete_png(partial, self.settings)[0])
+            if blend_partial is not None:
+                if not blend_partial.is_file():
+                    raise SceneRenderFailed(f"scene {scene['image_filename']}: Blender saved no .blend file")
+                os.replace(blend_partial, blend)
             os.replace(partial, path)
         finally:
             partial.unlink(missing_ok=True)
+            if blend_partial is not None:
+                blend_partial.unlink(missing_ok=True)
         return digest
 
 
@@ -579,6 +606,9 @@ class BlenderJob:
     settings: BlenderSettings
     min_pixels_per_object: int
     version: str  # what the executable said it is when the run started (its ready reply)
+    rules: object = None  # the world's WorldRules (None: CLEVR's defaults)
+    jitter: tuple = ()  # studio_for's jitter as (name, amount) pairs (empty: CLEVR's)
+    blend_dir: str | None = None  # --save_blendfiles: the .blend files' folder (split folders inside)
 
     def resume_key(self, seed: int) -> str:
         """A name for the images of this run, kept by a re-run: seed, settings (not device or
@@ -594,10 +624,14 @@ class BlenderJob:
         """
         settings = asdict(self.settings)
         del settings["device"], settings["threads"]
+        world = None if self.rules is None else repr(self.rules)  # a frozen dataclass of plain values
         what = json.dumps({"seed": seed, "settings": settings, "floor": self.min_pixels_per_object,
+                           "world": world, "jitter": list(self.jitter), "blend": self.blend_dir is not None,
                            "lights": LIGHTS, "camera_jitter": CAMERA_JITTER, "light_jitter": LIGHT_JITTER,
                            "script": hashlib.sha256(SCRIPT.read_bytes()).hexdigest(),
-                           "executable": self.executable, "version": self.version}, sort_keys=True)
+                           "executable": self.executable, "version": self.version,
+                           "assets_script": hashlib.sha256(SCRIPT.with_name("clevr_assets.py").read_bytes()).hexdigest()
+                           if self.settings.assets else None}, sort_keys=True)
         return "blender-" + hashlib.sha256(what.encode("utf-8")).hexdigest()[:16]
 
 
@@ -612,14 +646,14 @@ def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | 
     A finished scene (PNG and graph in ``progress_dir``) is read back; one that failed comes back
     as ``{FAILED: message}``, so the run names every failed scene.
     """
-    from .scenes import image_filename
+    from .scenes import FILENAME_PREFIX, image_filename
     from .visibility import VisibilityError
 
     images, progress = None if image_dir is None else Path(image_dir), Path(progress_dir)
     renderer = renderer_for(blender_command(job.executable), job.settings)
     scenes = []
     for index in range(start, stop):
-        name = image_filename(split, index)
+        name = image_filename(split, index, getattr(job.rules, "filename_prefix", FILENAME_PREFIX))
         done = progress / (name[: -len(".png")] + ".json")
         if images is not None:
             kept = _finished(done, images / name, job.settings)
@@ -632,8 +666,12 @@ def render_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | 
                                      "run started; one world is rendered by one Blender")
         try:
             scene = renderer.scene_for(seed, split, index, min_pixels_per_object=job.min_pixels_per_object,
-                                       scratch=progress)
-            digest = None if images is None else renderer.render(scene, images / name)
+                                       scratch=progress, rules=job.rules, jitter=dict(job.jitter) or None)
+            blend = None
+            if images is not None and job.blend_dir is not None:
+                blend = Path(job.blend_dir) / split / (name[: -len(".png")] + ".blend")
+                blend.parent.mkdir(parents=True, exist_ok=True)
+            digest = None if images is None else renderer.render(scene, images / name, blend)
         except (SceneRenderFailed, VisibilityError) as exc:
             scenes.append({FAILED: str(exc)})
             continue

@@ -284,6 +284,7 @@ class Studio:
         cycles.use_light_tree = False
         # at 6-8 samples adaptive sampling stops no pixel early, yet its checks cost ~0.3 CPU-s an image
         cycles.use_adaptive_sampling = False
+        _clevr_render_controls(cycles, s)
         scene.view_settings.view_transform = "Standard"  # the look of CLEVR's Blender 2.7x renders
         scene.view_settings.look = "None"
         scene.view_settings.exposure = 0.0
@@ -363,7 +364,7 @@ class Studio:
         self.objects = []
         for k, spec in enumerate(scene["objects"]):
             obj = bpy.data.objects.new(f"object-{k}", self.meshes[spec["shape"]])
-            r = 0.35 if spec["size"] == "small" else 0.7
+            r = self.settings.get("radii", {}).get(spec["size"]) or (0.35 if spec["size"] == "small" else 0.7)
             x, y, z = spec["3d_coords"]
             obj.location = (x, y, z)
             obj.scale = (r, r, r)
@@ -436,6 +437,29 @@ class Studio:
         self._render_to(path)
 
 
+def _clevr_render_controls(cycles, settings: dict) -> None:
+    """CLEVR's --render_min_bounces, --render_max_bounces and --render_tile_size, when given."""
+    if settings.get("max_bounces") is not None:
+        cycles.max_bounces = int(settings["max_bounces"])
+    if settings.get("min_bounces") is not None:
+        # Blender 2.7x's min_bounces, renamed in 3.0
+        setattr(cycles, "min_light_bounces" if hasattr(cycles, "min_light_bounces") else "min_bounces",
+                int(settings["min_bounces"]))
+    if settings.get("tile_size") is not None:
+        cycles.use_auto_tile = True
+        cycles.tile_size = int(settings["tile_size"])
+
+
+def _studio_class(settings: dict):
+    """Our studio, or with CLEVR's asset files (clevr_assets.py, beside this script) when given."""
+    if not settings.get("assets"):
+        return Studio
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from clevr_assets import asset_studio
+
+    return asset_studio(Studio)
+
+
 def _use_gpu() -> str:
     """Enable every GPU device of the first backend that has one; returns its name."""
     preferences = bpy.context.preferences.addons["cycles"].preferences
@@ -467,7 +491,7 @@ def main() -> int:
     try:
         settings = json.loads(args["settings"])
         backend = _use_gpu() if settings["device"] == "gpu" else "CPU"
-        studio = Studio(settings)
+        studio = _studio_class(settings)(settings)
     except Exception as exc:
         _reply(fd, {"error": f"studio set-up failed: {type(exc).__name__}: {exc}"})
         return 1
@@ -488,6 +512,8 @@ def main() -> int:
                 answer = {"done": True}
             elif request["op"] == "render":
                 studio.render_image(request["png"], request.get("seed", 0))
+                if request.get("blend"):  # CLEVR's --save_blendfiles: the studio with this scene
+                    bpy.ops.wm.save_as_mainfile(filepath=request["blend"], copy=True, compress=True)
                 answer = {"done": True}
             else:
                 answer = {"error": f"unknown op {request['op']!r}"}

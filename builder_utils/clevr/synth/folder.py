@@ -23,23 +23,21 @@ from builder_utils.cli_support import add_version, report_error, running
 from builder_utils.interrupt import exit_status, stop_on_signals
 from builder_utils.options import (MAX_SEED, MAX_WORKERS, Choice, FilePath, Flag, Instance, Integer, Words,
                                    add_option_flags, check_options, option, options_from_args, path_values)
-from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
+from builder_utils.ownership import OVERWRITE_HELP, OutputFolder, OwnershipError
 from builder_utils.wait_points import wait_point
 
 from ..distributed import DaskUnavailable, dask_client, in_this_process, ordered_map, require_dask
 from .blender import BLENDER_ENV, DEFAULT_SAMPLES, DEVICES, FAILED, BlenderJob, BlenderRenderer, BlenderSettings, SceneRenderFailed, \
-    find_blender, render_chunk, renderer_for, world_camera
+    find_blender, render_chunk, renderer_for
 from .camera import IMAGE_HEIGHT, IMAGE_WIDTH, Camera
+from .controls import LIGHT_JITTERS, REFUSED_OUTPUTS, WorldOptions
 from .render import render_scene
-from .scenes import SPLITS, check_split, generate_scene, image_filename
+from .scenes import SPLITS, WorldRules, check_split, generate_scene, image_filename
 from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT
+from .world_record import SplitPlan, plan_splits, refuse_foreign_clevr
 
 logger = logging.getLogger(__name__)
 
-LICENSE = "Creative Commons Attribution (CC BY 4.0)"
-VERSION = "1.0"
-# a fixed stamp rather than today's date, so that one seed always gives the same bytes
-DATE = "synthetic"
 CHUNK_SIZE = 64
 BLENDER_CHUNK_SIZE = 2
 COMMAND = "clevr-math synth"
@@ -51,6 +49,12 @@ MAX_SAMPLES = 4096
 # Pillow's decompression-bomb limit; a floor above a whole image's pixels could never be met
 MAX_IMAGE_SIDE = 4096
 MAX_MIN_PIXELS_PER_OBJECT = 480 * 320
+# Cycles' bounces beyond 1,024 add nothing visible and multiply a pass's time; CLEVR uses 8.
+# A tile beyond 8,192 px a side is the whole largest image.
+MAX_BOUNCES = 1024
+MAX_TILE_SIZE = 8192
+BLENDER_ONLY = ("samples", "device", "blender", "render_min_bounces", "render_max_bounces", "render_tile_size",
+                "save_blendfiles", "base_scene_blendfile", "shape_dir", "material_dir")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,23 +103,112 @@ class ImageOptions:
         None, FilePath(),
         f"--renderer blender: a Blender executable, or a Python that imports bpy (default: ${BLENDER_ENV}, "
         "else `blender` on PATH)", group="rendering", role="input", flag={"metavar": "PATH"})
+    render_min_bounces: int | None = option(
+        None, Integer(0, maximum=MAX_BOUNCES, optional=True),
+        "--renderer blender: Cycles' fewest light bounces (default: the studio's; CLEVR used 8)", group="rendering")
+    render_max_bounces: int | None = option(
+        None, Integer(0, maximum=MAX_BOUNCES, optional=True),
+        "--renderer blender: Cycles' most light bounces (default: the studio's 4; CLEVR used 8)", group="rendering")
+    render_tile_size: int | None = option(
+        None, Integer(8, maximum=MAX_TILE_SIZE, optional=True),
+        "--renderer blender: Cycles' tile size in pixels (default: Blender's; CLEVR used 256)", group="rendering")
+    save_blendfiles: bool = option(
+        False, Flag(), "--renderer blender: also save each scene's Blender file, as OUT/blendfiles/<split>/"
+        "<image name>.blend (CLEVR's --save_blendfiles)", group="rendering")
+    base_scene_blendfile: str | None = option(
+        None, FilePath(), "--renderer blender: CLEVR's base_scene.blend (floor, lights, camera) from a copy of "
+        "CLEVR's repository, in place of our studio", group="rendering", role="input", flag={"metavar": "PATH"})
+    shape_dir: str | None = option(
+        None, FilePath(), "--renderer blender: CLEVR's shapes folder (SmoothCube_v2.blend, ...), in place of our "
+        "meshes", group="rendering", role="input_dir", flag={"metavar": "DIR"})
+    material_dir: str | None = option(
+        None, FilePath(), "--renderer blender: CLEVR's materials folder (Rubber.blend, MyMetal.blend), in place of "
+        "our materials", group="rendering", role="input_dir", flag={"metavar": "DIR"})
 
     def __post_init__(self) -> None:
         check_options(self)
+
+    def given_for_blender(self) -> list[str]:
+        """The Blender-only options given other than their defaults (flag names), for a refusal with Pillow.
+
+        Example:
+            >>> ImageOptions(render_max_bounces=8, save_blendfiles=True).given_for_blender()
+            ['--render_max_bounces', '--save_blendfiles']
+        """
+        defaults = ImageOptions.__dataclass_fields__
+        return [f"--{name}" for name in BLENDER_ONLY if getattr(self, name) != defaults[name].default]
 
     def camera(self) -> Camera:
         """The camera that draws images of this size."""
         return Camera(width=self.width, height=self.height)
 
 
-def scene_file_info(split: str, renderer: str = RENDERER) -> dict[str, str]:
-    """The ``info`` block of a synthetic scene file: it names the renderer of the images.
+def scene_file_info(split: str, renderer: str = RENDERER, world: WorldOptions | None = None,
+                    recorded: dict | None = None) -> dict:
+    """The ``info`` block of a synthetic scene file: CLEVR's four fields, the renderer, and what made the world.
+
+    ``recorded``: the seed, the count and the controls (see :func:`world_info`), so that a re-run
+    tells the same world from another.
 
     Example:
         >>> scene_file_info("val")["split"], scene_file_info("val")["renderer"]
         ('val', 'pillow')
+        >>> scene_file_info("val", world=WorldOptions(date="2026-12-03"))["date"]
+        '2026-12-03'
     """
-    return {"split": split, "license": LICENSE, "version": VERSION, "date": DATE, "renderer": renderer}
+    world = world or WorldOptions()
+    return {"split": split, "license": world.license, "version": world.version, "date": world.date,
+            "renderer": renderer, **(recorded or {})}
+
+
+def world_info(seed: int, count: int, world: WorldOptions, images: "ImageOptions", render: bool) -> dict:
+    """What a split's scene file records of its making, beside CLEVR's fields: seed, ``num_images``,
+    the world's controls, the shape-colour rule, the images' settings.
+
+    Example:
+        >>> info = world_info(0, 5, WorldOptions(cogent="B"), ImageOptions(), True)
+        >>> info["shape_color_rule"]["name"], info["controls"]["num_images"], info["images"]["width"]
+        ('CoGenT B', 5, 480)
+    """
+    recorded = world.recorded(images.renderer)
+    recorded["controls"] = {"num_images": count, **recorded["controls"]}
+    settings = {name: getattr(images, name) for name in ("width", "height", "min_pixels_per_object")}
+    if images.renderer == "blender":
+        settings.update({name: getattr(images, name) for name in ("samples", "render_min_bounces",
+                                                                  "render_max_bounces", "render_tile_size",
+                                                                  "save_blendfiles")})
+        # the asset files' names: their contents are the user's copy of CLEVR's repository
+        settings.update({name: None if getattr(images, name) is None else os.path.basename(
+            os.path.normpath(getattr(images, name))) for name in ("base_scene_blendfile", "shape_dir", "material_dir")})
+    settings["rendered"] = render
+    return {"seed": seed, **recorded, "images": settings}
+
+
+def check_combination(world: WorldOptions, images: "ImageOptions", render: bool) -> None:
+    """Refuse a control that means nothing for the renderer asked for (one line, never silently ignored).
+
+    Example:
+        >>> check_combination(WorldOptions(key_light_jitter=0.5), ImageOptions(), True)
+        Traceback (most recent call last):
+        ...
+        ValueError: --key_light_jitter: the pillow renderer has one fixed light, nothing to jitter; use --renderer blender or drop it
+    """
+    if images.renderer == "pillow":
+        for name in LIGHT_JITTERS:
+            if getattr(world, name) is not None:
+                raise ValueError(f"--{name}: the pillow renderer has one fixed light, nothing to jitter; use "
+                                 "--renderer blender or drop it")
+        given = images.given_for_blender()
+        if given:
+            raise ValueError(f"{given[0]}: a Blender control, meaningless for --renderer pillow; use --renderer "
+                             f"blender or drop it")
+        if world.properties_json is not None and not world.rules().vocab().is_clevrs():
+            raise ValueError(f"--properties_json {world.properties_json}: the pillow renderer draws CLEVR's own "
+                             "colours and sizes only (a subset of them is fine); use --renderer blender for others")
+    if not render and images.save_blendfiles:
+        raise ValueError("--save_blendfiles with --no_render: no scene is rendered, so no Blender file is saved")
+    if images.renderer == "blender":
+        world.rules()  # the files it names are read (and refused in one line) before Blender starts
 
 
 # Ten times CLEVR's largest split (70,000 scenes): each scene is an image on disk, and its scene
@@ -141,32 +234,38 @@ def _counts(num_scenes: int | Mapping[str, int], splits: Sequence[str]) -> dict[
 
 
 def _make_chunk(seed: int, split: str, start: int, stop: int, image_dir: str | None,
-                images: ImageOptions) -> list[dict]:
+                images: ImageOptions, rules: WorldRules | None = None, camera_jitter: float = 0.0) -> list[dict]:
+    from .blender import studio_for  # the studio's camera draw: the same camera whichever renderer draws
+
+    fixed = images.camera()
     scenes = []
     for index in range(start, stop):
-        # CLEVR's camera jitter, the same as --renderer blender's: one world per seed, whoever draws it
-        camera = world_camera(seed, split, index, images.width, images.height)
+        camera = fixed if not camera_jitter else Camera(
+            location=tuple(studio_for(seed, split, index, {"camera_jitter": camera_jitter})["camera"]),
+            width=images.width, height=images.height)
         # the scene graph is kept only once every object shows enough pixels, with or without images
-        scene = generate_scene(seed, split, index, camera, min_pixels_per_object=images.min_pixels_per_object)
+        scene = generate_scene(seed, split, index, camera, min_pixels_per_object=images.min_pixels_per_object,
+                               rules=rules)
         if image_dir is not None:
             render_scene(scene, Path(image_dir) / scene["image_filename"], camera)
         scenes.append(scene)
     return scenes
 
 
-def _chunks(seed: int, split: str, count: int, image_dir: Path | None, images: ImageOptions) -> list[tuple]:
+def _chunks(seed: int, split: str, indices: range, image_dir: Path | None, images: ImageOptions,
+            rules: WorldRules, camera_jitter: float) -> list[tuple]:
     where = None if image_dir is None else str(image_dir)
-    return [(seed, split, start, min(start + CHUNK_SIZE, count), where, images)
-            for start in range(0, count, CHUNK_SIZE)]
+    return [(seed, split, start, min(start + CHUNK_SIZE, indices.stop), where, images, rules, camera_jitter)
+            for start in range(indices.start, indices.stop, CHUNK_SIZE)]
 
 
-def _blender_chunks(seed: int, split: str, count: int, image_dir: Path | None, progress_dir: Path,
+def _blender_chunks(seed: int, split: str, indices: range, image_dir: Path | None, progress_dir: Path,
                     job: BlenderJob) -> list[tuple]:
     # a few scenes a task: Blender takes seconds a scene, and a task is what a re-run resumes
     size = BLENDER_CHUNK_SIZE
     where = None if image_dir is None else str(image_dir)
-    return [(seed, split, start, min(start + size, count), where, str(progress_dir), job)
-            for start in range(0, count, size)]
+    return [(seed, split, start, min(start + size, indices.stop), where, str(progress_dir), job)
+            for start in range(indices.start, indices.stop, size)]
 
 
 def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None = None) -> Iterator[dict]:
@@ -180,26 +279,50 @@ def _counted(chunks: Iterator[list[dict]], bar: tqdm, failed: list[str] | None =
                 yield scene
 
 
-def _blender_job(images: ImageOptions, num_workers: int, dask: str | None) -> BlenderJob:
+def _blender_job(images: ImageOptions, num_workers: int, dask: str | None, world: WorldOptions,
+                 blends: bool = False) -> BlenderJob:
     """The Blender run's settings, its interpreter started once before anything is written (one error line)."""
     command = find_blender(images.blender)
     local = dask is None or dask == "local"
     # the cores of this machine shared between its workers; on a remote cluster, Blender's choice
     threads = max(1, (os.cpu_count() or 1) // num_workers) if local and num_workers > 1 else 0
+    rules = world.rules()
+    vocab = rules.vocab()
     settings = BlenderSettings(width=images.width, height=images.height, samples=images.samples,
-                               device=images.device, threads=threads)
+                               device=images.device, threads=threads, min_bounces=images.render_min_bounces,
+                               max_bounces=images.render_max_bounces, tile_size=images.render_tile_size,
+                               colours=vocab.rgb, radii=vocab.radius, assets=_assets(images, world))
     if in_this_process(2, num_workers=num_workers, dask=dask):
         version = renderer_for(command, settings).start()  # kept: this process renders
     else:
         with BlenderRenderer(command, settings) as probe:
             version = probe.start()
-    return BlenderJob(command[0], settings, images.min_pixels_per_object, version)
+    return BlenderJob(command[0], settings, images.min_pixels_per_object, version, rules=rules,
+                      jitter=tuple(sorted(world.jitter("blender").items())),
+                      blend_dir="" if blends else None)  # the folder is the staging's, set once it is open
 
 
-def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: str = RENDERER) -> None:
+def _assets(images: ImageOptions, world: WorldOptions) -> tuple | None:
+    """CLEVR's asset files for the studio (absolute paths), and the names its properties file gives them."""
+    if images.base_scene_blendfile is None and images.shape_dir is None and images.material_dir is None:
+        return None
+    # the file names of CLEVR's repository, unless the properties file names others
+    names = {"shapes": (("cube", "SmoothCube_v2"), ("cylinder", "SmoothCylinder"), ("sphere", "Sphere")),
+             "materials": (("metal", "MyMetal"), ("rubber", "Rubber"))}
+    if world.properties_json is not None:
+        from builder_utils.json_input import load_json
+
+        data = load_json(world.properties_json, what="properties file")
+        names = {kind: tuple(sorted((k, str(v)) for k, v in data[kind].items())) for kind in names}
+    paths = tuple(None if p is None else os.path.abspath(p)
+                  for p in (images.base_scene_blendfile, images.shape_dir, images.material_dir))
+    return (*paths, names["shapes"], names["materials"])
+
+
+def _write_scene_file(path: Path, info: dict, scenes: Iterator[dict]) -> None:
     # streamed scene by scene so that 70,000 scenes never sit in memory at once; the bytes equal
     # json.dumps({"info": ..., "scenes": [...]}) with the default separators
-    head = json.dumps({"info": scene_file_info(split, renderer), "scenes": []})[: -len("[]}")]
+    head = json.dumps({"info": info, "scenes": []})[: -len("[]}")]
     with atomic_output(path) as fh:
         fh.write(head + "[")
         for i, scene in enumerate(scenes):
@@ -207,13 +330,14 @@ def _write_scene_file(path: Path, split: str, scenes: Iterator[dict], renderer: 
         fh.write("]}")
 
 
-def _planned_files(counts: Mapping[str, int], render: bool) -> list[str]:
-    """Every file (relative path) a run writes: the scene files and, when rendered, the images."""
-    paths = []
-    for split, count in counts.items():
-        paths.append(f"scenes/CLEVR_{split}_scenes.json")
-        if render:
-            paths.extend(f"images/{split}/{image_filename(split, k)}" for k in range(count))
+def _planned_files(split: str, indices: range, render: bool, prefix: str, blends: bool) -> list[str]:
+    """Every file (relative path) a run writes for one split: its scene file and, when rendered, its images."""
+    paths = [f"scenes/CLEVR_{split}_scenes.json"]
+    if render:
+        names = [image_filename(split, k, prefix) for k in indices]
+        paths.extend(f"images/{split}/{name}" for name in names)
+        if blends:
+            paths.extend(f"blendfiles/{split}/{name[: -len('.png')]}.blend" for name in names)
     return paths
 
 
@@ -229,12 +353,18 @@ def write_clevr_folder(
     overwrite: bool = False,
     dask: str | None = None,
     images: ImageOptions | None = None,
+    world: WorldOptions | None = None,
+    replace_worlds: bool = False,
 ) -> Path:
     """Generate a synthetic CLEVR_v1.0-shaped folder and return its path.
 
     ``num_scenes``: one count per split, or a dict split -> count (its keys are the splits). The
-    scene graphs depend on ``images`` (size, floor; Blender's index pass places its scenes), not
-    on ``render``. A failed or killed Blender run is resumed by the same call.
+    scene graphs depend on ``world`` (CLEVR's controls) and ``images`` (size, floor; Blender's
+    index pass places its scenes), not on ``render``. Into a world already there: a split made
+    with the same arguments is resumed or left alone, one made with others is refused without
+    ``overwrite`` (or ``replace_worlds``: that alone, never a user's file at one of our names;
+    for a folder that is the caller's own, such as the demo's), and splits not named are kept
+    byte for byte.
 
     Example:
         >>> import tempfile
@@ -244,6 +374,9 @@ def write_clevr_folder(
         >>> root = write_clevr_folder(root, {"val": 1}, seed=0, progress=False, overwrite=True)
         >>> sorted(p.name for p in (root / "images" / "val").iterdir())     # the stale image is gone
         ['CLEVR_val_000000.png']
+        >>> root = write_clevr_folder(root, {"test": 1}, seed=0, progress=False, world=WorldOptions(cogent="A"))
+        >>> sorted(p.name for p in (root / "scenes").iterdir())  # a split added, the others kept
+        ['CLEVR_test_scenes.json', 'CLEVR_val_scenes.json']
     """
     # every argument checked at the call, one ValueError naming it
     if out_dir is None:
@@ -256,7 +389,10 @@ def write_clevr_folder(
     Instance(str, optional=True)("dask", dask)
     counts = _counts(num_scenes, splits)
     images = ImageOptions() if images is None else images
+    world = WorldOptions() if world is None else world
     Instance(ImageOptions)("images", images)
+    Instance(WorldOptions)("world", world)
+    Flag()("replace_worlds", replace_worlds)
     Integer(0, maximum=MAX_SEED)("seed", seed)
     Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
     root = Path(out_dir)
@@ -264,52 +400,81 @@ def write_clevr_folder(
         require_dask()  # before anything is written
         # workers write the images: they need a path that means the same on every machine
         root = root.absolute()
-    planned = _planned_files(counts, render)
-    job = _blender_job(images, num_proc, dask) if images.renderer == "blender" else None
-    failed: list[str] = []
+    blends = render and images.save_blendfiles
+    indices = {split: range(world.start_idx, world.start_idx + count) for split, count in counts.items()}
+    declared = path_values(WorldPaths(os.fspath(root)), images, world)  # the rules see every input file too
+    if images.renderer == "blender":
+        check_combination(world, images, render)  # before Blender starts
+    job = _blender_job(images, num_proc, dask, world, blends) if images.renderer == "blender" else None
     resume = job.resume_key(seed) if job is not None and render else None
-    declared = path_values(WorldPaths(os.fspath(root)), images)  # the rules see --blender too
     with OutputFolder.open(root, command=COMMAND, declared=declared, overwrite=overwrite, resume=resume) as out:
-        for rel in planned:
-            out.check(rel)  # refused before any work
-        staging = out.stage
-        (staging / "scenes").mkdir(exist_ok=True)
-        bar = tqdm(total=sum(counts.values()), unit="scene", file=sys.stderr, disable=not progress,
-                   desc="synthetic CLEVR")
-        try:
-            with ExitStack() as stack:
-                # one cluster for every split
-                client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
-                for split, count in counts.items():
-                    image_dir = staging / "images" / split if render else None
-                    if image_dir is not None:
-                        image_dir.mkdir(parents=True, exist_ok=True)
-                    if job is None:
-                        fn, tasks = _make_chunk, _chunks(seed, split, count, image_dir, images)
-                    else:
-                        # the scenes finished, for a re-run (also the index pass's scratch folder)
-                        progress_dir = staging / "progress" / split
-                        progress_dir.mkdir(parents=True, exist_ok=True)
-                        kept = sum(1 for _ in progress_dir.glob("*.json"))
-                        if kept:
-                            logger.info("%s: %d image(s) a stopped run finished are kept, not rendered again",
-                                        split, kept)
-                        fn, tasks = render_chunk, _blender_chunks(seed, split, count, image_dir, progress_dir, job)
-                    # results come back in task order, so the file does not depend on scheduling
-                    # closed by the stack on an interruption: the pool's workers are gone before
-                    # the staging folder they write into is removed
-                    results = stack.enter_context(closing(ordered_map(fn, tasks, num_workers=num_proc, client=client)))
-                    _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", split,
-                                      _counted(results, bar, failed), images.renderer)
-        finally:
-            bar.close()
-        if failed:
-            shown = "; ".join(failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
-            raise SceneRenderFailed(f"{len(failed)} scene(s) not rendered: {shown}. Run the same command again: "
-                                    "the images finished are kept and only the rest is rendered")
-        stale = [path for path, entry in out.record.items() if entry.command == COMMAND]
-        out.add(planned, remove=stale)
+        # after the path rules (an output over an input is named as such), before any work
+        check_combination(world, images, render)
+        rules = world.rules()
+        wanted = {split: (scene_file_info(split, images.renderer, world, world_info(seed, count, world, images, render)),
+                          _planned_files(split, indices[split], render, world.filename_prefix, blends))
+                  for split, count in counts.items()}
+        refuse_foreign_clevr(root, out.record)
+        plans = [plan for plan in plan_splits(root, out.record, wanted, overwrite or replace_worlds, COMMAND)
+                 if plan.action != "skip"]
+        if not plans:
+            logger.info("%s: every split asked for is there, made with these arguments; nothing to do", root)
+            return root
+        for plan in plans:
+            for rel in plan.files:
+                out.check(rel)  # refused before any work
+        if job is not None and blends:
+            job = dataclasses.replace(job, blend_dir=str(out.stage / "blendfiles"))
+        _write_splits(out, plans, seed, indices, images, rules, world.jitter(images.renderer)["camera_jitter"],
+                      job, render, progress, num_proc, dask)
+        out.add([rel for plan in plans for rel in plan.files],
+                remove=[rel for plan in plans for rel in plan.stale])
     return root
+
+
+def _write_splits(out: OutputFolder, plans: list[SplitPlan], seed: int, indices: dict[str, range],
+                  images: ImageOptions, rules: WorldRules, camera_jitter: float, job: BlenderJob | None,
+                  render: bool, progress: bool, num_proc: int, dask: str | None) -> None:
+    """Each planned split's images and scene file, into the staging folder of ``out``."""
+    staging = out.stage
+    (staging / "scenes").mkdir(exist_ok=True)
+    failed: list[str] = []
+    bar = tqdm(total=sum(len(indices[plan.split]) for plan in plans), unit="scene", file=sys.stderr,
+               disable=not progress, desc="synthetic CLEVR")
+    try:
+        with ExitStack() as stack:
+            # one cluster for every split
+            client = stack.enter_context(dask_client(dask, num_proc)) if dask is not None else None
+            for plan in plans:
+                split = plan.split
+                image_dir = staging / "images" / split if render else None
+                if image_dir is not None:
+                    image_dir.mkdir(parents=True, exist_ok=True)
+                if job is None:
+                    fn, tasks = _make_chunk, _chunks(seed, split, indices[split], image_dir, images, rules,
+                                                     camera_jitter)
+                else:
+                    # the scenes finished, for a re-run (also the index pass's scratch folder)
+                    progress_dir = staging / "progress" / split
+                    progress_dir.mkdir(parents=True, exist_ok=True)
+                    kept = sum(1 for _ in progress_dir.glob("*.json"))
+                    if kept:
+                        logger.info("%s: %d image(s) a stopped run finished are kept, not rendered again",
+                                    split, kept)
+                    fn, tasks = render_chunk, _blender_chunks(seed, split, indices[split], image_dir, progress_dir,
+                                                              job)
+                # results come back in task order, so the file does not depend on scheduling
+                # closed by the stack on an interruption: the pool's workers are gone before
+                # the staging folder they write into is removed
+                results = stack.enter_context(closing(ordered_map(fn, tasks, num_workers=num_proc, client=client)))
+                _write_scene_file(staging / "scenes" / f"CLEVR_{split}_scenes.json", plan.info,
+                                  _counted(results, bar, failed))
+    finally:
+        bar.close()
+    if failed:
+        shown = "; ".join(failed[:3]) + (f"; and {len(failed) - 3} more" if len(failed) > 3 else "")
+        raise SceneRenderFailed(f"{len(failed)} scene(s) not rendered: {shown}. Run the same command again: "
+                                "the images finished are kept and only the rest is rendered")
 
 
 def _parse_counts(text: str) -> int | dict[str, int]:
@@ -338,22 +503,31 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     )
     add_option_flags(parser, {"inputs and outputs": parser}, cls=WorldPaths)
     parser.add_argument(
-        "--num_scenes",
-        required=True,
-        help="scenes per split: one number for every split in --splits, or per split as train=100,val=20 (then --splits is not needed)",
+        "--num_scenes", "--num_images",
+        required=True, dest="num_scenes",
+        help="scenes per split: one number for every split in --splits, or per split as train=100,val=20 (then "
+             "--splits is not needed); --num_images is CLEVR's name",
     )
     parser.add_argument("--seed", type=Integer(0, maximum=MAX_SEED).parse, default=0,
                         help="random seed (non-negative integer, default 0)")
-    parser.add_argument("--splits", default="train,val", help=f"comma-separated splits among {', '.join(SPLITS)}")
+    parser.add_argument("--splits", "--split", default="train,val", dest="splits",
+                        help=f"comma-separated splits among {', '.join(SPLITS)}; a split the folder lacks is added, "
+                             "the others kept (--split is CLEVR's name)")
     parser.add_argument("--no_render", action="store_true", help="write only the scene files, no images")
     parser.add_argument("--num_proc", type=Integer(1, maximum=MAX_WORKERS).parse, default=1,
                         help="worker processes (output does not depend on it)")
     parser.add_argument("--dask", default=None, metavar="ADDRESS",
                         help="render on Dask: 'local' (a LocalCluster of --num_proc processes) or a scheduler address "
                              "such as tcp://host:8786; --out must be on storage the workers share (needs the [dask] extra)")
-    parser.add_argument("--overwrite", action="store_true", help=OVERWRITE_HELP)
+    parser.add_argument("--overwrite", action="store_true",
+                        help="replace a split made with other arguments (seed, counts, renderer, any control); "
+                             "without it such a re-run is refused and changes nothing. Also: " + OVERWRITE_HELP)
     parser.add_argument("--quiet", action="store_true", help="no progress bar, no message but warnings")
     add_option_flags(parser, cls=ImageOptions)
+    add_option_flags(parser, cls=WorldOptions)
+    refused = parser.add_argument_group("CLEVR's output paths (refused: the world's layout is CLEVR_v1.0's)")
+    for name, reason in REFUSED_OUTPUTS.items():
+        refused.add_argument(f"--{name}", default=None, metavar="PATH", help=f"refused: {reason}")
     return add_version(parser)
 
 
@@ -383,10 +557,24 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
         images = options_from_args(args, ImageOptions)
     except ValueError as exc:
         parser.error(str(exc))
+    # CLEVR's controls that our layout replaces, or that mean nothing together: one line each
+    for name, reason in REFUSED_OUTPUTS.items():
+        if getattr(args, name) is not None:
+            return report_error(parser.prog, ValueError(f"--{name}: {reason}"))
+    try:
+        world = options_from_args(args, WorldOptions)  # their combinations: write_clevr_folder, one line too
+    except ValueError as exc:
+        return report_error(parser.prog, exc)
     try:
         with stop_on_signals(), running(parser.prog, quiet=args.quiet) as progress:
-            missing = [split for split in required_splits if split not in named]
-            if missing:
+            # a split the folder has already counts: adding a test split to a world is no mistake
+            missing = [split for split in required_splits if split not in named
+                       and not (Path(args.out) / "scenes" / f"CLEVR_{split}_scenes.json").is_file()]
+            if missing and set(named) == {"test"}:
+                logger.info("a test world: give it to the builder beside the train and validation scenes, as "
+                            "test_data_dir (`clevr-math export --data_dir CLEVR --test_data_dir %s --config multihop`)",
+                            args.out)
+            elif missing:
                 logger.warning(
                     "no %s scenes: %s needs the splits %s, so it will refuse this folder; add %s to --num_scenes",
                     " or ".join(missing), reader or "the reader", ", ".join(required_splits),
@@ -403,9 +591,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 overwrite=args.overwrite,
                 dask=args.dask,
                 images=images,
+                world=world,
             )
             logger.info("wrote synthetic CLEVR to %s", root)
-    except (ValueError, OSError, DaskUnavailable, SceneRenderFailed) as exc:
+    except (ValueError, OSError, DaskUnavailable, SceneRenderFailed, OwnershipError) as exc:
         return report_error(parser.prog, exc)  # one line: the arguments parsed fine
     except KeyboardInterrupt as stop:
         print(f"{parser.prog}: interrupted; the scene files of unfinished splits were not written", file=sys.stderr)

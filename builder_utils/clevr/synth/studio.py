@@ -31,21 +31,29 @@ LIGHTS = {
 _STUDIO_STREAM = 0x57D10  # the spawn key of the studio's stream, beside the scene's own
 
 
-def studio_for(seed: int, split: str, image_index: int) -> dict:
+def studio_for(seed: int, split: str, image_index: int, jitter: dict[str, float] | None = None) -> dict:
     """Camera and lights of one scene, CLEVR's jitter drawn from the scene's own stream (any worker).
+
+    ``jitter``: ``camera_jitter`` and ``{key,fill,back}_light_jitter`` (default CLEVR's); every
+    draw is made whatever the amounts, so each amount moves only its own object.
 
     Example:
         >>> studio = studio_for(0, "val", 3)
         >>> studio == studio_for(0, "val", 3), sorted(studio["lights"]), len(studio["camera"])
         (True, ['back', 'fill', 'key'], 3)
+        >>> studio_for(0, "val", 3, {"camera_jitter": 0.0})["camera"] == list(CLEVR_CAMERA_LOCATION)
+        True
     """
+    jitter = jitter or {}
     split_code = zlib.crc32(split.encode("utf-8"))
     rng = np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(split_code, image_index,
                                                                                   _STUDIO_STREAM)))
-    camera = [c + float(rng.uniform(-CAMERA_JITTER, CAMERA_JITTER)) for c in CLEVR_CAMERA_LOCATION]
+    amount = jitter.get("camera_jitter", CAMERA_JITTER)
+    camera = [c + float(rng.uniform(-amount, amount)) for c in CLEVR_CAMERA_LOCATION]
     lights = {}
     for name, light in LIGHTS.items():
-        location = [c + float(rng.uniform(-LIGHT_JITTER, LIGHT_JITTER)) for c in light["location"]]
+        amount = jitter.get(f"{name}_light_jitter", LIGHT_JITTER)
+        location = [c + float(rng.uniform(-amount, amount)) for c in light["location"]]
         lights[name] = {**light, "location": location}
     return {"camera": camera, "lights": lights, "seed": int(rng.integers(0, 2**31 - 1))}
 
