@@ -473,8 +473,27 @@ class BlenderRenderer:
         from .scenes import generate_scene
 
         studio = studio_for(seed, split, image_index, jitter)
-        scene = generate_scene(seed, split, image_index, studio_camera(studio, self.settings), max_objects=max_objects,
-                               rules=rules, min_pixels_per_object=min_pixels_per_object)
+        camera = studio_camera(studio, self.settings)
+        if not (self.settings.colours or self.settings.radii):
+            scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects, rules=rules,
+                                   min_pixels_per_object=min_pixels_per_object)
+            scene["_studio"] = studio
+            return scene
+        # a vocabulary of the user's (colours, sizes) the Pillow renderer cannot draw: Blender's own index pass
+        last: list = [None, None]  # the scene counted last, and its pixel_coords
+
+        def count_pixels(scene: dict) -> list[int]:
+            counts, last[1] = self.index_pass(scene, studio, scratch)
+            last[0] = scene
+            return counts
+
+        scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects, rules=rules,
+                               min_pixels_per_object=min_pixels_per_object, count_pixels=count_pixels)
+        coords = last[1]
+        if last[0] is not scene:  # no floor: nothing was counted, so ask Blender for the projection alone
+            _, coords = self.index_pass(scene, studio, scratch)
+        for obj, pixel in zip(scene["objects"], coords):
+            obj["pixel_coords"] = pixel
         scene["_studio"] = studio
         return scene
 
