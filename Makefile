@@ -36,7 +36,7 @@ HARNESS_STAMP := $(HARNESS_VENV)/.installed
 HARNESS_TORCH ?= $(AUDIO_TORCH)
 HARNESS_LMMS_EVAL ?= lmms-eval==0.7.3
 # A sixth, optional environment for the Blender renderer (tests/render/): Python 3.11 with bpy
-# 5.0.x (each bpy wheel serves one Python; 5.1 and later need 3.13), about 1 GB. The package
+# 5.0.x (each bpy wheel serves one Python; 5.1 and later need 3.13), 1.7 GB installed. The package
 # never imports bpy: the tests run Blender's studio script with this venv's Python.
 RENDER_VENV := .venv-render
 RENDER_STAMP := $(RENDER_VENV)/.installed
@@ -157,7 +157,7 @@ test-swift:
 	nice -n 10 $(MAKE) $(SWIFT_STAMP)
 	HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 nice -n 10 $(SWIFT_VENV)/bin/python -m pytest -q -p no:cacheprovider tests/swift_train
 
-# Not part of `make test` either (~1 GB; tests/render/ skips itself there): renders small scenes
+# Not part of `make test` either (1.7 GB; tests/render/ skips itself there): renders small scenes
 # with Blender's Cycles on the CPU, a few minutes on 2 cores.
 test-render: $(RENDER_STAMP)
 	CLEVR_RENDER_TESTS=1 CLEVR_BLENDER=$(CURDIR)/$(RENDER_VENV)/bin/python $(RENDER_VENV)/bin/python -m pytest -q \

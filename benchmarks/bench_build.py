@@ -12,8 +12,10 @@ samples the resident memory of that process and all its workers every 0.25 s.
 
 Reported: wall time of ``download_and_prepare`` (scene loading, image checks, generation,
 Arrow writing), its CPU time (process and workers), questions written, questions per second,
-the peak of the summed RSS of the builder process tree (the figure that must stay under 4 GB)
-and the machine's 1-minute load average around the run (other jobs inflate wall times).
+the peak of the summed RSS of the builder process tree (the figure that must stay under 4 GB;
+it counts a page the forked workers share with the parent once per process), the peak of its
+summed PSS (each shared page counted once in all: the memory the tree holds) and the machine's
+1-minute load average around the run (other jobs inflate wall times).
 """
 
 from __future__ import annotations
@@ -82,15 +84,28 @@ def _rss_bytes(pid: int) -> int:
         return 0
 
 
-def tree_rss(pid: int) -> int:
-    """Summed resident memory of ``pid`` and all its descendants, in bytes."""
+def _pss_bytes(pid: int) -> int:
+    """Proportional set size: each resident page divided among the processes that share it."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as fh:
+            return next(int(line.split()[1]) * 1024 for line in fh if line.startswith("Pss:"))
+    except (OSError, StopIteration):
+        return 0
+
+
+def tree_rss(pid: int) -> tuple[int, int]:
+    """Summed resident memory (RSS) and summed proportional memory (PSS) of ``pid`` and all its
+    descendants, in bytes. The workers are forked: a page they share with the parent counts once
+    per process in the RSS sum, once in all in the PSS sum (the memory the tree really holds)."""
     tree = _children()
-    total, stack = 0, [pid]
+    rss = pss = 0
+    stack = [pid]
     while stack:
         current = stack.pop()
-        total += _rss_bytes(current)
+        rss += _rss_bytes(current)
+        pss += _pss_bytes(current)
         stack.extend(tree.get(current, []))
-    return total
+    return rss, pss
 
 
 def run_build(data_dir: str, cache_dir: str, num_proc: int) -> dict:
@@ -98,13 +113,14 @@ def run_build(data_dir: str, cache_dir: str, num_proc: int) -> dict:
     shutil.rmtree(cache_dir, ignore_errors=True)
     command = [sys.executable, os.path.abspath(__file__), "--child", data_dir, cache_dir, str(num_proc)]
     child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    peak = 0
+    peak = peak_pss = 0
     done = threading.Event()
 
     def sample():
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not done.is_set():
-            peak = max(peak, tree_rss(child.pid))
+            rss, pss = tree_rss(child.pid)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             done.wait(0.25)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -116,6 +132,7 @@ def run_build(data_dir: str, cache_dir: str, num_proc: int) -> dict:
         raise SystemExit(f"build failed (num_proc={num_proc}, data_dir={data_dir})")
     report = json.loads(out.strip().splitlines()[-1])
     report["peak_tree_rss_mb"] = round(peak / 2**20, 1)
+    report["peak_tree_pss_mb"] = round(peak_pss / 2**20, 1)
     shutil.rmtree(cache_dir, ignore_errors=True)
     return report
 
@@ -162,9 +179,9 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.workdir, exist_ok=True)
     print(f"# {platform.python_implementation()} {platform.python_version()}, datasets {datasets.__version__}, "
           f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}", flush=True)
-    print("| train scenes | num_proc | build s (wall) | CPU s | questions | questions/s | peak RSS (tree) MB | load avg "
-          "| rows sha256 |", flush=True)
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|", flush=True)
+    print("| train scenes | num_proc | build s (wall) | CPU s | questions | questions/s | peak RSS (tree) MB "
+          "| peak PSS (tree) MB | load avg | rows sha256 |", flush=True)
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|", flush=True)
     results = []
     for scenes in args.scenes:
         world = os.path.join(args.workdir, f"clevr_{scenes}", "CLEVR_v1.0")
@@ -179,7 +196,8 @@ def main(argv: list[str] | None = None) -> int:
                       "world_s": round(world_s, 1), "questions": questions, **report}
             results.append(result)
             print(f"| {scenes:,} | {num_proc} | {report['build_s']:.1f} | {report['cpu_s']:.1f} | {questions:,} | "
-                  f"{questions / report['build_s']:,.0f} | {report['peak_tree_rss_mb']:,.0f} | {report['load_avg']} "
+                  f"{questions / report['build_s']:,.0f} | {report['peak_tree_rss_mb']:,.0f} | "
+                  f"{report['peak_tree_pss_mb']:,.0f} | {report['load_avg']} "
                   f"| `{report['rows_sha256']}` |",
                   flush=True)
     if args.json:

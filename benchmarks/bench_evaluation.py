@@ -23,7 +23,7 @@ from pathlib import Path
 from builder_utils.evaluation.evaluate import system_result
 from builder_utils.evaluation.extract import Work, extract_integer, extract_word, extract_yes_no
 from builder_utils.evaluation.report import markdown_table, percent
-from clotho_aqa.evaluate import SPEC, aqa_question
+from clotho_aqa.evaluation import SPEC, aqa_question
 from clotho_aqa.release import SPLIT_CSVS, read_questions
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -68,7 +68,7 @@ def clevr_math_oracle(scenes: Path) -> None:
     from builder_utils.clevr import load_scenes
     from builder_utils.clevr.generate import GeneratorOptions, QuestionGenerator
     from builder_utils.clevr.evaluate import Program, oracle_answers
-    from clevr_math.evaluate import SPEC as MATH_SPEC, math_question
+    from clevr_math.evaluation import SPEC as MATH_SPEC, math_question
 
     generator = QuestionGenerator(GeneratorOptions(templates="clevr_math", seed=0, max_answer=10))
     questions = [math_question(f"q{i}", q["answer"], q["category"], f"{q['template_filename']}[{q['template_index']}]",

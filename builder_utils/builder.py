@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import gc
 import hashlib
 import importlib
 import json
@@ -217,6 +218,18 @@ class CheckedConfigBuilder:
         else:
             media_check.load_checked(self.cache_dir)
         return result
+
+    def _prepare_split(self, split_generator, **kwargs):
+        if (kwargs.get("num_proc") or 1) > 1:
+            # datasets forks its workers here: objects the parent holds are kept out of their
+            # garbage collector, whose passes would otherwise write to (and so copy) every page of
+            # the parent's heap in every worker.
+            gc.freeze()
+            try:
+                return super()._prepare_split(split_generator, **kwargs)
+            finally:
+                gc.unfreeze()
+        return super()._prepare_split(split_generator, **kwargs)
 
     def checked_config(self, config) -> None:
         """Further checks that need the builder (a hook; the default does nothing)."""

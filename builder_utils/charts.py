@@ -67,11 +67,27 @@ def _text_width(draw: ImageDraw.ImageDraw, text: str, font) -> int:
 
 
 def _shorten(draw: ImageDraw.ImageDraw, text: str, font, width: int) -> str:
-    if _text_width(draw, text, font) <= width:
+    """``text``, or its longest prefix that fits ``width`` pixels followed by "…".
+
+    A label comes from user data (an answer of 5,000 characters): at most ``width`` characters are
+    ever measured (no glyph of a label is narrower than a pixel, so more never fits), and the
+    prefix is found by bisection, so the work is ~log2(width) measurements whatever the length.
+
+    Example:
+        >>> probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+        >>> _shorten(probe, "x" * 5000, _font(), 60)[-1], len(_shorten(probe, "x" * 5000, _font(), 60)) < 60
+        ('…', True)
+    """
+    if len(text) <= width and _text_width(draw, text, font) <= width:
         return text
-    while text and _text_width(draw, text + "…", font) > width:
-        text = text[:-1]
-    return text + "…"
+    fits, too_long = 0, min(len(text), width) + 1  # text[:fits] + "…" fits; text[:too_long] + "…" does not
+    while too_long - fits > 1:
+        middle = (fits + too_long) // 2
+        if _text_width(draw, text[:middle] + "…", font) <= width:
+            fits = middle
+        else:
+            too_long = middle
+    return text[:fits] + "…"
 
 
 def axis_ticks(largest: float, target: int = 5) -> list[int]:
@@ -132,8 +148,9 @@ def bar_chart(
     probe = ImageDraw.Draw(Image.new("RGB", (1, 1)))
     label_width = min(
         _MAX_LABEL_WIDTH,
-        max([_text_width(probe, label, font) for label, _ in rows]
-            + [_text_width(probe, value_label or "", font), 40]),
+        # at most the widest label, measured on as many characters as can fit (labels are user data)
+        max([_text_width(probe, label[:_MAX_LABEL_WIDTH + 1], font) for label, _ in rows]
+            + [_text_width(probe, (value_label or "")[:_MAX_LABEL_WIDTH + 1], font), 40]),
     )
     left = _MARGIN + label_width + 10
     y = _MARGIN + _TITLE_SIZE + 8

@@ -20,7 +20,24 @@ from builder_utils.interrupt import exit_status, stop_on_signals
 EXPORT_HELP = "write configurations in the Hub layout: Parquet shards with media embedded, card, plots"
 PUSH_HELP = "upload an exported folder to a Hub dataset repository (resumable: run it again to continue)"
 
-__all__ = ["EXPORT_HELP", "PUSH_HELP", "Subcommand", "add_forwarding_subcommand", "command_parser", "run_command", "run_parsed", "subcommands_parser"]
+__all__ = ["EXPORT_HELP", "PUSH_HELP", "CommandParser", "Subcommand", "add_forwarding_subcommand", "command_parser", "run_command", "run_parsed", "subcommands_parser"]
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of every command: a usage error (an unknown flag, an invalid choice, a missing
+    argument) is one line, the error and where the options are, not the usage block before it.
+
+    Its subcommands' parsers are of this class too (argparse makes them with the parent's class).
+
+    Example:
+        >>> CommandParser(prog="x").parse_args(["--nope"])
+        Traceback (most recent call last):
+        ...
+        SystemExit: 2
+    """
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}; see `{self.prog} --help`\n")
 
 
 def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -30,7 +47,7 @@ def command_parser(prog: str, description: str) -> argparse.ArgumentParser:
         >>> command_parser("clevr-math", "CLEVR-Math.").prog
         'clevr-math'
     """
-    return argparse.ArgumentParser(
+    return CommandParser(
         prog=prog, description=description, epilog=f"Run `{prog} COMMAND --help` for a command's options."
     )
 

@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import os
+
 import datasets
 
 # Arrow tables: builds yield typed batches and the export rebuilds configurations from tables.
@@ -42,8 +44,8 @@ from datasets.utils.py_utils import convert_file_size_to_int
 from datasets.utils.file_utils import is_local_path
 
 # The errors load_dataset raises (a checked load of an export, a missing Hub repository), reported as ours.
-from datasets.exceptions import (DatasetNotFoundError, ExpectedMoreSplitsError, NonMatchingSplitsSizesError,
-                                 UnexpectedSplitsError)
+from datasets.exceptions import (DatasetGenerationError, DatasetNotFoundError, ExpectedMoreSplitsError,
+                                 NonMatchingSplitsSizesError, UnexpectedSplitsError)
 
 # The stream (clevr_math/streaming.py) is an IterableDataset whose state records the block it
 # is in, so that a resumed stream regenerates one block, not its shard: IterableDataset.from_generator
@@ -64,6 +66,19 @@ try:
     from datasets.config import DEFAULT_CDC_OPTIONS
 except ImportError:  # 3.6
     get_parquet_column_options = DEFAULT_CDC_OPTIONS = None
+
+
+def default_cache_dir() -> str:
+    """The cache ``datasets`` writes into without a ``cache_dir`` (``HF_DATASETS_CACHE``, else under
+    ``HF_HOME``): ``datasets.config`` holds it, read at call time (the top level has no accessor).
+
+    Example:
+        >>> default_cache_dir().endswith("datasets") or "HF_DATASETS_CACHE" in os.environ
+        True
+    """
+    from datasets import config
+
+    return str(config.HF_DATASETS_CACHE)
 
 
 def dataset_from_table(table, features: datasets.Features, split, *, description: str = "",

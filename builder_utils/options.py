@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 __all__ = [
@@ -38,7 +38,9 @@ __all__ = [
     "declared_from_args",
     "declared_paths",
     "generator_settings",
+    "given_path_values",
     "is_bool",
+    "joined_path_values",
     "option",
     "option_names",
     "options_from_args",
@@ -315,13 +317,15 @@ Check = Callable[[str, Any], Any]
 
 def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
            requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None,
-           role: str | None = None, fallback: Callable[[Any], Any] | None = None):
+           role: str | None = None, fallback: Callable[[Any], Any] | None = None,
+           path_of: Callable[[Any], Any] | None = None):
     """Declare one option (a dataclass field of an options class or a builder config).
 
     ``check(name, value)`` returns the normalised value or raises ``ValueError``. ``group`` None:
     no flag. ``requires``: an option that must not be None when this one is truthy; this one is
     not checked while ``ignored_with`` is set. A path option names its ``role`` so the data-safety
-    rules see every declared path, defaults included; ``fallback(obj)`` stands in for None.
+    rules see every declared path, defaults included; ``fallback(obj)`` stands in for None;
+    ``path_of(value)`` is the path a value names when it may be a name too (a shipped template set).
 
     >>> [f.name for f in dataclasses.fields(_Example) if f.metadata[_KEY]["builder"]]
     ['seed', 'size']
@@ -329,7 +333,8 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     if role is not None and role not in PATH_ROLES:
         raise ValueError(f"role must be one of {', '.join(PATH_ROLES)}, got {role!r}")
     meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
-            "ignored_with": ignored_with, "flag": flag or {}, "role": role, "fallback": fallback}
+            "ignored_with": ignored_with, "flag": flag or {}, "role": role, "fallback": fallback,
+            "path_of": path_of}
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
 
@@ -357,8 +362,40 @@ def path_values(*objs: Any) -> dict[str, dict[str, Any]]:
             value = getattr(obj, f.name)
             if value is None and meta["fallback"] is not None:
                 value = meta["fallback"](obj)
-            found.setdefault(meta["role"], {})[f"--{f.name}"] = value
+            found.setdefault(meta["role"], {})[f"--{f.name}"] = _as_path(meta, value)
     return found
+
+
+def given_path_values(cls: type, given: Mapping[str, Any] | None) -> dict[str, dict[str, Any]]:
+    """role -> ``{"--NAME": path}`` of the paths ``cls`` declares among ``given`` (options by name, such
+    as a command's builder options): what :func:`path_values` gives of an object, before one is made.
+
+    >>> given_path_values(_Example, {"out": "o", "seed": 3})
+    {'output_dir': {'--out': 'o'}}
+    """
+    found: dict[str, dict[str, Any]] = {}
+    for f in _declared(cls):
+        meta = f.metadata[_KEY]
+        if meta["role"] is not None and given and given.get(f.name) is not None:
+            found.setdefault(meta["role"], {})[f"--{f.name}"] = _as_path(meta, given[f.name])
+    return found
+
+
+def joined_path_values(*found: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Several :func:`path_values` results as one (a later flag of the same role and name wins).
+
+    >>> joined_path_values({"input": {"--a": "x"}}, {"input": {"--b": "y"}, "cache": {"--c": "z"}})
+    {'input': {'--a': 'x', '--b': 'y'}, 'cache': {'--c': 'z'}}
+    """
+    joined: dict[str, dict[str, Any]] = {}
+    for paths in found:
+        for role, flags in paths.items():
+            joined.setdefault(role, {}).update(flags)
+    return joined
+
+
+def _as_path(meta: dict, value: Any) -> Any:
+    return meta["path_of"](value) if value is not None and meta["path_of"] is not None else value
 
 
 def declared_from_args(args: argparse.Namespace, cls: type) -> Any:

@@ -32,6 +32,7 @@ import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from builder_utils.atomic import write_atomic
 from builder_utils.json_input import JSONInputError, load_json, shown_path
@@ -39,7 +40,7 @@ from builder_utils.wait_points import wait_point
 
 __all__ = [
     "BusyError", "Entry", "OVERWRITE_HELP", "OutputFolder", "OwnershipError", "PathRuleError", "RECORD", "RecordError",
-    "changed", "read_record", "sha256_of",
+    "changed", "declare_scratch", "open_recorded", "read_record", "sha256_of",
 ]
 
 RECORD = ".ownership.json"
@@ -52,6 +53,12 @@ _REPLACED = ".replaced"  # inside a staging folder: the files a commit replaced,
 OLD_RECORDS = (".hub-export-manifest.json", ".clevr-synth.json", ".clotho-aqa-synth.json",
                ".clevr-math-demo.json", ".clotho-aqa-demo.json")
 _HIDDEN = (RECORD, MARKER)
+# Scratch folders a command makes outside its staging (a Dask cluster's, multiprocessing's socket
+# folder), named by their makers (declare_scratch) in the staging's marker: the re-run that removes
+# a killed run's staging removes them too. Only these kinds of names, directly inside a temporary
+# folder, owned by us and not symlinks, are ever removed (the marker lies where others may write).
+SCRATCH_PATTERNS = ("dask-scratch-*", "pymp-*")
+_OPEN: list["OutputFolder"] = []  # the output folders open in this process, innermost last
 _CHUNK = 1 << 20
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 OVERWRITE_HELP = ("replace a file at one of this command's output names that its folder's record does not list "
@@ -170,8 +177,8 @@ def _identities(path: str | os.PathLike) -> tuple[tuple[int, int] | None, list[t
     return own, above
 
 
-def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object]) -> None:
-    """Refuse an output that is, contains or lies inside an input, by device and inode."""
+def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object], *, contains: bool = True) -> None:
+    """Refuse an output that is, contains (unless ``contains`` is False) or lies inside an input, by device and inode."""
     for out_flag, out in outputs.items():
         if out is None:
             continue
@@ -184,7 +191,7 @@ def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object])
                 continue  # a missing input fails where it is read
             if o_id is not None and o_id == i_id:
                 how = "is the same file as"
-            elif o_id is not None and o_id in i_above:
+            elif contains and o_id is not None and o_id in i_above:
                 how = "contains"
             elif i_id in o_above:
                 how = "lies inside"
@@ -194,13 +201,28 @@ def _refuse_overlap(outputs: Mapping[str, object], inputs: Mapping[str, object])
                                  "choose an output outside every input")
 
 
-def _package_files() -> dict[str, Path]:
-    """The folders of this package's own files (its data files, templates, cards): an input of every command."""
-    import sys
+# Every top-level package the distribution ships (setup.cfg, [options.packages.find]): their files
+# (code, metadata, templates, cards, READMEs) are inputs of every command.
+SHIPPED_PACKAGES = ("builder_utils", "clevr_math", "clotho_aqa", "dataset_cards")
 
-    names = [name for name in ("builder_utils", "clevr_math", "clotho_aqa") if name in sys.modules]
-    return {f"the installed package {name}": Path(sys.modules[name].__file__).parent for name in names
-            if getattr(sys.modules[name], "__file__", None)}
+
+def _package_files() -> dict[str, Path]:
+    """The installed folder of each of :data:`SHIPPED_PACKAGES`: an input of every command.
+
+    Found by the import system without importing (``find_spec`` of a top-level name runs no
+    code): a package this command never imported is protected too."""
+    import importlib.util
+
+    found = {}
+    for name in SHIPPED_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        locations = list(spec.submodule_search_locations or []) if spec is not None else []
+        for index, folder in enumerate(locations):  # a namespace package may have several
+            found[f"the installed package {name}" + (f" ({folder})" if index else "")] = Path(folder)
+    return found
 
 
 def _write_error(exc: BaseException, path: str | os.PathLike, named: bool = False) -> OwnershipError | None:
@@ -341,6 +363,58 @@ def changed(root: str | os.PathLike, entry: Entry) -> str | None:
     return None
 
 
+def open_recorded(root: str | os.PathLike, entry: Entry) -> BinaryIO:
+    """``root/entry.path`` open for reading if it is still the file we wrote, checked on the open file.
+
+    No symlink is followed (each folder is opened with ``O_NOFOLLOW`` through the one above), and
+    the type, size and sha256 are those of the open file: whoever reads the handle (push hands it
+    to the Hub) reads exactly the bytes checked, whatever is put at the name afterwards.
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> _ = (root / "a.txt").write_text("abc")
+        >>> with open_recorded(root, Entry("a.txt", 3, sha256_of(root / "a.txt"), "x")) as handle:
+        ...     handle.read()
+        b'abc'
+    """
+    where = _shown(Path(root) / entry.path)
+    parts = _check_relative(entry.path, _shown(root)).split("/")
+    folders: list[int] = []
+    try:
+        folders.append(os.open(root, _DIR_FLAGS))
+        for part in parts[:-1]:
+            folders.append(os.open(part, _DIR_FLAGS, dir_fd=folders[-1]))
+        # O_NONBLOCK: a FIFO put at the name must not block the open (it is then refused as not a file)
+        fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0),
+                     dir_fd=folders[-1])
+    except OSError as exc:
+        why = "a symlink" if exc.errno in (errno.ELOOP, errno.ENOTDIR) else exc.strerror or str(exc)
+        raise OwnershipError(f"{where}: cannot be read as the file we wrote ({why}); nothing is read through "
+                             "a symlink") from None
+    finally:
+        for folder in folders:
+            os.close(folder)
+    handle = open(fd, "rb")
+    try:
+        kind = os.fstat(fd)
+        if not stat_kind.S_ISREG(kind.st_mode):
+            raise OwnershipError(f"{where}: not a regular file")
+        if kind.st_size != entry.size:
+            raise OwnershipError(f"{where}: size changed since {entry.command} wrote it")
+        import hashlib
+
+        digest = hashlib.sha256()
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+        if digest.hexdigest() != entry.sha256:
+            raise OwnershipError(f"{where}: content changed since {entry.command} wrote it")
+        handle.seek(0)
+        return handle
+    except BaseException:
+        handle.close()
+        raise
+
+
 def _reserved(path: str) -> bool:
     return any(part in _HIDDEN or part.startswith(STAGING_PREFIX) for part in path.split("/"))
 
@@ -413,11 +487,12 @@ class OutputFolder:
         self.record: dict[str, Entry] = {}
         self.stage: Path | None = None
         self._fd: int | None = None
-        self._created: Path | None = None
+        self._created: list[tuple[str, tuple[int, int]]] = []  # folders we made: real path, identity
         self._files: dict[str, tuple[str | None, str | None]] = {}
         self._remove: set[str] = set()
         self._trusted: set[str] = set()
         self._signals = contextlib.ExitStack()
+        self._scratch: list[str] = []  # scratch folders made outside the staging (declare_scratch)
 
     @classmethod
     @contextlib.contextmanager
@@ -429,6 +504,8 @@ class OutputFolder:
 
         1. ``path`` is checked (path rules, not a symlink or reserved name); it and each of ``caches``
            must not be, hold or lie inside any of ``inputs`` (by device and inode), nor a cache overlap it;
+           the temporary folder must not be or lie inside an input. The inputs always include every
+           shipped package's files;
         2. the lock is taken (:class:`BusyError`), a killed run's pending commit rolled forward (its
            staged files that still match), dead staging folders removed, the record read;
         3. the block writes into ``out.stage`` and names its files with :meth:`add` (a full or
@@ -451,6 +528,9 @@ class OutputFolder:
         others = {name: _check_output(given, name) for name, given in {**declared.get("output", {}),
                   **declared.get("output_dir", {})}.items() if given is not None and name != flag}
         _refuse_overlap({flag: path, **others, **caches}, inputs)
+        # the scratch space every command falls back on (its temporary files, a Dask cluster's
+        # folders): never inside an input; an input inside it (a test's data under /tmp) is fine
+        _refuse_overlap({"the temporary folder (TMPDIR)": tempfile.gettempdir()}, inputs, contains=False)
         folder = cls(path.parent if file else path, command, overwrite, create, resume)
         folder._open()
         try:
@@ -476,15 +556,12 @@ class OutputFolder:
         if not self.root.exists():
             if not self.create:
                 raise OwnershipError(f"{_shown(self.root)}: no such folder")
-            top = self.root.absolute()
-            while not top.parent.exists():
-                top = top.parent
             try:
-                self.root.mkdir(parents=True, exist_ok=True)
+                _make_folders(self.root, self._created)
             except OSError as exc:
+                self._close()  # what it made before the failure goes again
                 raise _write_error(exc, self.root) or OwnershipError(
                     f"{_shown(self.root)}: cannot create the output folder ({exc.strerror or exc})") from None
-            self._created = top
         from builder_utils.interrupt import signals_remembered
 
         self._signals.enter_context(signals_remembered())  # for the commit's raise_missed_signal
@@ -504,10 +581,12 @@ class OutputFolder:
                     _remove_tree(child)
             if kept is not None:
                 kept.mkdir(exist_ok=True)  # the same key's finished files are taken up
+                _remove_scratch(kept / MARKER)  # its dead run's scratch, before the marker is ours
                 self.stage = kept
             else:
                 self.stage = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=self.root))
-            (self.stage / MARKER).write_text(json.dumps({"pid": os.getpid(), "command": self.command}) + "\n")
+            self._write_marker()
+            _OPEN.append(self)
             wait_point("staging")
         except OSError as exc:
             self._close()
@@ -516,6 +595,10 @@ class OutputFolder:
         except BaseException:
             self._close()
             raise
+
+    def _write_marker(self) -> None:
+        write_atomic(self.stage / MARKER, json.dumps({"pid": os.getpid(), "command": self.command,
+                                                      "scratch": self._scratch}) + "\n")
 
     def _lock(self) -> None:
         fd = os.open(self.root, _DIR_FLAGS)
@@ -530,22 +613,20 @@ class OutputFolder:
         self._fd = fd
 
     def _close(self) -> None:
+        if self in _OPEN:
+            _OPEN.remove(self)
         if self.stage is not None:
             if self.resume is None or self._committed:
-                _remove_tree(self.stage)  # a resumable run's staging outlives its failure
+                _remove_tree(self.stage, dead=False)  # a resumable run's staging outlives its failure
             self.stage = None
-        if self._created is not None:
-            # a folder we created and left empty (a failed or empty run) goes again, up to the
-            # first folder that existed before
-            folder = self.root.absolute()
-            while True:
-                try:
-                    folder.rmdir()
-                except OSError:
-                    break
-                if folder == self._created:
-                    break
-                folder = folder.parent
+        # the folders this command created and left empty (a failed or empty run) go again, the
+        # deepest first; each only while it is still the folder mkdir made
+        for real, identity in reversed(self._created):
+            with contextlib.suppress(OSError):
+                st = os.lstat(real)
+                if stat_kind.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) == identity:
+                    os.rmdir(real)
+        self._created = []
         if self._fd is not None:
             os.close(self._fd)  # releases the lock
             self._fd = None
@@ -760,10 +841,85 @@ class OutputFolder:
             folder = folder.parent
 
 
-def _remove_tree(folder: Path) -> None:
-    """Remove a staging folder, its marker last (a removal cut short still leaves it ours)."""
+def _make_folders(path: Path, made: list[tuple[str, tuple[int, int]]]) -> list[tuple[str, tuple[int, int]]]:
+    """Create ``path`` and its missing parents one at a time; appends to ``made`` (and returns it) those
+    this call made, as the kernel resolved them: (real path, (device, inode)), outermost first (also
+    those made before a failure).
+
+    Decided on the kernel's paths, never on the text: in ``new/../u/x`` the made folders are
+    ``new`` and ``u/x``, never the user's ``u`` (``new/..`` and ``new/../u`` already existed
+    once ``new`` did).
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> (root / "u").mkdir()
+        >>> [Path(real).relative_to(root.resolve()).as_posix() for real, _ in _make_folders(root / "new/../u/x", [])]
+        ['new', 'u/x']
+    """
+    missing = []
+    current = path.absolute()
+    while not os.path.exists(current) and current != current.parent:  # exists: the kernel's resolution
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder)
+        except FileExistsError:
+            continue  # existed once its parent did (a '..' through a folder made here), or made meanwhile
+        st = os.lstat(folder)
+        made.append((os.path.realpath(folder), (st.st_dev, st.st_ino)))
+    return made
+
+
+def declare_scratch(path: str | os.PathLike) -> None:
+    """Name a scratch folder the command made outside its output folder (see :data:`SCRATCH_PATTERNS`):
+    listed in the innermost open output folder's staging marker, so that after a kill -9 the re-run
+    removes it with the dead staging. Its maker still removes it on a normal end; without an open
+    output folder (a library call) nothing is recorded.
+
+    Example:
+        >>> root = Path(tempfile.mkdtemp())
+        >>> with OutputFolder.open(root / "out", command="x") as out:
+        ...     declare_scratch(tempfile.mkdtemp(prefix="dask-scratch-"))
+        ...     len(json.loads((out.stage / MARKER).read_text())["scratch"])
+        1
+    """
+    if _OPEN and _OPEN[-1].stage is not None:
+        _OPEN[-1]._scratch.append(os.path.abspath(path))
+        _OPEN[-1]._write_marker()
+
+
+def _remove_scratch(marker: Path) -> None:
+    """Remove the scratch folders a dead run's marker lists (only those :data:`SCRATCH_PATTERNS` allows)."""
+    import fnmatch
+
+    try:
+        data = load_json(marker, what="staging marker")
+    except (JSONInputError, OSError):
+        return  # an old marker (no list) or none: nothing declared
+    listed = data.get("scratch") if isinstance(data, dict) else None
+    temporary = {os.path.realpath(tempfile.gettempdir()), os.path.realpath("/tmp")}
+    for path in listed if isinstance(listed, list) else []:
+        if not isinstance(path, str) or not os.path.isabs(path) or "\0" in path:
+            continue
+        name = os.path.basename(path)
+        if not any(fnmatch.fnmatchcase(name, pattern) for pattern in SCRATCH_PATTERNS) or \
+                os.path.realpath(os.path.dirname(path)) not in temporary:
+            continue
+        with contextlib.suppress(OSError):
+            st = os.lstat(path)
+            if stat_kind.S_ISDIR(st.st_mode) and st.st_uid == os.getuid():
+                shutil.rmtree(path, ignore_errors=True)
+
+
+def _remove_tree(folder: Path, dead: bool = True) -> None:
+    """Remove a staging folder, its marker last (a removal cut short still leaves it ours); a ``dead``
+    run's also the scratch folders its marker lists (a live process may still use its own, e.g.
+    multiprocessing's socket folder, which multiprocessing removes at exit)."""
     if not folder.is_dir() or folder.is_symlink():
         return
+    if dead and (folder / MARKER).is_file() and not (folder / MARKER).is_symlink():
+        _remove_scratch(folder / MARKER)
     for child in folder.iterdir():
         if child.name == MARKER:
             continue

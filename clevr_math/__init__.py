@@ -21,6 +21,9 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "Curriculum": "clevr_math.difficulty",
     "Difficulty": "clevr_math.difficulty",
     "StreamError": "clevr_math.streaming",
+    "evaluate": "clevr_math.evaluation",
+    "figure": "clevr_math.figures",
     "problems": "clevr_math.problem_sets",
     "stream": "clevr_math.streaming",
+    "write_evaluation": "clevr_math.evaluation",
 })

@@ -74,20 +74,33 @@ def find_splits(root: str) -> list[SplitSource]:
         ...
         clevr_math.clevr_folder.ClevrDataError: .../CLEVR_val_scenes.json: scene file not found (the validation split needs it). ...
     """
-    if not os.path.isdir(root):
-        raise ClevrDataError(f"CLEVR data folder {root} does not exist. {DATA_OPTIONS}")
     sources = []
     for hf_split, clevr_split in SPLITS:
-        scenes = os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")
-        images = os.path.join(root, "images", clevr_split)
-        if not os.path.isfile(scenes):
-            if clevr_split in REQUIRED_SPLITS:
-                raise ClevrDataError(f"{scenes}: scene file not found (the {hf_split} split needs it). {DATA_OPTIONS}")
-            continue
-        if not os.path.isdir(images):
-            raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
-        sources.append(SplitSource(hf_split, clevr_split, scenes, images))
+        if clevr_split in REQUIRED_SPLITS or os.path.isfile(os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")):
+            sources.append(split_source(root, clevr_split))
     return sources
+
+
+def split_source(root: str, clevr_split: str, options: str = DATA_OPTIONS) -> SplitSource:
+    """One split's scene file and image folder under ``root``, checked; no other split's file is looked at.
+    ``options``: how to get data, in the caller's words, ending each "not found" error.
+
+    Example:
+        >>> split_source("/nonexistent", "val", "Options: none.")
+        Traceback (most recent call last):
+        ...
+        clevr_math.clevr_folder.ClevrDataError: CLEVR data folder /nonexistent does not exist. Options: none.
+    """
+    hf_split = {clevr: hf for hf, clevr in SPLITS}[clevr_split]
+    if not os.path.isdir(root):
+        raise ClevrDataError(f"CLEVR data folder {root} does not exist. {options}")
+    scenes = os.path.join(root, "scenes", f"CLEVR_{clevr_split}_scenes.json")
+    images = os.path.join(root, "images", clevr_split)
+    if not os.path.isfile(scenes):
+        raise ClevrDataError(f"{scenes}: scene file not found (the {hf_split} split needs it). {options}")
+    if not os.path.isdir(images):
+        raise ClevrDataError(f"{images}: image folder not found (the scenes of {scenes} name images in it)")
+    return SplitSource(hf_split, clevr_split, scenes, images)
 
 
 def separate_test_split(folder: str) -> SplitSource:

@@ -54,6 +54,8 @@ ENTRY = DatasetEntry(
     "split: accuracy overall and per category, template and number of operations with bootstrap 95% "
     "intervals; writes report.json, report.md and PNG charts.",
     lmms_tag="ccqa_clevr_math",
+    export_data_dir_help="the CLEVR_v1.0 folder the builder reads (scenes/, images/; `clevr-math synth` makes one); "
+    "required, except with --stream_questions (then the folder the stream reads; without it, synthetic worlds)",
     export_source="clevr_math.streaming:StreamExport",
 )
 SUBCOMMANDS = ENTRY.subcommands

@@ -41,6 +41,13 @@ class _TemplateSet:
     def flag(self) -> dict:
         return {"metavar": "NAME_OR_DIR"}
 
+def _template_folder(value) -> str:
+    """The folder a ``template_set`` reads: a shipped set's (a name wins, as in the check), or the folder given."""
+    from builder_utils.clevr.templates import template_set_dir
+
+    return os.fspath(template_set_dir(value)) if value in CLEVR_MATH_TEMPLATE_SETS else value
+
+
 @dataclasses.dataclass
 class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
     """Configuration of :class:`clevr_math.ClevrMath`: every field a declared option (its help says what it does).
@@ -52,7 +59,7 @@ class ClevrMathConfig(GeneratorFields, datasets.BuilderConfig):
 
     # Declared options: each is checked, has its --NAME flag wherever the dataset is built, and keys the cache.
     template_set: str = option(
-        "clevr_math", _TemplateSet(), group=None, builder=True,
+        "clevr_math", _TemplateSet(), group=None, builder=True, role="input_dir", path_of=_template_folder,
         help=f"template set: {' or '.join(CLEVR_MATH_TEMPLATE_SETS)}, or a folder of template files")
     holdout_category: str | None = option(
         None, Choice(CATEGORIES, optional=True), group=None, builder=True,

@@ -99,7 +99,7 @@ def run_demo(
     for config_name in DEMO_CONFIGS:  # the builder options' checks, before the world is written
         ClevrMathConfig(name=config_name, **(builder_kwargs or {}))
     out_dir = os.path.abspath(out_dir)
-    with ENTRY.demo_folder(out_dir, DEMO_FOLDERS) as (folder, _):  # refuses before anything is written
+    with ENTRY.demo_folder(out_dir, DEMO_FOLDERS, builder_kwargs) as (folder, _):  # refuses before anything is written
         return _run_demo(folder, out_dir, num_scenes, seed, num_proc, rows, builder_kwargs or {}, stream)
 
 
@@ -126,7 +126,7 @@ def _build_and_show(world: str, out_dir: str, cache_dir: str, num_proc: int | No
         loaded[config_name] = load_exported(hub, config_name, cache_dir=cache_dir)
         print(f"{config_name}: load_dataset({hub!r}, {config_name!r})", file=stream)
         print(describe(config_name, loaded[config_name], rows), file=stream)
-    from clevr_math.evaluate import evaluate_demo
+    from clevr_math.evaluation import evaluate_demo
 
     evaluate_demo(hub, world, os.path.join(out_dir, "evaluation"), DEMO_CONFIGS, cache_dir=cache_dir, stream=stream)
     return loaded

@@ -1,15 +1,17 @@
 """Fixed-size CLEVR-Math problem sets: :func:`problems`, the first ``size`` rows of a one-shard
 :func:`clevr_math.stream` as a map-style ``datasets.Dataset`` (README, "Fixed-size problem sets").
 
-Mixtures: ``datasets.interleave_datasets``, each source with a seed of its own (its own worlds):
+Mixtures: ``datasets.interleave_datasets``, each source with a seed of its own (its own worlds),
+each problem once (``"all_exhausted"`` would repeat the smaller set's); with a stream, the set goes
+in as ``one_op.to_iterable_dataset()``:
 
 >>> import datasets
 >>> one_op = problems(size=7, seed=0, num_operations=1)
 >>> chains = problems(size=3, seed=1, num_operations=3)
 >>> mixed = datasets.interleave_datasets([one_op, chains], probabilities=[0.7, 0.3], seed=0,
-...                                      stopping_strategy="all_exhausted")
->>> len(one_op), one_op[0]["num_operations"], sorted(set(mixed["num_operations"]))
-(7, 1, [1, 3])
+...                                      stopping_strategy="all_exhausted_without_replacement")
+>>> len(one_op), one_op[0]["num_operations"], len(mixed), sorted(set(mixed["num_operations"]))
+(7, 1, 10, [1, 3])
 """
 
 from __future__ import annotations

@@ -40,7 +40,7 @@ from builder_utils.clevr.synth.scenes import generate_scene
 from builder_utils.clevr.synth.vocabulary import load_vocabulary
 from builder_utils.datasets_adapter import StatefulExamples, merge_gen_kwargs, split_gen_kwargs
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE, prompt_features, prompt_row, prompt_style, with_media_count
-from clevr_math.clevr_folder import SplitSource, clevr_root, find_splits, image_path
+from clevr_math.clevr_folder import ClevrDataError, SplitSource, clevr_root, image_path, split_source
 from clevr_math.clevr_math import ClevrMath, question_features, question_row
 from clevr_math.categories import CATEGORIES
 from clevr_math.difficulty import Curriculum, Difficulty, difficulty_fields
@@ -69,6 +69,11 @@ MAX_STREAM_QUESTIONS = 10**15
 MAX_STREAM_EXPORT = 10**8
 #: The folder split names (Hugging Face) and their CLEVR names; synthetic worlds know the CLEVR ones.
 _CLEVR_SPLIT = {"train": "train", "validation": "val", "val": "val", "test": "test"}
+
+#: The data options of stream() and problems(), ending their "not found" errors (the builder's mention a download).
+_STREAM_DATA_OPTIONS = ("Options: data_dir=<a CLEVR_v1.0 folder; a stream reads only its split's "
+                        "scenes/CLEVR_{split}_scenes.json and images/{split}/>, or no data_dir for synthetic worlds "
+                        "made on the fly (`clevr-math synth --out DIR --splits {split}` writes such a folder).")
 
 
 class StreamError(ValueError):
@@ -521,10 +526,10 @@ def _source(data_dir: str | os.PathLike | None, split: str) -> _Source:
         assert clevr_split in SYNTHETIC_SPLITS
         return _Source(clevr_split)
     root = clevr_root(os.path.abspath(os.path.expanduser(os.fspath(data_dir))))
-    for found in find_splits(root):
-        if found.clevr_split == clevr_split:
-            return _Source(clevr_split, found)
-    raise StreamError(f"{root}: no scenes/CLEVR_{clevr_split}_scenes.json for the {split} split")
+    try:  # only this split's scene file and images: a val stream needs no train scenes
+        return _Source(clevr_split, split_source(root, clevr_split, _STREAM_DATA_OPTIONS.format(split=clevr_split)))
+    except ClevrDataError as exc:
+        raise StreamError(str(exc)) from None
 
 
 def _cogent_rule(cogent: str | Mapping | None) -> tuple | None:

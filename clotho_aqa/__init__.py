@@ -18,5 +18,8 @@ __all__, __getattr__, __dir__ = lazy_exports(__name__, {
     "MissingAudioError": "clotho_aqa.release",
     "ReleaseError": "clotho_aqa.release",
     "decode_audio": "clotho_aqa.audio",
+    "evaluate": "clotho_aqa.evaluation",
+    "figure": "clotho_aqa.figures",
     "without_decoding": "clotho_aqa.audio",
+    "write_evaluation": "clotho_aqa.evaluation",
 })

@@ -262,6 +262,8 @@ ENTRY = DatasetEntry(
     "binary accuracy on the unfiltered, unanimous and majority labellings, single-word top-1 (top-5 for "
     "ranked predictions); writes report.json, report.md and PNG charts.",
     lmms_tag="ccqa_clotho_aqa",
+    export_data_dir_help="the Clotho-AQA release folder the builder reads (the official CSVs and audio_files/ or "
+    "audio_files.zip; `clotho-aqa synth` makes one); required",
     extra=(Subcommand("splits", "recompute the stratified 60/20/20 split of a release", _add_splits),),
 )
 SUBCOMMANDS = ENTRY.subcommands

@@ -36,7 +36,7 @@ def run_demo(out: str | os.PathLike = DEMO_DIR, num_files: int = 10, seed: int =
 
     stream = stream or sys.stdout
     ClothoAQAConfig(name="all", **(builder_kwargs or {}))  # the builder options' checks, before any work
-    with ENTRY.demo_folder(Path(out).absolute(), DEMO_FOLDERS) as (folder, claimed):  # claimed before any work
+    with ENTRY.demo_folder(Path(out).absolute(), DEMO_FOLDERS, builder_kwargs) as (folder, claimed):  # claimed before any work
         release_dir, hub, evaluation = claimed
         # the builds' cache lives in the demo folder's staging and goes with it (as the CLEVR-Math demo's)
         return _run_demo(release_dir, hub, evaluation, os.fspath(folder.scratch("cache")), num_files, seed, stream,
@@ -66,7 +66,7 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
         print(f"\n[{name}] load_dataset({str(hub)!r}, {name!r}) rows {sizes[name]}", file=stream)
         print(f"  audio: {row['audio']['path']!r} -> {array.shape} @ {rate} Hz", file=stream)
         print(f"  {json.dumps(shown, ensure_ascii=False)}", file=stream)
-    from clotho_aqa.evaluate import evaluate_demo
+    from clotho_aqa.evaluation import evaluate_demo
 
     evaluate_demo(hub, evaluation, cache_dir=cache, stream=stream)
     return sizes
@@ -76,8 +76,8 @@ def _run_demo(release_dir, hub, evaluation, cache, num_files, seed, stream, buil
 class DemoPaths:
     """The path of the demo, declared with its role (its sub-folders are each written by their own command)."""
 
-    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic) and hub/ (the export that "
-                      "`clotho-aqa push` uploads); such folders that an earlier demo run did not create are never "
+    out: str = option(str(DEMO_DIR), FilePath(), "demo folder: release/ (synthetic), hub/ (the export that "
+                      "`clotho-aqa push` uploads) and evaluation/ (the baselines' report); such folders that an earlier demo run did not create are never "
                       "touched", group="inputs and outputs", role="output_dir")
 
 

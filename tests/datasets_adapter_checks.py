@@ -85,8 +85,15 @@ def check_sizes_and_batches():
 
 def check_load_errors():
     for error in (adapter.DatasetNotFoundError, adapter.ExpectedMoreSplitsError,
-                  adapter.NonMatchingSplitsSizesError, adapter.UnexpectedSplitsError):
+                  adapter.NonMatchingSplitsSizesError, adapter.UnexpectedSplitsError, adapter.DatasetGenerationError):
         assert issubclass(error, Exception), error
+
+
+def check_default_cache_dir():
+    # the cache load_dataset writes into without a cache_dir: what evaluate declares as its default
+    from datasets import config
+
+    assert adapter.default_cache_dir() == str(config.HF_DATASETS_CACHE) and os.path.isabs(adapter.default_cache_dir())
 
 
 def check_gen_kwargs_shards():

@@ -37,6 +37,9 @@ EXPORTS = {
     "clotho_aqa_shared": ("clotho_aqa", ["questions", "yes_no_majority"], "shared"),
     # With the trainer configurations: their card sections' code blocks run too.
     "clevr_math_train": ("clevr_math", ["multihop", "conversations_multihop", "prompts_multihop"], "shared"),
+    # Only the training layouts (issue 40): the Usage section points to their trainer sections.
+    "clevr_math_training_only": ("clevr_math", ["conversations", "prompts"], "inline"),
+    "clotho_aqa_training_only": ("clotho_aqa", ["conversations", "prompts"], "inline"),
 }
 
 
@@ -153,8 +156,9 @@ def test_clotho_card_warns_about_voices_and_says_who_annotated():
 # when the names it reads were defined by the card's examples.
 AFTER_EXAMPLES = {
     "clevr_math": [
-        ("train", 'assert len(train) > 0 and multihop not in set(train["category"])'),
-        ("test", 'assert set(test["category"]) <= {multihop}'),
+        # keyed on `multihop`: the Usage filter defines it with train and test (a trainer snippet's `train` is other rows)
+        ("multihop", 'assert len(train) > 0 and multihop not in set(train["category"])'),
+        ("multihop", 'assert set(test["category"]) <= {multihop}'),
         ("one_template", 'assert set(one_template["template"]) <= {"subtraction"} and set(one_template["template_index"]) <= {3}'),
         ("row", 'assert row["image"] is not None and isinstance(row["label"], int)'),
     ],
@@ -192,6 +196,19 @@ def test_card_examples_run_as_written_without_torchcodec(exports, name, tmp_path
     card = EXPORTS[name][0]
     done = run_card_examples(exports / name, AFTER_EXAMPLES[card], tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("name", list(EXPORTS))
+def test_every_section_a_card_refers_to_is_in_it(exports, name):
+    text = (exports / name / "README.md").read_text(encoding="utf-8")
+    headings = {line.lstrip("#").strip() for line in text.splitlines() if line.startswith("#")}
+    referred = set(re.findall(r'(?:see|section|[Ss]ection) "([^"]+)"', " ".join(text.split())))
+    referred |= set(re.findall(r': "([A-Z][^"]+)" below', " ".join(text.split())))
+    assert referred <= headings, (referred - headings, sorted(headings))
+    training = any(c.startswith(("conversations", "prompts")) for c in EXPORTS[name][1])
+    assert ("Training with TRL and verl" in referred) is training and ("Training with TRL and verl" in headings) is training
+    questions_exported = not all(c.startswith(("conversations", "prompts")) for c in EXPORTS[name][1])
+    assert ("This export holds only training layouts" in text) is not questions_exported
 
 
 @pytest.mark.parametrize("name", list(EXPORTS))

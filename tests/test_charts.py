@@ -44,3 +44,45 @@ def test_a_wide_legend_widens_the_chart(tmp_path):
     # the last split's colour is in its legend square, above (and apart from) its bar segment
     lines = sorted(_lines_with(image, _rgb(COLOURS[5])))
     assert any(b > a + 1 for a, b in zip(lines, lines[1:]))
+
+
+class _CountingDraw:
+    """Pillow's ImageDraw, counting the characters measured (the cost of shortening a label)."""
+
+    def __init__(self):
+        from PIL import ImageDraw
+
+        self._draw = ImageDraw.Draw(Image.new("RGB", (1, 1)))
+        self.calls = self.characters = 0
+
+    def textbbox(self, xy, text, font=None):
+        self.calls += 1
+        self.characters += len(text)
+        return self._draw.textbbox(xy, text, font=font)
+
+
+def test_a_5000_character_label_is_shortened_with_bounded_work():
+    """Issue 37 cause 13: the work of shortening is a few measurements of at most the width, not
+    one measurement of the whole text per character removed."""
+    from builder_utils.charts import _font, _shorten
+
+    font, width = _font(), 200
+    short, long_ = _CountingDraw(), _CountingDraw()
+    shown_short = _shorten(short, "a long answer " * 8, font, width)
+    shown_long = _shorten(long_, "a long answer " * 400, font, width)
+    assert shown_long == shown_short and shown_long.endswith("…")
+    assert long_.calls <= 12 and long_.characters <= 12 * (width + 1)
+    # the longest prefix that fits: one more character does not
+    def measured(text: str) -> int:
+        left, _, right, _ = _CountingDraw().textbbox((0, 0), text, font=font)
+        return right - left
+
+    assert measured(shown_long) <= width
+    assert measured(("a long answer " * 400)[:len(shown_long)] + "…") > width
+
+
+def test_a_chart_of_a_5000_character_label_is_drawn(tmp_path):
+    path = bar_chart(tmp_path / "long.png", "Answers", [("x" * 5000, {"train": 3}), ("yes", {"train": 5})],
+                     ["train"], value_label="answer", axis_label="questions")
+    with Image.open(path) as png:
+        assert png.width < 2000

@@ -84,23 +84,41 @@ def test_bad_arguments_are_one_line_stream_errors(kwargs, message):
         problems(**kwargs)
 
 
-def _mixture_of_sets(seed: int) -> datasets.Dataset:
-    one_op = problems(size=28, seed=10, num_operations=1)
-    chains = problems(size=12, seed=11, num_operations=3, operations="same_sign")
+def _mixture_of_sets(seed: int, one_op_size: int = 28, chains_size: int = 12) -> datasets.Dataset:
+    one_op = problems(size=one_op_size, seed=10, num_operations=1)
+    chains = problems(size=chains_size, seed=11, num_operations=3, operations="same_sign")
     return datasets.interleave_datasets([one_op, chains], probabilities=[0.7, 0.3], seed=seed,
-                                        stopping_strategy="all_exhausted")
+                                        stopping_strategy="all_exhausted_without_replacement")
 
 
 def test_a_weighted_mixture_of_problem_sets_is_deterministic():
     mixed = _mixture_of_sets(0)
     assert _rows(mixed) == _rows(_mixture_of_sets(0))
     assert [r["num_operations"] for r in mixed] != [r["num_operations"] for r in _mixture_of_sets(1)]
-    counts = Counter(mixed["num_operations"])
-    # every problem of both sets, some drawn again until the later one ran out ("all_exhausted")
-    assert set(counts) == {1, 3} and counts[1] >= 28 and counts[3] >= 12
     assert {(r["question_id"], r["num_operations"]) for r in mixed} == \
         {(q, 1) for q in problems(size=28, seed=10, num_operations=1)["question_id"]} | \
         {(q, 3) for q in problems(size=12, seed=11, num_operations=3, operations="same_sign")["question_id"]}
+
+
+def test_the_readme_mixture_gives_each_problem_once():
+    # The README's recipe (issue 40): 70 + 30 problems are 100 rows, none twice ("all_exhausted"
+    # would draw the smaller set again until the larger one ran out: 111 rows).
+    mixed = _mixture_of_sets(0, 70, 30)
+    keys = [(r["question_id"], r["num_operations"]) for r in mixed]
+    assert len(keys) == len(set(keys)) == 100
+    assert Counter(n for _, n in keys) == {1: 70, 3: 30}
+
+
+def test_a_problem_set_mixes_with_a_stream_as_an_iterable_dataset():
+    fixed = problems(size=10, seed=12, num_operations=1)
+    mixed = datasets.interleave_datasets([fixed.to_iterable_dataset(), stream(seed=13, num_operations=2, num_shards=1)],
+                                         probabilities=[0.5, 0.5], seed=0)
+    head = [_plain(row) for row in islice(mixed.decode(False), 16)]
+    assert {r["num_operations"] for r in head} == {1, 2}
+    from_set = [r for r in head if r["num_operations"] == 1]
+    assert from_set == _rows(fixed)[:len(from_set)]  # the set's rows, in the set's order
+    with pytest.raises(ValueError):  # what the README warns about: a Dataset and an IterableDataset
+        datasets.interleave_datasets([fixed, stream(seed=13, num_shards=1)])
 
 
 def _mixture_of_streams(seed: int) -> datasets.IterableDataset:

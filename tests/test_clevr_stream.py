@@ -217,6 +217,22 @@ def test_folder_stream_uses_only_its_split_images(folder):
             assert r["images"][0]["bytes"] == (folder / "images" / clevr / r["image_filename"]).read_bytes()
 
 
+def test_a_folder_stream_reads_only_its_split_scene_file(tmp_path):
+    # A val-only folder: split="val" needs no train scene file (issue 40), and a split that is
+    # missing is one line naming the stream's own options, not the builder's download advice.
+    root = write_clevr_folder(tmp_path / "CLEVR_v1.0", {"val": 4}, seed=5, splits=("val",), progress=False)
+    assert not (root / "scenes" / "CLEVR_train_scenes.json").exists()
+    rows = list(stream(root, split="val", num_questions=6, num_shards=1).decode(False))
+    assert len(rows) == 6 and all(r["question_id"].startswith("val_") for r in rows)
+    with pytest.raises(StreamError) as info:
+        stream(root, split="train")
+    message = str(info.value)
+    assert message.startswith(f"{root / 'scenes' / 'CLEVR_train_scenes.json'}: scene file not found")
+    assert "no data_dir for synthetic worlds" in message and "download" not in message and "\n" not in message
+    with pytest.raises(StreamError, match=r"CLEVR data folder .*nowhere does not exist\. Options: data_dir="):
+        stream(tmp_path / "nowhere")
+
+
 def test_excluded_evaluation_problems_never_come(tmp_path, folder):
     evaluation = list(islice(stream(folder, seed=0, num_shards=2).decode(False), 120))
     table = pa.table({"question": [r["question"] for r in evaluation],

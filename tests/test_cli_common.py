@@ -146,12 +146,31 @@ def test_demo_help_names_the_configurations_it_builds():
     text = " ".join(PARSERS["clevr-math"].format_help().split())
     assert "both configs" not in text
     assert "general and multihop" in text
+    for name in ("clevr-math demo", "clotho-aqa demo"):  # the folders each demo writes, evaluation/ included
+        out_help = " ".join(PARSERS[name]._option_string_actions["--out"].help.split())
+        assert "hub" in out_help and "evaluation" in out_help and "cache" not in out_help, out_help
 
 
 def test_max_shard_size_help_says_what_it_limits():
     for name in ("clevr-math export", "clotho-aqa export"):
         action = PARSERS[name]._option_string_actions["--max_shard_size"]
         assert "before embedding" not in action.help and "embedded" in action.help
+
+
+def test_export_help_says_when_data_dir_is_needed_and_every_valid_config(capsys):
+    # issue 40: --data_dir shown optional, the README promising a download, the command refusing.
+    clevr = PARSERS["clevr-math export"]._option_string_actions
+    clotho = PARSERS["clotho-aqa export"]._option_string_actions
+    assert "CLEVR_v1.0 folder" in clevr["--data_dir"].help and "except with --stream_questions" in clevr["--data_dir"].help
+    assert "release folder" in clotho["--data_dir"].help and "CLEVR" not in clotho["--data_dir"].help
+    assert clotho["--data_dir"].required and not clevr["--data_dir"].required
+    for name, action in (("clevr-math", clevr["--config"]), ("clotho-aqa", clotho["--config"])):
+        help_text = " ".join(action.help.split())
+        assert "conversations" in help_text and "prompts" in help_text, help_text
+    assert "prompts_multihop" in clevr["--config"].help
+    assert clevr_cli.main(["export", "--out", "unused"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("clevr-math export: error: --data_dir: the CLEVR_v1.0 folder") and error.count("\n") == 1
 
 
 # -- progress bars and log lines of a real console script --------------------------------

@@ -431,15 +431,15 @@ NEW_ENTRY = '''    _config("single_word_unanimous", ("single_word",), QUESTION, 
 NEW_CONFIG = """
 import json, sys
 from builder_utils.hub import export_builder, load_exported
-from clotho_aqa import CONFIG_NAMES, ClothoAQA, evaluate
+from clotho_aqa import CONFIG_NAMES, ClothoAQA, evaluation
 release, out = sys.argv[1:]
 export_builder(ClothoAQA, out + "/hub", card_template="clotho_aqa", data_dir=release,
                configs=["single_word_unanimous"], cache_dir=out + "/cache", progress=False)
 splits = load_exported(out + "/hub", "single_word_unanimous", cache_dir=out + "/cache")
 label = splits["train"].features["label"]
-report = evaluate.evaluate(out + "/hub", "single_word_unanimous", "train", cache_dir=out + "/cache")
+report = evaluation.evaluate(out + "/hub", "single_word_unanimous", "train", cache_dir=out + "/cache")
 print(json.dumps({
-    "package": evaluate.__file__, "names": CONFIG_NAMES, "columns": list(splits["train"].features),
+    "package": evaluation.__file__, "names": CONFIG_NAMES, "columns": list(splits["train"].features),
     "classes": label.names, "card": open(out + "/hub/README.md").read(),
     "rows": {s: [[label.int2str(r["label"]), r["answers"]] for r in d.remove_columns("audio")]
              for s, d in splits.items()},

@@ -20,9 +20,9 @@ from builder_utils.clevr.evaluate import main as clevr_families_main
 from builder_utils.clevr.generate_questions import main as generate_questions
 from builder_utils.hub import load_exported
 from clevr_math import cli as clevr_cli
-from clevr_math import evaluate as math_eval
+from clevr_math import evaluation as math_eval
 from clotho_aqa import cli as clotho_cli
-from clotho_aqa import evaluate as aqa_eval
+from clotho_aqa import evaluation as aqa_eval
 from evaluation_exports import make_exports
 
 WORDS = "zero one two three four five six seven eight nine ten".split()
@@ -207,3 +207,61 @@ def test_clevr_families_oracle_and_breakdowns(data, tmp_path):
                                                 "relation", "logical_and", "logical_or"}
     written = json.loads((tmp_path / "eval" / "report.json").read_text())
     assert written["baselines"]["oracle"]["overall"]["accuracy"] == 1.0
+
+
+# -- evaluate on data in memory (issue 40): a Dataset, an IterableDataset, a DatasetDict ----------------
+
+
+def _without_source(report: dict) -> dict:
+    return {k: v for k, v in report.items() if k != "data"}
+
+
+@pytest.mark.parametrize("config", ["general", "multihop"])
+def test_clevr_math_evaluate_on_an_in_memory_dataset_equals_its_export(data, config):
+    import clevr_math
+
+    splits = load_exported(data["hub_clevr"], config, cache_dir=data["cache"])
+    predictions = {qid: str(i % 4) for i, qid in enumerate(splits["test"]["question_id"])}
+    on_disk = clevr_math.evaluate(data["hub_clevr"], config, predictions=predictions, scenes=data["clevr"],
+                                  cache_dir=data["cache"])
+    for given, train in ((splits, None), (splits["test"], splits["train"]),
+                         (splits["test"].to_iterable_dataset(), splits["train"].to_iterable_dataset())):
+        report = clevr_math.evaluate(given, config, predictions=predictions, scenes=data["clevr"], train=train)
+        assert _without_source(report) == _without_source(on_disk)
+        assert report["data"].startswith("the given ")
+    assert on_disk["baselines"]["oracle"]["overall"]["accuracy"] == 1.0 and on_disk["baselines"]["majority"]
+
+
+def test_clotho_aqa_evaluate_on_an_in_memory_dataset_equals_its_export(data):
+    import clotho_aqa
+
+    splits = load_exported(data["hub_clotho"], "all", cache_dir=data["cache"])
+    predictions = dict.fromkeys(splits["test"]["question_id"], "yes")
+    on_disk = clotho_aqa.evaluate(data["hub_clotho"], "all", predictions=predictions, cache_dir=data["cache"])
+    filtered = splits["test"].filter(lambda qid: True, input_columns="question_id")  # as made in a notebook
+    report = clotho_aqa.evaluate(filtered, "all", predictions=predictions, train=splits["train"])
+    assert _without_source(report) == _without_source(on_disk) and on_disk["overall"]["total"] > 0
+
+
+def test_evaluate_scores_a_problem_set_and_a_finite_stream(tmp_path):
+    import clevr_math
+
+    problems = clevr_math.problems(size=12, seed=0)
+    labels = dict(zip(problems["question_id"], map(str, problems["label"])))
+    report = clevr_math.evaluate(problems, predictions=labels)
+    assert report["overall"]["accuracy"] == 1.0 and report["num_questions"] == 12
+    assert "no train questions: the majority and prior baselines are left out" in report["notes"]
+    streamed = clevr_math.evaluate(clevr_math.stream(seed=0, num_questions=12, num_shards=1), predictions=labels)
+    assert _without_source(streamed) == _without_source(report)
+    written = clevr_math.write_evaluation(report, tmp_path / "eval")
+    assert {p.name for p in written} >= {"report.json", "report.md"}
+    assert "write_evaluation(evaluate(" in clevr_math.write_evaluation.__doc__
+    assert "partial" not in clevr_math.write_evaluation.__doc__
+
+
+def test_evaluate_refuses_what_is_not_a_dataset_in_one_line():
+    import clotho_aqa
+    from builder_utils.evaluation.data import EvaluationError
+
+    with pytest.raises(EvaluationError, match=r"^split 'test': a list; evaluate takes a path"):
+        clotho_aqa.evaluate({"test": [{"question_id": "a"}]}, "questions")

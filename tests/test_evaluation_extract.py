@@ -17,9 +17,9 @@ from builder_utils.evaluation.extract import (
     extract_yes_no,
 )
 from builder_utils.evaluation.predictions import PredictionsError, read_predictions
-from clevr_math.evaluate import SPEC as MATH_SPEC, math_question
+from clevr_math.evaluation import SPEC as MATH_SPEC, math_question
 from clotho_aqa.answers import normalize_answer
-from clotho_aqa.evaluate import SPEC as AQA_SPEC, aqa_question
+from clotho_aqa.evaluation import SPEC as AQA_SPEC, aqa_question
 from builder_utils.clevr.evaluate import attribute_synonyms, answer_kind
 
 INTEGERS = [

@@ -12,8 +12,8 @@ from builder_utils.evaluation.spec import Baseline, Question
 from builder_utils.evaluation.data import EvaluationError
 from builder_utils.evaluation.report import write_report
 from builder_utils.evaluation.evaluate import system_result
-from clevr_math.evaluate import SPEC as MATH_SPEC, math_question
-from clotho_aqa.evaluate import SPEC as AQA_SPEC, aqa_question
+from clevr_math.evaluation import SPEC as MATH_SPEC, math_question
+from clotho_aqa.evaluation import SPEC as AQA_SPEC, aqa_question
 
 # The same right answer n, written the ways models write it.
 RIGHT = ["{n}", "Answer: {n}", "\\boxed{{{n}}}", "There are {n} objects left.", "{word}", "The answer is {word}.",

@@ -19,10 +19,10 @@ from builder_utils.evaluation.extract import Work, answer_span, extract_integer,
 from builder_utils.evaluation.rewards import format_ok, make_format_reward
 from builder_utils.hub import export_builder, load_exported
 from clevr_math import ClevrMath
-from clevr_math import evaluate as math_eval
+from clevr_math import evaluation as math_eval
 from clevr_math import rewards as math_rewards
 from clotho_aqa import ClothoAQA
-from clotho_aqa import evaluate as aqa_eval
+from clotho_aqa import evaluation as aqa_eval
 from clotho_aqa import rewards as aqa_rewards
 from clotho_aqa.config import registered
 from clotho_aqa.synth import write_synthetic_release

@@ -33,9 +33,9 @@ lmms_eval = pytest.importorskip("lmms_eval")
 from lmms_eval.evaluator import simple_evaluate  # noqa: E402
 from lmms_eval.tasks import TaskManager  # noqa: E402
 
-from clevr_math import evaluate as math_eval  # noqa: E402
+from clevr_math import evaluation as math_eval  # noqa: E402
 from clevr_math import lmms_eval as math_tasks  # noqa: E402
-from clotho_aqa import evaluate as aqa_eval  # noqa: E402
+from clotho_aqa import evaluation as aqa_eval  # noqa: E402
 from clotho_aqa import lmms_eval as aqa_tasks  # noqa: E402
 from clotho_aqa.lmms_eval import utils as aqa_utils  # noqa: E402
 

@@ -21,11 +21,11 @@ from PIL import Image
 from builder_utils.evaluation.lmms import mean_score, task_files
 from builder_utils.hub import load_exported
 from builder_utils.ownership import RECORD
-from clevr_math import evaluate as math_eval
+from clevr_math import evaluation as math_eval
 from clevr_math import lmms_eval as math_tasks
 from clevr_math import rewards as math_rewards
 from clevr_math.lmms_eval import utils as math_utils
-from clotho_aqa import evaluate as aqa_eval
+from clotho_aqa import evaluation as aqa_eval
 from clotho_aqa import lmms_eval as aqa_tasks
 from clotho_aqa import rewards as aqa_rewards
 from clotho_aqa.lmms_eval import utils as aqa_utils

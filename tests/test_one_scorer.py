@@ -17,10 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from clevr_math import evaluate as math_eval
+from clevr_math import evaluation as math_eval
 from clevr_math import rewards as math_rewards
 from clevr_math.lmms_eval import utils as math_utils
-from clotho_aqa import evaluate as aqa_eval
+from clotho_aqa import evaluation as aqa_eval
 from clotho_aqa import rewards as aqa_rewards
 from clotho_aqa.lmms_eval import utils as aqa_utils
 from clotho_aqa.answers import normalize_answer

@@ -37,7 +37,7 @@ from builder_utils.clevr.synth import write_clevr_folder
 from builder_utils.hub.trainer_formats import FORMATS, SWIFT_ANSWERS, SWIFT_RESERVED
 from builder_utils.prompts import prompt_style
 from clevr_math import easyr1_sequential
-from clevr_math import evaluate as math_eval
+from clevr_math import evaluation as math_eval
 from clevr_math import rewards as math_rewards
 from clevr_math import trainer_rewards as math_trainer
 from clevr_math.cli import main as clevr_math_cli

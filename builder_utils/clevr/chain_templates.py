@@ -14,13 +14,13 @@ elsewhere and copy the ``chain_*.json`` over the shipped set; ``--check`` compar
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from pathlib import Path
 from typing import Sequence
 
+from builder_utils.command import CommandParser
 from builder_utils.options import Integer
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
@@ -261,7 +261,7 @@ def _write_files(out: Path, files: dict[str, str], overwrite: bool = False) -> l
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Command line: write (or with ``--check`` compare) the chain template set."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = CommandParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-operations", type=Integer(MIN_OPERATIONS, maximum=MAX_OPERATIONS).parse, default=DEFAULT_MAX_OPERATIONS,
                         help=f"longest chain, {MIN_OPERATIONS}..{MAX_OPERATIONS} (default {DEFAULT_MAX_OPERATIONS})")
     parser.add_argument("--max-insert", type=Integer(0, maximum=MAX_INSERT).parse, default=DEFAULT_MAX_INSERT,

@@ -105,9 +105,17 @@ def local_cluster(num_workers: int = 2) -> Any:
     # server (health checks) still starts: on a free port of this host only, not on 0.0.0.0:8787,
     # which a second cluster would find taken. The nannies hand the configuration in force to the
     # worker processes they spawn.
+    from builder_utils.ownership import declare_scratch
+
     with _signals_deferred() as deferred:
         ours = {"temporary-directory": tempfile.mkdtemp(prefix="dask-scratch-"),
                 "distributed.worker.multiprocessing-method": _start_method_without_sigint()}
+        # both outlive a kill -9: named to the command's output folder, whose re-run removes them
+        declare_scratch(ours["temporary-directory"])
+        if ours["distributed.worker.multiprocessing-method"] == "forkserver":
+            from multiprocessing import util
+
+            declare_scratch(util.get_temp_dir())  # the fork server's socket folder (pymp-*)
         wait_point("dask-cluster-starting")
         try:
             with dask.config.set({**LOCAL_CLUSTER_CONFIG, **ours}):

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from builder_utils.command import run_parsed
+from builder_utils.command import CommandParser, run_parsed
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES
 from builder_utils.evaluation.cli import RESAMPLES
@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m builder_utils
         >>> main(["--questions", "/nonexistent.json", "--out", "/tmp/eval"])
         2
     """
-    parser = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n\n")[0])
+    parser = CommandParser(prog=prog, description=__doc__.split("\n\n")[0])
     parser.add_argument("--questions", required=True, help="CLEVR question file (generate-questions output)")
     parser.add_argument("--predictions", help="JSONL, CSV or Parquet: question_id (= question_index), prediction")
     parser.add_argument("--out", required=True, help="folder for report.json, report.md and the charts")

@@ -13,6 +13,7 @@ import time
 from collections.abc import Sequence
 
 from builder_utils.cli_support import add_version, progress_wanted, report_error, running
+from builder_utils.command import CommandParser
 from builder_utils.interrupt import exit_status, stop_on_signals
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
@@ -52,7 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     >>> build_parser().parse_args(["--input_scene_file", "s.json"]).templates_per_image
     10
     """
-    p = argparse.ArgumentParser(
+    p = CommandParser(
         prog=PROG,
         description="Generate CLEVR-style questions (with programs, answers and chain-of-thought) for a scene file.",
     )

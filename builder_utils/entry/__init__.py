@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import logging
 import os
 import sys
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ def _imported(name: str):
 class DatasetEntry:
     """A dataset's declaration. ``builder``, ``config`` and ``export_source``: ``module:name``;
     ``<package>.demo`` holds ``DemoPaths``, ``add_demo_options(parser)`` and
-    ``run_from_args(args, builder_kwargs, stream)``, ``<package>.evaluate`` ``add_arguments``;
+    ``run_from_args(args, builder_kwargs, stream)``, ``<package>.evaluation`` ``add_arguments``;
     ``extra``: the dataset's own subcommands, listed after ``demo``."""
 
     prog: str
@@ -48,6 +49,7 @@ class DatasetEntry:
     evaluate_help: str
     evaluate_description: str
     lmms_tag: str
+    export_data_dir_help: str
     extra: tuple[Subcommand, ...] = ()
     export_source: str | None = None
 
@@ -89,7 +91,8 @@ class DatasetEntry:
 
         builder = _imported(self.builder)
         source = _imported(self.export_source)() if self.export_source else None
-        add_export_subcommand(subparsers, builder, self.card_template, prog=f"{self.prog} export", source=source)
+        add_export_subcommand(subparsers, builder, self.card_template, prog=f"{self.prog} export", source=source,
+                              data_dir_help=self.export_data_dir_help)
 
     def _add_push(self, subparsers) -> None:
         from builder_utils.hub.cli import add_push_subcommand
@@ -97,24 +100,34 @@ class DatasetEntry:
         add_push_subcommand(subparsers, prog=f"{self.prog} push")
 
     def _add_evaluate(self, subparsers) -> None:
-        add = _imported(f"{self.package}.evaluate:add_arguments")
+        add = _imported(f"{self.package}.evaluation:add_arguments")
         add(subparsers.add_parser("evaluate", description=self.evaluate_description))
 
     @contextlib.contextmanager
-    def demo_folder(self, out, folders):
-        """The demo's output folder, open, with its ``folders`` claimed (refused before any work)."""
+    def demo_folder(self, out, folders, builder_kwargs=None):
+        """The demo's output folder, open, with its ``folders`` claimed (refused before any work);
+        the paths among the builder options ``builder_kwargs`` are its inputs."""
+        from builder_utils.options import given_path_values
         from builder_utils.ownership import OutputFolder
 
-        with OutputFolder.open(out, command=f"{self.prog} demo") as folder:
+        declared = given_path_values(_imported(self.config), builder_kwargs)
+        with OutputFolder.open(out, command=f"{self.prog} demo", declared=declared) as folder:
             yield folder, [folder.claim(name) for name in folders]
 
     def export_demo(self, hub, data_dir, cache_dir, builder_kwargs, configs=None, num_proc=None) -> None:
-        """Export ``configs`` (default: all) of the demo's data to ``hub``, without progress bars."""
+        """Export ``configs`` (default: all) of the demo's data to ``hub``, without progress bars and without
+        the inline export's size advice: the demo chose inline, its user cannot act on it there."""
         from builder_utils.hub import export_builder
+        from builder_utils.hub.export import SIZE_ADVICE
 
-        export_builder(_imported(self.builder), hub, card_template=self.card_template, data_dir=data_dir,
-                       configs=configs, num_proc=num_proc, cache_dir=cache_dir, progress=False,
-                       builder_kwargs=builder_kwargs)
+        level = SIZE_ADVICE.level
+        SIZE_ADVICE.setLevel(logging.ERROR)
+        try:
+            export_builder(_imported(self.builder), hub, card_template=self.card_template, data_dir=data_dir,
+                           configs=configs, num_proc=num_proc, cache_dir=cache_dir, progress=False,
+                           builder_kwargs=builder_kwargs)
+        finally:
+            SIZE_ADVICE.setLevel(level)
 
     @property
     def task_dir(self) -> Path:

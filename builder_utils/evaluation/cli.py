@@ -7,18 +7,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from builder_utils.command import run_parsed
+from builder_utils.command import CommandParser, run_parsed
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, MAX_RESAMPLES
 from builder_utils.evaluation.evaluate import write_evaluation
 from builder_utils.evaluation.report import COMMAND as REPORT_COMMAND
 from builder_utils.evaluation.report import check_outputs, overall_table, report_systems
 from builder_utils.evaluation.spec import ScoringSpec
-from builder_utils.options import MAX_SEED, FilePath, Integer, add_option_flags, declared_from_args, option, path_values
+from builder_utils.options import (MAX_SEED, FilePath, Integer, add_option_flags, declared_from_args, given_path_values,
+                                   joined_path_values, option, path_values)
 from builder_utils.ownership import OVERWRITE_HELP, OutputFolder
 
 __all__ = ["RESAMPLES", "EvaluateCommand", "run_evaluation"]
@@ -33,10 +35,12 @@ def run_evaluation(
     write: Callable[..., Sequence[Path]],
     chart_files: Sequence[str],
     extra: Sequence[str] = (),
+    builder_config: type | None = None,
 ) -> int:
     """Run a parsed ``evaluate`` subcommand: ``--out`` checked before any work, then ``evaluate`` and ``write``.
 
-    The options named in ``extra`` are passed to ``evaluate`` by name. Returns the exit status 0.
+    The options named in ``extra`` are passed to ``evaluate`` by name; the paths among
+    ``args.builder_kwargs`` that ``builder_config`` declares are inputs too. Returns the exit status 0.
 
     Example:
         >>> import tempfile
@@ -59,7 +63,10 @@ def run_evaluation(
     # such as --scenes) nor the cache; its report files are refused before any work
     inputs = {f"--{name}": getattr(args, name) for name in extra if isinstance(getattr(args, name, None), str)}
     with OutputFolder.open(Path(args.out).expanduser(), command=REPORT_COMMAND, inputs=inputs,
-                           declared=path_values(declared_from_args(args, EvaluatePaths)),
+                           declared=joined_path_values(
+                               path_values(declared_from_args(args, EvaluatePaths)),
+                               given_path_values(builder_config, getattr(args, "builder_kwargs", None))
+                               if builder_config is not None else {}),
                            overwrite=args.overwrite) as folder:
         check_outputs(folder, chart_files)
         report = evaluate(args.data, args.config, args.split, args.predictions, train_split=args.train_split,
@@ -82,8 +89,22 @@ class EvaluatePaths:
                                      "without it only the baselines", group="inputs and outputs", role="input")
     out: str = option(None, FilePath(), "folder for report.json, report.md and the PNG charts",
                       group="inputs and outputs", role="output_dir", flag={"required": True})
-    cache_dir: str | None = option(None, FilePath(), "datasets cache for loading or building --data",
-                                   group="inputs and outputs", role="cache")
+    cache_dir: str | None = option(None, FilePath(), "datasets cache for loading or building --data (default: "
+                                   "datasets' own, HF_DATASETS_CACHE)", group="inputs and outputs", role="cache",
+                                   fallback=lambda paths: datasets_cache())
+
+
+def datasets_cache() -> str:
+    """The cache ``datasets`` falls back on without a ``cache_dir`` (``HF_DATASETS_CACHE``): declared
+    like a given ``--cache_dir``, so the data-safety rules see it (never inside ``--data``).
+
+    Example:
+        >>> os.path.isabs(datasets_cache())
+        True
+    """
+    from builder_utils.datasets_adapter import default_cache_dir
+
+    return os.path.abspath(default_cache_dir())
 
 
 @dataclass(frozen=True)
@@ -150,7 +171,8 @@ class EvaluateCommand:
             args.builder_kwargs = builder_kwargs_from_args(args, self.builder_config())
             extra.append("builder_kwargs")
         return run_evaluation(args, self.evaluate, partial(write_evaluation, self.spec),
-                              [chart.filename for chart in self.spec.charts], extra=extra)
+                              [chart.filename for chart in self.spec.charts], extra=extra,
+                              builder_config=None if self.builder_config is None else self.builder_config())
 
     def main(self, argv: Sequence[str] | None = None) -> int:
         """The standalone entry point (:func:`builder_utils.command.run_parsed`: status 2 for bad input).
@@ -161,5 +183,5 @@ class EvaluateCommand:
             ...
             SystemExit: 2
         """
-        parser = self.add_arguments(argparse.ArgumentParser(prog=self.prog, description=self.description))
+        parser = self.add_arguments(CommandParser(prog=self.prog, description=self.description))
         return run_parsed(self.prog, parser.parse_args(argv), package=self.package)

@@ -1,4 +1,5 @@
-"""Where the evaluated questions come from (``--data``): an export, a ``data_dir`` or a Hub repository.
+"""Where the evaluated questions come from (``--data``): an export, a ``data_dir`` or a Hub repository;
+from Python also a ``datasets`` object in memory (:func:`given_splits`).
 
 Only the columns the evaluation needs are kept, so images and audio are never decoded.
 """
@@ -7,10 +8,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-__all__ = ["EvaluationError", "data_kind", "load_splits"]
+__all__ = ["EvaluationError", "data_kind", "given_splits", "is_in_memory", "load_splits"]
 
 _REPO_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
@@ -35,6 +36,43 @@ def data_kind(data: str | os.PathLike) -> str:
     if _REPO_ID.match(str(data)):
         return "hub"
     raise EvaluationError(f"{data}: no such folder, and not a Hub repository id (owner/name)")
+
+
+def is_in_memory(data) -> bool:
+    """Whether ``data`` is already loaded (a ``Dataset``, ``IterableDataset`` or a dict of them), not a place.
+
+    Example:
+        >>> is_in_memory("my-name/clevr-math"), is_in_memory({"test": []})
+        (False, True)
+    """
+    return not isinstance(data, (str, os.PathLike))
+
+
+def given_splits(data, split: str, columns: Sequence[str]) -> dict[str, "datasets.Dataset"]:
+    """The splits of in-memory ``data``, restricted to ``columns``: a ``DatasetDict``'s (or any dict of
+    datasets), or ``{split: data}`` for one ``Dataset`` or ``IterableDataset``. An ``IterableDataset`` is
+    read to its end (only those columns): give a finite one (``stream(num_questions=N)``, ``.take(N)``).
+
+    Example::
+
+        given_splits(problems(size=8, seed=0), "test", ["question_id", "label"])["test"].num_rows   # -> 8
+    """
+    import datasets  # data in memory: datasets is imported already
+
+    named = dict(data) if isinstance(data, Mapping) else {split: data}
+    splits = {}
+    for name, dataset in named.items():
+        if not isinstance(dataset, (datasets.Dataset, datasets.IterableDataset)):
+            raise EvaluationError(f"split {name!r}: a {type(dataset).__name__}; evaluate takes a path, a Hub "
+                                  "repository id, a datasets.Dataset or IterableDataset, or a dict of them")
+        names = dataset.column_names
+        kept = [c for c in columns if names is None or c in names]
+        dataset = dataset.select_columns(kept)
+        if isinstance(dataset, datasets.IterableDataset):
+            # Read once into memory; the features (ClassLabel names) come along when the stream knows them.
+            dataset = datasets.Dataset.from_list(list(dataset), features=dataset.features)
+        splits[str(name)] = dataset
+    return splits
 
 
 def load_splits(data: str | os.PathLike, config: str, builder_class: type, columns: Sequence[str],

@@ -12,7 +12,7 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 
 from builder_utils.evaluation.accuracy import DEFAULT_RESAMPLES, Scored, score, summarize
-from builder_utils.evaluation.data import EvaluationError, load_splits
+from builder_utils.evaluation.data import EvaluationError, given_splits, is_in_memory, load_splits
 from builder_utils.evaluation.predictions import Prediction, given_predictions
 from builder_utils.evaluation.report import (Chart, breakdown_table, chart_rows, markdown_table, overall_table, percent,
                                              report_systems, write_report)
@@ -139,25 +139,37 @@ def score_report(spec: ScoringSpec, questions: Sequence[Question], train: Sequen
 
 
 def evaluate_dataset(spec: ScoringSpec, read: Callable[..., list[Question]], builder_class: type,
-                     columns: Sequence[str], data: str | os.PathLike, config: str, split: str = "test", predictions=None,
+                     columns: Sequence[str], data, config: str, split: str = "test", predictions=None,
                      train_split: str = "train", seed: int = 0, resamples: int = DEFAULT_RESAMPLES,
                      cache_dir: str | os.PathLike | None = None, ignore_extra_ids: bool = False,
                      oracle: Callable[[Sequence[Question]], Mapping[str, str | None]] | None = None,
-                     notes: Sequence[str] = (), builder_kwargs: dict | None = None) -> dict:
+                     notes: Sequence[str] = (), builder_kwargs: dict | None = None, train=None) -> dict:
     """:func:`score_report` on ``split`` of ``config`` in ``data``, questions read by ``read(dataset, config)``.
+
+    ``data``: a path or Hub repository id (:func:`~builder_utils.evaluation.data.load_splits`), or data in
+    memory (:func:`~builder_utils.evaluation.data.given_splits`): a ``DatasetDict`` (its ``split`` and
+    ``train_split``), or one ``Dataset`` / ``IterableDataset``, the questions themselves, with the baselines'
+    training questions in ``train`` (a Dataset; None: no majority or prior baselines).
 
     Example::
 
         evaluate_dataset(SPEC, read_questions, ClevrMath, COLUMNS, "hub", "general", predictions="p.jsonl")
     """
     predictions, source = given_predictions(predictions)  # a bad file fails before any data is loaded
-    splits = load_splits(data, config, builder_class, columns, cache_dir, builder_kwargs)
+    if is_in_memory(data):
+        splits = given_splits(data, split, columns)
+        if train is not None:
+            splits[train_split] = given_splits(train, train_split, columns)[train_split]
+        where = f"the given {type(data).__name__}"
+    else:
+        splits = load_splits(data, config, builder_class, columns, cache_dir, builder_kwargs)
+        where = os.fspath(data)
     if split not in splits:
-        raise EvaluationError(f"{data}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
+        raise EvaluationError(f"{where}: config {config!r} has no split {split!r}; it has: {', '.join(splits)}")
     questions = read(splits[split], config)
-    train = read(splits[train_split], config) if train_split in splits else []
-    header = {"data": os.fspath(data), "config": config, "split": split, "train_split": train_split}
-    return score_report(spec, questions, train, predictions, source, header, config,
+    train_questions = read(splits[train_split], config) if train_split in splits else []
+    header = {"data": where, "config": config, "split": split, "train_split": train_split}
+    return score_report(spec, questions, train_questions, predictions, source, header, config,
                         None if oracle is None else oracle(questions), notes, seed, resamples, ignore_extra_ids,
                         f"split {split!r} of config {config!r}")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from builder_utils.json_input import loads_json, shown_path
+from builder_utils.media_check import DECODED_FLOOR, MAX_DECODED_RATIO
 from builder_utils.wait_points import wait_point
 
 __all__ = ["FORMATS", "Prediction", "PredictionsError", "given_predictions", "read_predictions"]
@@ -75,15 +76,60 @@ def _parquet_rows(path: Path) -> Iterator[tuple[Any, Any, str]]:
     import pyarrow.parquet as pq
 
     try:
-        table = pq.read_table(path)
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
     except Exception as exc:  # pyarrow raises several types for a file that is not Parquet
         raise PredictionsError(f"{path}: not a readable Parquet file ({exc})") from None
-    missing = [c for c in COLUMNS if c not in table.column_names]
+    missing = [c for c in COLUMNS if c not in names]
     if missing:
-        raise PredictionsError(f"{path}: missing column(s) {', '.join(missing)} (columns: {table.column_names})")
+        raise PredictionsError(f"{path}: missing column(s) {', '.join(missing)} (columns: {names})")
+    limit = _decoded_limit(path)
+    # 1. what the pages decode to, from the footer: a compressed page is refused before it is read
+    stored = sum(group.column(i).total_uncompressed_size for group in map(parquet.metadata.row_group,
+                 range(parquet.metadata.num_row_groups)) for i in range(group.num_columns)
+                 if group.column(i).path_in_schema.split(".")[0] in COLUMNS)
+    # 2. read with every text column kept dictionary-encoded (a dictionary page holds each value
+    # once), then the size the rows expand to: one 20 MB value referenced by 400 rows is 8 GB
+    texts = [column.path for column in parquet.schema if column.physical_type == "BYTE_ARRAY"
+             and column.path.split(".")[0] in COLUMNS]
+    try:
+        if stored <= limit:
+            table = pq.read_table(path, columns=list(COLUMNS), read_dictionary=texts)
+            stored = sum(_decoded_bytes(table.column(name)) for name in COLUMNS)
+    except Exception as exc:  # a corrupt page, a truncated file
+        raise PredictionsError(f"{path}: not a readable Parquet file ({exc})") from None
+    if stored > limit:
+        raise PredictionsError(f"{path}: its rows decode to {stored:,} bytes, more than {limit:,} ({MAX_DECODED_RATIO}x "
+                               "the file's size); refused before decoding (a decompression bomb?)")
     ids, values = table.column("question_id").to_pylist(), table.column("prediction").to_pylist()
     for index, (qid, raw) in enumerate(zip(ids, values)):
         yield qid, raw, f"{path}: row {index}"
+
+
+def _decoded_limit(path: Path) -> int:
+    """The most bytes a predictions file may decode to: :data:`MAX_DECODED_RATIO` times its size (a floor for small files)."""
+    return max(MAX_DECODED_RATIO * path.stat().st_size, DECODED_FLOOR)
+
+
+def _decoded_bytes(column) -> int:
+    """The bytes a (chunked) Arrow column holds once its dictionaries are expanded, without expanding them."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    total = 0
+    for array in column.chunks if isinstance(column, pa.ChunkedArray) else [column]:
+        if pa.types.is_dictionary(array.type):
+            values = array.dictionary
+            if pa.types.is_string(values.type) or pa.types.is_binary(values.type) or \
+                    pa.types.is_large_string(values.type) or pa.types.is_large_binary(values.type):
+                total += pc.sum(pc.binary_length(values).take(array.indices)).as_py() or 0
+            else:
+                total += values.nbytes // max(len(values), 1) * len(array)
+        elif isinstance(array, (pa.ListArray, pa.LargeListArray, pa.FixedSizeListArray)):
+            total += _decoded_bytes(array.flatten())
+        else:
+            total += array.nbytes
+    return total
 
 
 def read_predictions(path: str | os.PathLike) -> dict[str, Prediction]:

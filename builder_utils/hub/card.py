@@ -29,7 +29,8 @@ COMPUTED_KEYS = ("configs", "dataset_info", "size_categories")
 PLACEHOLDERS = ("configs_table", "features_table", "statistics", "total_rows", "default_config", "generator",
                 "usage_load", "usage_config", "data_source", "install")
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
-_CONDITIONAL = re.compile(r"^<!-- if-exported: (?P<names>[\w,]+) -->\n(?P<body>.*?)^<!-- /if-exported -->\n?", re.S | re.M)
+_CONDITIONAL = re.compile(r"^<!-- (?P<kind>if|unless)-exported: (?P<names>[\w,]+) -->\n(?P<body>.*?)"
+                          r"^<!-- /(?P=kind)-exported -->\n?", re.S | re.M)
 ASSETS_DIR = "assets"
 TABLE_ROWS = 15  # values shown in an answer table; the rest is one "other" row
 PLOT_ROWS = 25
@@ -451,15 +452,23 @@ def install_hint() -> str:
 
 
 def keep_exported_parts(body: str, configs: Iterable[str]) -> str:
-    r"""The body without its ``<!-- if-exported: ... -->`` parts whose configurations are not exported.
+    r"""The body without its ``<!-- if-exported: NAMES -->`` parts none of whose configurations is exported,
+    and without its ``<!-- unless-exported: NAMES -->`` parts one of whose configurations is.
 
     Example:
         >>> text = "A\n<!-- if-exported: questions -->\nQ\n<!-- /if-exported -->\nB"
         >>> keep_exported_parts(text, ["questions"]), keep_exported_parts(text, ["all"])
         ('A\nQ\nB', 'A\nB')
+        >>> keep_exported_parts("<!-- unless-exported: questions -->\nN\n<!-- /unless-exported -->\n", ["all"])
+        'N\n'
     """
     present = set(configs)
-    return _CONDITIONAL.sub(lambda m: m["body"] if present & set(m["names"].split(",")) else "", body)
+
+    def kept(match: re.Match) -> str:
+        exported = bool(present & set(match["names"].split(",")))
+        return match["body"] if exported == (match["kind"] == "if") else ""
+
+    return _CONDITIONAL.sub(kept, body)
 
 
 def render_card(

@@ -38,16 +38,23 @@ def _interruptible(prog: str, work: Callable[[], int], after: str) -> int:
             return exit_status(stop)
 
 
-def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None) -> argparse.ArgumentParser:
+def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None,
+                      data_dir_help: str | None = None) -> argparse.ArgumentParser:
+    from builder_utils.hub.derived import resolve
     from builder_utils.hub.export import DEFAULT_MAX_SHARD_SIZE, ExportPaths
+    from builder_utils.hub.layout import layout_of
 
     names = ", ".join(c.name for c in builder_cls.BUILDER_CONFIGS)
+    derived = ", ".join(resolve(layout_of(builder_cls)).derived)
     add_option_flags(parser, {"inputs and outputs": parser}, cls=ExportPaths)  # --data_dir, --out, --cache_dir
-    parser._option_string_actions["--data_dir"].required = source is None
+    data_dir = parser._option_string_actions["--data_dir"]
+    data_dir.required = source is None
+    data_dir.help = data_dir_help or data_dir.help
     parser.add_argument(
         # extend + nargs: `--config a b`, `--config a --config b` and `--config a,b` all work
         "--config", action="extend", nargs="+", metavar="NAME",
-        help=f"configuration(s) to export: NAME [NAME ...], repeatable or comma-separated (default: all of {names})",
+        help=f"configuration(s) to export: NAME [NAME ...], repeatable or comma-separated (default: all of {names}"
+             + (f"; the training layouts by name only: {derived})" if derived else ")"),
     )
     parser.add_argument(
         "--format", action="extend", nargs="+", metavar="TRAINER",
@@ -71,7 +78,8 @@ def _export_arguments(parser: argparse.ArgumentParser, builder_cls, source=None)
     return parser
 
 
-def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: str, source=None) -> int:
+def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: str, source=None,
+               data_dir_help: str | None = None) -> int:
     """Run a parsed ``export`` command; returns the exit status.
 
     Example::
@@ -92,8 +100,9 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
     except ValueError as exc:
         print(f"{prog}: error: {exc}", file=sys.stderr)
         return 2
-    if args.data_dir is None and given is None:
-        print(f"{prog}: error: --data_dir is required", file=sys.stderr)
+    if args.data_dir is None and given is None:  # only a source makes --data_dir optional (its help says when)
+        print(f"{prog}: error: --data_dir: " + (data_dir_help or "required"),
+              file=sys.stderr)
         return 2
 
     def work() -> int:
@@ -128,11 +137,12 @@ def run_export(args: argparse.Namespace, builder_cls, card_template: str, prog: 
 
 
 def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str | None = None,
-                          source=None) -> argparse.ArgumentParser:
+                          source=None, data_dir_help: str | None = None) -> argparse.ArgumentParser:
     """Register ``export`` on an argparse subparsers object; ``args.run(args)`` runs it.
 
     ``source`` (clevr-math's ``--stream_questions``) adds flags (``add_arguments(parser)``) and rows
     made elsewhere (``given(args)``: :func:`export_builder`'s ``given``), and makes ``--data_dir`` optional.
+    ``data_dir_help``: ``--data_dir``'s help in the dataset's words (what folder, when it is required).
 
     Example:
         >>> from clotho_aqa import ClothoAQA
@@ -142,9 +152,9 @@ def add_export_subcommand(subparsers, builder_cls, card_template: str, prog: str
         ('clotho-aqa export', '500MB')
     """
     parser = _export_arguments(subparsers.add_parser("export", help=EXPORT_HELP, description=EXPORT_HELP), builder_cls,
-                               source)
+                               source, data_dir_help)
     name = prog or parser.prog
-    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, name, source))
+    parser.set_defaults(run=lambda args: run_export(args, builder_cls, card_template, name, source, data_dir_help))
     return parser
 
 

@@ -57,12 +57,15 @@ from builder_utils.hub.plan import ExportPlan
 from builder_utils.hub.prompt_config import DEFAULT_AUDIO_RATE, PromptAudioOptions
 from builder_utils.hub.shard_writer import ShardWritten, write_parquet_shard
 from builder_utils.hub.stats import ConfigStats, card_columns, config_statistics
-from builder_utils.options import FilePath, option, path_values
+from builder_utils.options import FilePath, given_path_values, joined_path_values, option, path_values
 from builder_utils.ownership import Entry, OutputFolder, OwnershipError
 from builder_utils.prompts import DEFAULT_PROMPT_STYLE
 from builder_utils.wait_points import wait_point
 
 logger = logging.getLogger(__name__)
+#: The advice an inline export gives about its size (``--media shared``): its own logger, so that a
+#: caller that chose inline on purpose (the demos) turns off only that.
+SIZE_ADVICE = logging.getLogger(f"{__name__}.size_advice")
 
 DEFAULT_MAX_SHARD_SIZE = "500MB"  # push_to_hub's default
 # Shards written at once unless num_proc says otherwise (threads; each holds two batches of about
@@ -448,7 +451,9 @@ def export_builder(
     if out.exists() and not out.is_dir():
         raise ExportError(f"{out}: --out exists and is not a folder")
     try:
-        paths = path_values(ExportPaths(data_dir, out, cache_dir))
+        # the builder options' paths (a template folder, released questions) are inputs too
+        paths = joined_path_values(path_values(ExportPaths(data_dir, out, cache_dir)),
+                                   given_path_values(builder_cls.BUILDER_CONFIG_CLASS, builder_kwargs))
         with OutputFolder.open(out, command=COMMAND, declared=paths) as folder:
             # The lock first, then what a killed export left (its pending moves are finished), then
             # every refusal about the folder, before any work.
@@ -508,7 +513,7 @@ def _export_into(folder, builder_cls, names, found, template, state, existing, d
         keep_media_of_kept_configs(outputs, found, kept, old_media)
     logger.info("projected size of the export (--media %s):\n%s", media, result.plan.table())
     if result.plan.warning():
-        logger.warning("%s", result.plan.warning())
+        SIZE_ADVICE.warning("%s", result.plan.warning())
     if plan_only:
         return result
     # Every shard of every configuration, written by a pool: one big media split would

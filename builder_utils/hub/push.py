@@ -24,7 +24,7 @@ from huggingface_hub import DatasetCard
 from builder_utils.datasets_adapter import DatasetInfosDict, MetadataConfigs
 from builder_utils.hub.card import merge_metadata, read_card
 from builder_utils.hub.export import COMMAND, README, SHARD, config_dir, split_files
-from builder_utils.ownership import RECORD, Entry, OwnershipError, changed, read_record
+from builder_utils.ownership import RECORD, Entry, OwnershipError, changed, open_recorded, read_record
 
 logger = logging.getLogger(__name__)
 
@@ -365,6 +365,14 @@ def _xet_workers(num_workers: int | None) -> Iterator[None]:
         os.environ.pop(name, None)
 
 
+def _opened(handle) -> str | object:
+    """What the commit reads for an open, checked file: its ``/proc/self/fd`` path on Linux (the open
+    file itself, which keeps Xet uploads: ``huggingface_hub`` sends a file object over plain HTTP),
+    else the file object."""
+    proc = f"/proc/self/fd/{handle.fileno()}"
+    return proc if os.path.isfile(proc) else handle
+
+
 def push_folder(
     folder: str | os.PathLike,
     repo_id: str,
@@ -422,22 +430,29 @@ def push_folder(
         result = PushResult(f"{api.endpoint}/datasets/{repo_id}", len(todo.upload), len(todo.unchanged), todo.delete)
         target, open_pr = revision, create_pr
         with _xet_workers(num_workers):
-            steps = [[CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=str(plan.folder / f.path)) for f in batch]
-                     for batch in batches] + ([final] if final else [])
-            for number, operations in enumerate(steps, start=1):
+            steps = [*batches, *([final] if final else [])]
+            for number, step in enumerate(steps, start=1):
                 title = message if len(steps) == 1 else f"{message} (part {number}/{len(steps)})"
-                if operations is final and kept:
+                if step is final and kept:
                     title += f"; card keeps remote configs {', '.join(kept)}"
-                info = api.create_commit(
-                    repo_id, operations=operations, commit_message=title, repo_type="dataset",
-                    revision=target, create_pr=open_pr, num_threads=num_workers or 5,
-                )
+                with contextlib.ExitStack() as held:
+                    # each file opened (no symlink followed) and checked on the open file, which the
+                    # commit then reads: a name swapped after the check is never uploaded
+                    operations = step if step is final else [
+                        CommitOperationAdd(path_in_repo=f.path, path_or_fileobj=_opened(
+                            held.enter_context(open_recorded(plan.folder, plan.records[f.path])))) for f in step]
+                    info = api.create_commit(
+                        repo_id, operations=operations, commit_message=title, repo_type="dataset",
+                        revision=target, create_pr=open_pr, num_threads=num_workers or 5,
+                    )
                 result.url = getattr(info, "commit_url", str(info))
                 if open_pr:
                     target, open_pr = info.pr_revision, False
                     logger.warning("opened %s; if this push is cut short, resume with --revision %s", info.pr_url, target)
     except OfflineModeIsEnabled:
         raise PushError("HF_HUB_OFFLINE is set: unset it to push") from None
+    except OwnershipError as exc:  # a file changed or swapped since the plan checked it
+        raise PushError(f"{exc}; push uploads only the files export wrote, unchanged: re-export the folder") from None
     except HfHubHTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

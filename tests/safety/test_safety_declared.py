@@ -31,6 +31,7 @@ from builder_utils.clevr.synth.render_file import DrawOptions, RenderPaths
 from builder_utils.evaluation.cli import EvaluatePaths
 from builder_utils.hub.export import ExportPaths
 from builder_utils.options import declared_paths, path_values
+from clevr_math.config import ClevrMathConfig
 from clevr_math.demo import DemoPaths as ClevrDemoPaths
 from clotho_aqa.cli import SplitsPaths, SynthPaths
 from clotho_aqa.demo import DemoPaths as ClothoDemoPaths
@@ -58,6 +59,9 @@ class Command:
 
 _EVAL = {"--data": "in/data", "--predictions": "in/p.jsonl", "--out": "V", "--cache_dir": "cache"}
 _EXPORT = {"--data_dir": "in/data", "--out": "E", "--cache_dir": "cache"}
+# the builder options that are paths (issue 37, cause 5): inputs of every command that builds
+_CLEVR_MATH_CONFIG = {"--template_set": "in/tpl", "--released_questions_dir": "in/released",
+                      "--test_data_dir": "in/test_data"}
 COMMANDS = [
     Command("generate-questions", (QuestionFiles, GeneratorOptions), ("generate-questions", "--quiet"),
             {"--input_scene_file": "in/s.json", "--output_questions_file": "q.json", "--template_dir": "in/tpl",
@@ -65,10 +69,11 @@ COMMANDS = [
     Command("clotho-aqa splits", (SplitsPaths,), ("clotho-aqa", "splits", "--quiet"),
             {"--data_dir": "in/data", "--out": "S/splits.csv", "--report": "S/report.json"}),
     Command("clotho-aqa export", (ExportPaths,), ("clotho-aqa", "export", "--quiet"), _EXPORT),
-    Command("clevr-math export", (ExportPaths,), ("clevr-math", "export", "--quiet"), _EXPORT),
+    Command("clevr-math export", (ExportPaths, ClevrMathConfig), ("clevr-math", "export", "--quiet"),
+            {**_EXPORT, **_CLEVR_MATH_CONFIG}),
     Command("clotho-aqa evaluate", (EvaluatePaths,), ("clotho-aqa", "evaluate", "--quiet"), _EVAL),
-    Command("clevr-math evaluate", (EvaluatePaths,), ("clevr-math", "evaluate", "--quiet"),
-            {**_EVAL, "--scenes": "in/scenes.json"}, extra_inputs={"--scenes": "in/scenes.json"}),
+    Command("clevr-math evaluate", (EvaluatePaths, ClevrMathConfig), ("clevr-math", "evaluate", "--quiet"),
+            {**_EVAL, **_CLEVR_MATH_CONFIG, "--scenes": "in/scenes.json"}, extra_inputs={"--scenes": "in/scenes.json"}),
     Command("clevr-math synth", (WorldPaths, ImageOptions, WorldOptions),
             ("clevr-math", "synth", "--num_scenes", "1", "--splits", "val", "--quiet"),
             {"--out": "W", "--blender": "in/blender.bin", "--base_scene_blendfile": "in/base_scene.blend",
@@ -79,7 +84,8 @@ COMMANDS = [
             {"--scenes": "in/scenes.json", "--out": "W", "--blender": "in/blender.bin",
              "--base_scene_blendfile": "in/base_scene.blend", "--shape_dir": "in/shapes", "--material_dir": "in/materials"}),
     Command("clotho-aqa demo", (ClothoDemoPaths,), ("clotho-aqa", "demo", "--quiet"), {"--out": "D"}),
-    Command("clevr-math demo", (ClevrDemoPaths,), ("clevr-math", "demo", "--quiet"), {"--out": "D"}),
+    Command("clevr-math demo", (ClevrDemoPaths, ClevrMathConfig), ("clevr-math", "demo", "--quiet"),
+            {"--out": "D", **_CLEVR_MATH_CONFIG}),
 ]
 
 
@@ -179,7 +185,9 @@ def _cases() -> list[Case]:
         inputs = [flag for flag, role in roles.items() if role in INPUT_ROLES]
         for output in outputs:
             for target in inputs:
-                hows = ["equal", "through a symlinked parent"]
+                # a builder option's path takes the same identity check as the others: equal and
+                # inside suffice (the symlinked parent is the other inputs' row; the suite's time)
+                hows = ["equal"] if target in _CLEVR_MATH_CONFIG else ["equal", "through a symlinked parent"]
                 if not Path(command.paths[target]).suffix:
                     hows.append("inside")
                 cases += [_attack(command, output, how, target) for how in hows]

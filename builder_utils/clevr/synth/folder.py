@@ -20,6 +20,7 @@ from tqdm import tqdm
 
 from builder_utils.atomic import atomic_output
 from builder_utils.cli_support import add_version, report_error, running
+from builder_utils.command import CommandParser
 from builder_utils.interrupt import exit_status, stop_on_signals
 from builder_utils.options import (MAX_SEED, MAX_WORKERS, Choice, FilePath, Flag, Instance, Integer, Words,
                                    add_option_flags, check_options, option, options_from_args, path_values)
@@ -496,7 +497,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         >>> build_parser().parse_args(["--out", "x", "--num_scenes", "5"]).splits
         'train,val'
     """
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog=prog,
         description="Write a synthetic CLEVR_v1.0-shaped folder: scenes/CLEVR_<split>_scenes.json "
         "and images/<split>/CLEVR_<split>_NNNNNN.png, identical for a given seed.",
@@ -593,7 +594,10 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None, required_sp
                 images=images,
                 world=world,
             )
-            logger.info("wrote synthetic CLEVR to %s", root)
+            written = {split: counts[split] if isinstance(counts, dict) else counts for split in named}
+            logger.info("wrote synthetic CLEVR to %s: %s%s", root,
+                        ", ".join(f"{split} {n} scene(s)" for split, n in written.items()),
+                        " (scene graphs only)" if args.no_render else ", a PNG image each")
     except (ValueError, OSError, DaskUnavailable, SceneRenderFailed, OwnershipError) as exc:
         return report_error(parser.prog, exc)  # one line: the arguments parsed fine
     except KeyboardInterrupt as stop:

@@ -9,13 +9,12 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from functools import partial
 from pathlib import Path
 
 from builder_utils.clevr.evaluate import Program, oracle_answers
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.cli import EvaluateCommand
-from builder_utils.evaluation.data import data_kind
+from builder_utils.evaluation.data import data_kind, is_in_memory
 from builder_utils.evaluation.predictions import Prediction
 from builder_utils.evaluation.spec import Question
 from clevr_math.scoring import SPEC, math_question
@@ -27,7 +26,7 @@ COLUMNS = ("question_id", "label", "category", "template", "template_index", "nu
 
 
 def read_questions(dataset, config: str = "") -> list[Question]:
-    """The rows of a CLEVR-Math split (a ``datasets.Dataset``) as questions.
+    """The rows of a CLEVR-Math split (a ``datasets.Dataset``: a configuration's or the stream's) as questions.
 
     Example::
 
@@ -35,25 +34,42 @@ def read_questions(dataset, config: str = "") -> list[Question]:
     """
     names = dataset.features["category"].names
     has_program = "program" in dataset.column_names
+    # The stream's rows (problems(), stream()) name the template file only: no template_index column.
+    indexed = "template_index" in dataset.column_names
     return [math_question(row["question_id"], str(row["label"]), names[row["category"]],
-                          f"{row['template']}[{row['template_index']}]", int(row["num_operations"]),
+                          f"{row['template']}[{row['template_index']}]" if indexed else row["template"],
+                          int(row["num_operations"]),
                           Program(row["program"] if has_program else None, row.get("image_filename")))
             for row in dataset]
 
 
-def evaluate(data: str | os.PathLike, config: str = "general", split: str = "test",
+def evaluate(data, config: str = "general", split: str = "test",
              predictions: str | os.PathLike | Mapping[str, Prediction] | None = None,
              scenes: str | os.PathLike | None = None, **options) -> dict:
-    """The report (``report.json``) of ``predictions`` (None: baselines only) on ``split`` of ``config``;
-    ``options``: those of :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`.
+    """Score ``predictions`` on CLEVR-Math questions: the report that ``clevr-math evaluate`` writes to ``report.json``.
+
+    ``data``: where the questions are (an export folder, a ``CLEVR_v1.0`` data_dir, a Hub repository id) or
+    the questions themselves: a ``datasets.Dataset`` or ``IterableDataset`` (a loaded split, a filtered one,
+    :func:`clevr_math.problems`, a finite :func:`clevr_math.stream`), or a ``DatasetDict`` (then ``split``
+    picks the split). ``predictions``: ``{question_id: model output}`` or a CSV / JSONL file; None scores
+    the baselines only (majority and priors, learnt from the ``train`` split, or from ``train=`` a
+    Dataset when ``data`` is one split; the program oracle when ``scenes`` names the scene graphs, or when
+    ``data`` is a data_dir). Other ``options``: ``seed``, ``resamples``, ``cache_dir``,
+    ``ignore_extra_ids``, ``train_split``. The report holds ``overall`` (accuracy, 95 % interval),
+    ``by_category``, ``by_template``, ``by_num_operations``, ``baselines`` and ``notes``.
 
     Example::
 
-        evaluate("my-name/clevr-math", "multihop", predictions="preds.csv")["by_num_operations"]
+        import clevr_math
+        test = clevr_math.problems(size=100, seed=0)
+        report = clevr_math.evaluate(test, predictions={qid: "3" for qid in test["question_id"]})
+        report["overall"]["accuracy"], report["by_category"]["insertion"]["accuracy"]
+        clevr_math.evaluate("my-name/clevr-math", "multihop", predictions="preds.csv")["by_num_operations"]
     """
     from clevr_math.clevr_math import ClevrMath
 
-    if scenes is None and Path(data).expanduser().is_dir() and data_kind(data) == "data_dir":
+    if (scenes is None and not is_in_memory(data) and Path(data).expanduser().is_dir()
+            and data_kind(data) == "data_dir"):
         scenes = data
     notes = [] if scenes is not None else [
         "oracle left out: pass --scenes (a CLEVR_v1.0 folder) to run the programs on the scene graphs"]
@@ -62,8 +78,16 @@ def evaluate(data: str | os.PathLike, config: str = "general", split: str = "tes
                                    notes=notes, **options)
 
 
-#: ``write_evaluation(report, out, overwrite=False)``: ``report.json``, ``report.md`` and the charts.
-write_evaluation = partial(engine.write_evaluation, SPEC)
+def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
+    """Write a report of :func:`evaluate` into the folder ``out``: ``report.json``, ``report.md`` (the tables)
+    and the accuracy charts (PNG), through the ownership record; returns the paths written. A file there
+    that this function did not write is refused unless ``overwrite``.
+
+    Example::
+
+        write_evaluation(evaluate("hub", "multihop", predictions="preds.csv"), "eval/multihop")
+    """
+    return engine.write_evaluation(SPEC, report, out, overwrite)
 
 
 def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | os.PathLike,

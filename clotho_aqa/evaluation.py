@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping
-from functools import partial
+from pathlib import Path
 
 from builder_utils.evaluation import evaluate as engine
 from builder_utils.evaluation.cli import EvaluateCommand
@@ -56,14 +56,26 @@ def read_questions(dataset, config: str) -> list[Question]:
             for qid, e in grouped.items()]
 
 
-def evaluate(data: str | os.PathLike, config: str = "questions", split: str = "test",
+def evaluate(data, config: str = "questions", split: str = "test",
              predictions: str | os.PathLike | Mapping[str, Prediction] | None = None, **options) -> dict:
-    """The report (``report.json``) of ``predictions`` (None: baselines only) on ``split`` of ``config``;
-    ``options``: those of :func:`~builder_utils.evaluation.evaluate.evaluate_dataset`.
+    """Score ``predictions`` on Clotho-AQA questions: the report that ``clotho-aqa evaluate`` writes to ``report.json``.
+
+    ``data``: where the questions are (an export folder, a release data_dir, a Hub repository id) or the
+    rows themselves: a ``datasets.Dataset`` or ``IterableDataset`` of ``config``'s columns (a loaded split,
+    a filtered one), or a ``DatasetDict`` (then ``split`` picks the split). ``config`` names the rows'
+    configuration: its labelling is the headline. ``predictions``: ``{question_id: model output}`` or a
+    CSV / JSONL file; None scores the baselines only (majority and question-only prior, learnt from the
+    ``train`` split, or from ``train=`` a Dataset when ``data`` is one split). Other ``options``: ``seed``,
+    ``resamples``, ``cache_dir``, ``ignore_extra_ids``, ``train_split``. The report holds ``overall``,
+    ``by_labelling``, ``by_category``, ``baselines`` and ``notes``.
 
     Example::
 
-        evaluate("my-name/clotho-aqa", "yes_no_majority", predictions="preds.csv", ignore_extra_ids=True)["overall"]
+        import clotho_aqa
+        from datasets import load_dataset
+        test = load_dataset("my-name/clotho-aqa", "yes_no_majority", split="test")
+        clotho_aqa.evaluate(test, "yes_no_majority", predictions={qid: "yes" for qid in test["question_id"]})
+        clotho_aqa.evaluate("my-name/clotho-aqa", "questions", predictions="preds.csv")["by_labelling"]
     """
     from clotho_aqa import ClothoAQA
 
@@ -71,8 +83,16 @@ def evaluate(data: str | os.PathLike, config: str = "questions", split: str = "t
                                    **options)
 
 
-#: ``write_evaluation(report, out, overwrite=False)``: ``report.json``, ``report.md`` and the charts.
-write_evaluation = partial(engine.write_evaluation, SPEC)
+def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
+    """Write a report of :func:`evaluate` into the folder ``out``: ``report.json``, ``report.md`` (the tables)
+    and the accuracy charts (PNG), through the ownership record; returns the paths written. A file there
+    that this function did not write is refused unless ``overwrite``.
+
+    Example::
+
+        write_evaluation(evaluate("hub", "questions", predictions="preds.csv"), "eval/questions")
+    """
+    return engine.write_evaluation(SPEC, report, out, overwrite)
 
 
 def evaluate_demo(hub: str | os.PathLike, out: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
