@@ -22,6 +22,7 @@ import pytest
 
 from builder_utils.clevr import generate_questions
 from builder_utils.clevr.synth import folder as synth
+from builder_utils.clevr.synth import render_file
 from clevr_math import cli as clevr_cli
 from clevr_math import counting_sets
 from clotho_aqa import cli as clotho_cli
@@ -29,7 +30,7 @@ from clotho_aqa import cli as clotho_cli
 VERSION = importlib.metadata.version("clevr-clotho-qa")
 MAINS = {"clevr-math": clevr_cli.main, "clotho-aqa": clotho_cli.main, "generate-questions": generate_questions.main}
 SUBCOMMANDS = {
-    "clevr-math": ["synth", "demo", "counting-sets", "export", "push", "evaluate"],
+    "clevr-math": ["synth", "demo", "render", "counting-sets", "export", "push", "evaluate"],
     "clotho-aqa": ["synth", "demo", "splits", "export", "push", "evaluate"],
     "generate-questions": [],
 }
@@ -73,6 +74,7 @@ def _parsers() -> dict[str, argparse.ArgumentParser]:
         for sub_name, sub in _subcommands(parser).items():
             parsers[f"{name} {sub_name}"] = sub
     parsers["clevr-math synth"] = synth.build_parser("clevr-math synth")  # forwarded: its own parser
+    parsers["clevr-math render"] = render_file.build_parser("clevr-math render")
     parsers["clevr-math counting-sets"] = counting_sets.build_parser()
     return parsers
 

@@ -6,7 +6,7 @@ Its own package because it sits above ``builder_utils.hub`` and ``.evaluation`` 
 Example:
     >>> from clevr_math.cli import ENTRY
     >>> [sub.name for sub in ENTRY.subcommands], ENTRY.build_parser().parse_args(["demo", "--out", "d"]).num_scenes
-    (['synth', 'demo', 'counting-sets', 'export', 'push', 'evaluate'], 30)
+    (['synth', 'demo', 'render', 'counting-sets', 'export', 'push', 'evaluate'], 30)
 """
 
 from __future__ import annotations

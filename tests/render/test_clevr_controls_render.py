@@ -174,5 +174,5 @@ def test_clevr_s_asset_files_draw_the_world(asset_world):
             total += 1
             green += g > 200 and r < 60 and b < 60  # the material file's marker
     assert total >= 6 and green >= 0.75 * total, f"{green} of {total} objects show the material file's marker"
-    # the base scene's camera made the projection, not our studio's
-    assert np.mean(off["theirs"]) < 1.0 and np.mean(off["ours"]) > np.mean(off["theirs"]) + 2, off
+    # the base scene's camera made the projection (our studio's camera is CLEVR's own since issue 35)
+    assert np.mean(off["theirs"]) < 1.0, off

@@ -27,6 +27,7 @@ from builder_utils.clevr.generate_questions import QuestionFiles
 from builder_utils.clevr.options import GeneratorOptions
 from builder_utils.clevr.synth.controls import WorldOptions
 from builder_utils.clevr.synth.folder import ImageOptions, WorldPaths
+from builder_utils.clevr.synth.render_file import DrawOptions, RenderPaths
 from builder_utils.evaluation.cli import EvaluatePaths
 from builder_utils.hub.export import ExportPaths
 from builder_utils.options import declared_paths, path_values
@@ -82,6 +83,9 @@ COMMANDS = [
     Command("clevr-math counting-sets", (CountingOptions,), ("clevr-math", "counting-sets", "--sizes", "1,1,1", "--quiet"),
             {"--out": "C"}),
     Command("clotho-aqa synth", (SynthPaths,), ("clotho-aqa", "synth", "--num_files", "3"), {"--out": "R"}),
+    Command("clevr-math render", (RenderPaths, DrawOptions), ("clevr-math", "render", "--quiet"),
+            {"--scenes": "in/scenes.json", "--out": "W", "--blender": "in/blender.bin",
+             "--base_scene_blendfile": "in/base_scene.blend", "--shape_dir": "in/shapes", "--material_dir": "in/materials"}),
     Command("clotho-aqa demo", (ClothoDemoPaths,), ("clotho-aqa", "demo", "--quiet"), {"--out": "D"}),
     Command("clevr-math demo", (ClevrDemoPaths, ClevrMathConfig), ("clevr-math", "demo", "--quiet"),
             {"--out": "D", **_CLEVR_MATH_CONFIG}),

@@ -20,7 +20,6 @@ import signal
 import subprocess
 import threading
 import time
-import zlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -33,6 +32,7 @@ from builder_utils.media_check import MediaError, check_png
 from builder_utils.wait_points import wait_point
 
 from .camera import CLEVR_CAMERA_LOCATION, Camera
+from .studio import CAMERA_JITTER, LIGHT_JITTER, LIGHTS, still_studio, studio_for, world_camera  # noqa: F401 (public here too)
 from .vocabulary import COLOR_RGB
 
 __all__ = ["ATTEMPTS", "BLENDER_ENV", "BlenderRenderer", "BlenderSettings", "BlenderUnavailable", "DEVICES",
@@ -46,9 +46,11 @@ INSTALL = ("install Blender 4.2 or later (https://www.blender.org/download/) and
            "or `pip install bpy==5.0.1` into a Python 3.11 environment; then pass --blender PATH "
            f"or set {BLENDER_ENV}")
 DEVICES = ("cpu", "gpu")
-# With OpenImageDenoise, 6 samples are 41.9 dB PSNR from a 64-sample render (8: 43.0) at three
-# quarters of the cost: benchmarks/bench_render.py, BENCHMARKS.md "Blender renderer".
-DEFAULT_SAMPLES = 6
+# With OpenImageDenoise, 10 samples keep small objects as clean as large ones against a 64-sample
+# render (inside their masks: small 39.5 dB mean, 31.1 worst; large 42.6, 29.5; at 6 samples small
+# metal objects were blotched, 27.8 worst) for about 3 CPU-s an image: benchmarks/bench_fidelity.py
+# --clean, BENCHMARKS.md "Fidelity to CLEVR's images".
+DEFAULT_SAMPLES = 10
 # One pass tried this many times in all, each time in a fresh Blender process, before its
 # scene is named as failed.
 ATTEMPTS = 3
@@ -60,22 +62,11 @@ PASS_TIMEOUT_PER_SAMPLE_S = 6.0
 # without a newline on the reply descriptor is broken, not slow.
 MAX_REPLY_BYTES = 1 << 20
 
-# CLEVR's jitter (render_images.py: --camera_jitter 0.5, --key/fill/back_light_jitter 1.0),
-# uniform in +-jitter along each axis.
-CAMERA_JITTER = 0.5
-LIGHT_JITTER = 1.0
-# The studio's lights: location (world units), disc size and power (W), tuned by eye so that the
-# floor is CLEVR's mid grey and shadows are as deep as CLEVR's: a key light high on the camera's
-# right (shadows fall to the left and back), a weak fill on its left, a back light behind the
-# scene that rims the objects.
-LIGHTS = {
-    "key": {"location": (6.4, -2.9, 6.2), "size": 1.0, "power": 550.0},
-    "fill": {"location": (-4.7, -4.0, 3.0), "size": 2.0, "power": 25.0},
-    "back": {"location": (-1.2, 5.7, 5.8), "size": 1.5, "power": 150.0},
-}
 # the script's object-index pass: object k is red (k + 1) / INDEX_LEVELS
 INDEX_LEVELS = 16
-_STUDIO_STREAM = 0x57D10  # the spawn key of the studio's stream, beside the scene's own
+# the script's depth pass: grey = depth along the camera's axis / DEPTH_RANGE, in a 16-bit PNG
+# (steps of 1 mm in world units)
+DEPTH_RANGE = 65.535
 
 
 class BlenderUnavailable(ValueError):
@@ -92,7 +83,7 @@ class BlenderSettings:
 
     Example:
         >>> BlenderSettings().samples, BlenderSettings(samples=64, denoise=False).denoise
-        (6, False)
+        (10, False)
     """
 
     width: int = 480
@@ -167,33 +158,6 @@ def find_blender(path: str | os.PathLike | None = None) -> list[str]:
     return blender_command(os.path.abspath(resolved))
 
 
-def studio_for(seed: int, split: str, image_index: int, jitter: dict[str, float] | None = None) -> dict:
-    """Camera and lights of one scene, CLEVR's jitter drawn from the scene's own stream (any worker).
-
-    ``jitter``: ``camera_jitter`` and ``{key,fill,back}_light_jitter`` (default CLEVR's); every
-    draw is made whatever the amounts, so each amount moves only its own object.
-
-    Example:
-        >>> studio = studio_for(0, "val", 3)
-        >>> studio == studio_for(0, "val", 3), sorted(studio["lights"]), len(studio["camera"])
-        (True, ['back', 'fill', 'key'], 3)
-        >>> studio_for(0, "val", 3, {"camera_jitter": 0.0})["camera"] == list(CLEVR_CAMERA_LOCATION)
-        True
-    """
-    jitter = jitter or {}
-    split_code = zlib.crc32(split.encode("utf-8"))
-    rng = np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(split_code, image_index,
-                                                                                  _STUDIO_STREAM)))
-    amount = jitter.get("camera_jitter", CAMERA_JITTER)
-    camera = [c + float(rng.uniform(-amount, amount)) for c in CLEVR_CAMERA_LOCATION]
-    lights = {}
-    for name, light in LIGHTS.items():
-        amount = jitter.get(f"{name}_light_jitter", LIGHT_JITTER)
-        location = [c + float(rng.uniform(-amount, amount)) for c in light["location"]]
-        lights[name] = {"location": location, "size": light["size"], "power": light["power"]}
-    return {"camera": camera, "lights": lights, "seed": int(rng.integers(0, 2**31 - 1))}
-
-
 def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
     """The pinhole model of a studio's camera (``directions``; Blender's projection gives ``pixel_coords``).
 
@@ -219,6 +183,7 @@ class _BlenderProcess:
         reply_read, reply_write = os.pipe()
         studio_settings = {**asdict(settings), "colours": dict(settings.colours or COLOR_RGB.items()),
                            "radii": dict(settings.radii or ()), "index_levels": INDEX_LEVELS,
+                           "depth_range": DEPTH_RANGE,
                            # where studio_for's jitter starts from: CLEVR's base scene moves by the offsets
                            "studio_centre": {"camera": CLEVR_CAMERA_LOCATION,
                                              "lights": {name: light["location"] for name, light in LIGHTS.items()}}}
@@ -465,6 +430,32 @@ class BlenderRenderer:
         finally:
             path.unlink(missing_ok=True)
 
+    def depth_map(self, scene: dict, studio: dict, scratch: Path) -> np.ndarray:
+        """Each pixel's depth along the camera's axis (world units, float32), from Blender's depth pass."""
+        from PIL import Image
+
+        path = scratch / f".depth-{os.getpid()}.png"
+
+        def check(reply: dict) -> np.ndarray:
+            try:
+                check_png(path)  # complete to IEND; the 16-bit grey is read below, not as RGB
+                with Image.open(path) as image:
+                    grey = np.asarray(image)
+            except FileNotFoundError:
+                raise RuntimeError(f"Blender wrote no image {path.name}") from None
+            except MediaError as exc:
+                raise RuntimeError(f"Blender's image {path.name} is not complete: {exc.problem}") from None
+            if grey.shape[:2] != (self.settings.height, self.settings.width):
+                raise RuntimeError(f"Blender's depth image {path.name} is {grey.shape[1]}x{grey.shape[0]}")
+            grey = grey[..., 0] if grey.ndim == 3 else grey
+            return (grey.astype(np.float64) * (DEPTH_RANGE / 65535.0)).astype(np.float32)
+
+        try:
+            return self._pass({"op": "depth", "scene": _plain(scene), "studio": studio, "png": str(path)},
+                              f"scene {scene['image_filename']} (depth pass)", check)
+        finally:
+            path.unlink(missing_ok=True)
+
     def index_pass(self, scene: dict, studio: dict, scratch: Path) -> tuple[list[int], list[list]]:
         """Each object's visible pixels on the flat-colour pass, and its ``pixel_coords``."""
         from .visibility import count_visible_pixels
@@ -474,13 +465,21 @@ class BlenderRenderer:
 
     def scene_for(self, seed: int, split: str, image_index: int, *, min_pixels_per_object: int,
                   scratch: Path, max_objects: int | None = None, rules=None, jitter: dict | None = None) -> dict:
-        """The scene graph of (seed, split, index), visible on the index pass; its studio in ``"_studio"``.
+        """The scene graph of (seed, split, index); its studio in ``"_studio"``. The visibility rule is
+        decided on the Pillow renderer's outlines (the one geometry both renderers draw alike), so
+        with the same studio (``jitter``: :func:`studio_for`'s) either renderer can draw the world.
 
-        ``rules``: the world's :class:`~builder_utils.clevr.synth.scenes.WorldRules`; ``jitter``: :func:`studio_for`'s."""
+        ``rules``: the world's :class:`~builder_utils.clevr.synth.scenes.WorldRules`."""
         from .scenes import generate_scene
 
         studio = studio_for(seed, split, image_index, jitter)
         camera = studio_camera(studio, self.settings)
+        if not (self.settings.colours or self.settings.radii):
+            scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects, rules=rules,
+                                   min_pixels_per_object=min_pixels_per_object)
+            scene["_studio"] = studio
+            return scene
+        # a vocabulary of the user's (colours, sizes) the Pillow renderer cannot draw: Blender's own index pass
         last: list = [None, None]  # the scene counted last, and its pixel_coords
 
         def count_pixels(scene: dict) -> list[int]:

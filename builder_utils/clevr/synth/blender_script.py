@@ -2,7 +2,8 @@
 
 It imports ``bpy`` (GPL-3), so :mod:`builder_utils.clevr.synth.blender` runs it apart: one JSON
 reply line on the reply descriptor (stdout is Blender's chatter) per request line of stdin, ops
-``index`` (object k in red (k + 1) / ``index_levels``) and ``render``; an error reply does not end it.
+``index`` (object k in red (k + 1) / ``index_levels``), ``depth`` (grey: depth / ``depth_range``, 16 bits)
+and ``render``; an error reply does not end it.
 """
 
 import json
@@ -17,13 +18,28 @@ import bmesh  # noqa: E402
 from bpy_extras.object_utils import world_to_camera_view
 from mathutils import Vector
 
-# Where the floor bends up into the backdrop: distance beyond the origin away from the camera,
-# and the radius of the bend (a seamless sweep, as in a photo studio).
-BACKDROP_DISTANCE = 9.0
-BACKDROP_RADIUS = 4.0
-STUDIO_EXTENT = 40.0
-STUDIO_GREY = 0.42  # linear albedo of floor and backdrop
-WORLD_GREY = 0.05  # faint ambient light from everywhere
+# CLEVR's ground (base_scene.blend) is one sheet, flat under the objects, rising far behind them in
+# a long curve into a wall; the curve rises towards this azimuth (radians, world z) whatever the
+# camera. Our own sweep of that shape: flat until BACKDROP_START beyond the origin, then an arc of
+# BACKDROP_RADIUS up into a wall.
+BACKDROP_AZIMUTH = 1.128
+BACKDROP_START = 8.0
+BACKDROP_RADIUS = 10.0
+STUDIO_EXTENT = 60.0
+# rounded edges, as CLEVR's shape files (fractions of the half-size)
+CUBE_BEVEL = 0.23
+CYLINDER_BEVEL = 0.09
+# CLEVR's sun (base_scene.blend): fixed, faint, slightly soft
+SUN_ROTATION = (0.236, 0.4169, 0.0971)
+SUN_STRENGTH = 0.45
+SUN_ANGLE = 0.1993
+# CLEVR's Rubber: diffuse, with sheen at grazing angles (Fresnel of IOR + 0.2) and a rough white
+# gloss (Fresnel of IOR; roughness sqrt(0.35)); its MyMetal: two anisotropic GGX lobes
+RUBBER_IOR = 1.2
+RUBBER_GLOSS_ROUGHNESS = 0.35 ** 0.5
+RUBBER_SHEEN_ROUGHNESS = 0.6
+METAL_LOBES = ((0.4, 0.4472), (0.6, 0.1))  # (weight, roughness)
+METAL_ANISOTROPY = 0.25
 
 
 def _reply(fd: int, message: dict) -> None:
@@ -43,27 +59,66 @@ def _new_material(name: str):
     return material
 
 
-def _principled(material):
-    return next(n for n in material.node_tree.nodes if n.bl_idname == "ShaderNodeBsdfPrincipled")
-
-
 def _linear(rgb) -> tuple:
     # CLEVR's renderer took its 0-255 colours as linear values
     return (rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0, 1.0)
 
 
 def _object_material(colour: str, rgb, material_kind: str):
+    """CLEVR's two materials rebuilt as node graphs (their settings are facts read from its files)."""
     material = _new_material(f"{material_kind}-{colour}")
-    bsdf = _principled(material)
-    _set_input(bsdf, "Base Color", _linear(rgb))
-    if material_kind == "metal":
-        _set_input(bsdf, "Metallic", 1.0)
-        _set_input(bsdf, "Roughness", 0.18)
-    else:
-        _set_input(bsdf, "Metallic", 0.0)
-        _set_input(bsdf, "Roughness", 0.75)
-        _set_input(bsdf, "Specular IOR Level", 0.25)
+    tree = material.node_tree
+    for node in list(tree.nodes):
+        if node.bl_idname != "ShaderNodeOutputMaterial":
+            tree.nodes.remove(node)
+    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+    shader = (_metal if material_kind == "metal" else _rubber)(tree, _linear(rgb))
+    tree.links.new(shader, output.inputs["Surface"])
     return material
+
+
+def _mix(tree, factor, first, second):
+    mix = tree.nodes.new("ShaderNodeMixShader")
+    if isinstance(factor, float):
+        mix.inputs[0].default_value = factor
+    else:
+        tree.links.new(factor, mix.inputs[0])
+    tree.links.new(first, mix.inputs[1])
+    tree.links.new(second, mix.inputs[2])
+    return mix.outputs[0]
+
+
+def _fresnel(tree, ior: float):
+    node = tree.nodes.new("ShaderNodeFresnel")
+    node.inputs["IOR"].default_value = ior
+    return node.outputs[0]
+
+
+def _rubber(tree, colour):
+    diffuse = tree.nodes.new("ShaderNodeBsdfDiffuse")
+    diffuse.inputs["Color"].default_value = colour
+    sheen = tree.nodes.new("ShaderNodeBsdfSheen")
+    sheen.distribution = "ASHIKHMIN"
+    sheen.inputs["Color"].default_value = colour
+    _set_input(sheen, "Roughness", RUBBER_SHEEN_ROUGHNESS)
+    gloss = tree.nodes.new("ShaderNodeBsdfGlossy")
+    gloss.distribution = "BECKMANN"
+    gloss.inputs["Color"].default_value = (0.8, 0.8, 0.8, 1.0)
+    gloss.inputs["Roughness"].default_value = RUBBER_GLOSS_ROUGHNESS
+    base = _mix(tree, _fresnel(tree, RUBBER_IOR + 0.2), diffuse.outputs[0], sheen.outputs[0])
+    return _mix(tree, _fresnel(tree, RUBBER_IOR), base, gloss.outputs[0])
+
+
+def _metal(tree, colour):
+    lobes = []
+    for _, roughness in METAL_LOBES:
+        lobe = tree.nodes.new("ShaderNodeBsdfGlossy")
+        lobe.distribution = "GGX"
+        lobe.inputs["Color"].default_value = colour
+        lobe.inputs["Roughness"].default_value = roughness
+        _set_input(lobe, "Anisotropy", METAL_ANISOTROPY)
+        lobes.append(lobe.outputs[0])
+    return _mix(tree, METAL_LOBES[1][0], lobes[0], lobes[1])
 
 
 def _index_material(levels: int):
@@ -89,6 +144,27 @@ def _index_material(levels: int):
     return material
 
 
+def _depth_material(depth_range: float):
+    """Emission of grey = the depth along the camera's axis / ``depth_range`` (written raw, 16 bits)."""
+    material = _new_material("depth")
+    tree = material.node_tree
+    for node in list(tree.nodes):
+        if node.bl_idname != "ShaderNodeOutputMaterial":
+            tree.nodes.remove(node)
+    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+    camera = tree.nodes.new("ShaderNodeCameraData")
+    divide = tree.nodes.new("ShaderNodeMath")
+    divide.operation = "DIVIDE"
+    divide.inputs[1].default_value = float(depth_range)
+    emission = tree.nodes.new("ShaderNodeEmission")
+    emission.inputs["Strength"].default_value = 1.0
+    tree.links.new(camera.outputs["View Z Depth"], divide.inputs[0])
+    # a value into a colour is grey: all three channels, so the grey PNG keeps it whole
+    tree.links.new(divide.outputs[0], emission.inputs["Color"])
+    tree.links.new(emission.outputs[0], output.inputs["Surface"])
+    return material
+
+
 def _mesh_from(bm, name: str):
     mesh = bpy.data.meshes.new(name)
     bm.to_mesh(mesh)
@@ -98,10 +174,11 @@ def _mesh_from(bm, name: str):
 
 
 def _cube_mesh():
-    """A cube of half-size 1 with rounded edges (smooth-shaded bevels, flat faces)."""
+    """A cube of half-size 1 with rounded edges (smooth-shaded bevels, flat faces): CLEVR's
+    SmoothCube_v2 is flat within 0.77 of the centre on each face, hence a bevel of 0.23."""
     bm = bmesh.new()
     bmesh.ops.create_cube(bm, size=2.0)
-    result = bmesh.ops.bevel(bm, geom=list(bm.edges) + list(bm.verts), offset=0.1, segments=4,
+    result = bmesh.ops.bevel(bm, geom=list(bm.edges) + list(bm.verts), offset=CUBE_BEVEL, segments=6,
                              profile=0.5, affect="EDGES")
     for face in bm.faces:
         face.smooth = False
@@ -119,12 +196,13 @@ def _sphere_mesh():
 
 
 def _cylinder_mesh():
-    """Radius 1, height 2 (z in -1..1), capped, with a slight rounding of both rims."""
+    """Radius 1, height 2 (z in -1..1), capped, both rims rounded (CLEVR's SmoothCylinder: the side
+    straight within 0.9 of the middle, the lid flat within 0.92 of the axis)."""
     bm = bmesh.new()
     bmesh.ops.create_cone(bm, cap_ends=True, cap_tris=False, segments=64, radius1=1.0, radius2=1.0, depth=2.0)
     rims = [e for e in bm.edges if abs(e.verts[0].co.z - e.verts[1].co.z) < 1e-6 and len(e.link_faces) == 2
             and any(len(f.verts) > 4 for f in e.link_faces)]
-    result = bmesh.ops.bevel(bm, geom=rims, offset=0.05, segments=3, profile=0.5, affect="EDGES")
+    result = bmesh.ops.bevel(bm, geom=rims, offset=CYLINDER_BEVEL, segments=4, profile=0.5, affect="EDGES")
     for face in bm.faces:
         face.smooth = len(face.verts) <= 4
     for face in result["faces"]:
@@ -133,15 +211,14 @@ def _cylinder_mesh():
 
 
 def _backdrop_mesh():
-    """Floor and a curved backdrop, as one sheet: flat until BACKDROP_DISTANCE - radius along +y,
-    a quarter circle up, then a wall. Rotated later so that +y points away from the camera."""
+    """Floor and backdrop as one sheet along +y: flat until BACKDROP_START, an arc of
+    BACKDROP_RADIUS up, then a wall. Turned later so that +y points along BACKDROP_AZIMUTH."""
     profile = [(-STUDIO_EXTENT, 0.0)]
-    start = BACKDROP_DISTANCE - BACKDROP_RADIUS
-    steps = 24
+    steps = 32
     for k in range(steps + 1):
         a = 0.5 * math.pi * k / steps
-        profile.append((start + BACKDROP_RADIUS * math.sin(a), BACKDROP_RADIUS * (1.0 - math.cos(a))))
-    profile.append((BACKDROP_DISTANCE, STUDIO_EXTENT))
+        profile.append((BACKDROP_START + BACKDROP_RADIUS * math.sin(a), BACKDROP_RADIUS * (1.0 - math.cos(a))))
+    profile.append((BACKDROP_START + BACKDROP_RADIUS, STUDIO_EXTENT))
     bm = bmesh.new()
     rows = [[bm.verts.new((x, y, z)) for (y, z) in profile] for x in (-STUDIO_EXTENT, STUDIO_EXTENT)]
     for k in range(len(profile) - 1):
@@ -168,6 +245,7 @@ class Studio:
         self.materials = {(c, m): _object_material(c, rgb, m) for c, rgb in self.colours.items()
                           for m in ("metal", "rubber")}
         self.index_material = _index_material(settings["index_levels"])
+        self.depth_material = _depth_material(settings["depth_range"])
         self.objects = []
         self.scene_key = None
 
@@ -191,15 +269,16 @@ class Studio:
             render.threads = int(s["threads"])
         cycles = scene.cycles
         cycles.device = "GPU" if s["device"] == "gpu" else "CPU"
-        cycles.max_bounces = 4
-        cycles.diffuse_bounces = 2
-        cycles.glossy_bounces = 3
+        cycles.max_bounces = 12
+        cycles.diffuse_bounces = 4
+        cycles.glossy_bounces = 4
         cycles.transmission_bounces = 0
         cycles.volume_bounces = 0
         cycles.transparent_max_bounces = 2
         cycles.caustics_reflective = False
         cycles.caustics_refractive = False
         cycles.blur_glossy = 1.0
+        cycles.sample_clamp_indirect = 0.0  # as CLEVR's: a clamp darkens the floor's bounce light
         # three lights need no light tree: without it a sample costs about a fifth less, for about
         # 1 dB less PSNR against 64 samples (measured on this studio)
         cycles.use_light_tree = False
@@ -217,16 +296,22 @@ class Studio:
         if world.node_tree is None:
             world.use_nodes = True
         background = next(n for n in world.node_tree.nodes if n.bl_idname == "ShaderNodeBackground")
-        background.inputs["Color"].default_value = (WORLD_GREY, WORLD_GREY, WORLD_GREY, 1.0)
+        background.inputs["Strength"].default_value = 0.0  # CLEVR's world gives no light
         scene.world = world
 
+        # CLEVR's ground has no material: Cycles' default surface, a grey (0.8) diffuse. Given
+        # here as a material, so that the object-index pass's override reaches it too
         self.backdrop = bpy.data.objects.new("backdrop", _backdrop_mesh())
         floor = _new_material("studio-floor")
-        bsdf = _principled(floor)
-        _set_input(bsdf, "Base Color", (STUDIO_GREY, STUDIO_GREY, STUDIO_GREY, 1.0))
-        _set_input(bsdf, "Roughness", 0.9)
-        _set_input(bsdf, "Specular IOR Level", 0.2)
+        tree = floor.node_tree
+        for node in list(tree.nodes):
+            if node.bl_idname != "ShaderNodeOutputMaterial":
+                tree.nodes.remove(node)
+        diffuse = tree.nodes.new("ShaderNodeBsdfDiffuse")
+        diffuse.inputs["Color"].default_value = (0.8, 0.8, 0.8, 1.0)
+        tree.links.new(diffuse.outputs[0], next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial").inputs["Surface"])
         self.backdrop.data.materials.append(floor)
+        self.backdrop.rotation_euler = (0.0, 0.0, BACKDROP_AZIMUTH - 0.5 * math.pi)
         scene.collection.objects.link(self.backdrop)
 
         camera_data = bpy.data.cameras.new("camera")
@@ -239,10 +324,16 @@ class Studio:
         scene.collection.objects.link(self.camera)
         scene.camera = self.camera
 
+        sun = bpy.data.lights.new("sun", type="SUN")
+        sun.energy = SUN_STRENGTH
+        sun.angle = SUN_ANGLE
+        sun_object = bpy.data.objects.new("sun", sun)
+        sun_object.rotation_euler = SUN_ROTATION
+        scene.collection.objects.link(sun_object)
         self.lights = {}
         for name in ("key", "fill", "back"):
             light = bpy.data.lights.new(name, type="AREA")
-            light.shape = "DISK"
+            light.shape = "SQUARE"
             obj = bpy.data.objects.new(name, light)
             scene.collection.objects.link(obj)
             self.lights[name] = obj
@@ -254,15 +345,15 @@ class Studio:
         self.camera.location = camera
         self.camera.rotation_mode = "QUATERNION"
         self.camera.rotation_quaternion = (-camera).to_track_quat("-Z", "Y")
-        # the backdrop's wall stands across the camera's ground direction
-        self.backdrop.rotation_euler = (0.0, 0.0, math.atan2(camera.x, -camera.y))
         for name, light in studio["lights"].items():
             obj = self.lights[name]
             obj.location = Vector(light["location"])
+            # CLEVR's lights track the origin (a constraint in its file), wherever the jitter puts them
             obj.rotation_mode = "QUATERNION"
             obj.rotation_quaternion = (-Vector(light["location"])).to_track_quat("-Z", "Y")
             obj.data.energy = float(light["power"])
             obj.data.size = float(light["size"])
+            obj.data.color = tuple(light.get("color", (1.0, 1.0, 1.0)))
 
     def place_objects(self, scene: dict) -> None:
         key = json.dumps([scene["objects"]], sort_keys=True)
@@ -277,7 +368,9 @@ class Studio:
             x, y, z = spec["3d_coords"]
             obj.location = (x, y, z)
             obj.scale = (r, r, r)
-            obj.rotation_euler = (0.0, 0.0, math.radians(float(spec.get("rotation", 0.0))))
+            # CLEVR's loader set the scene graph's rotation number (drawn in 0-360) as radians, unconverted:
+            # so it drew its cubes, and so they face in its images
+            obj.rotation_euler = (0.0, 0.0, float(spec.get("rotation", 0.0)))
             obj.pass_index = k + 1
             obj.material_slots[0].link = "OBJECT"
             obj.material_slots[0].material = self.materials[(spec["color"], spec["material"])]
@@ -299,9 +392,19 @@ class Studio:
         bpy.ops.render.render(write_still=True)
 
     def render_index(self, path: str) -> None:
+        self._flat_pass(path, self.index_material, "RGB", "8")
+
+    def render_depth(self, path: str) -> None:
+        # grey, 16 bits: a reader (Pillow) keeps all 16 bits of a grey PNG, not of an RGB one
+        self._flat_pass(path, self.depth_material, "BW", "16")
+
+    def _flat_pass(self, path: str, material, mode: str, depth: str) -> None:
+        """One sample a pixel at its centre, every surface drawn with ``material``, written raw."""
         scene, cycles, view = self.scene, self.scene.cycles, bpy.context.view_layer
+        settings = scene.render.image_settings
         saved = (cycles.samples, cycles.use_denoising, cycles.filter_width, cycles.max_bounces,
-                 scene.view_settings.view_transform, scene.render.dither_intensity)
+                 scene.view_settings.view_transform, scene.render.dither_intensity, settings.color_mode,
+                 settings.color_depth)
         try:
             cycles.samples = 1
             cycles.use_denoising = False
@@ -309,12 +412,14 @@ class Studio:
             cycles.max_bounces = 0
             scene.view_settings.view_transform = "Raw"
             scene.render.dither_intensity = 0.0
-            view.material_override = self.index_material
+            settings.color_mode, settings.color_depth = mode, depth
+            view.material_override = material
             self._render_to(path)
         finally:
             view.material_override = None
             (cycles.samples, cycles.use_denoising, cycles.filter_width, cycles.max_bounces,
-             scene.view_settings.view_transform, scene.render.dither_intensity) = saved
+             scene.view_settings.view_transform, scene.render.dither_intensity, settings.color_mode,
+             settings.color_depth) = saved
 
     def render_image(self, path: str, seed: int) -> None:
         cycles = self.scene.cycles
@@ -402,6 +507,9 @@ def main() -> int:
             if request["op"] == "index":
                 studio.render_index(request["png"])
                 answer = {"pixel_coords": studio.pixel_coords()}
+            elif request["op"] == "depth":
+                studio.render_depth(request["png"])
+                answer = {"done": True}
             elif request["op"] == "render":
                 studio.render_image(request["png"], request.get("seed", 0))
                 if request.get("blend"):  # CLEVR's --save_blendfiles: the studio with this scene

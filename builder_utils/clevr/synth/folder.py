@@ -93,7 +93,8 @@ class ImageOptions:
         "own look (seconds an image; needs Blender, see --blender) (default: %(default)s)", group="rendering")
     samples: int = option(
         DEFAULT_SAMPLES, Integer(1, maximum=MAX_SAMPLES),
-        "--renderer blender: Cycles samples per pixel; 6 with OpenImageDenoise look like 64 (default: %(default)s)",
+        "--renderer blender: Cycles samples per pixel; 10 with OpenImageDenoise look like 64, small objects too "
+        "(default: %(default)s)",
         group="rendering")
     device: str = option(
         "cpu", Choice(DEVICES),

@@ -21,13 +21,23 @@ from PIL import Image, ImageDraw
 
 from builder_utils.atomic import atomic_output
 
+from .studio import LIGHTS
 from .camera import DEFAULT_CAMERA, Camera
 from .vocabulary import COLOR_RGB, MATERIALS, SHAPES, SIZE_RADIUS
 
 SUPERSAMPLE = 2
-# shading in linear light: the share of a colour an unlit face keeps, and what direct light adds
-RUBBER_AMBIENT, RUBBER_DIFFUSE = 0.12, 0.72
-METAL_AMBIENT, METAL_DIFFUSE = 0.04, 0.72
+# CLEVR's three lights (LIGHTS, unjittered) light floor and objects: a surface's linear value is
+# albedo * (GAIN * irradiance + AMBIENT), the irradiance summed over the lights (power x colour x
+# the light's cos / distance^2 x the surface's cos). Fitted to CLEVR's own images
+# (benchmarks/bench_fidelity.py): the floor's gain and ambient (albedo 0.8 included) to its empty
+# studio, the objects' to the official renders; far off, the backdrop keeps BACKDROP_LINEAR.
+FLOOR_GAIN, FLOOR_AMBIENT, BACKDROP_LINEAR = 0.0755, 0.119, 0.14
+RUBBER_GAIN, RUBBER_AMBIENT = 0.094, 0.15
+METAL_GAIN, METAL_AMBIENT = 0.05, 0.10
+SHADOW_ALPHA = 60
+_LIGHT_LIST = tuple((tuple(float(c) for c in light["location"]), float(light["power"]),
+                     tuple(float(c) for c in light["color"])) for light in LIGHTS.values())
+_KEY_LIGHT = tuple(float(c) for c in LIGHTS["key"]["location"])
 CYLINDER_SEGMENTS = 32
 SPRITE_SIZE = 160  # pixels; about the largest ball drawn at the 2x working resolution
 # where the studio floor meets the backdrop, as a distance beyond the origin along "behind"
@@ -61,22 +71,56 @@ def _dot(a, b) -> float:
     return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
+def _lights_at(point) -> tuple:
+    """Each light seen from ``point``: (unit vector towards it, RGB irradiance on a facing surface).
+    CLEVR's area lights are aimed at the origin; each gives out power x colour x cos / distance^2."""
+    lights = []
+    for (qx, qy, qz), power, colour in _LIGHT_LIST:
+        dx, dy, dz = point[0] - qx, point[1] - qy, point[2] - qz
+        d2 = dx * dx + dy * dy + dz * dz
+        d = math.sqrt(d2)
+        q = math.sqrt(qx * qx + qy * qy + qz * qz)
+        emitted = max(0.0, -(dx * qx + dy * qy + dz * qz) / (d * q))  # cos at the light, aimed at the origin
+        strength = power * emitted / d2
+        lights.append(((-dx / d, -dy / d, -dz / d), tuple(strength * c for c in colour)))
+    return tuple(lights)
+
+
+def _irradiance(lights, normal) -> tuple[float, float, float]:
+    r = g = b = 0.0
+    for (ux, uy, uz), (ir, ig, ib) in lights:
+        cos = normal[0] * ux + normal[1] * uy + normal[2] * uz
+        if cos > 0.0:
+            r, g, b = r + cos * ir, g + cos * ig, b + cos * ib
+    return r, g, b
+
+
 @lru_cache(maxsize=4)
-def _lighting(camera: Camera) -> tuple[tuple[float, float, float], tuple[float, float, float], tuple[float, float]]:
-    """The light direction in world and camera coordinates, and the shadows' direction on the ground."""
+def _lighting(camera: Camera) -> tuple:
+    """The lights seen from the origin, in world and in camera coordinates (for the ball sprites)."""
     forward, right, up = camera.basis
-    toward_camera = _unit((-forward[0], -forward[1], 0.0))
-    # light from the upper left of the picture, a little from the camera's side
-    light = _unit(tuple(-0.55 * r + 0.45 * t + z for r, t, z in zip(right, toward_camera, (0.0, 0.0, 1.0))))
-    in_camera = (_dot(light, right), _dot(light, up), -_dot(light, forward))
-    shadow = (-light[0] / math.hypot(light[0], light[1]), -light[1] / math.hypot(light[0], light[1]))
-    return light, in_camera, shadow
+    world = _lights_at((0.0, 0.0, 0.0))
+    in_camera = tuple(((_dot(u, right), _dot(u, up), -_dot(u, forward)), rgb) for u, rgb in world)
+    return world, in_camera
+
+
+# The empty studio is smooth: worked out on a grid this many times coarser than the image and
+# resized (each scene of a world has its own jittered camera, so it is made once per scene)
+BACKGROUND_STEP = 8
 
 
 @lru_cache(maxsize=4)
 def _background(camera: Camera, scale: int) -> Image.Image:
     """The empty studio: a grey floor bending up into a backdrop without a seam, as CLEVR's does."""
-    w, h, f = camera.width * scale, camera.height * scale, camera.focal_px * scale
+    step = BACKGROUND_STEP
+    coarse = _studio_grey(camera, max(1, camera.width * scale // step), max(1, camera.height * scale // step),
+                          camera.focal_px * scale / step)
+    return Image.fromarray(coarse, "RGB").resize((camera.width * scale, camera.height * scale),
+                                                 Image.Resampling.BILINEAR)
+
+
+def _studio_grey(camera: Camera, w: int, h: int, f: float) -> np.ndarray:
+    """The empty studio's pixels (h, w, 3 uint8) for a ``w`` x ``h`` grid of focal length ``f``."""
     u = (np.arange(w) + 0.5 - w / 2) / f
     v = (np.arange(h) + 0.5 - h / 2) / f
     rays = (
@@ -91,45 +135,48 @@ def _background(camera: Camera, scale: int) -> Image.Image:
     behind = _unit((camera.forward[0], camera.forward[1], 0.0))
     with np.errstate(invalid="ignore"):
         on_floor = down & (hit[..., 0] * behind[0] + hit[..., 1] * behind[1] < FLOOR_DEPTH)
-        dist = np.nan_to_num(np.hypot(hit[..., 0], hit[..., 1]), nan=30.0, posinf=30.0)
-    floor = 132.0 - 2.5 * np.minimum(dist, 30.0)
-    # the backdrop carries on from the floor's far edge and lightens a little towards the top
+    near = np.where(on_floor[..., None], hit, 0.0)
+    linear = np.full((h, w, 3), FLOOR_AMBIENT)
+    for (qx, qy, qz), power, colour in _LIGHT_LIST:
+        rel = near - np.array([qx, qy, qz])
+        d = np.linalg.norm(rel, axis=-1)
+        aim = np.clip(-(rel @ np.array([qx, qy, qz])) / (d * math.sqrt(qx * qx + qy * qy + qz * qz)), 0.0, None)
+        linear = linear + (FLOOR_GAIN * power * aim * (qz / d) / d ** 2)[..., None] * np.array(colour)
+    linear = np.where(on_floor[..., None], np.maximum(linear, BACKDROP_LINEAR), BACKDROP_LINEAR)
+    grey = _srgb_array(linear)
+    # the backdrop carries on from the floor's far edge
     seam_row = int(np.argmax(on_floor.any(axis=1)))
-    seam = floor[seam_row][None, :] if on_floor[seam_row].any() else np.full((1, w), 130.0)
-    rows = np.clip((seam_row - np.arange(h))[:, None] / max(1.0, h / 2), 0.0, 1.0)
-    wall = seam + 12.0 * rows
-    grey = np.where(on_floor, floor, wall)
+    grey[:seam_row] = grey[seam_row] if on_floor[seam_row].any() else _srgb_array(np.full(3, BACKDROP_LINEAR))
     # a vertical blur over a tenth of the height turns the bend into a soft curve
     band = max(1, h // 10)
-    padded = np.pad(grey, ((band, band), (0, 0)), mode="edge")
+    padded = np.pad(grey, ((band, band), (0, 0), (0, 0)), mode="edge")
     summed = np.cumsum(padded, axis=0)
-    grey = (summed[2 * band:] - np.vstack([np.zeros((1, w)), summed[:-2 * band - 1]]))[:h] / (2 * band + 1)
-    rgb = np.clip(np.stack([grey, grey, grey * 1.02], axis=-1) + 0.5, 0, 255).astype(np.uint8)
-    return Image.fromarray(rgb, "RGB")
+    grey = (summed[2 * band:] - np.concatenate([np.zeros((1, w, 3)), summed[:-2 * band - 1]]))[:h] / (2 * band + 1)
+    return np.clip(grey + 0.5, 0, 255).astype(np.uint8)
 
 
 @lru_cache(maxsize=64)
-def _sphere_sprite(camera: Camera, base: tuple[int, int, int], metal: bool) -> Image.Image:
+def _sphere_sprite(lights: tuple, base: tuple[int, int, int], metal: bool) -> Image.Image:
     """A shaded RGBA ball: spheres look the same from everywhere, so one per colour and material,
     resized per object, gives smooth balls for the cost of a paste."""
-    _, (lx, ly, lz), _ = _lighting(camera)
     n = SPRITE_SIZE
     c = (np.arange(n) + 0.5) / n * 2.0 - 1.0
     nx, ny = np.meshgrid(c, -c)
     rr = nx * nx + ny * ny
     nz = np.sqrt(np.clip(1.0 - rr, 0.0, 1.0))
-    diffuse = np.clip(nx * lx + ny * ly + nz * lz, 0.0, 1.0)[..., None]
+    irradiance = np.zeros((n, n, 3))
+    for (lx, ly, lz), rgb in lights:
+        irradiance += np.clip(nx * lx + ny * ly + nz * lz, 0.0, 1.0)[..., None] * np.asarray(rgb)
     colour = np.asarray(base, dtype=np.float64)[None, None, :]  # linear RGB, 0..1
     if metal:
-        hx, hy, hz = _unit((lx, ly, lz + 1.0))  # Blinn half vector, viewer on +z
+        (lx, ly, lz), _ = lights[0]
+        hx, hy, hz = _unit((lx, ly, lz + 1.0))  # Blinn half vector of the key light, viewer on +z
         spec = np.clip(nx * hx + ny * hy + nz * hz, 0.0, 1.0)[..., None] ** 60
-        rim = (1.0 - nz[..., None]) ** 3
-        # a darker core and a bright sky reflection make metal read as mirror-like
-        sky = np.clip(ny, 0.0, 1.0)[..., None]
-        lin = colour * (METAL_AMBIENT + METAL_DIFFUSE * diffuse) + 0.05 * sky * diffuse
-        lin = lin + 0.9 * spec + (0.5 * colour + 0.12) * rim
+        # a metal ball mirrors the lit floor in its lower half and the dark studio above
+        floor = np.clip(0.2 - 0.8 * ny, 0.0, 1.0)[..., None]
+        lin = colour * (METAL_AMBIENT + METAL_GAIN * irradiance + 0.35 * floor) + 0.9 * spec
     else:
-        lin = colour * (RUBBER_AMBIENT + RUBBER_DIFFUSE * diffuse)
+        lin = colour * (RUBBER_AMBIENT + RUBBER_GAIN * irradiance)
     # a one-pixel soft edge, so the ball is anti-aliased once downscaled
     alpha = np.clip((1.0 - np.sqrt(rr)) * n / 2.0 + 0.5, 0.0, 1.0) * 255.0
     rgba = np.dstack([_srgb_array(lin) + 0.5, alpha]).astype(np.uint8)
@@ -157,23 +204,22 @@ def _linear(name: str) -> tuple[float, float, float]:
     return tuple(c / 255.0 for c in COLOR_RGB[name])
 
 
-def _tone(base: tuple[float, float, float], gain: float, white: float = 0.0) -> tuple[int, int, int]:
-    # shading is done in linear light, as a renderer does, then shown in sRGB
+def _tone(base: tuple[float, float, float], gain, white: float = 0.0) -> tuple[int, int, int]:
+    # shading is done in linear light, as a renderer does, then shown in sRGB; gain: one or per channel
+    if isinstance(gain, tuple):
+        return tuple(_srgb(c * g + white) for c, g in zip(base, gain))
     return tuple(_srgb(c * gain + white) for c in base)
 
 
-def _face_colour(base, normal, centre, light, camera: Camera, metal: bool, glint: float) -> tuple[int, int, int]:
-    diffuse = max(0.0, _dot(normal, light))
+def _face_colour(base, normal, centre, lights, camera: Camera, metal: bool, glint: float) -> tuple[int, int, int]:
+    irradiance = _irradiance(lights, normal)
     if not metal:
-        return _tone(base, RUBBER_AMBIENT + RUBBER_DIFFUSE * diffuse)
+        return _tone(base, tuple(RUBBER_AMBIENT + RUBBER_GAIN * e for e in irradiance))
     view = _unit(tuple(c - p for c, p in zip(camera.location, centre)))
-    half = tuple(a + b for a, b in zip(light, view))
-    if abs(normal[2]) < 1e-9:
-        # on upright faces the true highlight would sit above the object; flattening the half
-        # vector gives the familiar vertical glint on metal cylinders and cube sides instead
-        half = (half[0], half[1], 0.0)
-    spec = max(0.0, _dot(normal, _unit(half))) ** 24
-    return _tone(base, METAL_AMBIENT + METAL_DIFFUSE * diffuse, glint * spec)
+    half = tuple(a + b for a, b in zip(lights[0][0], view))
+    # a broad highlight (a low power): a sharp one on flat faces lights whole faces or stripes
+    spec = max(0.0, _dot(normal, _unit(half))) ** 8
+    return _tone(base, tuple(METAL_AMBIENT + METAL_GAIN * e for e in irradiance), glint * spec)
 
 
 def _check_object(scene: dict, i: int, obj) -> tuple:
@@ -192,7 +238,7 @@ def _check_object(scene: dict, i: int, obj) -> tuple:
         raise RenderError(f"{where}: '3d_coords' must be 3 finite numbers, got {coords!r}")
     rotation = obj.get("rotation", 0.0)
     if isinstance(rotation, bool) or not isinstance(rotation, (int, float)) or not math.isfinite(rotation):
-        raise RenderError(f"{where}: 'rotation' must be a finite number of degrees, got {rotation!r}")
+        raise RenderError(f"{where}: 'rotation' must be a finite number, got {rotation!r}")
     return (
         obj["shape"],
         _linear(obj["color"]),
@@ -211,10 +257,13 @@ def _screen(camera: Camera, points, scale: int) -> list[tuple[float, float]]:
     return [tuple(p) for p in (camera.project(np.asarray(points))[:, :2] * scale).tolist()]
 
 
-def _draw_shadow(draw, camera, x, y, r, scale, shadow_dir) -> None:
-    cx, cy = x + 0.45 * r * shadow_dir[0], y + 0.45 * r * shadow_dir[1]
+def _draw_shadow(draw, camera, x, y, r, scale) -> None:
+    # away from CLEVR's key light (on the camera's right): shadows fall back and to the left
+    dx, dy = x - _KEY_LIGHT[0], y - _KEY_LIGHT[1]
+    norm = math.hypot(dx, dy)
+    cx, cy = x + 0.6 * r * dx / norm, y + 0.6 * r * dy / norm
     ring = [(cx + 1.1 * r * ca, cy + 1.1 * r * sa, 0.0) for ca, sa in _SHADOW_RING]
-    draw.polygon(_screen(camera, ring, scale), fill=(20, 20, 25, 70))
+    draw.polygon(_screen(camera, ring, scale), fill=(20, 20, 25, SHADOW_ALPHA))
 
 
 def _convex_hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -235,15 +284,18 @@ def _convex_hull(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return half(pts) + half(reversed(pts))
 
 
-def _outline(draw, poly, colour, width) -> None:
-    # ImageDraw.polygon(width > 1) builds a full-image mask per call; a closed line does not
-    draw.line(poly + poly[:1], fill=colour, width=width)
-
 
 @lru_cache(maxsize=2048)
-def _sized_sphere(camera: Camera, base: tuple[int, int, int], metal: bool, size: int) -> Image.Image:
+def _sized_sphere(lights: tuple, base: tuple[int, int, int], metal: bool, size: int) -> Image.Image:
     # resizing an RGBA sprite costs more than drawing a whole cube, and ball sizes repeat a lot
-    return _sphere_sprite(camera, base, metal).resize((size, size), Image.Resampling.BILINEAR)
+    return _sphere_sprite(lights, base, metal).resize((size, size), Image.Resampling.BILINEAR)
+
+
+def _sprite_lights(camera: Camera) -> tuple:
+    """The lights in camera coordinates, rounded: a world's jittered cameras then share their ball
+    sprites (a light's direction moved by 0.05 does not show on a ball)."""
+    return tuple((tuple(round(c / 0.1) * 0.1 for c in u), tuple(round(c, 2) for c in rgb))
+                 for u, rgb in _lighting(camera)[1])
 
 
 def _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, flat) -> None:
@@ -255,15 +307,15 @@ def _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, flat) -> None
         # the sprite's disc: its soft edge is half opaque on the circle through the box's sides
         draw.ellipse((left, top, left + size - 1, top + size - 1), fill=flat)
         return
-    sprite = _sized_sphere(camera, base, metal, size)
+    sprite = _sized_sphere(_sprite_lights(camera), base, metal, size)
     image.paste(sprite, (left, top), sprite)
 
 
-def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, flat) -> None:
+def _draw_cube(draw, camera, base, x, y, r, rotation, metal, scale, flat) -> None:
     # half a side is the object's radius, so the centre stands at z = r as in CLEVR v1.0's scene
     # graphs (today's public render_images.py divides a cube's size by sqrt(2); v1.0 did not)
     half = r
-    a = math.radians(rotation_deg)
+    a = rotation  # radians: CLEVR's loader took the scene graph's 0-360 number unconverted
     ca, sa = math.cos(a), math.sin(a)
     ground = [(x + ca * u - sa * v, y + sa * u + ca * v) for u, v in ((-half, -half), (half, -half), (half, half), (-half, half))]
     verts = [(gx, gy, 0.0) for gx, gy in ground] + [(gx, gy, 2 * half) for gx, gy in ground]
@@ -273,7 +325,7 @@ def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, f
         draw.polygon(_convex_hull(screen), fill=flat, outline=flat)
         return
     cam = camera.location
-    edge = _tone(base, 0.9, 0.06) if metal else None
+    lights = _lights_at((x, y, r))
     for face in _CUBE_FACES:
         if face == _CUBE_FACES[0]:
             normal = (0.0, 0.0, 1.0)
@@ -284,22 +336,14 @@ def _draw_cube(draw, camera, base, x, y, r, rotation_deg, metal, scale, light, f
         if _dot(normal, tuple(c - p for c, p in zip(cam, centre))) <= 0:
             continue
         # a whole cube face turning white would hide the colour, hence the weak glint
-        colour = _face_colour(base, normal, centre, light, camera, metal, glint=0.03)
+        colour = _face_colour(base, normal, centre, lights, camera, metal, glint=0.05)
         poly = [screen[i] for i in face]
         draw.polygon(poly, fill=colour, outline=colour)
-        if edge is not None:
-            _outline(draw, poly, edge, scale)
-        if metal and face == _CUBE_FACES[0]:
-            # a glint on the lid, towards the light, so metal cubes read as shiny from any angle
-            for near, gain, white in ((0.7, 1.0, 0.06), (0.6, 0.3, 0.5)):
-                inner = [
-                    (near * screen[i][0] + (1 - near) * screen[j][0], near * screen[i][1] + (1 - near) * screen[j][1])
-                    for i, j in zip(face, face[2:] + face[:2])
-                ]
-                draw.polygon(inner, fill=_tone(base, gain, white))
+    if metal:
+        _rim_glint(draw, [screen[i] for i in _CUBE_FACES[0]], base, scale)
 
 
-def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, flat) -> None:
+def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, flat) -> None:
     n = CYLINDER_SEGMENTS
     bottom = [(x + r * ca, y + r * sa, 0.0) for ca, sa in _CYLINDER_RING]
     rings = _screen(camera, bottom + [(bx, by, 2 * r) for bx, by, _ in bottom], scale)  # one projection
@@ -314,25 +358,24 @@ def _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, flat) -> No
             draw.polygon(poly, fill=flat, outline=flat)
         return
     cx, cy, _ = camera.location
-    matte = None if metal else _matte_side_colours(base, light)
+    lights = _lights_at((x, y, r))
     for k, (nx, ny) in enumerate(_CYLINDER_NORMALS):
         centre = (x + r * nx, y + r * ny, r)
         if nx * (cx - centre[0]) + ny * (cy - centre[1]) <= 0:
             continue
-        colour = matte[k] if matte else _face_colour(base, (nx, ny, 0.0), centre, light, camera, metal, glint=0.35)
+        colour = _face_colour(base, (nx, ny, 0.0), centre, lights, camera, metal, glint=0.15)
         j = (k + 1) % n
         draw.polygon([sb[k], sb[j], st[j], st[k]], fill=colour, outline=colour)
-    top_colour = _face_colour(base, (0.0, 0.0, 1.0), (x, y, 2 * r), light, camera, metal, glint=0.08)
+    top_colour = _face_colour(base, (0.0, 0.0, 1.0), (x, y, 2 * r), lights, camera, metal, glint=0.05)
     draw.polygon(st, fill=top_colour, outline=top_colour)
     if metal:
-        _outline(draw, st, _tone(base, 0.9, 0.06), scale)
+        _rim_glint(draw, st, base, scale)
 
 
-@lru_cache(maxsize=64)
-def _matte_side_colours(base: tuple[float, float, float], light: tuple[float, float, float]) -> list[tuple]:
-    # a rubber strip's colour depends on its normal alone, and the strips' normals are fixed
-    return [_tone(base, RUBBER_AMBIENT + RUBBER_DIFFUSE * max(0.0, nx * light[0] + ny * light[1]))
-            for nx, ny in _CYLINDER_NORMALS]
+def _rim_glint(draw, lid, base, scale) -> None:
+    # CLEVR's metal objects catch the lights on their rounded rims: a thin bright line round the
+    # lid (a whole bright face, or a bright square on it, is not what CLEVR shows)
+    draw.line(lid + lid[:1], fill=_tone(base, 0.5, 0.25), width=scale)
 
 
 _SHADOW_RING = [(math.cos(2 * math.pi * k / 16), math.sin(2 * math.pi * k / 16)) for k in range(16)]
@@ -355,7 +398,6 @@ def _checked_objects(scene) -> list[tuple]:
 
 def _draw_objects(image: Image.Image, camera: Camera, objects: list[tuple], scale: int, flat: bool) -> None:
     """Paint the objects far to near: shaded, or (``flat``) each as its index + 1 in an L image."""
-    light, _, _ = _lighting(camera)
     draw = ImageDraw.Draw(image)
     depth = [camera.project_point((x, y, r))[2] for _, _, r, _, x, y, _ in objects]
     for i in sorted(range(len(objects)), key=lambda i: -depth[i]):  # far to near
@@ -364,9 +406,9 @@ def _draw_objects(image: Image.Image, camera: Camera, objects: list[tuple], scal
         if shape == "sphere":
             _draw_sphere(image, draw, camera, base, x, y, r, metal, scale, index)
         elif shape == "cube":
-            _draw_cube(draw, camera, base, x, y, r, rotation, metal, scale, light, index)
+            _draw_cube(draw, camera, base, x, y, r, rotation, metal, scale, index)
         else:
-            _draw_cylinder(draw, camera, base, x, y, r, metal, scale, light, index)
+            _draw_cylinder(draw, camera, base, x, y, r, metal, scale, index)
 
 
 def draw_scene(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
@@ -379,11 +421,10 @@ def draw_scene(scene: dict, camera: Camera = DEFAULT_CAMERA) -> Image.Image:
     """
     objects = _checked_objects(scene)
     scale = SUPERSAMPLE
-    _, _, shadow_dir = _lighting(camera)
     image = _background(camera, scale).copy()
     shadows = ImageDraw.Draw(image, "RGBA")
     for _, _, r, _, x, y, _ in objects:
-        _draw_shadow(shadows, camera, x, y, r, scale, shadow_dir)
+        _draw_shadow(shadows, camera, x, y, r, scale)
     _draw_objects(image, camera, objects, scale, flat=False)
     return image.reduce(scale) if scale > 1 else image
 
@@ -483,3 +524,63 @@ def write_png_atomic(image: Image.Image, path: Path) -> None:
     """
     with atomic_output(path, "wb") as fh:
         fh.write(encode_png(image))
+
+
+def depth_map(scene: dict, camera: Camera = DEFAULT_CAMERA, labels: np.ndarray | None = None) -> np.ndarray:
+    """Each pixel's depth along the camera's axis (world units, float32), on :func:`object_index_map`'s
+    outlines: the floor and backdrop as drawn, each object's pixels hit on its true shape.
+
+    Example:
+        >>> scene = {"objects": [{"color": "red", "size": "large", "material": "rubber",
+        ...                       "shape": "sphere", "3d_coords": [0, 0, 0.7], "rotation": 0}]}
+        >>> depth = depth_map(scene)
+        >>> centre = Camera().project_point((0, 0, 0.7))
+        >>> bool(abs(depth[round(centre[1]), round(centre[0])] - (centre[2] - 0.7)) < 0.05)
+        True
+    """
+    objects = _checked_objects(scene)
+    labels = np.asarray(object_index_map(scene, camera)) if labels is None else labels
+    w, h, f = camera.width, camera.height, camera.focal_px
+    u = (np.arange(w) + 0.5 - w / 2) / f
+    v = (np.arange(h) + 0.5 - h / 2) / f
+    # rays with a unit forward part: the point at parameter t lies at depth t
+    rays = camera.forward[None, None, :] + u[None, :, None] * camera.right[None, None, :] \
+        - v[:, None, None] * camera.up[None, None, :]
+    origin = np.asarray(camera.location)
+    behind = np.array(_unit((camera.forward[0], camera.forward[1], 0.0)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        floor = np.where(rays[..., 2] < -1e-9, -origin[2] / rays[..., 2], np.inf)
+        wall = (FLOOR_DEPTH - origin @ behind) / (rays @ behind)
+    depth = np.minimum(floor, np.where(wall > 0, wall, np.inf))
+    for k, (shape, _, r, _, x, y, rotation) in enumerate(objects):
+        mask = labels == k + 1
+        if mask.any():
+            hit = _shape_hit(shape, rays[mask], origin, (x, y, r), r, rotation)
+            depth[mask] = np.where(np.isfinite(hit), hit, camera.project_point((x, y, r))[2])
+    return depth.astype(np.float32)
+
+
+def _shape_hit(shape: str, rays: np.ndarray, origin: np.ndarray, centre, r: float, rotation: float) -> np.ndarray:
+    """The nearest t where each ray (rows) meets the shape; inf where it misses."""
+    rel = origin - np.asarray(centre)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if shape == "sphere":
+            a, b = np.einsum("ij,ij->i", rays, rays), 2 * rays @ rel
+            disc = b * b - 4 * a * (rel @ rel - r * r)
+            return np.where(disc >= 0, (-b - np.sqrt(np.maximum(disc, 0))) / (2 * a), np.inf)
+        if shape == "cube":  # the slab method in the cube's own axes
+            c, s = math.cos(rotation), math.sin(rotation)
+            turn = np.array([[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]])
+            d, o = rays @ turn.T, turn @ rel
+            t1, t2 = (-r - o) / d, (r - o) / d
+            enter, leave = np.nanmax(np.minimum(t1, t2), axis=1), np.nanmin(np.maximum(t1, t2), axis=1)
+            return np.where(enter <= leave, enter, np.inf)
+        # cylinder: the side (radius r, z within the centre +-r), or the lid
+        dx, dy, dz = rays.T
+        a, b = dx * dx + dy * dy, 2 * (dx * rel[0] + dy * rel[1])
+        disc = b * b - 4 * a * (rel[0] ** 2 + rel[1] ** 2 - r * r)
+        side = (-b - np.sqrt(np.maximum(disc, 0))) / (2 * a)
+        side = np.where((disc >= 0) & (np.abs(rel[2] + side * dz) <= r), side, np.inf)
+        lid = (r - rel[2]) / dz
+        inside = (rel[0] + lid * dx) ** 2 + (rel[1] + lid * dy) ** 2 <= r * r
+        return np.minimum(side, np.where(inside & (lid > 0), lid, np.inf))
