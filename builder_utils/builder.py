@@ -197,8 +197,11 @@ class CheckedConfigBuilder:
             raise ConfigError(
                 f"unknown {self.DATASET_NAME} config option(s) {', '.join(unknown)}; valid: {', '.join(sorted(known))}"
             )
-        if config_kwargs.get("data_dir"):
-            config_kwargs["data_dir"] = os.path.abspath(os.path.expanduser(config_kwargs["data_dir"]))
+        data_dir = config_kwargs.get("data_dir")
+        if data_dir is not None and (isinstance(data_dir, bytes) or not isinstance(data_dir, (str, os.PathLike))):
+            raise ConfigError(f"data_dir must be a folder path (str or os.PathLike), not {type(data_dir).__name__}")
+        if data_dir:
+            config_kwargs["data_dir"] = os.path.abspath(os.path.expanduser(os.fspath(data_dir)))
         builder_config, config_id = super()._create_builder_config(
             config_name=config_name, custom_features=custom_features, **config_kwargs
         )

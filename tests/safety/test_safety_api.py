@@ -319,6 +319,10 @@ EVALUATION_ROWS = {
                                       "level must be a number between 0 and 1"),
     "ClevrMathConfig(name=5)": (lambda: clevr_math.ClevrMathConfig(name=5), "name must be a config name"),
     "ClothoAQAConfig(name=5)": (lambda: __import__("clotho_aqa").ClothoAQAConfig(name=5), "name must be a config name"),
+    "ClevrMath(data_dir=5)": (lambda: clevr_math.ClevrMath(config_name="general", data_dir=5),
+                              "data_dir must be a folder path"),
+    "ClothoAQA(data_dir=[])": (lambda: __import__("clotho_aqa").ClothoAQA(config_name="yes_no_majority", data_dir=[]),
+                               "data_dir must be a folder path"),
 }
 
 

@@ -195,3 +195,22 @@ CASES = CAUSE_6 + CAUSE_6_RESUME + CAUSE_7 + CAUSE_14 + CAUSE_15
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
 def test_blender_driver_trusts_nothing(case, tmp_path):
     run_case(case, tmp_path)
+
+
+def test_cause_15_a_pass_that_times_out_ends_blenders_whole_group(tmp_path):
+    """The pass time-out's path: no answer within the limit is a RuntimeError, and the kill that
+    follows it (the driver's ``_pass`` does the same on every failed attempt) ends the launcher, the
+    stand-in and anything they started, not only the direct child. The limit itself is minutes, so
+    the request is made here with one second."""
+    from builder_utils.clevr.synth.blender import BlenderRenderer, BlenderSettings, blender_command
+
+    blender = launcher(tmp_path / "bin", tmp_path / "state", "hang=pass", exec_=False)
+    renderer = BlenderRenderer(blender_command(blender), BlenderSettings())
+    try:
+        assert renderer.start() == "5.0.1"
+        scene = {"image_filename": "CLEVR_val_000000.png", "objects": []}
+        with pytest.raises(RuntimeError, match="no answer within 1 s"):
+            renderer._process.request({"op": "render", "scene": scene, "png": str(tmp_path / "x.png")}, 1.0)
+    finally:
+        renderer.kill()
+    assert wait_all_gone(tmp_path / "state") == [], "Blender processes outlived the timed-out pass"
