@@ -18,7 +18,7 @@ import numpy as np
 
 from ..executor import SceneIndex, execute
 from ..steps import UnplaceableStep, operations
-from .camera import CLEVR_CAMERA_LOCATION, DEFAULT_CAMERA, Camera
+from .camera import DEFAULT_CAMERA, Camera, fit_camera
 from .scenes import (COORD_LIMIT, CROWDED_GAP, CROWDED_MARGIN, CROWDED_PLACEMENT_TRIES, MARGIN, MAX_OBJECTS,
                      MAX_PLACEMENT_TRIES, MIN_GAP, compute_relationships)
 from .visibility import DEFAULT_MIN_PIXELS_PER_OBJECT, MAX_VISIBILITY_RETRIES, min_pixels_for
@@ -49,24 +49,7 @@ def studio_camera(scene: dict) -> Camera:
     pixels = np.array([obj["pixel_coords"][:2] for obj in objects], dtype=np.float64)
     if np.abs(DEFAULT_CAMERA.project(points)[:, :2] - pixels).max() <= 1.0:
         return DEFAULT_CAMERA
-    return _fitted_camera(points, pixels)
-
-
-def _fitted_camera(points: np.ndarray, pixels: np.ndarray) -> Camera:
-    """Gauss-Newton over the camera's location (three numbers), from CLEVR's un-jittered camera."""
-    location = np.array(CLEVR_CAMERA_LOCATION, dtype=np.float64)
-
-    def residual(loc):
-        return (Camera(location=tuple(loc)).project(points)[:, :2] - pixels).ravel()
-
-    for _ in range(20):
-        r = residual(location)
-        jacobian = np.stack([(residual(location + step) - r) / 1e-4 for step in np.eye(3) * 1e-4], axis=1)
-        delta = np.linalg.lstsq(jacobian, -r, rcond=None)[0]
-        location = location + delta
-        if np.abs(delta).max() < 1e-6:
-            break
-    return Camera(location=tuple(float(c) for c in location))
+    return fit_camera(points, pixels)[0]
 
 
 def visibility_floors(scene: dict, camera: Camera, min_pixels_per_object: int | None = None) -> list[int]:
