@@ -318,7 +318,7 @@ Check = Callable[[str, Any], Any]
 def option(default: Any, check: Check, help: str, *, group: str | None = "generation", builder: bool = False,
            requires: str | None = None, ignored_with: str | None = None, flag: dict | None = None,
            role: str | None = None, fallback: Callable[[Any], Any] | None = None,
-           path_of: Callable[[Any], Any] | None = None):
+           path_of: Callable[[Any], Any] | None = None, aliases: dict[str, dict[str, Any] | None] | None = None):
     """Declare one option (a dataclass field of an options class or a builder config).
 
     ``check(name, value)`` returns the normalised value or raises ``ValueError``. ``group`` None:
@@ -326,6 +326,8 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
     not checked while ``ignored_with`` is set. A path option names its ``role`` so the data-safety
     rules see every declared path, defaults included; ``fallback(obj)`` stands in for None;
     ``path_of(value)`` is the path a value names when it may be a name too (a shipped template set).
+    ``aliases``: other flag names of this same option (another tool's, e.g. CLEVR's), each mapped to
+    None (the same values) or to its own values -> this option's (``{"0": "cpu", "1": "gpu"}``).
 
     >>> [f.name for f in dataclasses.fields(_Example) if f.metadata[_KEY]["builder"]]
     ['seed', 'size']
@@ -334,7 +336,7 @@ def option(default: Any, check: Check, help: str, *, group: str | None = "genera
         raise ValueError(f"role must be one of {', '.join(PATH_ROLES)}, got {role!r}")
     meta = {"check": check, "help": help, "group": group, "builder": builder, "requires": requires,
             "ignored_with": ignored_with, "flag": flag or {}, "role": role, "fallback": fallback,
-            "path_of": path_of}
+            "path_of": path_of, "aliases": dict(aliases or {})}
     return dataclasses.field(default=default, metadata={_KEY: meta})
 
 
@@ -458,7 +460,25 @@ def add_option_flags(parser: argparse.ArgumentParser, groups: dict[str, Any] | N
         if group is None:
             group = groups[meta["group"]] = parser.add_argument_group(meta["group"])
         keywords = {"default": f.default, "help": meta["help"], **meta["check"].flag(), **meta["flag"]}
-        group.add_argument(f"--{f.name}", **keywords)
+        aliases = meta.get("aliases", {})
+        same = [f"--{name}" for name, values in aliases.items() if values is None]
+        group.add_argument(f"--{f.name}", *same, **keywords)
+        for name, values in aliases.items():
+            if values is not None:
+                _add_value_alias(group, f.name, name, values)
+
+
+def _add_value_alias(group: Any, dest: str, name: str, values: dict[str, Any]) -> None:
+    """``--NAME`` for option ``dest`` under another tool's values, translated (``--use_gpu 1`` -> ``gpu``)."""
+    def translate(text: str) -> Any:
+        if text not in values:
+            raise argparse.ArgumentTypeError(f"expected one of {', '.join(values)}, got {text!r}")
+        return values[text]
+
+    shown = ", ".join(f"{key} = --{dest} {value}" for key, value in values.items())
+    # SUPPRESS: the option's own flag sets the default; this one only sets a value when given
+    group.add_argument(f"--{name}", dest=dest, type=translate, default=argparse.SUPPRESS,
+                       metavar="{" + ",".join(values) + "}", help=f"the same as --{dest}, under another name and values ({shown})")
 
 
 def options_from_args(args: argparse.Namespace, cls: type, **overrides: Any) -> Any:

@@ -17,7 +17,8 @@ import pytest
 import clevr_math
 from builder_utils.clevr import load_scenes
 from builder_utils.clevr.synth import WorldOptions, WorldRules, cogent_combos, generate_scene, write_clevr_folder
-from builder_utils.clevr.synth.folder import ImageOptions, main
+from builder_utils.clevr.synth.folder import ImageOptions, build_parser, main
+from builder_utils.options import options_from_args
 from clevr_math.streaming import StreamError
 
 CLEVR_COLOURS = {"gray", "red", "blue", "green", "brown", "purple", "cyan", "yellow"}
@@ -345,3 +346,35 @@ def test_export_multihop_without_test_scenes_is_one_line_and_exit_2(tmp_path, ca
     errors = [line for line in err.splitlines() if ": error: " in line]
     assert code == 2 and len(errors) == 1 and "test_data_dir=DIR" in errors[0], err
     assert not (tmp_path / "E").exists()
+
+
+# -- CLEVR's rendering names: aliases of our options, CLEVR's meaning ----------------------------
+
+
+def _images(argv: list[str]) -> ImageOptions:
+    args = build_parser().parse_args(["--out", "x", "--num_scenes", "1", *argv])
+    return options_from_args(args, ImageOptions)
+
+
+def test_use_gpu_is_clevrs_0_1_for_device():
+    assert _images(["--use_gpu", "1"]).device == "gpu"
+    assert _images(["--use_gpu", "0"]).device == "cpu"
+    assert _images([]).device == "cpu"
+    assert _images(["--device", "gpu"]).device == "gpu"
+
+
+def test_render_num_samples_is_clevrs_name_for_samples():
+    assert _images(["--render_num_samples", "64"]).samples == 64
+    assert _images(["--render_num_samples", "64"]) == _images(["--samples", "64"])
+    assert _images([]).samples == ImageOptions().samples
+
+
+@pytest.mark.parametrize("extra, message", [(["--use_gpu", "2"], "--use_gpu: expected one of 0, 1, got '2'"),
+                                            (["--render_num_samples", "0"], "samples must be an integer in 1..4096, got 0")])
+def test_a_bad_clevr_rendering_value_is_one_line_and_exit_2(extra, message, tmp_path, capsys):
+    with pytest.raises(SystemExit) as raised:
+        main(["--out", str(tmp_path / "w"), "--num_scenes", "1", "--quiet", *extra], prog="clevr-math synth")
+    err = capsys.readouterr().err
+    assert raised.value.code == 2
+    assert err.count("\n") == 1 and err.startswith("clevr-math synth: error: ") and message in err, err
+    assert not (tmp_path / "w").exists()

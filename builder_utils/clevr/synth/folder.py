@@ -94,12 +94,13 @@ class ImageOptions:
     samples: int = option(
         DEFAULT_SAMPLES, Integer(1, maximum=MAX_SAMPLES),
         "--renderer blender: Cycles samples per pixel; 10 with OpenImageDenoise look like 64, small objects too "
-        "(default: %(default)s)",
-        group="rendering")
+        "(default: %(default)s); --render_num_samples is CLEVR's name",
+        group="rendering", aliases={"render_num_samples": None})
     device: str = option(
         "cpu", Choice(DEVICES),
         "--renderer blender: render on the CPU or the GPU (OptiX, CUDA or HIP, whichever Cycles finds) "
-        "(default: %(default)s)", group="rendering")
+        "(default: %(default)s); CLEVR's --use_gpu 0|1 is --device cpu|gpu", group="rendering",
+        aliases={"use_gpu": {"0": "cpu", "1": "gpu"}})
     blender: str | None = option(
         None, FilePath(),
         f"--renderer blender: a Blender executable, or a Python that imports bpy (default: ${BLENDER_ENV}, "
