@@ -136,6 +136,25 @@ def test_camera_jitter_moves_the_pillow_camera_per_scene_from_the_seed():
     assert moved[0]["directions"] != moved[1]["directions"]  # a draw per scene
 
 
+@pytest.mark.parametrize("camera_jitter", [None, 0.5], ids=["default", "clevrs-0.5"])
+def test_a_blender_job_keeps_the_pillow_world_of_the_same_seed(camera_jitter):
+    # issue 35: the world (objects, 3d_coords, relations, pixel_coords) is decided once, by the seed and
+    # the controls; the Blender job's scene graphs are decided before any Blender runs, so no Blender here
+    from builder_utils.clevr.synth.blender import BlenderRenderer, BlenderSettings
+    from builder_utils.clevr.synth.folder import _make_chunk
+
+    world = WorldOptions(camera_jitter=camera_jitter)
+    rules, vocab = world.rules(), world.rules().vocab()
+    assert world.jitter("pillow")["camera_jitter"] == world.jitter("blender")["camera_jitter"]
+    pillow = _make_chunk(0, "val", 0, 6, None, ImageOptions(), rules, world.jitter("pillow")["camera_jitter"])
+    # the settings folder.py gives a Blender job: the world's vocabulary (CLEVR's) always named
+    renderer = BlenderRenderer(["/nonexistent/blender"], BlenderSettings(colours=vocab.rgb, radii=vocab.radius))
+    blender = [renderer.scene_for(0, "val", k, min_pixels_per_object=ImageOptions().min_pixels_per_object,
+                                  scratch=Path("/nonexistent"), rules=rules, jitter=world.jitter("blender"))
+               for k in range(6)]
+    assert [{k: v for k, v in scene.items() if k != "_studio"} for scene in blender] == pillow
+
+
 def test_the_scene_files_info_records_what_made_the_world(tmp_path):
     world = WorldOptions(cogent="B", min_objects=4, version="2.0", license="CC0", date="2026-12-03")
     root = write_clevr_folder(tmp_path / "w", {"val": 2}, seed=7, progress=False, world=world)

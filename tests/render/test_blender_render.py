@@ -111,10 +111,11 @@ def test_metal_shows_white_highlights_that_rubber_lacks(hand_rendered):
 
 def test_every_object_of_a_world_meets_the_floor_on_the_index_pass(world, renderer, tmp_path):
     floor = min_pixels_for(480, 320)
-    scenes = json.loads((world / "scenes" / "CLEVR_val_scenes.json").read_text())["scenes"]
+    doc = json.loads((world / "scenes" / "CLEVR_val_scenes.json").read_text())
+    scenes, jitter = doc["scenes"], doc["info"]["controls"]  # the world's recorded camera jitter
     assert len(scenes) == WORLD["val"]
     for scene in scenes:
-        labels, coords = renderer.index_map(scene, studio_for(SEED, "val", scene["image_index"]), tmp_path)
+        labels, coords = renderer.index_map(scene, studio_for(SEED, "val", scene["image_index"], jitter), tmp_path)
         counts = count_visible_pixels(labels, len(scene["objects"]))
         assert min(counts) >= floor, (scene["image_filename"], counts)
         for obj, (x, y, depth) in zip(scene["objects"], coords):  # Blender's own projection agrees

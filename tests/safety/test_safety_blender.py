@@ -17,6 +17,7 @@ with the real Blender are in ``tests/render/test_blender_safety.py`` (``make tes
 
 from __future__ import annotations
 
+import json
 import signal
 import sys
 from pathlib import Path
@@ -37,6 +38,16 @@ def _synth(tmp: Path, behaviour: str, *, out: str = "W", exec_: bool = True, nam
     blender = launcher(tmp / "bin" / behaviour.replace(",", "_").replace("=", "-"), tmp / "state", behaviour,
                        exec_=exec_, name=name)
     return ["clevr-math", "synth", "--out", str(tmp / out), "--renderer", "blender", "--blender", str(blender), *WORLD]
+
+
+def _synth_own_colours(tmp: Path, behaviour: str) -> list[str]:
+    """A world of a colour the Pillow renderer does not know: its visibility asks Blender's index pass
+    (CLEVR's own vocabulary is decided on the Pillow outlines, issue 35)."""
+    properties = tmp / "properties.json"
+    properties.write_text(json.dumps({"shapes": {"cube": "SmoothCube_v2", "sphere": "Sphere"},
+                                      "colors": {"pink": [255, 60, 200]}, "materials": {"rubber": "Rubber"},
+                                      "sizes": {"large": 0.7, "small": 0.35}}))
+    return [*_synth(tmp, behaviour), "--properties_json", str(properties)]
 
 
 def _one_line(tmp: Path, done) -> None:
@@ -152,8 +163,10 @@ CAUSE_14 = [
         ("ready reply names no version", "ready=noversion", "names no Blender version"),
         ("pass replies are JSON lists", "reply=list", "not a JSON object"),
         ("pass replies are not JSON", "reply=text", "replied 'Saved: the image', not a JSON object"),
-        ("index replies have no pixel_coords", "reply=nocoords", "has no pixel_coords"),
     )
+] + [
+    Case("a Blender whose index replies have no pixel_coords", setup=lambda tmp: _synth_own_colours(tmp, "reply=nocoords"),
+         exit_code=2, no_debris_under=(), stderr_has="has no pixel_coords", check=_one_line)
 ]
 
 CAUSE_15 = [

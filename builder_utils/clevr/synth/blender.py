@@ -158,6 +158,25 @@ def find_blender(path: str | os.PathLike | None = None) -> list[str]:
     return blender_command(os.path.abspath(resolved))
 
 
+def _pillow_draws(settings: BlenderSettings) -> bool:
+    """Whether the Pillow renderer's outlines draw this vocabulary's objects as Blender does: every
+    colour and size named as CLEVR names it, every size of CLEVR's radius (colours do not change an
+    outline, but the Pillow renderer knows only CLEVR's names).
+
+    Example:
+        >>> _pillow_draws(BlenderSettings(radii=(("large", 0.7), ("small", 0.35))))
+        True
+        >>> _pillow_draws(BlenderSettings(radii=(("large", 0.9),)))
+        False
+    """
+    from .vocabulary import SIZE_RADIUS
+
+    colours = dict(settings.colours or ())
+    radii = dict(settings.radii or ())
+    return (all(name in COLOR_RGB for name in colours)
+            and all(SIZE_RADIUS.get(name) == radius for name, radius in radii.items()))
+
+
 def studio_camera(studio: dict, settings: BlenderSettings) -> Camera:
     """The pinhole model of a studio's camera (``directions``; Blender's projection gives ``pixel_coords``).
 
@@ -474,7 +493,9 @@ class BlenderRenderer:
 
         studio = studio_for(seed, split, image_index, jitter)
         camera = studio_camera(studio, self.settings)
-        if not (self.settings.colours or self.settings.radii):
+        # folder.py always passes the world's vocabulary; CLEVR's own (or any part of it) is one the
+        # Pillow outlines draw alike, and only then is the world the Pillow renderer's (issue 35)
+        if _pillow_draws(self.settings):
             scene = generate_scene(seed, split, image_index, camera, max_objects=max_objects, rules=rules,
                                    min_pixels_per_object=min_pixels_per_object)
             scene["_studio"] = studio

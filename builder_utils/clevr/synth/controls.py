@@ -37,9 +37,12 @@ VERSION = "1.0"
 # a fixed stamp rather than today's date (CLEVR's default), so that one seed always gives the same bytes
 DATE = "synthetic"
 #: CLEVR's jitter defaults (uniform +-jitter per coordinate): what ``--renderer blender`` draws
-#: with when no jitter is given. The Pillow renderer has one fixed light, and its camera is not
-#: jittered unless ``--camera_jitter`` is given (the worlds of earlier releases).
+#: its lights with when no jitter is given. The Pillow renderer has one fixed light.
 CLEVR_JITTER = {"camera_jitter": 0.5, "key_light_jitter": 1.0, "fill_light_jitter": 1.0, "back_light_jitter": 1.0}
+#: The camera decides the world (where objects show, which retries a scene takes), so its default is
+#: one for both renderers: still, the worlds of earlier releases; ``--camera_jitter 0.5`` is CLEVR's.
+#: One seed and these controls then give one world whichever renderer draws it (issue 35).
+WORLD_CAMERA_JITTER = 0.0
 LIGHT_JITTERS = ("key_light_jitter", "fill_light_jitter", "back_light_jitter")
 # Bounds: spacing beyond 2 world units leaves no room for 3 large objects on the 6 x 6 floor; a
 # camera moved more than 2 units leaves the floor's centre near the frame's edge; a light moved
@@ -148,8 +151,8 @@ class WorldOptions:
         "--renderer blender: back light moved by up to this much per axis (default: CLEVR's 1.0)", group=GROUP)
     camera_jitter: float | None = option(
         None, Number(minimum=0, maximum=MAX_CAMERA_JITTER, optional=True),
-        "camera moved by up to this much per axis, a draw per scene (default: CLEVR's 0.5 with --renderer blender, "
-        "none with pillow)", group=GROUP)
+        "camera moved by up to this much per axis, a draw per scene; it decides the world, so its default is one "
+        "for both renderers: none (CLEVR's is 0.5)", group=GROUP)
     start_idx: int = option(0, Integer(0, maximum=MAX_START_IDX),
                             "index of the first scene: a job's share of a split (default %(default)s)", group=GROUP)
     filename_prefix: str = option(FILENAME_PREFIX, Text(64, pattern=r"[A-Za-z0-9][A-Za-z0-9_-]*"),
@@ -202,13 +205,15 @@ class WorldOptions:
         return rules
 
     def jitter(self, renderer: str) -> dict[str, float]:
-        """The four jitters a ``renderer`` draws with: given ones, else CLEVR's (Blender) or none (Pillow).
+        """The four jitters a ``renderer`` draws with: given ones, else the lights' CLEVR's (Blender) or none
+        (Pillow), and the camera's :data:`WORLD_CAMERA_JITTER` whichever renderer (the camera decides the world).
 
         Example:
             >>> WorldOptions(camera_jitter=0.2).jitter("pillow")["camera_jitter"], WorldOptions().jitter("blender")
-            (0.2, {'camera_jitter': 0.5, 'key_light_jitter': 1.0, 'fill_light_jitter': 1.0, 'back_light_jitter': 1.0})
+            (0.2, {'camera_jitter': 0.0, 'key_light_jitter': 1.0, 'fill_light_jitter': 1.0, 'back_light_jitter': 1.0})
         """
         return {name: (getattr(self, name) if getattr(self, name) is not None
+                       else WORLD_CAMERA_JITTER if name == "camera_jitter"
                        else CLEVR_JITTER[name] if renderer == "blender" else 0.0) for name in CLEVR_JITTER}
 
     def shape_color_rule(self) -> dict | None:
