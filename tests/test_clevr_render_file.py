@@ -100,6 +100,19 @@ def test_a_bad_scene_file_is_one_line_and_writes_nothing(tmp_path, capsys):
     assert str(bad) in err[0] and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize("flags, message", [
+    (["--render_max_bounces", "8"], "--render_max_bounces: a Blender control, meaningless for --renderer pillow"),
+    (["--base_scene_blendfile", "base_scene.blend"], "--base_scene_blendfile: a Blender control, meaningless"),
+    (["--save_blendfiles", "--renderer", "blender", "--blender", sys.executable],
+     "--save_blendfiles: render writes images, masks and depth only"),
+], ids=["bounces with pillow", "blend file with pillow", "save_blendfiles"])
+def test_a_control_render_cannot_apply_is_one_line_never_ignored(world, tmp_path, capsys, flags, message):
+    assert main(["--scenes", str(world), "--out", str(tmp_path / "out"), *flags], prog="clevr-math render") == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_killed_run_is_resumed_without_drawing_anything_twice(world, tmp_path):
     out = tmp_path / "out"
     command = [str(CLI), "render", "--scenes", str(world), "--out", str(out), "--masks", "--depth"]

@@ -293,7 +293,7 @@ def _blender_job(images: ImageOptions, num_workers: int, dask: str | None, world
     settings = BlenderSettings(width=images.width, height=images.height, samples=images.samples,
                                device=images.device, threads=threads, min_bounces=images.render_min_bounces,
                                max_bounces=images.render_max_bounces, tile_size=images.render_tile_size,
-                               colours=vocab.rgb, radii=vocab.radius, assets=_assets(images, world))
+                               colours=vocab.rgb, radii=vocab.radius, assets=blender_assets(images, world))
     if in_this_process(2, num_workers=num_workers, dask=dask):
         version = renderer_for(command, settings).start()  # kept: this process renders
     else:
@@ -304,8 +304,14 @@ def _blender_job(images: ImageOptions, num_workers: int, dask: str | None, world
                       blend_dir="" if blends else None)  # the folder is the staging's, set once it is open
 
 
-def _assets(images: ImageOptions, world: WorldOptions) -> tuple | None:
-    """CLEVR's asset files for the studio (absolute paths), and the names its properties file gives them."""
+def blender_assets(images: ImageOptions, world: WorldOptions) -> tuple | None:
+    """CLEVR's asset files for the studio (absolute paths), and the names its properties file gives
+    them; None when none is given (the studio built in code).
+
+    Example:
+        >>> blender_assets(ImageOptions(), WorldOptions()) is None
+        True
+    """
     if images.base_scene_blendfile is None and images.shape_dir is None and images.material_dir is None:
         return None
     # the file names of CLEVR's repository, unless the properties file names others

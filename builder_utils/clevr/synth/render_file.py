@@ -42,7 +42,8 @@ from ..distributed import DaskUnavailable, dask_client, ordered_map, require_das
 from .blender import (SCRIPT, BlenderSettings, SceneRenderFailed, blender_command, find_blender, renderer_for,
                       still_studio)
 from .camera import Camera, fit_camera
-from .folder import ImageOptions
+from .controls import WorldOptions
+from .folder import ImageOptions, blender_assets
 from .render import RenderError, depth_map, draw_scene, object_index_map, write_png_atomic
 
 logger = logging.getLogger(__name__)
@@ -135,10 +136,23 @@ def _draw_pillow(scene: dict, stage: Path, options: DrawOptions) -> None:
             _save_grey(_depth_png(depth_map(scene, camera, labels)), stage / "depth" / f"{_stem(scene)}.png")
 
 
+def _check_controls(options: DrawOptions) -> None:
+    """A control that means nothing here is refused in one line, never silently ignored."""
+    if options.renderer == "pillow" and options.given_for_blender():
+        raise ValueError(f"{options.given_for_blender()[0]}: a Blender control, meaningless for --renderer pillow; "
+                         "use --renderer blender or drop it")
+    if options.save_blendfiles:
+        raise ValueError("--save_blendfiles: render writes images, masks and depth only; save .blend files with "
+                         "clevr-math synth --renderer blender --save_blendfiles")
+
+
 def _draw_blender(scene: dict, stage: Path, options: DrawOptions, executable: str) -> None:
     camera = scene_camera(scene, options.width, options.height)
+    # the same drawing controls as synth's (bounces, tile size, CLEVR's own asset files)
     settings = BlenderSettings(width=options.width, height=options.height, samples=options.samples,
-                               device=options.device)
+                               device=options.device, min_bounces=options.render_min_bounces,
+                               max_bounces=options.render_max_bounces, tile_size=options.render_tile_size,
+                               assets=blender_assets(options, WorldOptions()))
     renderer = renderer_for(blender_command(executable), settings)
     studio = still_studio(camera.location)
     scratch = stage / "images"
@@ -203,6 +217,7 @@ def render_scene_file(scenes_path: str | os.PathLike, out_dir: str | os.PathLike
     """
     options = DrawOptions() if options is None else options
     Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
+    _check_controls(options)
     scenes_path = os.fspath(scenes_path)
     executable = None
     if options.renderer == "blender":
