@@ -477,8 +477,9 @@ def _add_value_alias(group: Any, dest: str, name: str, values: dict[str, Any]) -
 
     shown = ", ".join(f"{key} = --{dest} {value}" for key, value in values.items())
     # SUPPRESS: the option's own flag sets the default; this one only sets a value when given
+    # choices: the translated values, so the flag is bounded by construction (a word among a few)
     group.add_argument(f"--{name}", dest=dest, type=translate, default=argparse.SUPPRESS,
-                       metavar="{" + ",".join(values) + "}", help=f"the same as --{dest}, under another name and values ({shown})")
+                       choices=list(dict.fromkeys(values.values())), metavar="{" + ",".join(values) + "}", help=f"the same as --{dest}, under another name and values ({shown})")
 
 
 def options_from_args(args: argparse.Namespace, cls: type, **overrides: Any) -> Any:

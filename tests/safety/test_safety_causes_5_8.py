@@ -151,8 +151,8 @@ def _numeric_flags() -> list[tuple[str, str, str, object]]:
         for action in parser._actions:
             kind = action.type
             bound = getattr(kind, "__self__", None)
-            if not action.option_strings or kind in (None, str):
-                continue  # a word or a path (a numeric type of another kind fails below: no maximum)
+            if not action.option_strings or kind in (None, str) or action.choices is not None:
+                continue  # a word, one of a few choices, or a path (a numeric type of another kind fails below)
             flag = action.option_strings[-1]
             if isinstance(bound, Integer):
                 maximum = bound.maximum
