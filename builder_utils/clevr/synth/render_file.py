@@ -217,7 +217,6 @@ def render_scene_file(scenes_path: str | os.PathLike, out_dir: str | os.PathLike
     """
     options = DrawOptions() if options is None else options
     Integer(1, maximum=MAX_WORKERS)("num_proc", num_proc)
-    _check_controls(options)
     scenes_path = os.fspath(scenes_path)
     executable = None
     if options.renderer == "blender":
@@ -230,6 +229,7 @@ def render_scene_file(scenes_path: str | os.PathLike, out_dir: str | os.PathLike
     # opened first: an output over the scene file (or any input) is refused before it is read
     with OutputFolder.open(out_dir, command=COMMAND, declared=declared, overwrite=overwrite, resume=resume) as out:
         try:
+            _check_controls(options)  # after the folder's checks: an output over an input is named first
             scenes = _load(scenes_path)
         except ValueError:
             out.resume = None  # nothing finished to keep: a bad scene file leaves no staging folder
