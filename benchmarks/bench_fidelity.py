@@ -2,6 +2,8 @@
 
 Run: .venv/bin/python benchmarks/bench_fidelity.py --renderer pillow blender
          --blender /work/main/.venv-render/bin/python [--scenes 12] [--out DIR]
+     [--base_scene_blendfile B --shape_dir S --material_dir M]   (CLEVR's own asset files, from a
+     copy of its repository's image_generation/data; never shipped, never committed)
 
 Reads ``../shared/data/clevr/official_renders/`` (134 official CLEVR v1.0 train images and their
 official scene graphs; never copied into the repository). Each scene is drawn with the camera
@@ -79,11 +81,21 @@ def render_pillow(scene: dict, camera, path: Path) -> None:
     render_scene(scene, path, camera)
 
 
+def asset_files(args) -> tuple | None:
+    """CLEVR's asset files as the Blender studio takes them (None: the studio built in code), through
+    the one mechanism ``clevr-math synth`` and ``render`` use."""
+    from builder_utils.clevr.synth.controls import WorldOptions
+    from builder_utils.clevr.synth.folder import ImageOptions, blender_assets
+
+    return blender_assets(ImageOptions(base_scene_blendfile=args.base_scene_blendfile, shape_dir=args.shape_dir,
+                                       material_dir=args.material_dir), WorldOptions())
+
+
 class BlenderDrawer:
-    def __init__(self, executable: str, samples: int):
+    def __init__(self, executable: str, samples: int, assets: tuple | None = None):
         from builder_utils.clevr.synth.blender import BlenderRenderer, BlenderSettings, find_blender
 
-        self.renderer = BlenderRenderer(find_blender(executable), BlenderSettings(samples=samples))
+        self.renderer = BlenderRenderer(find_blender(executable), BlenderSettings(samples=samples, assets=assets))
         self.cpu = 0.0
 
     def __call__(self, scene: dict, camera, path: Path) -> None:
@@ -96,7 +108,8 @@ class BlenderDrawer:
 
 
 def run(renderer: str, pairs, out: Path, args) -> list[dict]:
-    folder = out / (renderer if renderer == "pillow" else f"blender-{args.samples}")
+    assets = asset_files(args) if renderer == "blender" else None
+    folder = out / (renderer if renderer == "pillow" else f"blender-{args.samples}" + ("-clevr-assets" if assets else ""))
     folder.mkdir(parents=True, exist_ok=True)
     draw = render_pillow if renderer == "pillow" else None
     rows = []
@@ -107,7 +120,7 @@ def run(renderer: str, pairs, out: Path, args) -> list[dict]:
             camera, fit_error = fitted_camera(scene)
             if not path.is_file() or args.again:
                 if draw is None:
-                    draw = BlenderDrawer(args.blender, args.samples)
+                    draw = BlenderDrawer(args.blender, args.samples, assets)
                 draw(scene, camera, path)
                 rendered += 1
             ours = np.asarray(Image.open(path).convert("RGB"))
@@ -180,6 +193,9 @@ def main() -> int:
     parser.add_argument("--clean", action="store_true",
                         help="also: the default samples against 64 inside small and large objects' masks")
     parser.add_argument("--per-scene", action="store_true", help="print each scene's measures")
+    for flag, what in (("--base_scene_blendfile", "CLEVR's base_scene.blend"), ("--shape_dir", "CLEVR's shapes folder"),
+                       ("--material_dir", "CLEVR's materials folder")):
+        parser.add_argument(flag, default=None, help=f"{what} (Blender only; default: the studio built in code)")
     args = parser.parse_args()
     if args.samples is None:
         from builder_utils.clevr.synth.blender import DEFAULT_SAMPLES
@@ -191,7 +207,8 @@ def main() -> int:
     for renderer in args.renderer:
         started = time.perf_counter()
         rows = run(renderer, pairs, out, args)
-        name = renderer if renderer == "pillow" else f"blender ({args.samples} samples)"
+        name = renderer if renderer == "pillow" else f"blender ({args.samples} samples" + (
+            ", CLEVR's asset files)" if asset_files(args) else ")")
         results[name] = rows
         print(f"{name}: {len(rows)} scenes in {time.perf_counter() - started:.1f} s; camera fit "
               f"{np.mean([r['fit_px'] for r in rows]):.2f} px mean, {max(r['fit_px'] for r in rows):.2f} worst",

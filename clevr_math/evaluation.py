@@ -78,16 +78,8 @@ def evaluate(data, config: str = "general", split: str = "test",
                                    notes=notes, **options)
 
 
-def write_evaluation(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
-    """Write a report of :func:`evaluate` into the folder ``out``: ``report.json``, ``report.md`` (the tables)
-    and the accuracy charts (PNG), through the ownership record; returns the paths written. A file there
-    that this function did not write is refused unless ``overwrite``.
-
-    Example::
-
-        write_evaluation(evaluate("hub", "multihop", predictions="preds.csv"), "eval/multihop")
-    """
-    return engine.write_evaluation(SPEC, report, out, overwrite)
+#: Write a report of :func:`evaluate` into a folder (report.json, report.md, charts), through the ownership record.
+write_evaluation = engine.report_writer(SPEC, 'evaluate("hub", "multihop", predictions="preds.csv")')
 
 
 def evaluate_demo(hub: str | os.PathLike, scenes: str | os.PathLike, out: str | os.PathLike,

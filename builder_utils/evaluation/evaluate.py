@@ -18,8 +18,8 @@ from builder_utils.evaluation.report import (Chart, breakdown_table, chart_rows,
                                              report_systems, write_report)
 from builder_utils.evaluation.spec import Question, ScoringSpec
 
-__all__ = ["charts", "evaluate_dataset", "labelling_table", "render_markdown", "score_report", "system_result",
-           "write_demo", "write_evaluation"]
+__all__ = ["charts", "evaluate_dataset", "labelling_table", "render_markdown", "report_writer", "score_report",
+           "system_result", "write_demo", "write_evaluation"]
 
 
 def _summary(items: Sequence[tuple[Question, Scored]], seed: int, resamples: int, top_k: int | None = None) -> dict:
@@ -259,6 +259,31 @@ def write_evaluation(spec: ScoringSpec, report: Mapping, out: str | os.PathLike,
         write_evaluation(SPEC, evaluate("hub", "general"), "eval")
     """
     return write_report(out, report, render_markdown(spec, report), charts(spec, report), overwrite=overwrite)
+
+
+def report_writer(spec: ScoringSpec, example: str):
+    """:func:`write_evaluation` bound to one dataset's ``spec``: the ``write_evaluation`` each package exports.
+
+    ``example`` is the call of that package's ``evaluate`` shown in the docstring.
+
+    Example::
+
+        write_evaluation = report_writer(SPEC, 'evaluate("hub", "general", predictions="preds.csv")')
+        write_evaluation(report, "eval/general")
+    """
+    def bound(report: Mapping, out: str | os.PathLike, overwrite: bool = False) -> list[Path]:
+        return write_evaluation(spec, report, out, overwrite)
+
+    bound.__name__ = bound.__qualname__ = "write_evaluation"
+    bound.__doc__ = f"""Write a report of ``evaluate`` into the folder ``out``: ``report.json``, ``report.md`` (the tables)
+    and the accuracy charts (PNG), through the ownership record; returns the paths written. A file there
+    that this function did not write is refused unless ``overwrite``.
+
+    Example::
+
+        write_evaluation({example}, "eval")
+    """
+    return bound
 
 
 def write_demo(spec: ScoringSpec, report: Mapping, out: str | os.PathLike, stream=None) -> Mapping:
