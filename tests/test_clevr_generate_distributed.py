@@ -167,6 +167,21 @@ def test_synth_on_the_cluster_is_byte_identical(cluster, tmp_path):
     assert len(tree(one)) == 73 + 2 + 1
 
 
+def test_render_on_the_cluster_is_byte_identical(cluster, tmp_path):
+    """`clevr-math render --dask`: the workers draw the chunks into the shared staging folder; the
+    images, masks, depth maps and the ownership record equal the one-process run's."""
+    from builder_utils.clevr.synth.render_file import DrawOptions, render_scene_file
+
+    world = write_clevr_folder(tmp_path / "world", {"val": 40}, seed=5, render=False, progress=False)
+    scenes = world / "scenes" / "CLEVR_val_scenes.json"
+    options = DrawOptions(masks=True, depth=True)
+    one = render_scene_file(scenes, tmp_path / "one", options)
+    on_dask = render_scene_file(scenes, tmp_path / "dask", options, dask=cluster)
+    drawn = tree(one)
+    assert sum(name.startswith("images/") for name in drawn) == 40
+    assert drawn == tree(on_dask)
+
+
 def test_without_dask_the_flag_is_a_one_line_error_naming_the_extra(scene_path, tmp_path):
     # a `distributed` that fails to import, first on the path: what a machine without the extra sees
     shadow = tmp_path / "shadow" / "distributed"
