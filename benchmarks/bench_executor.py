@@ -90,32 +90,10 @@ def _matching(objects, members, pairs):
     return [i for i in members if all(objects[i][a] == v for a, v in pairs)]
 
 
-def family_programs(scene: dict, rng: random.Random):
-    """Yield (family, program, expected answer) for one scene."""
+def _hop_programs(scene: dict, rng: random.Random):
+    """one_hop .. three_hop: follow relations from a uniquely described object."""
     objs = scene["objects"]
     everyone = list(range(len(objs)))
-
-    # zero_hop: count / exist / query
-    b = Builder(scene)
-    pairs = _random_filter(objs, rng)
-    b.add("count", [b.filters(b.add("scene"), pairs)])
-    yield "zero_hop count", b.nodes, str(len(_matching(objs, everyone, pairs)))
-
-    b = Builder(scene)
-    pairs = [(a, rng.choice(v)) for a, v in zip(ATTRS, (("small", "large"), ("red", "cyan", "gray"), ("rubber", "metal"), ("cube", "sphere")))]
-    pairs = rng.sample(pairs, 2)
-    b.add("exist", [b.filters(b.add("scene"), pairs)])
-    yield "zero_hop exist", b.nodes, _yes(bool(_matching(objs, everyone, pairs)))
-
-    target = rng.choice(everyone)
-    b = Builder(scene)
-    obj_node = b.unique(b.add("scene"), everyone, target, rng)
-    if obj_node is not None:
-        attr = rng.choice(ATTRS)
-        b.add(f"query_{attr}", [obj_node])
-        yield "zero_hop query", b.nodes, objs[target][attr]
-
-    # one_hop .. three_hop: follow relations from a uniquely described object
     for hops in (1, 2, 3):
         b = Builder(scene)
         current = rng.choice(everyone)
@@ -155,6 +133,34 @@ def family_programs(scene: dict, rng: random.Random):
                 current = nxt
         if ok:
             yield f"{hops}_hop", b.nodes, expected
+
+
+def family_programs(scene: dict, rng: random.Random):
+    """Yield (family, program, expected answer) for one scene."""
+    objs = scene["objects"]
+    everyone = list(range(len(objs)))
+
+    # zero_hop: count / exist / query
+    b = Builder(scene)
+    pairs = _random_filter(objs, rng)
+    b.add("count", [b.filters(b.add("scene"), pairs)])
+    yield "zero_hop count", b.nodes, str(len(_matching(objs, everyone, pairs)))
+
+    b = Builder(scene)
+    pairs = [(a, rng.choice(v)) for a, v in zip(ATTRS, (("small", "large"), ("red", "cyan", "gray"), ("rubber", "metal"), ("cube", "sphere")))]
+    pairs = rng.sample(pairs, 2)
+    b.add("exist", [b.filters(b.add("scene"), pairs)])
+    yield "zero_hop exist", b.nodes, _yes(bool(_matching(objs, everyone, pairs)))
+
+    target = rng.choice(everyone)
+    b = Builder(scene)
+    obj_node = b.unique(b.add("scene"), everyone, target, rng)
+    if obj_node is not None:
+        attr = rng.choice(ATTRS)
+        b.add(f"query_{attr}", [obj_node])
+        yield "zero_hop query", b.nodes, objs[target][attr]
+
+    yield from _hop_programs(scene, rng)
 
     # same_relate: things sharing an attribute with a unique object
     target = rng.choice(everyone)

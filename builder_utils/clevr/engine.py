@@ -68,6 +68,45 @@ def search(
 
         found = search(plan, data, random.Random(0), lambda answer: True)
     """
+    found, remaining, replayed = _depth_first(plan, data, rng, admissible, on_accept, max_instances, budget, replay)
+    if stats is not None:
+        stats.states += budget - remaining if remaining >= 0 else budget
+        stats.exhausted_budget = remaining < 0
+        stats.replayed += replayed
+    return found
+
+
+def _step_pool(step: Step, kind: int, data: SceneData, outputs: list, values: dict, rng: random.Random):
+    """The options step ``step`` tries: ``(pool, empties, single)``; ``empties`` draws a filter's empty
+    selection, ``single`` says a side-input step has one param. The caller draws their order with
+    :func:`~.choices.shuffled` written inline (the same draws of ``rng.random()`` at the same moments:
+    one before each option, none after the last one taken), which spares a generator frame per option."""
+    if kind == FILTER:
+        options, empties = filter_choices(step, data, outputs[step.inputs[0]], values)
+        return list(options), empties, False
+    if kind == RELATE:
+        return list(relate_choices(step, data, outputs[step.inputs[0]], values, rng)), None, False
+    if kind == CHOOSE:
+        (p,) = step.params
+        available = outputs[step.inputs[0]].bit_count()
+        low = 0 if step.allow_zero else 1
+        if step.bounds[0] is not None and step.bounds[0] > low:
+            low = step.bounds[0]
+        if step.bounds[1] is not None and step.bounds[1] < available:
+            available = step.bounds[1]
+        if step.param_fixed[0]:
+            return ([values[p]] if low <= values[p] <= available else []), None, False
+        return list(range(low, available + 1)), None, False
+    # A function with side inputs: its params range over their types' values.
+    domains = [(values[p],) if fixed else domain
+               for p, fixed, domain in zip(step.params, step.param_fixed, step.domains)]
+    single = len(domains) == 1
+    return (list(domains[0]) if single else _product(domains)), None, single
+
+
+def _depth_first(plan: CompiledTemplate, data: SceneData, rng: random.Random, admissible: Callable[[Any], bool],
+                 on_accept, max_instances: int, budget: int, replay: bool) -> tuple[list[Instance], int, int]:
+    """:func:`search`'s work: ``(found, budget left (negative: exhausted), options replayed)``."""
     steps = plan.steps
     n = len(steps)
     index = data.index
@@ -76,11 +115,8 @@ def search(
     values: dict[str, Any] = {}
     found: list[Instance] = []
     remaining = budget
-    relations = plan.raw_relates
     # The search runs millions of times per dataset: the hot names are bound locally once.
     rand = rng.random
-    all_mask = index.all_mask
-
     # Subtrees that found nothing, by (position, what they read): their cost in options tried
     # and in those of plain steps (which draw nothing). Valid until a question is accepted.
     failed: dict[tuple, tuple[int, int]] = {}
@@ -106,20 +142,13 @@ def search(
             failed[key] = (before - remaining, plains - before_plains)
         return False
 
-    # The option loop below is :func:`~.choices.shuffled` written inline (the same draws of
-    # ``rng.random()`` at the same moments: one before each option, none after the last one
-    # taken), which spares a generator frame per option tried.
     def visit(k: int) -> bool:
         """Try the options of step ``k``; True means stop the whole search."""
         nonlocal remaining, plains
         if k == n:  # a complete state
-            if not admissible(outputs[-1]):
+            instance = _complete(plan, data, outputs, choices, values, admissible, on_accept)
+            if instance is None:
                 return False
-            if relations and _degenerate(plan, data, outputs, choices):
-                return False
-            instance = Instance(list(outputs), list(choices), dict(values))
-            if on_accept is not None and on_accept(instance) is False:
-                return False  # refused (its step worlds cannot be placed): the search goes on
             found.append(instance)
             failed.clear()  # the answer counts changed: what failed may not fail again
             return len(found) >= max_instances
@@ -128,7 +157,7 @@ def search(
         test = step.test
         nxt = k + 1
         go = visitors[nxt]
-        if kind == PLAIN:  # the most frequent kind first (counts, arithmetic, set operations)
+        if kind == PLAIN or kind == SCENE:  # the most frequent kinds first: no options to draw
             remaining -= 1
             if remaining < 0:
                 return True
@@ -138,43 +167,10 @@ def search(
             except InvalidProgram:
                 return False
             return (test is None or test(outputs, choices, values)) and go(nxt)
-        if kind == SCENE:
-            remaining -= 1
-            if remaining < 0:
-                return True
-            plains += 1
-            outputs[k] = all_mask
-            return (test is None or test(outputs, choices, values)) and go(nxt)
-        # The other kinds try a list of options in random order, in one loop below.
         family = kind == FILTER or kind == RELATE
         if family:
-            empties = None
-            if kind == FILTER:
-                options, empties = filter_choices(step, data, outputs[step.inputs[0]], values)
-            else:
-                options = relate_choices(step, data, outputs[step.inputs[0]], values, rng)
             reduce, free, rel_param = step.reduce, step.free, step.rel_param
-            pool = list(options)
-        elif kind == CHOOSE:
-            (p,) = step.params
-            available = outputs[step.inputs[0]].bit_count()
-            low = 0 if step.allow_zero else 1
-            if step.bounds[0] is not None and step.bounds[0] > low:
-                low = step.bounds[0]
-            if step.bounds[1] is not None and step.bounds[1] < available:
-                available = step.bounds[1]
-            if step.param_fixed[0]:
-                pool = [values[p]] if low <= values[p] <= available else []
-            else:
-                pool = list(range(low, available + 1))
-        else:
-            # A function with side inputs: its params range over their types' values.
-            domains = [
-                (values[p],) if fixed else domain
-                for p, fixed, domain in zip(step.params, step.param_fixed, step.domains)
-            ]
-            single = len(domains) == 1
-            pool = list(domains[0]) if single else _product(domains)
+        pool, empties, single = _step_pool(step, kind, data, outputs, values, rng)
         size = len(pool)
         for i in range(size):
             j = i + int(rand() * (size - i))
@@ -203,7 +199,7 @@ def search(
                     except InvalidProgram:
                         continue
             elif kind == CHOOSE:
-                values[p] = option
+                values[step.params[0]] = option
                 outputs[k] = option
             else:
                 option = (option,) if single else option
@@ -226,11 +222,21 @@ def search(
         # whole search state with them, at once rather than at the next garbage collection
         # (millions of searches would otherwise fill the collector's young generation).
         visitors.clear()
-    if stats is not None:
-        stats.states += budget - remaining if remaining >= 0 else budget
-        stats.exhausted_budget = remaining < 0
-        stats.replayed += replayed
-    return found
+    return found, remaining, replayed
+
+
+def _complete(plan: CompiledTemplate, data: SceneData, outputs: list, choices: list, values: dict,
+              admissible: Callable[[Any], bool], on_accept) -> Instance | None:
+    """A complete state as an accepted instance, or None: an inadmissible answer, a degenerate relation,
+    or refused by ``on_accept`` (its step worlds cannot be placed: the search goes on)."""
+    if not admissible(outputs[-1]):
+        return None
+    if plan.raw_relates and _degenerate(plan, data, outputs, choices):
+        return None
+    instance = Instance(list(outputs), list(choices), dict(values))
+    if on_accept is not None and on_accept(instance) is False:
+        return None
+    return instance
 
 
 def _product(domains: Sequence[Sequence[Any]]) -> list[tuple]:

@@ -50,7 +50,7 @@ class Step:
     bounds: tuple[int | None, int | None] = (None, None)  # OUT_RANGE folded into a choose domain
     sizes: tuple[int | None, int | None] = (None, None)  # OUT_RANGE folded into a filter's selections
     impl: Callable | None = None  # the registered function (choose, side-input and plain steps)
-    run: Callable | None = None  # plain steps: run(index, outputs), impl with its inputs bound
+    run: Callable | None = None  # plain and scene steps: run(index, outputs), impl with its inputs bound
     reduce: Callable | None = None  # filter/relate steps: the registered unique/count/exist
     checks: tuple[tuple, ...] = ()
     # ``checks`` as one predicate test(outputs, choices, values) (None: nothing to check), made
@@ -154,7 +154,7 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             )
             step.signature = (node.type, allowed, required, tuple(a for a, _ in fixed), step.rel_fixed)
         elif node.type == "scene":
-            step = Step(kind=SCENE, position=k, function="scene", inputs=())
+            step = Step(kind=SCENE, position=k, function="scene", inputs=(), run=_whole_scene)
         else:
             impl = FUNCTIONS.get(node.type)
             if impl is None:
@@ -180,6 +180,30 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             bound_at.setdefault(p, k)
         steps.append(step)
 
+    _attach_checks(template, metadata, steps, bound_at)
+
+    raw_relates = _intersected_relates(template)
+    plan = CompiledTemplate(
+        template=template,
+        steps=tuple(steps),
+        answer_domain=_answer_domain(template.answer_type, metadata),
+        raw_relates=raw_relates,
+        param_types=params,
+        dependents={k: _dependents(template, k) for k in raw_relates},
+        arithmetic=tuple(n.index for n in template.nodes if n.type in metadata.arithmetic),
+        bound_at=bound_at,
+    )
+    plan.recalls = _recalls(plan)
+    return plan
+
+
+def _whole_scene(index, outputs) -> int:
+    return index.all_mask  # every object of the scene
+
+
+def _attach_checks(template: Template, metadata: Metadata, steps: list[Step], bound_at: dict[str, int]) -> None:
+    """Give each step the constraints it can check first (where their last parameter or node is bound);
+    ranges on a choose's X or a filter's selection narrow the step's options instead of rejecting them."""
     family_bound = {
         p for s in steps if s.kind in (FILTER, RELATE) for _, p in s.free
     }
@@ -212,20 +236,6 @@ def compile_template(template: Template, metadata: Metadata) -> CompiledTemplate
             step.sizes = _fold_ranges(found, step.position)
             step.signature += (step.sizes,)
         _set_checks(step, tuple(found), steps)
-
-    raw_relates = _intersected_relates(template)
-    plan = CompiledTemplate(
-        template=template,
-        steps=tuple(steps),
-        answer_domain=_answer_domain(template.answer_type, metadata),
-        raw_relates=raw_relates,
-        param_types=params,
-        dependents={k: _dependents(template, k) for k in raw_relates},
-        arithmetic=tuple(n.index for n in template.nodes if n.type in metadata.arithmetic),
-        bound_at=bound_at,
-    )
-    plan.recalls = _recalls(plan)
-    return plan
 
 
 def _fold_ranges(found: list[tuple], position: int) -> tuple[int | None, int | None]:
