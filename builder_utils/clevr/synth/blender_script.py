@@ -59,6 +59,19 @@ def _new_material(name: str):
     return material
 
 
+def surface_material(name: str, shader):
+    """A material whose surface is ``shader(tree)`` (a node output socket) and nothing else: the
+    default nodes go, the output node stays. Also serves clevr_assets.py (as ``Studio.surface_material``)."""
+    material = _new_material(name)
+    tree = material.node_tree
+    for node in list(tree.nodes):
+        if node.bl_idname != "ShaderNodeOutputMaterial":
+            tree.nodes.remove(node)
+    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
+    tree.links.new(shader(tree), output.inputs["Surface"])
+    return material
+
+
 def _linear(rgb) -> tuple:
     # CLEVR's renderer took its 0-255 colours as linear values
     return (rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0, 1.0)
@@ -66,15 +79,8 @@ def _linear(rgb) -> tuple:
 
 def _object_material(colour: str, rgb, material_kind: str):
     """CLEVR's two materials rebuilt as node graphs (their settings are facts read from its files)."""
-    material = _new_material(f"{material_kind}-{colour}")
-    tree = material.node_tree
-    for node in list(tree.nodes):
-        if node.bl_idname != "ShaderNodeOutputMaterial":
-            tree.nodes.remove(node)
-    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
-    shader = (_metal if material_kind == "metal" else _rubber)(tree, _linear(rgb))
-    tree.links.new(shader, output.inputs["Surface"])
-    return material
+    shader = _metal if material_kind == "metal" else _rubber
+    return surface_material(f"{material_kind}-{colour}", lambda tree: shader(tree, _linear(rgb)))
 
 
 def _mix(tree, factor, first, second):
@@ -124,45 +130,38 @@ def _metal(tree, colour):
 def _index_material(levels: int):
     """Emission of red = object index / ``levels``, linear (the studio has index 0: black),
     written untouched (view transform "Raw", no dither): the driver decodes round(R / 255 * levels)."""
-    material = _new_material("object-index")
-    tree = material.node_tree
-    for node in list(tree.nodes):
-        if node.bl_idname != "ShaderNodeOutputMaterial":
-            tree.nodes.remove(node)
-    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
-    info = tree.nodes.new("ShaderNodeObjectInfo")
+    def shader(tree):
+        info = tree.nodes.new("ShaderNodeObjectInfo")
+        combine = tree.nodes.new("ShaderNodeCombineColor")
+        tree.links.new(_divided(tree, info.outputs["Object Index"], levels), combine.inputs[0])
+        return _emission(tree, combine.outputs[0])
+
+    return surface_material("object-index", shader)
+
+
+def _divided(tree, socket, by: float):
     divide = tree.nodes.new("ShaderNodeMath")
     divide.operation = "DIVIDE"
-    divide.inputs[1].default_value = float(levels)
-    combine = tree.nodes.new("ShaderNodeCombineColor")
+    divide.inputs[1].default_value = float(by)
+    tree.links.new(socket, divide.inputs[0])
+    return divide.outputs[0]
+
+
+def _emission(tree, colour):
     emission = tree.nodes.new("ShaderNodeEmission")
     emission.inputs["Strength"].default_value = 1.0
-    tree.links.new(info.outputs["Object Index"], divide.inputs[0])
-    tree.links.new(divide.outputs[0], combine.inputs[0])
-    tree.links.new(combine.outputs[0], emission.inputs["Color"])
-    tree.links.new(emission.outputs[0], output.inputs["Surface"])
-    return material
+    tree.links.new(colour, emission.inputs["Color"])
+    return emission.outputs[0]
 
 
 def _depth_material(depth_range: float):
     """Emission of grey = the depth along the camera's axis / ``depth_range`` (written raw, 16 bits)."""
-    material = _new_material("depth")
-    tree = material.node_tree
-    for node in list(tree.nodes):
-        if node.bl_idname != "ShaderNodeOutputMaterial":
-            tree.nodes.remove(node)
-    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
-    camera = tree.nodes.new("ShaderNodeCameraData")
-    divide = tree.nodes.new("ShaderNodeMath")
-    divide.operation = "DIVIDE"
-    divide.inputs[1].default_value = float(depth_range)
-    emission = tree.nodes.new("ShaderNodeEmission")
-    emission.inputs["Strength"].default_value = 1.0
-    tree.links.new(camera.outputs["View Z Depth"], divide.inputs[0])
-    # a value into a colour is grey: all three channels, so the grey PNG keeps it whole
-    tree.links.new(divide.outputs[0], emission.inputs["Color"])
-    tree.links.new(emission.outputs[0], output.inputs["Surface"])
-    return material
+    def shader(tree):
+        camera = tree.nodes.new("ShaderNodeCameraData")
+        # a value into a colour is grey: all three channels, so the grey PNG keeps it whole
+        return _emission(tree, _divided(tree, camera.outputs["View Z Depth"], depth_range))
+
+    return surface_material("depth", shader)
 
 
 def _mesh_from(bm, name: str):
@@ -233,6 +232,8 @@ def _backdrop_mesh():
 
 class Studio:
     """The Blender scene: built once, objects replaced per request."""
+
+    surface_material = staticmethod(surface_material)  # for subclasses in other files (clevr_assets.py)
 
     def __init__(self, settings: dict):
         self.settings = settings

@@ -32,21 +32,15 @@ def _load(path: str, kind: str, name: str):
     return getattr(target, kind)[0]
 
 
-def _group_material(label: str, group, rgb) -> object:
-    material = bpy.data.materials.new(label)
-    if material.node_tree is None:  # Blender before 5.0 creates the node tree on request
-        material.use_nodes = True
-    tree = material.node_tree
-    for node in list(tree.nodes):
-        if node.bl_idname != "ShaderNodeOutputMaterial":
-            tree.nodes.remove(node)
-    output = next(n for n in tree.nodes if n.bl_idname == "ShaderNodeOutputMaterial")
-    node = tree.nodes.new("ShaderNodeGroup")
-    node.node_tree = group
-    # CLEVR's 0-255 colours taken as linear values, as everywhere in the studio
-    node.inputs["Color"].default_value = (rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0, 1.0)
-    tree.links.new(node.outputs["Shader"], output.inputs["Surface"])
-    return material
+def _group_material(studio, label: str, group, rgb) -> object:
+    def shader(tree):
+        node = tree.nodes.new("ShaderNodeGroup")
+        node.node_tree = group
+        # CLEVR's 0-255 colours taken as linear values, as everywhere in the studio
+        node.inputs["Color"].default_value = (rgb[0] / 255.0, rgb[1] / 255.0, rgb[2] / 255.0, 1.0)
+        return node.outputs["Shader"]
+
+    return studio.surface_material(label, shader)
 
 
 def asset_studio(Studio):
@@ -76,7 +70,7 @@ def asset_studio(Studio):
                 for kind, stem in materials or ():
                     group = _load(f"{material_dir}/{stem}.blend", "node_groups", stem)
                     for colour, rgb in self.colours.items():
-                        self.materials[(colour, kind)] = _group_material(f"{stem}-{colour}", group, rgb)
+                        self.materials[(colour, kind)] = _group_material(self, f"{stem}-{colour}", group, rgb)
 
         def _use_base_scene(self, base: str) -> None:
             # every object of the base scene (the lamps and camera track its Empty at the origin)
